@@ -1,0 +1,177 @@
+// Command onellm-mcp serves the built-in tools over MCP under the host's
+// policy, and checks and explains that policy.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log"
+	"os"
+	"os/signal"
+	"runtime"
+	"runtime/debug"
+	"syscall"
+
+	"github.com/onellm/onellm-mcp/grants"
+	"github.com/onellm/onellm-mcp/server"
+)
+
+// Set with -ldflags "-X main.version=… -X main.commit=…".
+var (
+	version = "dev"
+	commit  = ""
+)
+
+const usage = `usage:
+  onellm-mcp serve   [--config FILE] [--http ADDR]   serve MCP (stdio unless --http)
+  onellm-mcp check   [--config FILE]                 validate a config, print the effective rules
+  onellm-mcp explain [--config FILE] CAPABILITY TARGET...
+                                                     decide one request and say why
+  onellm-mcp version                                 version, commit, Go, landlock ABI
+`
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+}
+
+func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return 2
+	}
+	var err error
+	switch args[0] {
+	case "serve":
+		err = serve(args[1:], stdin, stdout, stderr)
+	case "check":
+		err = check(args[1:], stdout, stderr)
+	case "explain":
+		err = explain(args[1:], stdout, stderr)
+	case "version", "--version", "-v":
+		err = printVersion(stdout)
+	case "help", "-h", "--help":
+		fmt.Fprint(stdout, usage)
+	default:
+		fmt.Fprintf(stderr, "onellm-mcp: unknown command %q\n%s", args[0], usage)
+		return 2
+	}
+	if err != nil {
+		if !errors.Is(err, flag.ErrHelp) {
+			fmt.Fprintf(stderr, "onellm-mcp: %v\n", err)
+		}
+		return 1
+	}
+	return 0
+}
+
+// loadPolicy loads --config, or the embedded default for the current folder.
+func loadPolicy(configPath string, stderr io.Writer, announce bool) (*grants.Policy, error) {
+	var cfg *grants.Config
+	var err error
+	if configPath == "" {
+		wd, werr := os.Getwd()
+		if werr != nil {
+			return nil, werr
+		}
+		cfg, err = grants.LoadDefault(wd)
+	} else {
+		cfg, err = grants.LoadFile(configPath)
+	}
+	if err != nil {
+		return nil, err
+	}
+	exe, _ := os.Executable()
+	p, err := grants.Compile(cfg, grants.CompileOptions{Executable: exe})
+	if err != nil {
+		return nil, err
+	}
+	if configPath == "" && announce {
+		fmt.Fprintf(stderr, "onellm-mcp: no --config given; using the embedded default: profile %s, workspace %s\n", p.Profile, p.Workspace)
+	}
+	return p, nil
+}
+
+func newFlags(name string, stderr io.Writer) (*flag.FlagSet, *string) {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	cfg := fs.String("config", "", "config file (TOML); the embedded default when empty")
+	return fs, cfg
+}
+
+func serve(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+	fs, cfgPath := newFlags("serve", stderr)
+	httpAddr := fs.String("http", "", "serve streamable HTTP at ADDR (e.g. 127.0.0.1:8080) instead of stdio")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("serve: unexpected argument %q", fs.Arg(0))
+	}
+	p, err := loadPolicy(*cfgPath, stderr, true)
+	if err != nil {
+		return err
+	}
+	logger := log.New(stderr, "onellm-mcp: ", 0)
+	s, err := server.Open(p, logger)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if *httpAddr != "" {
+		return fmt.Errorf("serve --http is not available yet in this build")
+	}
+	err = s.ServeStdio(ctx, stdin, stdout)
+	if err == nil || errors.Is(err, context.Canceled) || errors.Is(err, io.EOF) {
+		return nil
+	}
+	return err
+}
+
+func check(args []string, stdout, stderr io.Writer) error {
+	fs, cfgPath := newFlags("check", stderr)
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	p, err := loadPolicy(*cfgPath, stderr, false)
+	if err != nil {
+		return err
+	}
+	src := p.ConfigPath
+	if src == "" {
+		src = "(embedded default)"
+	}
+	fmt.Fprintf(stdout, "config:    %s: ok\nprofile:   %s\nmode:      %s\nworkspace: %s\naudit:     %s\nsandbox:   required=%t network=%s\n",
+		src, p.Profile, p.Mode, p.Workspace, p.AuditPath, p.Sandbox.Required, p.Sandbox.Network)
+	fmt.Fprintf(stdout, "rules (deny, then ask, then allow; profile rules first):\n")
+	for _, r := range p.Rules() {
+		fmt.Fprintf(stdout, "  %s\n", r)
+	}
+	return nil
+}
+
+func printVersion(stdout io.Writer) error {
+	c := commit
+	if c == "" {
+		if bi, ok := debug.ReadBuildInfo(); ok {
+			for _, s := range bi.Settings {
+				if s.Key == "vcs.revision" {
+					c = s.Value
+				}
+			}
+		}
+	}
+	if c == "" {
+		c = "unknown"
+	}
+	abi := "unavailable"
+	if n, err := landlockABI(); err == nil && n > 0 {
+		abi = fmt.Sprint(n)
+	}
+	fmt.Fprintf(stdout, "onellm-mcp %s\ncommit:   %s\ngo:       %s %s/%s\nlandlock: ABI %s\n", version, c, runtime.Version(), runtime.GOOS, runtime.GOARCH, abi)
+	return nil
+}

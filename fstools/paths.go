@@ -1,0 +1,182 @@
+// Package fstools owns read_file and apply_patch, and the safe path handling
+// they share: a path is resolved once to its real path, the policy decides
+// that path, and the file is then opened by that real path with the kernel
+// refusing any symlink on the way (openat2 RESOLVE_NO_SYMLINKS), so a
+// component swapped for a symlink between the decision and the open makes the
+// open fail instead of reaching another file.
+//
+// Security model: what was decided is what is opened. Hard links are not
+// symlinks: a hard link inside the workspace to a file outside it is read as
+// the workspace file it appears to be (the sandbox and file permissions are
+// the defence there). Writes replace files by rename, so they never write
+// through a hard link into another file.
+package fstools
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/onellm/onellm-mcp/grants"
+)
+
+// Resolved is a path after resolution: absolute, cleaned, symlinks followed
+// in every component that exists.
+type Resolved struct {
+	Real        string // the path the policy decides and the tool opens
+	Exists      bool   // the final component exists (as a non-symlink after resolution)
+	InWorkspace bool
+}
+
+// Resolve turns a tool's path argument (absolute, "~/…", or relative to the
+// workspace) into its real path. It refuses NUL bytes and empty paths.
+func Resolve(p *grants.Policy, arg string) (Resolved, error) {
+	if arg == "" {
+		return Resolved{}, errors.New("path is empty")
+	}
+	if strings.IndexByte(arg, 0) >= 0 {
+		return Resolved{}, errors.New("path contains a NUL byte")
+	}
+	if len(arg) > 4096 {
+		return Resolved{}, errors.New("path is longer than 4096 bytes")
+	}
+	var abs string
+	switch {
+	case arg == "~" || strings.HasPrefix(arg, "~/"):
+		if p.Home == "" {
+			return Resolved{}, errors.New("~ used but the home folder is unknown")
+		}
+		abs = filepath.Join(p.Home, strings.TrimPrefix(arg[1:], "/"))
+	case filepath.IsAbs(arg):
+		abs = filepath.Clean(arg)
+	default:
+		abs = filepath.Join(p.Workspace, arg)
+	}
+	real, exists, err := realPath(abs)
+	if err != nil {
+		return Resolved{}, err
+	}
+	return Resolved{Real: real, Exists: exists, InWorkspace: p.InWorkspace(real)}, nil
+}
+
+// realPath resolves symlinks in the longest existing prefix of abs and
+// appends the missing rest.
+func realPath(abs string) (string, bool, error) {
+	var rest []string
+	for cur := abs; ; cur = filepath.Dir(cur) {
+		real, err := filepath.EvalSymlinks(cur)
+		if err == nil {
+			if len(rest) == 0 {
+				return real, true, nil
+			}
+			// A missing component under a non-folder cannot be created.
+			return filepath.Join(append([]string{real}, rest...)...), false, nil
+		}
+		if !errors.Is(err, os.ErrNotExist) && !errors.Is(err, unix.ENOTDIR) {
+			return "", false, fmt.Errorf("resolving %s: %w", abs, unwrap(err))
+		}
+		if cur == "/" {
+			return abs, false, nil
+		}
+		rest = append([]string{filepath.Base(cur)}, rest...)
+	}
+}
+
+func unwrap(err error) error {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
+
+// ReadCapability is the capability a read of the resolved path requests.
+func (r Resolved) ReadCapability() grants.Capability {
+	if r.InWorkspace {
+		return grants.CapWorkspaceRead
+	}
+	return grants.CapFilesystemRead
+}
+
+// WriteCapability is the capability a create or change of the path requests.
+func (r Resolved) WriteCapability() grants.Capability {
+	if r.InWorkspace {
+		return grants.CapWorkspaceWrite
+	}
+	return grants.CapFilesystemWrite
+}
+
+// DeleteCapability is the capability a delete of the path requests.
+func (r Resolved) DeleteCapability() grants.Capability {
+	if r.InWorkspace {
+		return grants.CapWorkspaceDelete
+	}
+	return grants.CapFilesystemDelete
+}
+
+// Request builds the request for capability c on this path.
+func (r Resolved) Request(tool string, c grants.Capability) grants.Request {
+	req := grants.Request{
+		Capability: c,
+		Target:     grants.Target{ToolName: tool, Path: r.Real},
+		Risk:       grants.BaseRisk(c, grants.SurfaceNone),
+	}
+	if grants.IsCredentialPath(r.Real) {
+		req.DataClasses = []grants.DataClass{grants.DataCredential}
+	}
+	return req
+}
+
+// openNoSymlinks opens a real path with the kernel refusing every symlink on
+// the way, so a path decided by its real name cannot be redirected.
+func openNoSymlinks(real string, flags int, mode uint32) (*os.File, error) {
+	how := unix.OpenHow{
+		Flags:   uint64(flags | unix.O_CLOEXEC | unix.O_NOFOLLOW),
+		Mode:    uint64(mode),
+		Resolve: unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS,
+	}
+	for {
+		fd, err := unix.Openat2(unix.AT_FDCWD, real, &how)
+		switch {
+		case err == nil:
+			return os.NewFile(uintptr(fd), real), nil
+		case errors.Is(err, unix.EINTR) || errors.Is(err, unix.EAGAIN):
+			continue
+		case errors.Is(err, unix.ELOOP):
+			return nil, fmt.Errorf("open %s: a path component changed into a symlink after the decision; refused", real)
+		case errors.Is(err, unix.ENOSYS):
+			return openByComponents(real, flags, mode)
+		}
+		return nil, &os.PathError{Op: "open", Path: real, Err: err}
+	}
+}
+
+// openByComponents is the fallback for kernels without openat2: it walks the
+// path one folder at a time with O_NOFOLLOW.
+func openByComponents(real string, flags int, mode uint32) (*os.File, error) {
+	dir, err := unix.Open("/", unix.O_DIRECTORY|unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, err
+	}
+	parts := strings.Split(strings.Trim(real, "/"), "/")
+	for i, part := range parts {
+		last := i == len(parts)-1
+		f := unix.O_NOFOLLOW | unix.O_CLOEXEC
+		if last {
+			f |= flags
+		} else {
+			f |= unix.O_DIRECTORY | unix.O_RDONLY | unix.O_PATH
+		}
+		next, err := unix.Openat(dir, part, f, mode)
+		unix.Close(dir)
+		if err != nil {
+			return nil, &os.PathError{Op: "open", Path: real, Err: err}
+		}
+		dir = next
+	}
+	return os.NewFile(uintptr(dir), real), nil
+}

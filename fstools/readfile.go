@@ -1,0 +1,240 @@
+package fstools
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"unicode/utf8"
+
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/onellm/onellm-mcp/grants"
+	"github.com/onellm/onellm-mcp/internal/toolkit"
+)
+
+// ReadFileName is the read_file tool's public name.
+const ReadFileName = "read_file"
+
+// ReadFileArgs are read_file's arguments.
+type ReadFileArgs struct {
+	Path   string `json:"path" jsonschema:"description=File to read: absolute\\, ~/…\\, or relative to the workspace"`
+	Offset int    `json:"offset,omitempty" jsonschema:"description=First line to return (1-based),minimum=1"`
+	Limit  int    `json:"limit,omitempty" jsonschema:"description=Number of lines to return,minimum=1"`
+}
+
+// ReadFileResult is read_file's structured result for text.
+type ReadFileResult struct {
+	Path       string `json:"path"`
+	StartLine  int    `json:"start_line"`
+	EndLine    int    `json:"end_line"`
+	TotalLines int    `json:"total_lines"`
+	SizeBytes  int64  `json:"size_bytes"`
+	Truncated  bool   `json:"truncated"`
+}
+
+// ReadFile is the read_file tool.
+type ReadFile struct{}
+
+// Name implements toolkit.Tool.
+func (ReadFile) Name() string { return ReadFileName }
+
+// Capabilities implements toolkit.Tool.
+func (ReadFile) Capabilities() []grants.Capability {
+	return []grants.Capability{grants.CapWorkspaceRead, grants.CapFilesystemRead}
+}
+
+// Definition implements toolkit.Tool.
+func (t ReadFile) Definition(p *grants.Policy) mcp.Tool {
+	desc := fmt.Sprintf("Read a text file, or a window of its lines (offset is the 1-based first line, limit the number of lines). "+
+		"Without a limit up to %d bytes of whole lines are returned; the hard cap is %d bytes. "+
+		"PNG, JPEG, GIF and WebP images come back as images; other binary files are refused. "+
+		"Relative paths are resolved against the workspace %s.\n\n%s",
+		p.Limits.ReadDefaultBytes, p.Limits.ReadMaxBytes, p.Workspace, p.Summary(t.Capabilities()...))
+	return mcp.NewTool(ReadFileName,
+		mcp.WithDescription(desc),
+		mcp.WithInputSchema[ReadFileArgs](),
+		mcp.WithOutputSchema[ReadFileResult](),
+		mcp.WithToolAnnotation(toolkit.Annotations("Read file", true, false, true, false)),
+	)
+}
+
+// Plan implements toolkit.Tool.
+func (ReadFile) Plan(_ context.Context, env *toolkit.Env, raw json.RawMessage) (*toolkit.Plan, error) {
+	var args ReadFileArgs
+	if err := toolkit.Decode(raw, &args); err != nil {
+		return nil, err
+	}
+	if args.Path == "" {
+		return nil, toolkit.Argf("argument \"path\" is required")
+	}
+	if args.Offset < 0 || args.Limit < 0 {
+		return nil, toolkit.Argf("offset and limit must be positive")
+	}
+	res, err := Resolve(env.Policy, args.Path)
+	if err != nil {
+		return nil, toolkit.Argf("path %q: %v", args.Path, err)
+	}
+	req := res.Request(ReadFileName, res.ReadCapability())
+	limits := env.Policy.Limits
+	return &toolkit.Plan{
+		Requests: []grants.Request{req},
+		Run: func(context.Context) toolkit.Result {
+			r := readFile(res.Real, args, limits)
+			if !r.Tool.IsError && req.HasClass(grants.DataCredential) {
+				r.Outcome.Exposed = []grants.DataClass{grants.DataCredential}
+			}
+			return r
+		},
+	}, nil
+}
+
+// imageTypes are the image formats returned as image content.
+var imageTypes = map[string]bool{"image/png": true, "image/jpeg": true, "image/gif": true, "image/webp": true}
+
+func readFile(real string, args ReadFileArgs, limits grants.Limits) toolkit.Result {
+	f, err := openNoSymlinks(real, os.O_RDONLY|0x800 /* O_NONBLOCK: a FIFO must not hang the call */, 0)
+	if err != nil {
+		return toolkit.Failed("read_file %s: %v", real, unwrap(err))
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return toolkit.Failed("read_file %s: %v", real, err)
+	}
+	if fi.IsDir() {
+		return toolkit.Failed("read_file %s: is a folder, not a file", real)
+	}
+	if !fi.Mode().IsRegular() {
+		return toolkit.Failed("read_file %s: not a regular file (%s)", real, fi.Mode().Type())
+	}
+	head := make([]byte, 512)
+	n, err := io.ReadFull(f, head)
+	if err != nil && err != io.ErrUnexpectedEOF && err != io.EOF {
+		return toolkit.Failed("read_file %s: %v", real, err)
+	}
+	head = head[:n]
+	ctype := http.DetectContentType(head)
+	if imageTypes[ctype] {
+		return readImage(f, real, ctype, fi.Size(), limits.ReadMaxBytes)
+	}
+	if isBinary(head) {
+		return toolkit.Failed("read_file %s: binary file (%s, %d bytes); only text and PNG/JPEG/GIF/WebP images are returned", real, ctype, fi.Size())
+	}
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		return toolkit.Failed("read_file %s: %v", real, err)
+	}
+	out, text, err := readWindow(f, args, limits)
+	if err != nil {
+		return toolkit.Failed("read_file %s: %v", real, err)
+	}
+	out.Path, out.SizeBytes = real, fi.Size()
+	return toolkit.Result{
+		Tool:    mcp.NewToolResultStructured(out, text),
+		Outcome: toolkit.Outcome{Bytes: int64(len(text))},
+	}
+}
+
+func readImage(f *os.File, real, ctype string, size, max int64) toolkit.Result {
+	if size > max {
+		return toolkit.Failed("read_file %s: %s image of %d bytes is over the %d-byte cap", real, ctype, size, max)
+	}
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		return toolkit.Failed("read_file %s: %v", real, err)
+	}
+	data, err := io.ReadAll(io.LimitReader(f, max+1))
+	if err != nil {
+		return toolkit.Failed("read_file %s: %v", real, err)
+	}
+	if int64(len(data)) > max {
+		return toolkit.Failed("read_file %s: image grew over the %d-byte cap while read", real, max)
+	}
+	return toolkit.Result{
+		Tool:    mcp.NewToolResultImage(fmt.Sprintf("%s (%s, %d bytes)", real, ctype, len(data)), base64.StdEncoding.EncodeToString(data), ctype),
+		Outcome: toolkit.Outcome{Bytes: int64(len(data))},
+	}
+}
+
+// isBinary reports whether the head of a file is not text: a NUL byte, or
+// bytes that are not UTF-8 (allowing a rune cut at the end of the head).
+func isBinary(head []byte) bool {
+	if bytes.IndexByte(head, 0) >= 0 {
+		return true
+	}
+	for len(head) > 0 {
+		r, size := utf8.DecodeRune(head)
+		if r == utf8.RuneError && size <= 1 {
+			return len(head) >= utf8.UTFMax // a cut rune at the very end is fine
+		}
+		head = head[size:]
+	}
+	return false
+}
+
+// readWindow returns lines [offset, offset+limit) within the byte budget,
+// and counts every line of the file. Without a limit the budget is the
+// default window; with one, the hard cap. Truncated means the text stops
+// before what was asked because the budget ran out.
+func readWindow(r io.Reader, args ReadFileArgs, limits grants.Limits) (ReadFileResult, string, error) {
+	start := max(args.Offset, 1)
+	budget := limits.ReadDefaultBytes
+	if args.Limit > 0 {
+		budget = limits.ReadMaxBytes
+	}
+	budget = min(budget, limits.ReadMaxBytes)
+	var (
+		buf       bytes.Buffer
+		lineNo    = 1 // the line the next chunk belongs to
+		endedInNL = true
+		end       int
+		truncated bool
+		full      bool
+	)
+	br := bufio.NewReaderSize(r, 64<<10)
+	for {
+		chunk, err := br.ReadSlice('\n')
+		if n := len(chunk); n > 0 {
+			if cur := lineNo; cur >= start && !full {
+				switch {
+				case args.Limit > 0 && cur >= start+args.Limit:
+					full = true
+				case int64(buf.Len()+n) <= budget:
+					buf.Write(chunk)
+					end = cur
+				case end < cur && buf.Len() > 0:
+					full, truncated = true, true // do not start a line that does not fit
+				default: // one line longer than the budget: return its head
+					buf.Write(chunk[:budget-int64(buf.Len())])
+					end, full, truncated = cur, true, true
+				}
+			}
+			endedInNL = chunk[n-1] == '\n'
+			if endedInNL {
+				lineNo++
+			}
+		}
+		if err == io.EOF {
+			break
+		}
+		if err != nil && err != bufio.ErrBufferFull {
+			return ReadFileResult{}, "", err
+		}
+	}
+	total := lineNo - 1
+	if !endedInNL {
+		total = lineNo
+	}
+	if start > total && total > 0 {
+		return ReadFileResult{}, "", fmt.Errorf("offset %d is past the end of the file (%d lines)", start, total)
+	}
+	res := ReadFileResult{StartLine: start, EndLine: end, TotalLines: total, Truncated: truncated}
+	if end == 0 {
+		res.StartLine = 0
+	}
+	return res, buf.String(), nil
+}

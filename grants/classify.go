@@ -1,0 +1,52 @@
+package grants
+
+import (
+	"path"
+	"strings"
+)
+
+// credentialNames are base names (globs) of files that usually hold secrets.
+var credentialNames = []string{
+	".env", ".env.*", "*.pem", "*.key", "id_rsa*", "id_dsa*", "id_ecdsa*", "id_ed25519*",
+	".netrc", "_netrc", ".git-credentials", ".npmrc", ".pypirc", "*.kdbx", "*.p12", "*.pfx",
+	"*.jks", "*.keystore", ".pgpass", ".my.cnf", "credentials.json", "service-account*.json",
+	".htpasswd", "secrets.yml", "secrets.yaml", "*.tfvars", "terraform.tfstate*",
+}
+
+// credentialDirs are folders whose whole content is secret.
+var credentialDirs = []string{".ssh", ".gnupg", ".password-store"}
+
+// credentialSuffixes are path endings (two or more components) that hold secrets.
+var credentialSuffixes = []string{
+	".aws/credentials", ".aws/config", ".docker/config.json", ".kube/config",
+	".config/gh/hosts.yml", ".config/gcloud/credentials.db", ".azure/accessTokens.json",
+	".cargo/credentials", ".cargo/credentials.toml", ".gem/credentials", ".m2/settings.xml",
+}
+
+// IsCredentialPath reports whether a resolved path looks like it holds a
+// secret. It only looks at the name: it does no I/O.
+func IsCredentialPath(p string) bool {
+	base := path.Base(p)
+	for _, g := range credentialNames {
+		if ok, _ := path.Match(g, base); ok {
+			return true
+		}
+	}
+	for _, d := range credentialDirs {
+		if strings.Contains(p+"/", "/"+d+"/") {
+			return true
+		}
+	}
+	for _, s := range credentialSuffixes {
+		if strings.HasSuffix(p, "/"+s) {
+			return true
+		}
+	}
+	return false
+}
+
+// isGitCodePath reports whether p is a file through which git runs code:
+// anything under a .git/hooks folder, or a .git/config file.
+func isGitCodePath(p string) bool {
+	return strings.HasSuffix(p, "/.git/config") || strings.Contains(p+"/", "/.git/hooks/")
+}

@@ -1,0 +1,105 @@
+package grants
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// Summary describes, for a tool's description, what the policy lets the
+// given capabilities touch: every rule that can apply, in the order they
+// decide, then the mode. It is generated from the compiled rules that
+// decide, so the model is told what is enforced.
+func (p *Policy) Summary(caps ...Capability) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "Policy in force (profile %s, mode %s; workspace %s):\n", orString(p.Profile, "none"), p.Mode, p.Workspace)
+	var mask uint32
+	for _, c := range caps {
+		mask |= capBit(c)
+	}
+	fmt.Fprintf(&b, "- always denied: files that look like credentials (.env, *.pem, *.key, id_rsa*, .ssh/…) unless a rule names the exact path")
+	if slices.ContainsFunc(caps, Capability.Mutates) {
+		b.WriteString("; writing the config, the audit log or the server's binary; .git/hooks and .git/config unless a rule names them")
+	}
+	if slices.ContainsFunc(caps, Capability.IsNetwork) {
+		b.WriteString("; loopback, private and metadata addresses unless a rule names the host with allow_private")
+	}
+	b.WriteString("\n")
+	for _, group := range []struct {
+		label string
+		rules []*Rule
+	}{{"denied", p.deny}, {"asks a person", p.ask}, {"allowed", p.allow}} {
+		for _, r := range group.rules {
+			if r.caps&mask == 0 {
+				continue
+			}
+			fmt.Fprintf(&b, "- %s: %s (rule %s)\n", group.label, r.describe(), r.ID)
+		}
+	}
+	switch p.Mode {
+	case ModePermissive:
+		b.WriteString("- anything else: allowed (mode permissive)\n")
+	case ModeInteractive:
+		b.WriteString("- anything else: asks a person (mode interactive)\n")
+	default:
+		b.WriteString("- anything else: denied (mode strict)\n")
+	}
+	b.WriteString("A refused call says which request was refused, by which rule and why.")
+	return b.String()
+}
+
+// describe renders the rule's capability, target and conditions compactly.
+func (r *Rule) describe() string {
+	parts := []string{r.Capability}
+	t := r.Config.Target
+	for _, kv := range [][2]string{{"tool", t.ToolName}, {"path", r.pathPattern()}, {"host", t.Host}, {"resource", t.Resource}, {"command", t.Command}} {
+		if kv[1] != "" {
+			parts = append(parts, kv[0]+" "+kv[1])
+		}
+	}
+	c := r.Config.Conditions
+	if len(c.RiskLevel) > 0 {
+		parts = append(parts, "risk "+strings.Join(c.RiskLevel, "/"))
+	}
+	if c.ExecutionSurface != "" {
+		parts = append(parts, "on the "+c.ExecutionSurface)
+	}
+	if len(c.ExcludeExecutionSurface) > 0 {
+		parts = append(parts, "not on the "+strings.Join(c.ExcludeExecutionSurface, "/"))
+	}
+	if len(c.ExcludeCapability) > 0 {
+		parts = append(parts, "except "+strings.Join(c.ExcludeCapability, ", "))
+	}
+	if len(c.Method) > 0 {
+		parts = append(parts, "method "+strings.Join(c.Method, "/"))
+	}
+	if len(c.DataClasses) > 0 {
+		parts = append(parts, "carrying "+strings.Join(c.DataClasses, "/"))
+	}
+	if c.AllowPrivate {
+		parts = append(parts, "private addresses allowed")
+	}
+	if r.unconfiguredSecretsOnly {
+		parts = append(parts, "secrets not configured for brokering")
+	}
+	if r.sandboxRequired {
+		parts = append(parts, "sandbox required")
+	}
+	return strings.Join(parts, ", ")
+}
+
+func (r *Rule) pathPattern() string {
+	if r.path == nil {
+		return ""
+	}
+	return r.path.pattern
+}
+
+// String renders the rule for `check`: id, effect, source and what it matches.
+func (r *Rule) String() string {
+	s := fmt.Sprintf("%-6s %-45s %s [%s]", r.Effect, r.ID, r.describe(), r.Source)
+	if r.expires > 0 {
+		s += fmt.Sprintf(" approval holds %s", r.expires)
+	}
+	return s
+}

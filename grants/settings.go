@@ -1,0 +1,85 @@
+package grants
+
+import (
+	"os"
+	"path/filepath"
+	"time"
+)
+
+// Limits are the [limits] values with defaults filled in.
+type Limits struct {
+	ReadDefaultBytes   int64
+	ReadMaxBytes       int64
+	OutputMaxBytes     int64
+	CommandTimeout     time.Duration
+	CommandMaxTimeout  time.Duration
+	HTTPTimeout        time.Duration
+	HTTPMaxTimeout     time.Duration
+	HTTPMaxBytes       int64
+	ApprovalTimeout    time.Duration
+	HTTPMaxRequestBody int64
+}
+
+// Sandbox is the [sandbox] section with defaults filled in and paths resolved.
+type Sandbox struct {
+	Required bool
+	Network  string // none, proxy, full
+	Writable []string
+	Readable []string
+	Env      []string
+}
+
+// HTTPSettings is the [http] section with defaults filled in.
+type HTTPSettings struct {
+	TokenEnv       string
+	Auth           string // token or none
+	AllowedOrigins []string
+	MaxBodyBytes   int64
+}
+
+// Secret is a brokered secret as configured (the value is read when used).
+type Secret struct {
+	Name   string
+	Env    string
+	File   string
+	Hosts  []string
+	Header string
+	Format string
+}
+
+func orDefault[T int | int64](v, d T) T {
+	if v == 0 {
+		return d
+	}
+	return v
+}
+
+func seconds(n int) time.Duration { return time.Duration(n) * time.Second }
+
+func (c *Config) limits() Limits {
+	l := c.Limits
+	return Limits{
+		ReadDefaultBytes:   orDefault(l.ReadDefaultBytes, 16<<10),
+		ReadMaxBytes:       orDefault(l.ReadMaxBytes, 1<<20),
+		OutputMaxBytes:     orDefault(l.OutputMaxBytes, 64<<10),
+		CommandTimeout:     seconds(orDefault(l.CommandTimeoutSeconds, 30)),
+		CommandMaxTimeout:  seconds(orDefault(l.CommandMaxTimeoutSeconds, 600)),
+		HTTPTimeout:        seconds(orDefault(l.HTTPTimeoutSeconds, 30)),
+		HTTPMaxTimeout:     seconds(max(orDefault(l.HTTPTimeoutSeconds, 30), 300)),
+		HTTPMaxBytes:       orDefault(l.HTTPMaxBytes, 1<<20),
+		ApprovalTimeout:    seconds(orDefault(c.Approval.TimeoutSeconds, 120)),
+		HTTPMaxRequestBody: orDefault(c.HTTP.MaxBodyBytes, 4<<20),
+	}
+}
+
+// defaultAuditPath is $XDG_STATE_HOME/onellm-mcp/audit.jsonl, else
+// ~/.local/state/onellm-mcp/audit.jsonl.
+func defaultAuditPath(home string) string {
+	if d := os.Getenv("XDG_STATE_HOME"); filepath.IsAbs(d) {
+		return filepath.Join(d, "onellm-mcp", "audit.jsonl")
+	}
+	if home == "" {
+		home = os.TempDir()
+	}
+	return filepath.Join(home, ".local", "state", "onellm-mcp", "audit.jsonl")
+}

@@ -1,0 +1,227 @@
+// Package toolkit is the contract between the server and the tools: a tool
+// validates its arguments into a Plan (the requests it would make and the
+// action that makes them), and the server decides, audits, asks and only then
+// runs the action. No tool can act without passing through that one path.
+package toolkit
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"reflect"
+	"sort"
+	"strings"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/onellm/onellm-mcp/grants"
+)
+
+// Tool is one built-in tool.
+type Tool interface {
+	// Name is the tool's public name.
+	Name() string
+	// Capabilities are what the tool may request; it is listed only when the
+	// policy could allow or ask for at least one of them.
+	Capabilities() []grants.Capability
+	// Definition describes the tool from the compiled policy that decides its
+	// calls, so what the model is told cannot drift from what is enforced.
+	Definition(p *grants.Policy) mcp.Tool
+	// Plan validates the raw arguments and returns the requests the call
+	// makes and the action that makes them. It must not change anything. An
+	// *ArgError means invalid_arguments; any other error is a failure.
+	Plan(ctx context.Context, env *Env, args json.RawMessage) (*Plan, error)
+}
+
+// Env is what a tool may use while planning and running one call.
+type Env struct {
+	Policy    *grants.Policy
+	Principal string
+	// Ask puts a question to the person (ask_user); nil when no channel
+	// exists. It may return an input-required result to hand back as is.
+	Ask Asker
+	// Request is the raw MCP call, for tools that need protocol details.
+	Request mcp.CallToolRequest
+}
+
+// Asker puts a question to the person through whichever channel the host
+// offers.
+type Asker interface {
+	AskUser(ctx context.Context, env *Env, q Question) (Answer, *mcp.CallToolResult, error)
+}
+
+// Question is an ask_user question.
+type Question struct {
+	Text    string
+	Choices []string
+	Default string
+}
+
+// Answer is the person's answer.
+type Answer struct {
+	Action string `json:"action"` // accept, decline, cancel
+	Answer string `json:"answer"`
+}
+
+// Plan is a validated call: the requests to decide, and the action that runs
+// only when every request is allowed or approved.
+type Plan struct {
+	Requests []grants.Request
+	// Run performs the call. It receives the verdict that let it through
+	// (for example so a command knows its approved surface).
+	Run func(ctx context.Context) Result
+}
+
+// Result is what an action produced, for the client and for the audit log.
+type Result struct {
+	Tool    *mcp.CallToolResult
+	Outcome Outcome
+}
+
+// Outcome is the audited summary of what an action did.
+type Outcome struct {
+	ExitCode     *int   `json:"exit_code,omitempty"`
+	HTTPStatus   int    `json:"http_status,omitempty"`
+	Bytes        int64  `json:"bytes,omitempty"`
+	FilesChanged int    `json:"files_changed,omitempty"`
+	Error        string `json:"error,omitempty"`
+	// Exposed lists data classes the action returned to the model (a
+	// credential file read), for data-flow tracking.
+	Exposed []grants.DataClass `json:"-"`
+}
+
+// Failed returns a tool error result with the text, and the outcome recording it.
+func Failed(format string, a ...any) Result {
+	msg := fmt.Sprintf(format, a...)
+	return Result{Tool: mcp.NewToolResultError(msg), Outcome: Outcome{Error: msg}}
+}
+
+// ArgError is a problem with a call's arguments.
+type ArgError struct{ Msg string }
+
+func (e *ArgError) Error() string { return e.Msg }
+
+// Argf returns an *ArgError.
+func Argf(format string, a ...any) error { return &ArgError{Msg: fmt.Sprintf(format, a...)} }
+
+// Decode decodes a tool's arguments strictly into dst (a pointer to a
+// struct): unknown fields, wrong types and trailing data are *ArgError with a
+// message that names the argument and lists the accepted ones.
+func Decode(raw json.RawMessage, dst any) error {
+	if len(bytes.TrimSpace(raw)) == 0 || string(bytes.TrimSpace(raw)) == "null" {
+		raw = json.RawMessage("{}")
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(dst); err != nil {
+		return &ArgError{Msg: describeDecodeError(err, dst)}
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return &ArgError{Msg: "arguments: unexpected data after the object"}
+	}
+	return nil
+}
+
+func describeDecodeError(err error, dst any) string {
+	var typeErr *json.UnmarshalTypeError
+	var syntaxErr *json.SyntaxError
+	switch {
+	case errors.As(err, &typeErr):
+		if typeErr.Field == "" {
+			return "arguments must be a JSON object"
+		}
+		return fmt.Sprintf("argument %q: expected %s, got JSON %s", typeErr.Field, jsonKind(typeErr.Type), typeErr.Value)
+	case errors.As(err, &syntaxErr):
+		return "arguments are not valid JSON: " + syntaxErr.Error()
+	case strings.HasPrefix(err.Error(), "json: unknown field "):
+		name := strings.TrimPrefix(err.Error(), "json: unknown field ")
+		return fmt.Sprintf("unknown argument %s; accepted: %s", name, strings.Join(fieldNames(dst), ", "))
+	}
+	return "arguments: " + err.Error()
+}
+
+func jsonKind(t reflect.Type) string {
+	switch t.Kind() {
+	case reflect.String:
+		return "a string"
+	case reflect.Bool:
+		return "a boolean"
+	case reflect.Int, reflect.Int64, reflect.Int32, reflect.Uint, reflect.Uint64, reflect.Uint32:
+		return "an integer"
+	case reflect.Float64, reflect.Float32:
+		return "a number"
+	case reflect.Slice:
+		return "an array"
+	case reflect.Map, reflect.Struct:
+		return "an object"
+	case reflect.Pointer:
+		return jsonKind(t.Elem())
+	}
+	return t.String()
+}
+
+func fieldNames(dst any) []string {
+	t := reflect.TypeOf(dst)
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if t.Kind() != reflect.Struct {
+		return nil
+	}
+	var names []string
+	for i := range t.NumField() {
+		name, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ",")
+		if name != "" && name != "-" {
+			names = append(names, name)
+		}
+	}
+	sort.Strings(names)
+	return names
+}
+
+// Annotations returns all four hints set explicitly (mcp-go defaults
+// destructive and open-world to true).
+func Annotations(title string, readOnly, destructive, idempotent, openWorld bool) mcp.ToolAnnotation {
+	return mcp.ToolAnnotation{
+		Title:           title,
+		ReadOnlyHint:    mcp.ToBoolPtr(readOnly),
+		DestructiveHint: mcp.ToBoolPtr(destructive),
+		IdempotentHint:  mcp.ToBoolPtr(idempotent),
+		OpenWorldHint:   mcp.ToBoolPtr(openWorld),
+	}
+}
+
+// Approver puts a call's asks to a person. When it returns a non-nil result
+// the server hands that result back as is (an input-required round trip for
+// clients of the stateless protocol era); otherwise the outcome decides.
+type Approver interface {
+	Approve(ctx context.Context, call ApprovalCall) (ApprovalOutcome, *mcp.CallToolResult)
+}
+
+// ApprovalCall is everything an approver needs to ask about one call.
+type ApprovalCall struct {
+	Tool      string
+	Args      json.RawMessage // the arguments as received
+	Principal string
+	Request   mcp.CallToolRequest
+	Asks      []grants.Decision
+	Policy    *grants.Policy
+}
+
+// ApprovalOutcome is a person's answer (or its absence) for a call's asks.
+type ApprovalOutcome struct {
+	Approved bool
+	// Reason is approved, approved_for_session, declined, cancelled,
+	// approval_timeout or approval_unavailable.
+	Reason grants.Reason
+}
+
+// NoApprover answers every ask with a deny: no channel to a person exists.
+type NoApprover struct{}
+
+// Approve implements Approver.
+func (NoApprover) Approve(context.Context, ApprovalCall) (ApprovalOutcome, *mcp.CallToolResult) {
+	return ApprovalOutcome{Reason: grants.ReasonApprovalUnavailable}, nil
+}

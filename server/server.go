@@ -1,0 +1,266 @@
+// Package server owns the MCP server: tool registration from the compiled
+// policy, the one path every tool call takes (validate, decide, audit, ask,
+// act), the transports, the audit log and config reload.
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	mcpserver "github.com/mark3labs/mcp-go/server"
+
+	"github.com/onellm/onellm-mcp/grants"
+	"github.com/onellm/onellm-mcp/internal/toolkit"
+)
+
+// Version is the server's version, set at build time.
+var Version = "dev"
+
+// Options configure a Server.
+type Options struct {
+	Tools    []toolkit.Tool
+	Approver toolkit.Approver // nil: every ask is denied (approval_unavailable)
+	Asker    toolkit.Asker    // nil: ask_user is unavailable
+	Audit    *Audit           // required
+	Log      *log.Logger      // stderr
+}
+
+// Server is one onellm-mcp server: a compiled policy, the tools and the MCP
+// protocol machinery.
+type Server struct {
+	mcp      *mcpserver.MCPServer
+	policy   atomic.Pointer[grants.Policy]
+	tools    []toolkit.Tool
+	approver toolkit.Approver
+	asker    toolkit.Asker
+	audit    *Audit
+	log      *log.Logger
+	callSeq  atomic.Uint64
+	// exposed records principals that were given credential data, so their
+	// later network requests carry the credential data class.
+	exposed sync.Map // principal → struct{}
+}
+
+// New builds a server for the policy.
+func New(p *grants.Policy, opts Options) (*Server, error) {
+	if opts.Audit == nil {
+		return nil, fmt.Errorf("server: an audit log is required")
+	}
+	s := &Server{tools: opts.Tools, approver: opts.Approver, asker: opts.Asker, audit: opts.Audit, log: opts.Log}
+	if s.approver == nil {
+		s.approver = toolkit.NoApprover{}
+	}
+	if s.log == nil {
+		s.log = log.New(io.Discard, "", 0)
+	}
+	s.policy.Store(p)
+	s.mcp = mcpserver.NewMCPServer("onellm-mcp", Version,
+		mcpserver.WithToolCapabilities(true),
+		mcpserver.WithRecovery(),
+		mcpserver.WithInstructions("onellm-mcp: every tool call is decided by the host's policy before it acts; a refusal names the request, the rule and the reason code."),
+	)
+	s.mcp.SetTools(s.serverTools(p)...)
+	return s, nil
+}
+
+// Policy is the policy in force.
+func (s *Server) Policy() *grants.Policy { return s.policy.Load() }
+
+// MCP exposes the underlying mcp-go server (for transports and tests).
+func (s *Server) MCP() *mcpserver.MCPServer { return s.mcp }
+
+// serverTools lists the tools the policy could ever let act, each described
+// from that policy.
+func (s *Server) serverTools(p *grants.Policy) []mcpserver.ServerTool {
+	var out []mcpserver.ServerTool
+	for _, t := range s.tools {
+		listed := false
+		for _, c := range t.Capabilities() {
+			listed = listed || p.CanEver(c)
+		}
+		if !listed {
+			continue
+		}
+		out = append(out, mcpserver.ServerTool{Tool: t.Definition(p), Handler: s.handler(t)})
+	}
+	return out
+}
+
+// ToolNames lists the tools the current policy lists.
+func (s *Server) ToolNames() []string {
+	var names []string
+	for _, st := range s.serverTools(s.Policy()) {
+		names = append(names, st.Tool.Name)
+	}
+	return names
+}
+
+// ServeStdio serves one client over in/out until ctx ends or in closes.
+func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) error {
+	std := mcpserver.NewStdioServer(s.mcp)
+	// Calls waiting for a person must not starve other calls of workers.
+	mcpserver.WithWorkerPoolSize(64)(std)
+	mcpserver.WithQueueSize(256)(std)
+	std.SetErrorLogger(s.log)
+	return std.Listen(ctx, in, out)
+}
+
+// handler is the one path every call of tool t takes: validate, decide,
+// audit, ask, and only then act.
+func (s *Server) handler(t toolkit.Tool) mcpserver.ToolHandlerFunc {
+	return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return s.call(ctx, t, req), nil
+	}
+}
+
+func (s *Server) call(ctx context.Context, t toolkit.Tool, req mcp.CallToolRequest) *mcp.CallToolResult {
+	p := s.Policy() // the call finishes under the policy it started with
+	principal := principalFrom(ctx)
+	ref := callRef{id: fmt.Sprintf("c%d", s.callSeq.Add(1)), session: principal, tool: t.Name()}
+	raw, err := rawArguments(req)
+	if err != nil {
+		return s.invalid(ref, err.Error())
+	}
+	env := &toolkit.Env{Policy: p, Principal: principal, Ask: s.asker, Request: req}
+	plan, err := t.Plan(ctx, env, raw)
+	if err != nil {
+		if ae, ok := err.(*toolkit.ArgError); ok {
+			return s.invalid(ref, ae.Msg)
+		}
+		return mcp.NewToolResultError(fmt.Sprintf("%s: %v", t.Name(), err))
+	}
+	if _, ok := s.exposed.Load(principal); ok {
+		for i := range plan.Requests {
+			markCredentialFlow(&plan.Requests[i], p)
+		}
+	}
+	verdict := p.DecideAll(plan.Requests)
+	if verdict.Effect == grants.Ask {
+		outcome, pending := s.approver.Approve(ctx, toolkit.ApprovalCall{
+			Tool: t.Name(), Args: raw, Principal: principal, Request: req, Asks: verdict.Asks(), Policy: p,
+		})
+		if pending != nil {
+			return pending // the client answers and retries; the call is decided again then
+		}
+		verdict = settle(verdict, outcome)
+	}
+	if err := s.audit.Decisions(ref, verdict.Decisions); err != nil {
+		s.log.Printf("audit: %v", err)
+		return mcp.NewToolResultError(fmt.Sprintf("refused: the audit log cannot be written, so nothing runs (%v)", err))
+	}
+	if verdict.Effect != grants.Allow {
+		return refusal(t.Name(), verdict)
+	}
+	start := time.Now()
+	res := plan.Run(ctx)
+	if res.Tool == nil {
+		res = toolkit.Failed("%s: no result", t.Name())
+	}
+	if err := s.audit.Outcome(ref, time.Since(start), res.Outcome); err != nil {
+		s.log.Printf("audit: %v", err)
+	}
+	for _, c := range res.Outcome.Exposed {
+		if c == grants.DataCredential {
+			s.exposed.Store(principal, struct{}{})
+		}
+	}
+	return res.Tool
+}
+
+// settle applies a person's answer to the asks of a verdict.
+func settle(v grants.Verdict, o toolkit.ApprovalOutcome) grants.Verdict {
+	out := grants.Verdict{Effect: grants.Allow, Decisions: make([]grants.Decision, len(v.Decisions))}
+	for i, d := range v.Decisions {
+		if d.Effect == grants.Ask {
+			d.Reason = o.Reason
+			if o.Approved {
+				d.Effect = grants.Allow
+			} else {
+				d.Effect = grants.Deny
+			}
+		}
+		if d.Effect < out.Effect {
+			out.Effect = d.Effect
+		}
+		out.Decisions[i] = d
+	}
+	return out
+}
+
+// markCredentialFlow adds the credential data class to requests that could
+// carry data off the machine once the principal has seen credential data.
+func markCredentialFlow(r *grants.Request, p *grants.Policy) {
+	outbound := r.Capability.IsNetwork() ||
+		(r.Capability == grants.CapProcessExec && p.Sandbox.Network != "none")
+	if outbound && !r.HasClass(grants.DataCredential) {
+		r.DataClasses = append(r.DataClasses, grants.DataCredential)
+	}
+}
+
+func (s *Server) invalid(ref callRef, msg string) *mcp.CallToolResult {
+	if err := s.audit.Invalid(ref, msg); err != nil {
+		s.log.Printf("audit: %v", err)
+	}
+	return mcp.NewToolResultError(fmt.Sprintf("%s: invalid arguments (reason %s): %s", ref.tool, grants.ReasonInvalidArguments, msg))
+}
+
+// refusal is the tool error for a call that was not allowed: every refused
+// request with its rule and reason, so the model can adapt.
+func refusal(tool string, v grants.Verdict) *mcp.CallToolResult {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s refused; nothing was done.\n", tool)
+	for _, d := range v.Decisions {
+		if d.Effect != grants.Allow {
+			fmt.Fprintf(&b, "- %s\n", d.Explain())
+		}
+	}
+	if len(v.Decisions) == 0 {
+		b.WriteString("- the call made no request the policy could decide\n")
+	}
+	return mcp.NewToolResultError(strings.TrimRight(b.String(), "\n"))
+}
+
+// rawArguments returns the call's arguments as JSON, as the client sent them
+// when available.
+func rawArguments(req mcp.CallToolRequest) (json.RawMessage, error) {
+	if len(req.Params.RawArguments) > 0 {
+		return req.Params.RawArguments, nil
+	}
+	if req.Params.Arguments == nil {
+		return json.RawMessage("{}"), nil
+	}
+	b, err := json.Marshal(req.Params.Arguments)
+	if err != nil {
+		return nil, fmt.Errorf("arguments cannot be encoded: %v", err)
+	}
+	return b, nil
+}
+
+type principalKey struct{}
+
+// WithPrincipal returns a context carrying an authenticated principal (the
+// HTTP transport sets the token's identity).
+func WithPrincipal(ctx context.Context, p string) context.Context {
+	return context.WithValue(ctx, principalKey{}, p)
+}
+
+// principalFrom names who is calling: the authenticated principal and the
+// MCP session when there is one; on stdio, the one connected client.
+func principalFrom(ctx context.Context) string {
+	p, _ := ctx.Value(principalKey{}).(string)
+	if p == "" {
+		p = "stdio"
+	}
+	if sess := mcpserver.ClientSessionFromContext(ctx); sess != nil && sess.SessionID() != "" && sess.SessionID() != "stdio" {
+		p += "/" + sess.SessionID()
+	}
+	return p
+}
