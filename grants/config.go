@@ -15,15 +15,15 @@ import (
 
 // Config is the host's config file as written. Compile turns it into a Policy.
 type Config struct {
-	Profile   string           `toml:"profile"`
-	Mode      string           `toml:"mode"`
-	Workspace string           `toml:"workspace"`
-	Rules     RuleSets         `toml:"rules"`
-	Sandbox   SandboxConfig    `toml:"sandbox"`
-	Limits    LimitsConfig     `toml:"limits"`
-	Approval  ApprovalConfig   `toml:"approval"`
-	Audit     AuditConfig      `toml:"audit"`
-	HTTP      HTTPConfig       `toml:"http"`
+	Profile   string                  `toml:"profile"`
+	Mode      string                  `toml:"mode"`
+	Workspace string                  `toml:"workspace"`
+	Rules     RuleSets                `toml:"rules"`
+	Sandbox   SandboxConfig           `toml:"sandbox"`
+	Limits    LimitsConfig            `toml:"limits"`
+	Approval  ApprovalConfig          `toml:"approval"`
+	Audit     AuditConfig             `toml:"audit"`
+	HTTP      HTTPConfig              `toml:"http"`
 	Secrets   map[string]SecretConfig `toml:"secrets"`
 
 	// Path is the config file's absolute path ("" for the embedded default).

@@ -10,10 +10,10 @@ import (
 
 // Decision is the policy's answer to one request. The zero value denies.
 type Decision struct {
-	Request Request       `json:"request"`
-	Effect  Effect        `json:"effect"`
-	Reason  Reason        `json:"reason_code"`
-	RuleID  string        `json:"rule_id,omitempty"`
+	Request Request `json:"request"`
+	Effect  Effect  `json:"effect"`
+	Reason  Reason  `json:"reason_code"`
+	RuleID  string  `json:"rule_id,omitempty"`
 	// ApprovalExpires is how long an "allow for session" answer to this ask
 	// holds (0: once).
 	ApprovalExpires time.Duration `json:"-"`

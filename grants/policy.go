@@ -30,9 +30,9 @@ type Rule struct {
 	methods     []string
 	classes     []DataClass
 
-	allowPrivate    bool
-	expires         time.Duration
-	sandboxRequired bool
+	allowPrivate            bool
+	expires                 time.Duration
+	sandboxRequired         bool
 	unconfiguredSecretsOnly bool
 }
 

@@ -41,8 +41,8 @@ func parseMode(s string) (Mode, bool) {
 // profile is a built-in starting point: a mode and rules, written in the same
 // form as a config's rules and compiled by the same code.
 type profile struct {
-	mode              Mode
-	deny, ask, allow  []RuleConfig
+	mode             Mode
+	deny, ask, allow []RuleConfig
 }
 
 // The built-in profiles, exactly as SPEC.md's table lists them. The
