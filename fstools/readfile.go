@@ -23,9 +23,9 @@ const ReadFileName = "read_file"
 
 // ReadFileArgs are read_file's arguments.
 type ReadFileArgs struct {
-	Path   string `json:"path" jsonschema:"description=File to read: absolute\\, ~/…\\, or relative to the workspace"`
-	Offset int    `json:"offset,omitempty" jsonschema:"description=First line to return (1-based),minimum=1"`
-	Limit  int    `json:"limit,omitempty" jsonschema:"description=Number of lines to return,minimum=1"`
+	Path   string `json:"path" jsonschema:"File to read: absolute, ~/…, or relative to the workspace"`
+	Offset int    `json:"offset,omitempty" jsonschema:"First line to return (1-based)"`
+	Limit  int    `json:"limit,omitempty" jsonschema:"Number of lines to return"`
 }
 
 // ReadFileResult is read_file's structured result for text.
