@@ -13,6 +13,7 @@ import (
 	"os/signal"
 	"runtime"
 	"runtime/debug"
+	"strings"
 	"syscall"
 
 	"github.com/onellm/onellm-mcp/grants"
@@ -147,6 +148,11 @@ func check(args []string, stdout, stderr io.Writer) error {
 	}
 	fmt.Fprintf(stdout, "config:    %s: ok\nprofile:   %s\nmode:      %s\nworkspace: %s\naudit:     %s\nsandbox:   required=%t network=%s\n",
 		src, p.Profile, p.Mode, p.Workspace, p.AuditPath, p.Sandbox.Required, p.Sandbox.Network)
+	fmt.Fprintf(stdout, "built in, above every rule:\n")
+	fmt.Fprintf(stdout, "  deny   %-45s never written or deleted: %s\n", grants.RuleProtectedPath, strings.Join(p.Protected(), ", "))
+	fmt.Fprintf(stdout, "  deny   %-45s credential files and flows, unless an allow rule names the exact path or host\n", grants.RuleDenyCredentialFlow)
+	fmt.Fprintf(stdout, "  deny   %-45s .git/hooks/** and .git/config writes, unless a rule names the exact path\n", grants.RuleGitCodeFiles)
+	fmt.Fprintf(stdout, "  deny   %-45s hosts resolving to private addresses, unless a rule naming the host sets allow_private\n", grants.RuleDenyPrivateAddress)
 	fmt.Fprintf(stdout, "rules (deny, then ask, then allow; profile rules first):\n")
 	for _, r := range p.Rules() {
 		fmt.Fprintf(stdout, "  %s\n", r)

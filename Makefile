@@ -1,0 +1,48 @@
+# onellm-mcp: `make run` serves the embedded default over stdio; `make test`
+# runs every test (unit with -race, fuzz seeds, e2e).
+GO      ?= go
+BIN     ?= bin/onellm-mcp
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+COMMIT  ?= $(shell git rev-parse HEAD 2>/dev/null)
+LDFLAGS := -X main.version=$(VERSION) -X main.commit=$(COMMIT)
+FUZZTIME ?= 10s
+
+.PHONY: build run run-http test test-unit test-e2e bench fuzz-short vet clean
+
+build:
+	$(GO) build -trimpath -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/onellm-mcp
+
+# Serve the embedded default (profile interactive-dev, workspace = this folder) over stdio.
+run: build
+	./$(BIN) serve
+
+# Serve streamable HTTP on loopback.
+run-http: build
+	./$(BIN) serve --http 127.0.0.1:8080
+
+# Every test: unit tests with the race detector (fuzz seed corpora run as
+# ordinary tests), then the end-to-end tests against the built binary.
+test: vet test-unit test-e2e
+
+vet:
+	$(GO) vet ./...
+
+test-unit:
+	$(GO) test -race -count=1 $$($(GO) list ./... | grep -v /e2e)
+
+test-e2e:
+	$(GO) test -count=1 -timeout 10m ./e2e/...
+
+bench:
+	$(GO) test -run=NONE -bench=. -benchmem ./...
+
+# A short run of every fuzzer ($(FUZZTIME) each).
+fuzz-short:
+	@for pkg in $$($(GO) list ./...); do \
+	  for f in $$($(GO) test -list '^Fuzz' $$pkg | grep '^Fuzz'); do \
+	    echo "== $$pkg $$f"; $(GO) test -run=NONE -fuzz="^$$f$$" -fuzztime=$(FUZZTIME) $$pkg || exit 1; \
+	  done; \
+	done
+
+clean:
+	rm -rf bin
