@@ -1,0 +1,186 @@
+package fstools
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/onellm/onellm-mcp/grants"
+	"github.com/onellm/onellm-mcp/internal/toolkit"
+)
+
+func TestReadWindow(t *testing.T) {
+	limits := grants.Limits{ReadDefaultBytes: 16, ReadMaxBytes: 40}
+	tests := []struct {
+		name, content string
+		args          ReadFileArgs
+		want          string
+		res           ReadFileResult
+		errMatch      string
+	}{
+		{name: "whole small file", content: "a\nb\nc\n", want: "a\nb\nc\n", res: ReadFileResult{StartLine: 1, EndLine: 3, TotalLines: 3}},
+		{name: "no final newline", content: "a\nb", want: "a\nb", res: ReadFileResult{StartLine: 1, EndLine: 2, TotalLines: 2}},
+		{name: "empty file", content: "", want: "", res: ReadFileResult{}},
+		{name: "offset", content: "a\nb\nc\n", args: ReadFileArgs{Offset: 2}, want: "b\nc\n", res: ReadFileResult{StartLine: 2, EndLine: 3, TotalLines: 3}},
+		{name: "offset and limit", content: "a\nb\nc\nd\n", args: ReadFileArgs{Offset: 2, Limit: 2}, want: "b\nc\n", res: ReadFileResult{StartLine: 2, EndLine: 3, TotalLines: 4}},
+		{name: "default window stops at whole lines", content: "0123456789\n0123456789\n0123\n", want: "0123456789\n", res: ReadFileResult{StartLine: 1, EndLine: 1, TotalLines: 3, Truncated: true}},
+		{name: "limit uses the hard cap", content: strings.Repeat("0123456789\n", 5), args: ReadFileArgs{Limit: 5}, want: strings.Repeat("0123456789\n", 3), res: ReadFileResult{StartLine: 1, EndLine: 3, TotalLines: 5, Truncated: true}},
+		{name: "one long line", content: strings.Repeat("x", 100) + "\nnext\n", want: strings.Repeat("x", 16), res: ReadFileResult{StartLine: 1, EndLine: 1, TotalLines: 2, Truncated: true}},
+		{name: "offset past the end", content: "a\n", args: ReadFileArgs{Offset: 5}, errMatch: "past the end"},
+		{name: "crlf kept", content: "a\r\nb\r\n", want: "a\r\nb\r\n", res: ReadFileResult{StartLine: 1, EndLine: 2, TotalLines: 2}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			res, text, err := readWindow(strings.NewReader(tt.content), tt.args, limits)
+			if tt.errMatch != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.errMatch) {
+					t.Fatalf("err = %v, want %q", err, tt.errMatch)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if text != tt.want || res != tt.res {
+				t.Fatalf("got %q %+v, want %q %+v", text, res, tt.want, tt.res)
+			}
+		})
+	}
+}
+
+// A 1x1 PNG.
+const pngBase64 = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=="
+
+func TestReadFileKinds(t *testing.T) {
+	p, _ := testPolicy(t, `profile = "interactive-dev"`)
+	ws := p.Workspace
+	png, _ := base64.StdEncoding.DecodeString(pngBase64)
+	mustWrite(t, filepath.Join(ws, "img.png"), string(png))
+	mustWrite(t, filepath.Join(ws, "bin.dat"), "\x7fELF\x00\x00\x01")
+	mustWrite(t, filepath.Join(ws, "latin1.txt"), "caf\xe9 au lait, tr\xe8s bon, and more text to pass a rune\n")
+	mustWrite(t, filepath.Join(ws, "text.txt"), "hello\n")
+	if err := os.Mkdir(filepath.Join(ws, "folder"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Mkfifo(filepath.Join(ws, "fifo"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		path    string
+		isError bool
+		match   string
+		image   bool
+	}{
+		{path: "text.txt", match: "hello"},
+		{path: "img.png", image: true},
+		{path: "bin.dat", isError: true, match: "binary file (application/octet-stream"},
+		{path: "latin1.txt", isError: true, match: "binary file"},
+		{path: "folder", isError: true, match: "is a folder"},
+		{path: "fifo", isError: true, match: "not a regular file"},
+		{path: "missing.txt", isError: true, match: "no such file"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.path, func(t *testing.T) {
+			args, _ := json.Marshal(ReadFileArgs{Path: tt.path})
+			plan, err := ReadFile{}.Plan(context.Background(), &toolkit.Env{Policy: p}, args)
+			if err != nil {
+				t.Fatal(err)
+			}
+			res := plan.Run(context.Background()).Tool
+			if res.IsError != tt.isError {
+				t.Fatalf("isError = %v: %+v", res.IsError, res.Content)
+			}
+			var img bool
+			var text string
+			for _, c := range res.Content {
+				switch c := c.(type) {
+				case mcp.ImageContent:
+					img = c.MIMEType == "image/png" && c.Data == pngBase64
+				case mcp.TextContent:
+					text += c.Text
+				}
+			}
+			if img != tt.image || !strings.Contains(text, tt.match) {
+				t.Fatalf("image=%v text=%q, want image=%v and %q", img, text, tt.image, tt.match)
+			}
+		})
+	}
+}
+
+func TestReadFilePlanRequests(t *testing.T) {
+	p, root := testPolicy(t, `profile = "interactive-dev"`)
+	tests := []struct {
+		args   string
+		cap    grants.Capability
+		path   string
+		cred   bool
+		argErr string
+	}{
+		{args: `{"path":"a.txt"}`, cap: grants.CapWorkspaceRead, path: p.Workspace + "/a.txt"},
+		{args: `{"path":"../b.txt"}`, cap: grants.CapFilesystemRead, path: root + "/b.txt"},
+		{args: `{"path":".env"}`, cap: grants.CapWorkspaceRead, path: p.Workspace + "/.env", cred: true},
+		{args: `{"path":"a.txt","extra":1}`, argErr: `unknown argument "extra"; accepted: limit, offset, path`},
+		{args: `{"path":1}`, argErr: `argument "path": expected a string`},
+		{args: `{}`, argErr: `"path" is required`},
+		{args: `{"path":"a","offset":-1}`, argErr: "positive"},
+		{args: `[1]`, argErr: "JSON object"},
+		{args: `{"path":"a"} {}`, argErr: "unexpected data"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.args, func(t *testing.T) {
+			plan, err := ReadFile{}.Plan(context.Background(), &toolkit.Env{Policy: p}, json.RawMessage(tt.args))
+			if tt.argErr != "" {
+				var ae *toolkit.ArgError
+				if err == nil || !strings.Contains(err.Error(), tt.argErr) || !asArgErr(err, &ae) {
+					t.Fatalf("err = %v, want ArgError %q", err, tt.argErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			r := plan.Requests[0]
+			if len(plan.Requests) != 1 || r.Capability != tt.cap || r.Target.Path != tt.path || r.HasClass(grants.DataCredential) != tt.cred || r.Target.ToolName != ReadFileName {
+				t.Fatalf("requests = %+v", plan.Requests)
+			}
+		})
+	}
+}
+
+func asArgErr(err error, target **toolkit.ArgError) bool {
+	ae, ok := err.(*toolkit.ArgError)
+	*target = ae
+	return ok
+}
+
+func BenchmarkResolve(b *testing.B) {
+	p, _ := testPolicy(b, `profile = "interactive-dev"`)
+	mustWrite(b, filepath.Join(p.Workspace, "src/pkg/file.go"), "x")
+	for b.Loop() {
+		if _, err := Resolve(p, "src/pkg/file.go"); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkReadFile4KiB(b *testing.B) {
+	p, _ := testPolicy(b, `profile = "interactive-dev"`)
+	mustWrite(b, filepath.Join(p.Workspace, "f.txt"), strings.Repeat("0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcde\n", 64))
+	args := json.RawMessage(`{"path":"f.txt"}`)
+	for b.Loop() {
+		plan, err := ReadFile{}.Plan(context.Background(), &toolkit.Env{Policy: p}, args)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if res := plan.Run(context.Background()); res.Tool.IsError {
+			b.Fatal(res.Tool.Content)
+		}
+	}
+}
