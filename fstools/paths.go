@@ -17,6 +17,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"golang.org/x/sys/unix"
@@ -68,12 +69,11 @@ func Resolve(p *grants.Policy, arg string) (Resolved, error) {
 func realPath(abs string) (string, bool, error) {
 	var rest []string
 	for cur := abs; ; cur = filepath.Dir(cur) {
-		real, err := filepath.EvalSymlinks(cur)
+		real, err := kernelRealPath(cur)
 		if err == nil {
 			if len(rest) == 0 {
 				return real, true, nil
 			}
-			// A missing component under a non-folder cannot be created.
 			return filepath.Join(append([]string{real}, rest...)...), false, nil
 		}
 		if !errors.Is(err, os.ErrNotExist) && !errors.Is(err, unix.ENOTDIR) {
@@ -84,6 +84,28 @@ func realPath(abs string) (string, bool, error) {
 		}
 		rest = append([]string{filepath.Base(cur)}, rest...)
 	}
+}
+
+// kernelRealPath asks the kernel for the real path of an existing file: it
+// opens the path (following symlinks) with O_PATH and reads the descriptor's
+// name back from /proc, three system calls however deep the path is. Without
+// /proc it falls back to walking the path.
+func kernelRealPath(p string) (string, error) {
+	fd, err := unix.Open(p, unix.O_PATH|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return "", &os.PathError{Op: "open", Path: p, Err: err}
+	}
+	defer unix.Close(fd)
+	buf := make([]byte, unix.PathMax)
+	n, err := unix.Readlink("/proc/self/fd/"+strconv.Itoa(fd), buf)
+	if err != nil || n == 0 || buf[0] != '/' || n >= len(buf) {
+		return filepath.EvalSymlinks(p)
+	}
+	real := string(buf[:n])
+	if strings.HasSuffix(real, " (deleted)") {
+		return "", &os.PathError{Op: "open", Path: p, Err: unix.ENOENT}
+	}
+	return real, nil
 }
 
 func unwrap(err error) error {

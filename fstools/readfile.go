@@ -129,7 +129,7 @@ func readFile(real string, args ReadFileArgs, limits grants.Limits) toolkit.Resu
 	if _, err := f.Seek(0, io.SeekStart); err != nil {
 		return toolkit.Failed("read_file %s: %v", real, err)
 	}
-	out, text, err := readWindow(f, args, limits)
+	out, text, err := readWindow(bufio.NewReaderSize(f, int(min(max(fi.Size()+1, 4096), 64<<10))), args, limits)
 	if err != nil {
 		return toolkit.Failed("read_file %s: %v", real, err)
 	}
@@ -195,7 +195,10 @@ func readWindow(r io.Reader, args ReadFileArgs, limits grants.Limits) (ReadFileR
 		truncated bool
 		full      bool
 	)
-	br := bufio.NewReaderSize(r, 64<<10)
+	br, ok := r.(*bufio.Reader)
+	if !ok {
+		br = bufio.NewReaderSize(r, 64<<10)
+	}
 	for {
 		chunk, err := br.ReadSlice('\n')
 		if n := len(chunk); n > 0 {
