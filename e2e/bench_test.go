@@ -1,0 +1,95 @@
+package e2e
+
+import (
+	"bufio"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// BenchmarkReadFileRoundTrip is one read_file of a 4 KiB file through the
+// built binary over stdio with the mcp-go client: policy and audit included.
+func BenchmarkReadFileRoundTrip(b *testing.B) {
+	for _, era := range eras {
+		b.Run(string(era), func(b *testing.B) {
+			f := newFixture(b, `profile = "interactive-dev"`)
+			f.write(b, "four.txt", strings.Repeat(strings.Repeat("x", 63)+"\n", 64))
+			c := stdioClient(b, f, era)
+			args := map[string]any{"path": "four.txt"}
+			for b.Loop() {
+				if res := call(b, c, "read_file", args); res.IsError {
+					b.Fatal(text(res))
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkStartup measures process start to a served initialize response
+// over stdio (legacy handshake, read directly from the pipe).
+func BenchmarkStartup(b *testing.B) {
+	f := newFixture(b, `profile = "interactive-dev"`)
+	const initialize = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"bench","version":"1"}}}` + "\n"
+	for b.Loop() {
+		cmd := exec.Command(binary, "serve", "--config", f.Config)
+		stdin, _ := cmd.StdinPipe()
+		stdout, _ := cmd.StdoutPipe()
+		if err := cmd.Start(); err != nil {
+			b.Fatal(err)
+		}
+		if _, err := stdin.Write([]byte(initialize)); err != nil {
+			b.Fatal(err)
+		}
+		line, err := bufio.NewReader(stdout).ReadString('\n')
+		if err != nil || !strings.Contains(line, `"protocolVersion"`) {
+			b.Fatalf("initialize: %q %v", line, err)
+		}
+		stdin.Close()
+		cmd.Wait()
+	}
+}
+
+// TestIdleMemory reports the resident memory of a served, idle server (the
+// target is under 15 MiB); it fails only far above it, as a guard.
+func TestIdleMemory(t *testing.T) {
+	f := newFixture(t, `profile = "interactive-dev"`)
+	f.write(t, "a.txt", "a\n")
+	cmd := exec.Command(binary, "serve", "--config", f.Config)
+	stdin, _ := cmd.StdinPipe()
+	stdout, _ := cmd.StdoutPipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { stdin.Close(); cmd.Wait() }()
+	r := bufio.NewReader(stdout)
+	for _, msg := range []string{
+		`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"m","version":"1"}}}`,
+		`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
+		`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"read_file","arguments":{"path":"a.txt"}}}`,
+	} {
+		stdin.Write([]byte(msg + "\n"))
+		if !strings.Contains(msg, `"id"`) {
+			continue
+		}
+		if _, err := r.ReadString('\n'); err != nil {
+			t.Fatal(err)
+		}
+	}
+	time.Sleep(200 * time.Millisecond)
+	status, err := os.ReadFile("/proc/" + strconv.Itoa(cmd.Process.Pid) + "/status")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(string(status), "\n") {
+		if strings.HasPrefix(line, "VmRSS:") {
+			kb, _ := strconv.Atoi(strings.Fields(line)[1])
+			t.Logf("idle resident memory: %.1f MiB", float64(kb)/1024)
+			if kb > 64<<10 {
+				t.Fatalf("idle RSS %d KiB is far above the 15 MiB target", kb)
+			}
+		}
+	}
+}
