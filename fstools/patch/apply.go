@@ -74,32 +74,43 @@ func (e *HunkError) Error() string {
 // doc is a file's content split for patching.
 type doc struct {
 	bom     bool
-	lines   []string // without line endings
-	eols    []string // each line's own ending: "\n", "\r\n", or "" for a last line without one
-	eol     string   // the ending for new lines
-	finalNL bool     // the content ends with a line ending (true when empty)
+	lines   []string  // without line endings
+	eols    []eolKind // each line's own ending
+	eol     string    // the ending for new lines
+	finalNL bool      // the content ends with a line ending (true when empty)
+	size    int       // bytes of the original content
 	norm    [3][]string
 }
 
 const bomUTF8 = "\ufeff"
 
+type eolKind uint8
+
+const (
+	eolNone eolKind = iota // a last line without a line ending
+	eolLF
+	eolCRLF
+)
+
 func newDoc(content []byte, crlfHint bool) *doc {
 	s := string(content)
-	d := &doc{finalNL: true}
+	d := &doc{finalNL: true, size: len(s)}
 	if strings.HasPrefix(s, bomUTF8) {
 		d.bom, s = true, s[len(bomUTF8):]
 	}
 	crlf, lf := 0, 0
+	n := strings.Count(s, "\n") + 1
+	d.lines, d.eols = make([]string, 0, n), make([]eolKind, 0, n)
 	for len(s) > 0 {
 		i := strings.IndexByte(s, '\n')
 		if i < 0 {
-			d.lines, d.eols = append(d.lines, s), append(d.eols, "")
+			d.lines, d.eols = append(d.lines, s), append(d.eols, eolNone)
 			d.finalNL = false
 			break
 		}
-		line, eol := s[:i], "\n"
+		line, eol := s[:i], eolLF
 		if strings.HasSuffix(line, "\r") {
-			line, eol = line[:len(line)-1], "\r\n"
+			line, eol = line[:len(line)-1], eolCRLF
 			crlf++
 		} else {
 			lf++
@@ -160,7 +171,10 @@ type placement struct {
 // OpUpdate without hunks (a pure rename or mode change) returns original
 // unchanged. Errors placing a hunk are *HunkError.
 func Apply(original []byte, fc FileChange) (Result, error) {
-	path := fc.Path()
+	path := fc.OldPath // the file being read, for messages
+	if path == "" {
+		path = fc.NewPath
+	}
 	switch fc.Op {
 	case OpAdd:
 		if len(original) > 0 {
@@ -252,7 +266,7 @@ func place(d *doc, fc FileChange, path string) ([]placement, error) {
 			for _, a := range h.Anchors {
 				at, _ := search(d, []string{a}, lo, lo, false)
 				if at < 0 {
-					return nil, herr(lo, fmt.Sprintf("its anchor line %q was not found after line %d", a, lo), []string{a})
+					return nil, herr(lo, fmt.Sprintf("its anchor line %q was not found%s", a, afterLine(lo)), []string{a})
 				}
 				lo = at + 1
 			}
@@ -294,7 +308,7 @@ func place(d *doc, fc FileChange, path string) ([]placement, error) {
 		if at < 0 {
 			reason := fmt.Sprintf("its %d context and removed lines were not found", m)
 			if fc.Format == FormatEnvelope {
-				reason += fmt.Sprintf(" after line %d", lo)
+				reason += afterLine(lo)
 			} else {
 				reason += fmt.Sprintf(" near line %d", expect+1)
 			}
@@ -369,11 +383,15 @@ func search(d *doc, want []string, expect, lo int, atEOF bool) (int, int) {
 // render builds the new content from the original and the placements.
 func render(d *doc, places []placement) []byte {
 	var b bytes.Buffer
+	b.Grow(d.size + d.size/8 + 64)
 	finalNL := d.finalNL
 	cur := 0
 	eolOf := func(i int) string {
-		if d.eols[i] != "" {
-			return d.eols[i]
+		switch d.eols[i] {
+		case eolLF:
+			return "\n"
+		case eolCRLF:
+			return "\r\n"
 		}
 		return d.eol
 	}
@@ -441,4 +459,12 @@ func lastMarks(ls []Line) (oldMark, newMark bool) {
 		}
 	}
 	return oldMark, newMark
+}
+
+// afterLine words where an envelope hunk was searched from.
+func afterLine(lo int) string {
+	if lo == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" after line %d", lo)
 }

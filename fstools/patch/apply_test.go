@@ -210,8 +210,13 @@ func TestParseLenientAndStrictCounts(t *testing.T) {
 	if string(res.Content) != "a\nB\nc\nd\ne\nf\ng\nh\nI\nj\n" {
 		t.Errorf("%q", res.Content)
 	}
+	// Counts too large, followed by the next file's headers.
+	fcs, err := Parse("--- a/f\n+++ b/f\n@@ -1,3 +1,3 @@\n-a\n+b\n--- a/g\n+++ b/g\n@@ -1 +1 @@\n-c\n+d\n")
+	if err != nil || len(fcs) != 2 || len(fcs[0].Hunks[0].Lines) != 2 || fcs[1].NewPath != "g" {
+		t.Errorf("next file after a short hunk: %v %+v", err, fcs)
+	}
 	// Counts too small: content lines after the hunk are refused.
-	_, err := Parse("--- a/f\n+++ b/f\n@@ -1,1 +1,1 @@\n a\n-b\n+B\n")
+	_, err = Parse("--- a/f\n+++ b/f\n@@ -1,1 +1,1 @@\n a\n-b\n+B\n")
 	if err == nil || !strings.Contains(err.Error(), "line 5") || !strings.Contains(err.Error(), "fix the counts") {
 		t.Errorf("small counts: %v", err)
 	}
@@ -246,7 +251,7 @@ func TestParseErrors(t *testing.T) {
 		{"envelope unknown", "*** Begin Patch\n*** Frobnicate: x\n*** End Patch\n", `line 2: expected "*** Add File:"`},
 		{"envelope empty update", "*** Begin Patch\n*** Update File: x\n*** End Patch\n", "has no hunks"},
 		{"envelope empty", "*** Begin Patch\n*** End Patch\n", "changes no file"},
-		{"envelope trailing", "*** Begin Patch\n*** Delete File: x\n*** End Patch\nmore\n", "line 4: text after"},
+		{"envelope trailing", "*** Begin Patch\n*** Delete File: x\n*** End Patch\n*** Begin Patch\n", "line 4: text after"},
 		{"rename half", "diff --git a/x b/y\nrename from x\n", "rename needs both"},
 		{"no-index roots", "diff --git a/one/x b/two/x\n--- a/one/x\n+++ b/two/x\n@@ -1 +1 @@\n-a\n+b\n", "no \"rename from\""},
 	}

@@ -24,8 +24,8 @@ func ApplyEdit(original []byte, oldText, newText string, replaceAll bool) ([]byt
 		}
 		return nil, 0, errors.New("old_text is empty: an empty old_text only creates a file that does not exist yet")
 	}
-	body := string(original)
-	bom := strings.HasPrefix(body, bomUTF8)
+	body := original
+	bom := bytes.HasPrefix(body, []byte(bomUTF8))
 	if bom {
 		body = body[len(bomUTF8):]
 		oldText = strings.TrimPrefix(oldText, bomUTF8)
@@ -34,89 +34,93 @@ func ApplyEdit(original []byte, oldText, newText string, replaceAll bool) ([]byt
 			return nil, 0, errors.New("old_text is only a byte order mark")
 		}
 	}
-	fileCRLF := strings.Contains(body, "\r\n")
+	fileCRLF := bytes.Contains(body, []byte("\r\n"))
 	var (
-		out   string
+		out   []byte
 		count int
 		err   error
 	)
+	prefix := ""
+	if bom {
+		prefix = bomUTF8
+	}
 	switch {
-	case strings.Contains(body, oldText):
-		out, count, err = replaceExact(body, oldText, newText, replaceAll)
+	case bytes.Contains(body, []byte(oldText)):
+		out, count, err = replaceExact(prefix, body, oldText, newText, replaceAll)
 	case fileCRLF && !strings.Contains(oldText, "\r") && strings.Contains(oldText, "\n"):
 		// An LF edit of a CRLF file: match on LF text, write CRLF.
 		if !strings.Contains(newText, "\r") {
 			newText = strings.ReplaceAll(newText, "\n", "\r\n")
 		}
-		out, count, err = replaceNormalized(body, oldText, newText, replaceAll)
+		out, count, err = replaceNormalized(prefix, body, oldText, newText, replaceAll)
 	case strings.Contains(oldText, "\r\n") && !fileCRLF:
 		// A CRLF edit of an LF file.
 		lfOld := strings.ReplaceAll(oldText, "\r\n", "\n")
 		lfNew := strings.ReplaceAll(newText, "\r\n", "\n")
-		out, count, err = replaceExact(body, lfOld, lfNew, replaceAll)
+		out, count, err = replaceExact(prefix, body, lfOld, lfNew, replaceAll)
 	default:
-		out, count, err = replaceExact(body, oldText, newText, replaceAll)
+		out, count, err = replaceExact(prefix, body, oldText, newText, replaceAll)
 	}
 	if err != nil {
 		return nil, 0, err
 	}
-	if bom {
-		out = bomUTF8 + out
-	}
-	return []byte(out), count, nil
+	return out, count, nil
 }
 
 // replaceExact replaces oldText in body, refusing zero occurrences and, unless
-// all, several.
-func replaceExact(body, oldText, newText string, all bool) (string, int, error) {
+// all, several; the result starts with prefix.
+func replaceExact(prefix string, body []byte, oldText, newText string, all bool) ([]byte, int, error) {
 	idx := indexAll(body, oldText)
 	if err := checkCount(body, oldText, idx, all); err != nil {
-		return "", 0, err
+		return nil, 0, err
 	}
 	if !all {
 		idx = idx[:1]
 	}
-	var b strings.Builder
-	b.Grow(len(body) + len(idx)*(len(newText)-len(oldText)))
-	prev := 0
+	spans := make([]int, 0, 2*len(idx))
 	for _, i := range idx {
-		b.WriteString(body[prev:i])
-		b.WriteString(newText)
-		prev = i + len(oldText)
+		spans = append(spans, i, i+len(oldText))
 	}
-	b.WriteString(body[prev:])
-	return b.String(), len(idx), nil
+	return splice(prefix, body, spans, newText), len(idx), nil
 }
 
 // replaceNormalized replaces LF oldText in a body whose CRLFs are read as LF,
 // keeping every byte outside the matches as it was.
-func replaceNormalized(body, oldText, newText string, all bool) (string, int, error) {
-	norm := strings.ReplaceAll(body, "\r\n", "\n")
+func replaceNormalized(prefix string, body []byte, oldText, newText string, all bool) ([]byte, int, error) {
+	norm := bytes.ReplaceAll(body, []byte("\r\n"), []byte("\n"))
 	idx := indexAll(norm, oldText)
 	if err := checkCount(norm, oldText, idx, all); err != nil {
-		return "", 0, err
+		return nil, 0, err
 	}
 	if !all {
 		idx = idx[:1]
 	}
-	bounds := make([]int, 0, 2*len(idx))
+	spans := make([]int, 0, 2*len(idx))
 	for _, i := range idx {
-		bounds = append(bounds, i, i+len(oldText))
+		spans = append(spans, i, i+len(oldText))
 	}
-	orig := mapOffsets(body, bounds)
-	var b strings.Builder
+	return splice(prefix, body, mapOffsets(body, spans), newText), len(idx), nil
+}
+
+// splice returns prefix + body with each [start, end) span replaced by text.
+func splice(prefix string, body []byte, spans []int, text string) []byte {
+	size := len(prefix) + len(body)
+	for k := 0; k < len(spans); k += 2 {
+		size += len(text) - (spans[k+1] - spans[k])
+	}
+	out := make([]byte, 0, size)
+	out = append(out, prefix...)
 	prev := 0
-	for k := 0; k < len(orig); k += 2 {
-		b.WriteString(body[prev:orig[k]])
-		b.WriteString(newText)
-		prev = orig[k+1]
+	for k := 0; k < len(spans); k += 2 {
+		out = append(out, body[prev:spans[k]]...)
+		out = append(out, text...)
+		prev = spans[k+1]
 	}
-	b.WriteString(body[prev:])
-	return b.String(), len(idx), nil
+	return append(out, body[prev:]...)
 }
 
 // mapOffsets maps ascending offsets in body-with-CRLF-as-LF back to body.
-func mapOffsets(body string, offs []int) []int {
+func mapOffsets(body []byte, offs []int) []int {
 	res := make([]int, len(offs))
 	j, bi := 0, 0
 	for k := 0; k < len(offs); {
@@ -136,10 +140,11 @@ func mapOffsets(body string, offs []int) []int {
 }
 
 // indexAll returns the offsets of the non-overlapping occurrences of sub.
-func indexAll(s, sub string) []int {
+func indexAll(s []byte, sub string) []int {
 	var idx []int
+	b := []byte(sub)
 	for off := 0; ; {
-		i := strings.Index(s[off:], sub)
+		i := bytes.Index(s[off:], b)
 		if i < 0 {
 			return idx
 		}
@@ -148,13 +153,13 @@ func indexAll(s, sub string) []int {
 	}
 }
 
-func checkCount(body, oldText string, idx []int, all bool) error {
+func checkCount(body []byte, oldText string, idx []int, all bool) error {
 	switch {
 	case len(idx) == 0:
 		var b bytes.Buffer
 		b.WriteString("old_text was not found in the file (0 occurrences)")
 		want := strings.Split(strings.TrimSuffix(strings.ReplaceAll(oldText, "\r\n", "\n"), "\n"), "\n")
-		d := newDoc([]byte(body), false)
+		d := newDoc(body, false)
 		if start, sim := closest(d, want, 0); start >= 0 {
 			fmt.Fprintf(&b, "; the most similar text is at line %d (%.0f%% similar):", start+1, 100*sim)
 			quoteLines(&b, start+1, d.lines[start:min(len(d.lines), start+min(len(want), errorContextLines))])
@@ -163,7 +168,7 @@ func checkCount(body, oldText string, idx []int, all bool) error {
 	case len(idx) > 1 && !all:
 		lines := make([]string, 0, maxListedOccurrences)
 		for _, i := range idx[:min(len(idx), maxListedOccurrences)] {
-			lines = append(lines, fmt.Sprint(1+strings.Count(body[:i], "\n")))
+			lines = append(lines, fmt.Sprint(1+bytes.Count(body[:i], []byte("\n"))))
 		}
 		more := ""
 		if len(idx) > maxListedOccurrences {

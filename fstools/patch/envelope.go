@@ -20,8 +20,8 @@ func parseEnvelope(lines []string, begin int) ([]FileChange, error) {
 			i++
 		case l == "*** End Patch":
 			for k := i + 1; k < len(lines); k++ {
-				if strings.TrimSpace(lines[k]) != "" {
-					return nil, lineErr(k+1, "text after \"*** End Patch\"")
+				if t := strings.TrimSpace(lines[k]); !closingLine(t) {
+					return nil, lineErr(k+1, "text after \"*** End Patch\": %q", t)
 				}
 			}
 			if len(out) == 0 {
@@ -180,4 +180,18 @@ func parseEnvelopeUpdate(lines []string, start int) (FileChange, int, error) {
 	}
 	fc.CRLF = crlf*2 > plus
 	return fc, i, nil
+}
+
+// closingLine reports a line allowed after "*** End Patch": blank, a
+// markdown fence, or a heredoc terminator such as EOF.
+func closingLine(t string) bool {
+	if t == "" || strings.HasPrefix(t, "```") {
+		return true
+	}
+	for _, r := range t {
+		if !(r == '_' || r >= 'A' && r <= 'Z' || r >= 'a' && r <= 'z') {
+			return false
+		}
+	}
+	return true
 }

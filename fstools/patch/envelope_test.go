@@ -125,6 +125,17 @@ func TestEnvelopeDetails(t *testing.T) {
 	}
 }
 
+func TestEnvelopeWrapped(t *testing.T) {
+	for _, p := range []string{
+		"```\n*** Begin Patch\n*** Update File: f\n@@\n-a\n+b\n*** End Patch\n```\n",
+		"apply_patch <<'EOF'\n*** Begin Patch\n*** Update File: f\n@@\n-a\n+b\n*** End Patch\nEOF\n",
+	} {
+		if res := mustApply(t, "a\n", parseOne(t, p)); string(res.Content) != "b\n" {
+			t.Errorf("%q", res.Content)
+		}
+	}
+}
+
 func TestEnvelopeErrors(t *testing.T) {
 	orig := "alpha\nbeta\ngamma\ndelta\n"
 	cases := []struct {

@@ -144,18 +144,22 @@ func Parse(text string) ([]FileChange, error) {
 			lines[i], _ = trimCR(l)
 		}
 	}
-	first := 0
-	for first < len(lines) && strings.TrimSpace(lines[first]) == "" {
-		first++
+	begin, unified := -1, firstUnifiedHeader(lines)
+	for i, l := range lines {
+		if strings.TrimSpace(l) == "*** Begin Patch" {
+			begin = i
+			break
+		}
 	}
 	var (
 		fcs []FileChange
 		err error
 	)
 	switch {
-	case first < len(lines) && strings.TrimSpace(lines[first]) == "*** Begin Patch":
-		fcs, err = parseEnvelope(lines, first)
-	case looksUnified(lines):
+	case begin >= 0 && (unified < 0 || begin < unified):
+		// Text before the envelope (a fence, "apply_patch <<'EOF'") is skipped.
+		fcs, err = parseEnvelope(lines, begin)
+	case unified >= 0:
 		fcs, err = parseUnified(lines)
 	case containsBinary(lines):
 		return nil, errors.New("binary patches are not supported")
@@ -219,17 +223,16 @@ func trimCR(s string) (string, bool) {
 	return s, false
 }
 
-func looksUnified(lines []string) bool {
+// firstUnifiedHeader returns the index of the first "diff --git" line or
+// "---"/"+++" pair, or -1.
+func firstUnifiedHeader(lines []string) int {
 	for i, l := range lines {
-		l, _ = trimCR(l)
-		if strings.HasPrefix(l, "diff --git ") {
-			return true
-		}
-		if strings.HasPrefix(l, "--- ") && i+1 < len(lines) && strings.HasPrefix(lines[i+1], "+++ ") {
-			return true
+		if strings.HasPrefix(l, "diff --git ") ||
+			strings.HasPrefix(l, "--- ") && i+1 < len(lines) && strings.HasPrefix(lines[i+1], "+++ ") {
+			return i
 		}
 	}
-	return false
+	return -1
 }
 
 func containsBinary(lines []string) bool {
@@ -267,7 +270,7 @@ func checkPath(p string) error {
 	return nil
 }
 
-// lineCol helps build "line N: ..." errors.
+// lineErr builds a "line N: ..." error.
 func lineErr(line int, format string, args ...any) error {
 	return fmt.Errorf("line %d: %s", line, fmt.Sprintf(format, args...))
 }

@@ -413,6 +413,10 @@ func parseHunk(lines []string, start int) (Hunk, int, error) {
 			bare++
 			continue
 		}
+		if isFileHeader(lines, i) {
+			// A ---/+++/@@ triple cannot be hunk content: the counts were too large.
+			return finishShort(h, bare, i)
+		}
 		kind := l[0]
 		switch kind {
 		case ' ', '-', '+':
@@ -532,4 +536,10 @@ func parseRange(s string) (start, count int, ok bool) {
 		return 0, 0, false
 	}
 	return start, count, true
+}
+
+// isFileHeader reports a "---", "+++", "@@" line triple at lines[i].
+func isFileHeader(lines []string, i int) bool {
+	return i+2 < len(lines) && strings.HasPrefix(lines[i], "--- ") &&
+		strings.HasPrefix(lines[i+1], "+++ ") && strings.HasPrefix(lines[i+2], "@@")
 }
