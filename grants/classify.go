@@ -33,12 +33,12 @@ func IsCredentialPath(p string) bool {
 		}
 	}
 	for _, d := range credentialDirs {
-		if strings.Contains(p+"/", "/"+d+"/") {
+		if strings.Contains(p, "/"+d+"/") || strings.HasSuffix(p, "/"+d) {
 			return true
 		}
 	}
 	for _, s := range credentialSuffixes {
-		if strings.HasSuffix(p, "/"+s) {
+		if strings.HasSuffix(p, s) && len(p) > len(s) && p[len(p)-len(s)-1] == '/' {
 			return true
 		}
 	}
@@ -48,5 +48,5 @@ func IsCredentialPath(p string) bool {
 // isGitCodePath reports whether p is a file through which git runs code:
 // anything under a .git/hooks folder, or a .git/config file.
 func isGitCodePath(p string) bool {
-	return strings.HasSuffix(p, "/.git/config") || strings.Contains(p+"/", "/.git/hooks/")
+	return strings.HasSuffix(p, "/.git/config") || strings.HasSuffix(p, "/.git/hooks") || strings.Contains(p, "/.git/hooks/")
 }

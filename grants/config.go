@@ -200,7 +200,14 @@ func unwrapPathError(err error) string {
 // Parse decodes config text strictly: a syntax error, an unknown key or a
 // value of the wrong type is an error naming the line and the key. file is
 // the name used in messages; dir is where relative paths are resolved.
-func Parse(data []byte, file, dir string) (*Config, error) {
+func Parse(data []byte, file, dir string) (cfg *Config, err error) {
+	// go-toml v2.2.4 panics while reporting an unknown key written with
+	// escapes ("\u0000" = 1): a config must never crash the server.
+	defer func() {
+		if r := recover(); r != nil {
+			cfg, err = nil, &ConfigError{File: file, Msg: "cannot be read as TOML; check quoted keys and their escapes"}
+		}
+	}()
 	// viper reads the file the same way the live reload does later, so a
 	// config that loads at start-up also loads on change.
 	v := viper.New()
@@ -210,16 +217,16 @@ func Parse(data []byte, file, dir string) (*Config, error) {
 	}
 	// viper forgets positions and accepts unknown keys; a strict typed
 	// decode gives both line numbers and unknown-key errors.
-	var cfg Config
+	var c Config
 	dec := toml.NewDecoder(bytes.NewReader(data)).DisallowUnknownFields()
-	if err := dec.Decode(&cfg); err != nil {
+	if err := dec.Decode(&c); err != nil {
 		return nil, tomlError(file, err)
 	}
-	cfg.Path, cfg.Dir = file, dir
-	if err := cfg.validate(); err != nil {
+	c.Path, c.Dir = file, dir
+	if err := c.validate(); err != nil {
 		return nil, err
 	}
-	return &cfg, nil
+	return &c, nil
 }
 
 func tomlError(file string, err error) error {

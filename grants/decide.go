@@ -92,6 +92,11 @@ func (p *Policy) Decide(r Request) Decision {
 		if !path.IsAbs(r.Target.Path) || path.Clean(r.Target.Path) != r.Target.Path {
 			return deny(ReasonInvalidArguments, "")
 		}
+		// workspace.files.* speaks of the workspace only: a path beyond it
+		// under that name would borrow the workspace's rules.
+		if strings.HasPrefix(string(r.Capability), "workspace.") && !p.InWorkspace(r.Target.Path) {
+			return deny(ReasonInvalidArguments, "")
+		}
 		if IsCredentialPath(r.Target.Path) && !r.HasClass(DataCredential) {
 			r.DataClasses = append(slices.Clip(r.DataClasses), DataCredential)
 		}
@@ -107,17 +112,19 @@ func (p *Policy) Decide(r Request) Decision {
 	if r.HasClass(DataCredential) && !p.credentialFlowAllowed(r) {
 		return deny(ReasonMatchedDeny, RuleDenyCredentialFlow)
 	}
-	if rule := firstMatch(p.deny, r, p); rule != nil {
+	v := newView(r)
+	deny_, ask_, allow_ := p.rulesFor(v.idx)
+	if rule := firstMatch(deny_, &v, p); rule != nil {
 		return deny(ReasonMatchedDeny, rule.ID)
 	}
 	d := Decision{Request: r}
-	if rule := firstMatch(p.ask, r, p); rule != nil {
+	if rule := firstMatch(ask_, &v, p); rule != nil {
 		d.Effect, d.Reason, d.RuleID = Ask, ReasonMatchedAsk, rule.ID
 		d.ApprovalExpires = rule.expires
 		if rule.sandboxRequired && r.Surface == SurfaceHost {
 			return deny(ReasonSandboxUnavailable, rule.ID)
 		}
-	} else if rule := firstMatch(p.allow, r, p); rule != nil {
+	} else if rule := firstMatch(allow_, &v, p); rule != nil {
 		d.Effect, d.Reason, d.RuleID = Allow, ReasonMatchedAllow, rule.ID
 		if rule.sandboxRequired && r.Surface == SurfaceHost {
 			return deny(ReasonSandboxUnavailable, rule.ID)
@@ -194,39 +201,109 @@ func (p *Policy) credentialFlowAllowed(r Request) bool {
 	return false
 }
 
-func firstMatch(rules []*Rule, r Request, p *Policy) *Rule {
+func firstMatch(rules []*Rule, v *reqView, p *Policy) *Rule {
 	for _, rule := range rules {
-		if rule.matches(r, p) {
+		if rule.matchView(v, p) {
 			return rule
 		}
 	}
 	return nil
 }
 
+// capBit is c's bit in Rule.caps; 0 for an unknown capability, which no
+// rule matches.
 func capBit(c Capability) uint32 {
-	return 1 << slices.Index(capabilities, c)
+	i := slices.Index(capabilities, c)
+	if i < 0 {
+		return 0
+	}
+	return 1 << i
 }
 
 // matches reports whether the rule applies to the request. A target field
 // the rule constrains but the request lacks does not match.
 func (rule *Rule) matches(r Request, p *Policy) bool {
-	if rule.caps&capBit(r.Capability) == 0 {
+	v := newView(r)
+	return rule.matchView(&v, p)
+}
+
+// reqView is a request with what matching needs computed once per decision
+// rather than once per rule.
+type reqView struct {
+	r      Request
+	idx    int    // index in capabilities, -1 when unknown
+	bit    uint32 // capBit
+	host   string // lower case, no trailing dot
+	labels []string
+	words  []string // the command's words
+}
+
+func newView(r Request) reqView {
+	v := reqView{r: r, idx: slices.Index(capabilities, r.Capability)}
+	if v.idx >= 0 {
+		v.bit = 1 << v.idx
+	}
+	if r.Target.Host != "" {
+		v.host = strings.TrimSuffix(strings.ToLower(r.Target.Host), ".")
+		v.labels = strings.Split(v.host, ".")
+	}
+	if r.Target.Command != "" {
+		v.words = strings.Fields(r.Target.Command)
+	}
+	return v
+}
+
+// rulesFor returns the deny, ask and allow rules that can apply to the
+// capability with index idx, in evaluation order.
+func (p *Policy) rulesFor(idx int) (deny, ask, allow []*Rule) {
+	if idx < 0 || idx >= len(p.byCap) {
+		return nil, nil, nil
+	}
+	b := &p.byCap[idx]
+	return b[Deny], b[Ask], b[Allow]
+}
+
+// indexRules fills byCap from the deny, ask and allow lists.
+func (p *Policy) indexRules() {
+	p.byCap = make([][3][]*Rule, len(capabilities))
+	for i := range capabilities {
+		for _, rule := range p.deny {
+			if rule.caps&(1<<i) != 0 {
+				p.byCap[i][Deny] = append(p.byCap[i][Deny], rule)
+			}
+		}
+		for _, rule := range p.ask {
+			if rule.caps&(1<<i) != 0 {
+				p.byCap[i][Ask] = append(p.byCap[i][Ask], rule)
+			}
+		}
+		for _, rule := range p.allow {
+			if rule.caps&(1<<i) != 0 {
+				p.byCap[i][Allow] = append(p.byCap[i][Allow], rule)
+			}
+		}
+	}
+}
+
+func (rule *Rule) matchView(v *reqView, p *Policy) bool {
+	r := &v.r
+	if rule.caps&v.bit == 0 {
 		return false
 	}
-	t := r.Target
+	t := &r.Target
 	if rule.tool != nil && !rule.tool.match(t.ToolName) {
 		return false
 	}
 	if rule.path != nil && (t.Path == "" || !rule.path.match(t.Path)) {
 		return false
 	}
-	if rule.host != nil && (t.Host == "" || !rule.host.match(t.Host)) {
+	if rule.host != nil && (t.Host == "" || !rule.host.matchLabels(v.host, v.labels)) {
 		return false
 	}
 	if rule.resource != nil && (t.Resource == "" || !rule.resource.match(t.Resource)) {
 		return false
 	}
-	if rule.command != nil && (t.Command == "" || !rule.command.match(t.Command)) {
+	if rule.command != nil && (t.Command == "" || !rule.command.matchPrepared(t.Command, v.words)) {
 		return false
 	}
 	if len(rule.risks) > 0 && !slices.Contains(rule.risks, r.Risk) {
@@ -243,7 +320,7 @@ func (rule *Rule) matches(r Request, p *Policy) bool {
 			return false
 		}
 	}
-	if len(rule.methods) > 0 && !slices.Contains(rule.methods, strings.ToUpper(t.Method)) {
+	if len(rule.methods) > 0 && !rule.methodMatches(*r) {
 		return false
 	}
 	if len(rule.classes) > 0 && !slices.ContainsFunc(rule.classes, r.HasClass) {
@@ -255,6 +332,22 @@ func (rule *Rule) matches(r Request, p *Policy) bool {
 		}
 	}
 	return true
+}
+
+// methodMatches reports whether the request's HTTP method is one the rule
+// lists. A request without Target.Method takes it from its capability, so a
+// deny rule on a method cannot be missed by a tool that left it out.
+func (rule *Rule) methodMatches(r Request) bool {
+	m := r.Target.Method
+	if m == "" && r.Capability.IsNetwork() {
+		m = strings.TrimPrefix(string(r.Capability), "network.http.")
+	}
+	for _, x := range rule.methods {
+		if strings.EqualFold(x, m) {
+			return true
+		}
+	}
+	return false
 }
 
 // BaseRisk is a request's risk before a tool knows more (a destructive
@@ -279,6 +372,9 @@ func BaseRisk(c Capability, s Surface) Risk {
 // CanEver reports whether any request of capability c could be allowed or
 // put to a person. A tool whose capabilities all answer false is not listed.
 func (p *Policy) CanEver(c Capability) bool {
+	if !c.Known() {
+		return false
+	}
 	for _, rule := range p.deny {
 		if rule.caps&capBit(c) != 0 && rule.unconditional() {
 			return false

@@ -3,9 +3,10 @@ package grants
 import (
 	"errors"
 	"fmt"
+	"net/netip"
 	"os"
 	"path"
-	"path/filepath"
+	"regexp/syntax"
 	"strings"
 
 	"github.com/bmatcuk/doublestar/v4"
@@ -15,12 +16,15 @@ import (
 // pathGlob matches resolved absolute paths with a doublestar pattern.
 type pathGlob struct {
 	pattern string
-	literal bool // no glob metacharacters: names one exact path
+	literal bool   // no glob metacharacters: names one exact path
+	base    string // the literal leading folder every match starts with
 }
 
 // compilePathGlob resolves a rule's path pattern: "~" is expanded, a relative
 // pattern is joined to the workspace, and the literal leading folders are
 // resolved through symlinks so the pattern speaks of real paths, as requests do.
+// The workspace, the home folder and resolved folders are escaped, so a glob
+// character in their names stands for itself.
 func compilePathGlob(pattern, workspace, home string) (pathGlob, error) {
 	if pattern == "" {
 		return pathGlob{}, errors.New("empty path pattern")
@@ -30,48 +34,82 @@ func compilePathGlob(pattern, workspace, home string) (pathGlob, error) {
 	}
 	switch {
 	case pattern == "~":
-		pattern = home
+		pattern = escapeGlob(home)
 	case strings.HasPrefix(pattern, "~/"):
 		if home == "" {
 			return pathGlob{}, errors.New("~ used but the home folder is unknown")
 		}
-		pattern = home + pattern[1:]
+		pattern = escapeGlob(home) + pattern[1:]
 	case !strings.HasPrefix(pattern, "/"):
-		pattern = workspace + "/" + pattern
+		pattern = escapeGlob(workspace) + "/" + pattern
 	}
 	if !doublestar.ValidatePattern(pattern) {
 		return pathGlob{}, fmt.Errorf("bad glob %q", pattern)
 	}
 	base, rest := doublestar.SplitPattern(pattern)
-	base = filepath.Clean(base)
-	if real, err := filepath.EvalSymlinks(base); err == nil {
-		base = real
+	// Folders that do not exist yet keep their names; the existing part
+	// is resolved (a symlinked home or workspace).
+	base = resolveExisting(unescapeGlob(base))
+	if !hasGlobMeta(rest) {
+		// No glob at all: one exact path, compared as a string.
+		return pathGlob{pattern: path.Join(base, unescapeGlob(rest)), literal: true}, nil
 	}
-	if rest == "" || rest == "." {
-		pattern = base
-	} else {
-		pattern = path.Join(base, rest)
-		if strings.HasSuffix(rest, "/") {
-			pattern += "/"
-		}
+	pattern = path.Join(escapeGlob(base), rest)
+	if strings.HasSuffix(rest, "/") {
+		pattern += "/"
 	}
-	return pathGlob{pattern: pattern, literal: !hasGlobMeta(pattern)}, nil
+	return pathGlob{pattern: pattern, base: base}, nil
 }
 
 func hasGlobMeta(s string) bool { return strings.ContainsAny(s, "*?[{\\") }
 
+// escapeGlob quotes glob metacharacters so s matches only itself.
+func escapeGlob(s string) string {
+	if !hasGlobMeta(s) {
+		return s
+	}
+	var b strings.Builder
+	for _, c := range []byte(s) {
+		if strings.IndexByte("*?[]{}\\", c) >= 0 {
+			b.WriteByte('\\')
+		}
+		b.WriteByte(c)
+	}
+	return b.String()
+}
+
+// unescapeGlob removes the backslash escapes of a glob without metacharacters.
+func unescapeGlob(s string) string {
+	if !strings.Contains(s, "\\") {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' && i+1 < len(s) {
+			i++
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
+}
+
 func (g pathGlob) match(p string) bool {
 	if g.literal {
 		return g.pattern == p
+	}
+	if !strings.HasPrefix(p, g.base) {
+		return false // cheap: most path rules name another folder
 	}
 	return doublestar.MatchUnvalidated(g.pattern, p)
 }
 
 // hostGlob matches host names label by label: a label "*" stands for one or
 // more labels, other labels may hold path.Match wildcards. Case-insensitive.
+// An IPv6 literal ("::1" or "[::1]") names exactly that address.
 type hostGlob struct {
 	labels  []string
 	literal bool
+	name    string // the whole pattern, for literal comparison
 }
 
 func validateHostGlob(pattern string) error {
@@ -84,7 +122,12 @@ func compileHostGlob(pattern string) (hostGlob, error) {
 	if p == "" {
 		return hostGlob{}, errors.New("empty host pattern")
 	}
-	if strings.ContainsAny(p, "/:@ ") && !strings.HasPrefix(p, "[") {
+	// Requests carry IPv6 addresses in their canonical form, unbracketed.
+	if a, err := netip.ParseAddr(strings.TrimSuffix(strings.TrimPrefix(p, "["), "]")); err == nil && a.Is6() && a.Zone() == "" {
+		s := a.String()
+		return hostGlob{labels: []string{s}, literal: true, name: s}, nil
+	}
+	if strings.ContainsAny(p, "/:@ ") {
 		return hostGlob{}, fmt.Errorf("host pattern %q must be a host name, without scheme, port or path", pattern)
 	}
 	labels := strings.Split(p, ".")
@@ -96,15 +139,21 @@ func compileHostGlob(pattern string) (hostGlob, error) {
 			return hostGlob{}, fmt.Errorf("bad host pattern %q: %v", pattern, err)
 		}
 	}
-	return hostGlob{labels: labels, literal: !hasGlobMeta(p)}, nil
+	return hostGlob{labels: labels, literal: !hasGlobMeta(p), name: p}, nil
 }
 
 func (g hostGlob) match(host string) bool {
 	host = strings.TrimSuffix(strings.ToLower(host), ".")
+	return g.matchLabels(host, strings.Split(host, "."))
+}
+
+// matchLabels matches a host already lower-cased, without its trailing dot,
+// and split into labels.
+func (g hostGlob) matchLabels(host string, labels []string) bool {
 	if g.literal {
-		return strings.Join(g.labels, ".") == host
+		return g.name == host
 	}
-	return matchLabels(g.labels, strings.Split(host, "."))
+	return matchLabels(g.labels, labels)
 }
 
 func matchLabels(pat, labels []string) bool {
@@ -127,12 +176,17 @@ func matchLabels(pat, labels []string) bool {
 	return ok && matchLabels(pat[1:], labels[1:])
 }
 
-// wordGlob matches a single word such as a command or secret name.
+// wordGlob matches a single word such as a command or secret name. Unlike
+// path.Match, "*" and "?" also match '/': a command word is not a path, and
+// `resource = "*"` must match "/usr/bin/git" too.
 type wordGlob struct{ pattern string }
 
 func compileWordGlob(pattern string) (wordGlob, error) {
 	if pattern == "" {
 		return wordGlob{}, errors.New("empty pattern")
+	}
+	if strings.ContainsRune(pattern, 0) {
+		return wordGlob{}, errors.New("pattern holds a NUL byte")
 	}
 	if _, err := path.Match(pattern, ""); err != nil {
 		return wordGlob{}, fmt.Errorf("bad glob %q: %v", pattern, err)
@@ -140,8 +194,21 @@ func compileWordGlob(pattern string) (wordGlob, error) {
 	return wordGlob{pattern: pattern}, nil
 }
 
-func (g wordGlob) match(s string) bool {
-	ok, _ := path.Match(g.pattern, s)
+func (g wordGlob) match(s string) bool { return matchWord(g.pattern, s) }
+
+// matchWord is path.Match with '/' an ordinary character. The pattern has
+// been checked by path.Match at compile time and holds no NUL. '/' is swapped
+// for NUL, which no command word (an argv string) holds; a word that does
+// matches nothing.
+func matchWord(pattern, s string) bool {
+	if strings.IndexByte(s, 0) >= 0 {
+		return false
+	}
+	if strings.IndexByte(s, '/') >= 0 {
+		s = strings.ReplaceAll(s, "/", "\x00")
+		pattern = strings.ReplaceAll(pattern, "/", "\x00")
+	}
+	ok, _ := path.Match(pattern, s)
 	return ok
 }
 
@@ -157,6 +224,13 @@ type commandPattern struct {
 
 func compileCommandPattern(pattern string) (commandPattern, error) {
 	if rest, ok := strings.CutPrefix(pattern, "re:"); ok {
+		// Check the expression alone first: "a)|(b" only parses once
+		// wrapped, and would then match far more than whole commands. The
+		// standard parser (same RE2 syntax) also keeps go-re2 from logging
+		// parse errors to stderr.
+		if _, err := syntax.Parse(rest, syntax.Perl); err != nil {
+			return commandPattern{}, fmt.Errorf("bad regular expression %q: %v", rest, err)
+		}
 		re, err := re2.Compile(`^(?:` + rest + `)$`)
 		if err != nil {
 			return commandPattern{}, fmt.Errorf("bad regular expression %q: %v", rest, err)
@@ -166,6 +240,9 @@ func compileCommandPattern(pattern string) (commandPattern, error) {
 	words := strings.Fields(pattern)
 	if len(words) == 0 {
 		return commandPattern{}, errors.New("empty command pattern")
+	}
+	if strings.ContainsRune(pattern, 0) {
+		return commandPattern{}, errors.New("command pattern holds a NUL byte")
 	}
 	for _, w := range words {
 		if _, err := path.Match(w, ""); err != nil {
@@ -179,7 +256,19 @@ func (p commandPattern) match(command string) bool {
 	if p.re != nil {
 		return p.re.MatchString(command)
 	}
-	words := strings.Fields(command)
+	return p.matchWords(strings.Fields(command))
+}
+
+// matchPrepared matches a command whose words were split already.
+func (p commandPattern) matchPrepared(command string, words []string) bool {
+	if p.re != nil {
+		return p.re.MatchString(command)
+	}
+	return p.matchWords(words)
+}
+
+// matchWords matches a command already split into words.
+func (p commandPattern) matchWords(words []string) bool {
 	last := len(p.words) - 1
 	for i, pw := range p.words {
 		if i == last && strings.HasSuffix(pw, "*") {
@@ -189,13 +278,12 @@ func (p commandPattern) match(command string) bool {
 			if len(words) <= i {
 				return false
 			}
-			ok, _ := path.Match(pw, words[i])
-			return ok
+			return matchWord(pw, words[i])
 		}
 		if i >= len(words) {
 			return false
 		}
-		if ok, _ := path.Match(pw, words[i]); !ok {
+		if !matchWord(pw, words[i]) {
 			return false
 		}
 	}

@@ -54,6 +54,7 @@ type Policy struct {
 	Secrets    map[string]Secret
 
 	deny, ask, allow []*Rule
+	byCap            [][3][]*Rule // per capability index: its deny, ask and allow rules
 	protected        []string
 }
 
@@ -152,6 +153,7 @@ func Compile(cfg *Config, opts CompileOptions) (*Policy, error) {
 			*g.into = append(*g.into, r)
 		}
 	}
+	p.indexRules()
 	return p, nil
 }
 
@@ -178,7 +180,11 @@ func (p *Policy) absPath(f, dir string) string {
 }
 
 // realPath resolves symlinks in the longest existing prefix of f.
-func (p *Policy) realPath(f string) string {
+func (p *Policy) realPath(f string) string { return resolveExisting(f) }
+
+// resolveExisting resolves symlinks in the longest existing prefix of f and
+// keeps the rest as written (cleaned).
+func resolveExisting(f string) string {
 	f = filepath.Clean(f)
 	var rest []string
 	for cur := f; ; cur = filepath.Dir(cur) {
