@@ -1,7 +1,6 @@
 package grants
 
 import (
-	"path"
 	"strings"
 )
 
@@ -24,11 +23,14 @@ var credentialSuffixes = []string{
 }
 
 // IsCredentialPath reports whether a resolved path looks like it holds a
-// secret. It only looks at the name: it does no I/O.
+// secret. It only looks at the name: it does no I/O. It runs on every file
+// request, so it avoids glob matching: every pattern in credentialNames is
+// an exact name, a prefix ("id_rsa*"), a suffix ("*.pem") or one of each
+// ("service-account*.json").
 func IsCredentialPath(p string) bool {
-	base := path.Base(p)
+	base := p[strings.LastIndexByte(p, '/')+1:]
 	for _, g := range credentialNames {
-		if ok, _ := path.Match(g, base); ok {
+		if matchSimpleGlob(g, base) {
 			return true
 		}
 	}
@@ -43,6 +45,17 @@ func IsCredentialPath(p string) bool {
 		}
 	}
 	return false
+}
+
+// matchSimpleGlob matches a pattern holding at most one '*' and no other
+// metacharacter.
+func matchSimpleGlob(pattern, name string) bool {
+	star := strings.IndexByte(pattern, '*')
+	if star < 0 {
+		return pattern == name
+	}
+	prefix, suffix := pattern[:star], pattern[star+1:]
+	return len(name) >= len(prefix)+len(suffix) && strings.HasPrefix(name, prefix) && strings.HasSuffix(name, suffix)
 }
 
 // isGitCodePath reports whether p is a file through which git runs code:

@@ -110,6 +110,10 @@ type hostGlob struct {
 	labels  []string
 	literal bool
 	name    string // the whole pattern, for literal comparison
+	// tail is the pattern's literal ending (".github.com" for
+	// "*.github.com"): a host without it cannot match, checked before the
+	// label walk.
+	tail string
 }
 
 func validateHostGlob(pattern string) error {
@@ -139,7 +143,11 @@ func compileHostGlob(pattern string) (hostGlob, error) {
 			return hostGlob{}, fmt.Errorf("bad host pattern %q: %v", pattern, err)
 		}
 	}
-	return hostGlob{labels: labels, literal: !hasGlobMeta(p), name: p}, nil
+	g := hostGlob{labels: labels, literal: !hasGlobMeta(p), name: p}
+	for i := len(labels) - 1; i >= 0 && !hasGlobMeta(labels[i]); i-- {
+		g.tail = "." + labels[i] + g.tail
+	}
+	return g, nil
 }
 
 func (g hostGlob) match(host string) bool {
@@ -152,6 +160,9 @@ func (g hostGlob) match(host string) bool {
 func (g hostGlob) matchLabels(host string, labels []string) bool {
 	if g.literal {
 		return g.name == host
+	}
+	if !strings.HasSuffix("."+host, g.tail) && !strings.HasSuffix(host, g.tail) {
+		return false
 	}
 	return matchLabels(g.labels, labels)
 }
@@ -220,6 +231,9 @@ func matchWord(pattern, s string) bool {
 type commandPattern struct {
 	words []string
 	re    *re2.Regexp
+	// first is the first word when it holds no wildcard (the usual command
+	// name), compared before any glob matching.
+	first string
 }
 
 func compileCommandPattern(pattern string) (commandPattern, error) {
@@ -249,7 +263,11 @@ func compileCommandPattern(pattern string) (commandPattern, error) {
 			return commandPattern{}, fmt.Errorf("bad glob %q in command pattern: %v", w, err)
 		}
 	}
-	return commandPattern{words: words}, nil
+	c := commandPattern{words: words}
+	if !hasGlobMeta(words[0]) {
+		c.first = words[0]
+	}
+	return c, nil
 }
 
 func (p commandPattern) match(command string) bool {
@@ -269,6 +287,9 @@ func (p commandPattern) matchPrepared(command string, words []string) bool {
 
 // matchWords matches a command already split into words.
 func (p commandPattern) matchWords(words []string) bool {
+	if p.first != "" && (len(words) == 0 || words[0] != p.first) {
+		return false
+	}
 	last := len(p.words) - 1
 	for i, pw := range p.words {
 		if i == last && strings.HasSuffix(pw, "*") {

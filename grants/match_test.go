@@ -1,6 +1,7 @@
 package grants
 
 import (
+	"path"
 	"strings"
 	"testing"
 )
@@ -205,6 +206,22 @@ func TestClassify(t *testing.T) {
 	} {
 		if got := isGitCodePath(p); got != want {
 			t.Errorf("isGitCodePath(%s) = %v", p, got)
+		}
+	}
+}
+
+// TestCredentialNamesAreSimpleGlobs keeps IsCredentialPath's fast matcher
+// honest: every name pattern must mean the same under path.Match.
+func TestCredentialNamesAreSimpleGlobs(t *testing.T) {
+	for _, g := range credentialNames {
+		if strings.Count(g, "*") > 1 || strings.ContainsAny(g, "?[\\") {
+			t.Errorf("%q is not a simple glob", g)
+		}
+		for _, name := range []string{".env", ".env.local", "a.pem", "id_rsa.pub", "service-account-1.json", "x", "terraform.tfstate.backup", "pem", ".envrc"} {
+			want, _ := path.Match(g, name)
+			if got := matchSimpleGlob(g, name); got != want {
+				t.Errorf("matchSimpleGlob(%q, %q) = %v, path.Match says %v", g, name, got, want)
+			}
 		}
 	}
 }
