@@ -1,8 +1,10 @@
 package grants
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 )
 
@@ -82,4 +84,32 @@ func defaultAuditPath(home string) string {
 		home = os.TempDir()
 	}
 	return filepath.Join(home, ".local", "state", "onellm-mcp", "audit.jsonl")
+}
+
+// Value reads the secret's value from its source, at the moment of use, so
+// a rotated secret is picked up without a reload. An empty value is an
+// error: a secret that cannot be brokered is never sent as "".
+func (s Secret) Value() (string, error) {
+	var v string
+	switch {
+	case s.Env != "":
+		v = os.Getenv(s.Env)
+	case s.File != "":
+		b, err := os.ReadFile(s.File)
+		if err != nil {
+			return "", fmt.Errorf("secret %s: its file cannot be read: %v", s.Name, unwrapPathError(err))
+		}
+		v = strings.TrimRight(string(b), "\r\n")
+	}
+	if v == "" {
+		return "", fmt.Errorf("secret %s has no value on the server (%s)", s.Name, s.source())
+	}
+	return v, nil
+}
+
+func (s Secret) source() string {
+	if s.Env != "" {
+		return "variable " + s.Env + " is empty"
+	}
+	return "file " + s.File + " is empty"
 }
