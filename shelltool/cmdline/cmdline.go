@@ -1,0 +1,753 @@
+package cmdline
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"mvdan.cc/sh/v3/expand"
+	"mvdan.cc/sh/v3/syntax"
+
+	"github.com/onellm/onellm-mcp/grants"
+)
+
+// Dynamic is the Name of a command whose program cannot be known before the
+// line runs, and the Path of a redirection whose target cannot be known.
+const Dynamic = "<dynamic>"
+
+// Limits on the work Analyze does.
+const (
+	MaxLineBytes = 64 << 10 // longer lines are refused
+	MaxDepth     = 64       // deeper nesting of lists, substitutions and nested scripts is refused
+	maxBraceArgs = 1024     // brace expansion beyond this keeps the word as written
+)
+
+// Command is one program the line can run.
+type Command struct {
+	// Name is the command name as written, after quote removal ("/bin/rm",
+	// "rm"), or Dynamic when the program cannot be known before running.
+	Name string
+	// Words is the argv: literal words after quote removal and brace
+	// expansion; a word that is not literal is rendered as written
+	// ("$HOME", "$(date)", "\"$x\"/y").
+	Words []string
+	// Line is Words joined by single spaces (the request's command target).
+	Line string
+	// Risk is medium for a plain command, high or critical when a pattern in
+	// the tables says so. Never low.
+	Risk grants.Risk
+	// Option names the option or pattern that set Risk ("find -exec",
+	// "sed -i", "rm -r outside", "curl | sh"); empty for a plain command.
+	Option string
+	// Wrapped is true when this command is run by another command of the
+	// line (a wrapper such as sudo or timeout, find -exec, sh -c, eval, ...)
+	// rather than by the line's shell; Parent is then that command's index
+	// in Analysis.Commands. Parent is -1 when Wrapped is false.
+	Wrapped bool
+	Parent  int
+	// Network is a best guess that the command talks to the network (see
+	// network in tables.go).
+	Network bool
+}
+
+// Redirect is a shell redirection from or into a file.
+type Redirect struct {
+	// Path is the target as written after quote removal, "~" not expanded;
+	// Dynamic when it is not literal (expansions, unquoted globs).
+	Path   string
+	Write  bool // >, >>, >|, &>, &>>, <>, >&file
+	Read   bool // <, <>
+	Append bool // >>, &>>
+	// Risk is medium for a literal file (the caller raises it for paths
+	// outside the workspace), high for a Dynamic target, critical for a
+	// write to a disk device.
+	Risk   grants.Risk
+	Option string
+}
+
+// Analysis is everything a line can run or touch through redirections,
+// in source order (a command's substitutions come before the command).
+type Analysis struct {
+	Commands  []Command
+	Redirects []Redirect
+}
+
+// Risk is the highest risk of the analysis (medium when it is empty).
+func (a Analysis) Risk() grants.Risk {
+	r := grants.RiskMedium
+	for _, c := range a.Commands {
+		r = max(r, c.Risk)
+	}
+	for _, d := range a.Redirects {
+		r = max(r, d.Risk)
+	}
+	return r
+}
+
+// Analyze parses line as bash and lists its commands and redirections.
+// An empty line, a line that does not parse, a line longer than
+// MaxLineBytes or nested deeper than MaxDepth is an error.
+func Analyze(line string) (Analysis, error) {
+	if len(line) > MaxLineBytes {
+		return Analysis{}, fmt.Errorf("command line is %d bytes, over the %d-byte limit", len(line), MaxLineBytes)
+	}
+	if strings.IndexByte(line, 0) >= 0 {
+		return Analysis{}, errors.New("command line contains a NUL byte")
+	}
+	f, err := parse(line)
+	if err != nil {
+		return Analysis{}, err
+	}
+	if len(f.Stmts) == 0 {
+		return Analysis{}, errors.New("empty command line")
+	}
+	a := &analyzer{printer: syntax.NewPrinter(syntax.SingleLine(true)), parent: -1, src: line}
+	a.stmts(f.Stmts, ctx{})
+	if a.err != nil {
+		return Analysis{}, a.err
+	}
+	return a.out, nil
+}
+
+func parse(src string) (*syntax.File, error) {
+	f, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(src), "")
+	if err != nil {
+		var pe syntax.ParseError
+		if errors.As(err, &pe) {
+			return nil, fmt.Errorf("line %d, column %d: %s", pe.Pos.Line(), pe.Pos.Col(), pe.Text)
+		}
+		return nil, err
+	}
+	return f, nil
+}
+
+// ctx is what a statement inherits from where it sits.
+type ctx struct {
+	piped     bool   // stdin is a pipe from another command
+	fromNet   bool   // a command upstream in the pipe talks to the network
+	stdinFile bool   // stdin is redirected from a file
+	script    string // literal here-document or here-string on stdin
+	hasScript bool
+	pipeline  bool // part of a pipeline
+	bg        bool // run in the background
+}
+
+// stdinSet reports whether the command's stdin was given something by the line.
+func (c ctx) stdinSet() bool { return c.piped || c.stdinFile || c.hasScript }
+
+type analyzer struct {
+	out     Analysis
+	printer *syntax.Printer
+	sb      strings.Builder
+	depth   int
+	err     error
+	parent  int      // index of the command running the current statements, -1 for the line's shell
+	src     string   // source of the statements being walked (the line or a nested script)
+	funcs   []string // names of the functions whose bodies are being walked
+}
+
+func (a *analyzer) enter() bool {
+	a.depth++
+	if a.depth > MaxDepth && a.err == nil {
+		a.err = fmt.Errorf("command line nests deeper than %d levels", MaxDepth)
+	}
+	return a.err == nil
+}
+
+func (a *analyzer) leave() { a.depth-- }
+
+func (a *analyzer) stmts(list []*syntax.Stmt, c ctx) {
+	if !a.enter() {
+		return
+	}
+	defer a.leave()
+	for _, s := range list {
+		a.stmt(s, c)
+	}
+}
+
+func (a *analyzer) stmt(s *syntax.Stmt, c ctx) {
+	if a.err != nil || s == nil {
+		return
+	}
+	if s.Background || s.Coprocess || s.Disown {
+		c.bg = true
+	}
+	for _, r := range s.Redirs {
+		a.redirect(r, &c)
+	}
+	if s.Cmd != nil {
+		a.command(s.Cmd, c)
+	}
+}
+
+// redirect records a file redirection, walks its substitutions and notes
+// what the command's stdin becomes.
+func (a *analyzer) redirect(r *syntax.Redirect, c *ctx) {
+	if r.Word != nil {
+		a.substs(r.Word, ctx{})
+	}
+	if r.Hdoc != nil {
+		a.substs(r.Hdoc, ctx{})
+	}
+	fd0 := r.N == nil || r.N.Value == "0"
+	var rd Redirect
+	switch r.Op {
+	case syntax.Hdoc, syntax.DashHdoc:
+		if fd0 {
+			*c = ctx{pipeline: c.pipeline, bg: c.bg}
+			if r.Hdoc == nil {
+				c.script, c.hasScript = "", true
+			} else if w := a.word(r.Hdoc, true); w.lit {
+				c.script, c.hasScript = w.text, true
+			} else {
+				c.stdinFile = true
+			}
+		}
+		return
+	case syntax.WordHdoc:
+		if fd0 {
+			*c = ctx{pipeline: c.pipeline, bg: c.bg}
+			if w := a.word(r.Word, false); w.lit {
+				c.script, c.hasScript = w.text+"\n", true
+			} else {
+				c.stdinFile = true
+			}
+		}
+		return
+	case syntax.DplIn:
+		return
+	case syntax.DplOut:
+		w := a.word(r.Word, false)
+		if w.lit && (w.text == "-" || isDigits(w.text)) {
+			return
+		}
+		rd.Write = true // >&file is &>file
+	case syntax.RdrIn:
+		rd.Read = true
+		if fd0 {
+			*c = ctx{pipeline: c.pipeline, bg: c.bg, stdinFile: true}
+		}
+	case syntax.RdrInOut:
+		rd.Read, rd.Write = true, true
+	case syntax.AppOut, syntax.AppAll, syntax.AppClob, syntax.AppAllClob:
+		rd.Write, rd.Append = true, true
+	default: // >, >|, &>, &>|
+		rd.Write = true
+	}
+	w := a.word(r.Word, false)
+	rd.Risk = grants.RiskMedium
+	if !w.lit || w.glob {
+		rd.Path, rd.Risk, rd.Option = Dynamic, grants.RiskHigh, "dynamic redirect target"
+	} else {
+		rd.Path = w.text
+		if harmlessDevice(rd.Path) {
+			return
+		}
+		if rd.Write && diskDevice(rd.Path) {
+			rd.Risk, rd.Option = grants.RiskCritical, "> "+rd.Path
+		}
+	}
+	a.out.Redirects = append(a.out.Redirects, rd)
+}
+
+func (a *analyzer) command(cmd syntax.Command, c ctx) {
+	if a.err != nil {
+		return
+	}
+	switch x := cmd.(type) {
+	case *syntax.CallExpr:
+		a.call(x, c)
+	case *syntax.BinaryCmd:
+		if x.Op == syntax.Pipe || x.Op == syntax.PipeAll {
+			c.pipeline = true
+			start := len(a.out.Commands)
+			a.stmt(x.X, c)
+			net := c.fromNet
+			for _, cm := range a.out.Commands[start:] {
+				net = net || cm.Network
+			}
+			a.stmt(x.Y, ctx{piped: true, fromNet: net, pipeline: true, bg: c.bg})
+			return
+		}
+		a.stmt(x.X, c)
+		a.stmt(x.Y, c)
+	case *syntax.Subshell:
+		a.stmts(x.Stmts, c)
+	case *syntax.Block:
+		a.stmts(x.Stmts, c)
+	case *syntax.IfClause:
+		for ic := x; ic != nil && a.err == nil; ic = ic.Else {
+			a.stmts(ic.Cond, c)
+			a.stmts(ic.Then, c)
+		}
+	case *syntax.WhileClause:
+		a.stmts(x.Cond, c)
+		a.stmts(x.Do, c)
+	case *syntax.ForClause:
+		a.substs(x.Loop, ctx{})
+		a.stmts(x.Do, c)
+	case *syntax.CaseClause:
+		a.substs(x.Word, ctx{})
+		for _, it := range x.Items {
+			for _, p := range it.Patterns {
+				a.substs(p, ctx{})
+			}
+			a.stmts(it.Stmts, c)
+		}
+	case *syntax.FuncDecl:
+		names := x.Names
+		if x.Name != nil {
+			names = append([]*syntax.Lit{x.Name}, names...)
+		}
+		n := len(a.funcs)
+		for _, l := range names {
+			a.funcs = append(a.funcs, l.Value)
+		}
+		// The body's commands do not inherit the declaration's stdin.
+		a.stmt(x.Body, ctx{})
+		a.funcs = a.funcs[:n]
+	case *syntax.ArithmCmd:
+		a.substs(x.X, ctx{})
+	case *syntax.TestClause:
+		a.substs(x.X, ctx{})
+	case *syntax.LetClause:
+		for _, e := range x.Exprs {
+			a.substs(e, ctx{})
+		}
+	case *syntax.DeclClause:
+		a.decl(x)
+	case *syntax.TimeClause:
+		a.stmt(x.Stmt, c)
+	case *syntax.CoprocClause:
+		if x.Name != nil {
+			a.substs(x.Name, ctx{})
+		}
+		c.bg = true
+		a.stmt(x.Stmt, c)
+	case *syntax.TestDecl:
+		a.substs(x.Description, ctx{})
+		a.stmt(x.Body, ctx{})
+	default:
+		a.err = fmt.Errorf("unsupported shell construct %T", cmd)
+	}
+}
+
+// substs finds the command and process substitutions in node (a word, an
+// assignment, an arithmetic or test expression, a loop header) and walks
+// their statements. out is the context a >(…) substitution's stdin gets.
+func (a *analyzer) substs(node syntax.Node, out ctx) {
+	if node == nil || a.err != nil {
+		return
+	}
+	syntax.Walk(node, func(n syntax.Node) bool {
+		if a.err != nil {
+			return false
+		}
+		switch x := n.(type) {
+		case *syntax.CmdSubst:
+			a.stmts(x.Stmts, ctx{})
+			return false
+		case *syntax.ProcSubst:
+			if x.Op == syntax.CmdOut { // >(cmd): reads what the command writes
+				a.stmts(x.Stmts, ctx{piped: true, fromNet: out.fromNet, pipeline: true})
+			} else {
+				a.stmts(x.Stmts, ctx{})
+			}
+			return false
+		}
+		return true
+	})
+}
+
+func (a *analyzer) call(x *syntax.CallExpr, c ctx) {
+	var envRisk riskNote
+	for _, as := range x.Assigns {
+		a.substs(as, ctx{})
+		if as.Name != nil {
+			if opt := riskyEnv(as.Name.Value); opt != "" {
+				envRisk = riskNote{grants.RiskHigh, opt}
+			}
+		}
+	}
+	if len(x.Args) == 0 {
+		if envRisk.risk != 0 {
+			// An assignment that changes how later commands are found or
+			// run (PATH=, LD_PRELOAD=, ...): the programs are no longer known.
+			words := make([]string, 0, len(x.Assigns))
+			for _, as := range x.Assigns {
+				words = append(words, a.assign(as))
+			}
+			a.emit(Command{Name: Dynamic, Words: words, Risk: envRisk.risk, Option: envRisk.opt}, a.parent)
+		}
+		return
+	}
+	args := a.argv(x.Args)
+	net := c.fromNet
+	if len(args) > 0 && args[0].lit {
+		net = net || isNetwork(args[0].text, args[1:])
+	}
+	for _, w := range x.Args {
+		a.substs(w, ctx{fromNet: net})
+	}
+	if len(args) == 0 { // every word expanded to nothing (e.g. {,})
+		return
+	}
+	a.simple(args, c, a.parent, envRisk)
+}
+
+// decl handles declare, local, export, readonly, typeset and nameref: a
+// builtin command whose arguments are assignments.
+func (a *analyzer) decl(x *syntax.DeclClause) {
+	words := []string{x.Variant.Value}
+	cmd := Command{Name: x.Variant.Value, Risk: grants.RiskMedium}
+	for _, as := range x.Args {
+		a.substs(as, ctx{})
+		words = append(words, a.assign(as))
+		if as.Name != nil && !as.Naked {
+			if opt := riskyEnv(as.Name.Value); opt != "" {
+				raise(&cmd.Risk, &cmd.Option, grants.RiskHigh, opt)
+			}
+		}
+	}
+	cmd.Words = words
+	a.emit(cmd, a.parent)
+}
+
+// assign renders an assignment as written (values unquoted when literal).
+func (a *analyzer) assign(as *syntax.Assign) string {
+	if as.Naked {
+		if as.Value != nil {
+			return a.word(as.Value, false).text
+		}
+		if as.Name != nil {
+			return as.Name.Value
+		}
+		return ""
+	}
+	if as.Index != nil || as.Array != nil {
+		a.sb.Reset()
+		_ = a.printer.Print(&a.sb, as)
+		return a.sb.String()
+	}
+	op := "="
+	if as.Append {
+		op = "+="
+	}
+	val := ""
+	if as.Value != nil {
+		val = a.word(as.Value, false).text
+	}
+	return as.Name.Value + op + val
+}
+
+// emit appends cmd run by parent and returns its index.
+func (a *analyzer) emit(cmd Command, parent int) int {
+	cmd.Line = strings.Join(cmd.Words, " ")
+	cmd.Parent = parent
+	cmd.Wrapped = parent >= 0
+	if cmd.Risk == 0 {
+		cmd.Risk = grants.RiskMedium
+	}
+	a.out.Commands = append(a.out.Commands, cmd)
+	return len(a.out.Commands) - 1
+}
+
+// nested parses script (sh -c 'script', eval, a here-document fed to a
+// shell...) and walks it as run by the command at index parent. A script
+// that does not parse leaves the parent dynamic.
+func (a *analyzer) nested(script string, parent int, c ctx) {
+	if !a.enter() {
+		return
+	}
+	defer a.leave()
+	f, err := parse(script)
+	if err != nil {
+		p := &a.out.Commands[parent]
+		p.Name = Dynamic
+		raise(&p.Risk, &p.Option, grants.RiskHigh, "unparsable script")
+		return
+	}
+	saved, savedFuncs, savedSrc := a.parent, a.funcs, a.src
+	a.parent, a.funcs, a.src = parent, nil, script
+	for _, s := range f.Stmts {
+		a.stmt(s, c)
+	}
+	a.parent, a.funcs, a.src = saved, savedFuncs, savedSrc
+}
+
+// arg is one word of a command.
+type arg struct {
+	text string // value after quote removal if lit, else the word as written
+	lit  bool   // no expansion: the value is known
+	glob bool   // has an unquoted glob character
+	// bare is true for a non-literal word with an unquoted expansion at its
+	// start: it may expand to nothing or to several words.
+	bare bool
+}
+
+func texts(args []arg) []string {
+	out := make([]string, len(args))
+	for i, a := range args {
+		out[i] = a.text
+	}
+	return out
+}
+
+// argv turns words into args, doing brace expansion as bash would.
+func (a *analyzer) argv(words []*syntax.Word) []arg {
+	out := make([]arg, 0, len(words))
+	for _, w := range words {
+		if !hasBrace(w) {
+			out = append(out, a.word(w, false))
+			continue
+		}
+		cp := &syntax.Word{Parts: slices.Clone(w.Parts)}
+		if !syntax.SplitBraces(cp) {
+			out = append(out, a.word(w, false))
+			continue
+		}
+		var exp []arg
+		for ew, err := range expand.BracesSeq(nil, cp) {
+			if err != nil || len(exp) >= maxBraceArgs {
+				exp = nil
+				break
+			}
+			if len(ew.Parts) == 0 {
+				continue // {,} expands to empty words, which bash drops
+			}
+			exp = append(exp, a.wordFrom(ew, false, true))
+		}
+		if exp == nil {
+			aw := a.word(w, false)
+			aw.lit, aw.bare = false, true // unknown number of words
+			out = append(out, aw)
+			continue
+		}
+		out = append(out, exp...)
+	}
+	return out
+}
+
+func hasBrace(w *syntax.Word) bool {
+	for _, p := range w.Parts {
+		if l, ok := p.(*syntax.Lit); ok && strings.IndexByte(l.Value, '{') >= 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// word computes a word's value when it is literal. heredoc selects
+// here-document unescaping (only \$ \` \\ and line continuations).
+func (a *analyzer) word(w *syntax.Word, heredoc bool) arg {
+	return a.wordFrom(w, heredoc, false)
+}
+
+// wordFrom is word; synth words (from brace expansion) are not in the source.
+func (a *analyzer) wordFrom(w *syntax.Word, heredoc, synth bool) arg {
+	if w == nil || len(w.Parts) == 0 {
+		return arg{lit: true}
+	}
+	var sb strings.Builder
+	r := arg{lit: true}
+	for i, p := range w.Parts {
+		switch x := p.(type) {
+		case *syntax.Lit:
+			if heredoc {
+				sb.WriteString(unescapeDouble(x.Value, true))
+			} else if unescapeUnquoted(&sb, x.Value) {
+				r.glob = true
+			}
+		case *syntax.SglQuoted:
+			if x.Dollar {
+				sb.WriteString(ansiC(x.Value))
+			} else {
+				sb.WriteString(x.Value)
+			}
+		case *syntax.DblQuoted:
+			for _, q := range x.Parts {
+				if l, ok := q.(*syntax.Lit); ok {
+					sb.WriteString(unescapeDouble(l.Value, false))
+				} else {
+					r.lit = false
+				}
+			}
+		default:
+			r.lit = false
+			if i == 0 {
+				r.bare = true
+			}
+		}
+	}
+	if r.lit {
+		r.text = sb.String()
+		return r
+	}
+	r.glob = false
+	if start, end := int(w.Pos().Offset()), int(w.End().Offset()); !synth && start < end && end <= len(a.src) {
+		r.text = a.src[start:end] // as written
+		return r
+	}
+	a.sb.Reset()
+	if err := a.printer.Print(&a.sb, w); err != nil {
+		r.text = Dynamic
+	} else {
+		r.text = a.sb.String()
+	}
+	return r
+}
+
+// unescapeUnquoted writes an unquoted literal with backslash escapes removed
+// and reports whether it has an unescaped glob character.
+func unescapeUnquoted(sb *strings.Builder, s string) (glob bool) {
+	for i := 0; i < len(s); i++ {
+		ch := s[i]
+		switch {
+		case ch == '\\' && i+1 < len(s):
+			i++
+			sb.WriteByte(s[i])
+			continue
+		case ch == '*' || ch == '?' || ch == '[':
+			glob = true
+		}
+		sb.WriteByte(ch)
+	}
+	return glob
+}
+
+// unescapeDouble removes the backslashes that are escapes inside double
+// quotes (before $ ` " \ and newline; in a here-document not before ").
+func unescapeDouble(s string, heredoc bool) string {
+	if strings.IndexByte(s, '\\') < 0 {
+		return s
+	}
+	var sb strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' && i+1 < len(s) {
+			switch n := s[i+1]; {
+			case n == '$' || n == '`' || n == '\\' || (n == '"' && !heredoc):
+				sb.WriteByte(n)
+				i++
+				continue
+			case n == '\n':
+				i++
+				continue
+			}
+		}
+		sb.WriteByte(s[i])
+	}
+	return sb.String()
+}
+
+// ansiC decodes the body of a $'...' string.
+func ansiC(s string) string {
+	if strings.IndexByte(s, '\\') < 0 {
+		return s
+	}
+	var sb strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] != '\\' || i+1 >= len(s) {
+			sb.WriteByte(s[i])
+			continue
+		}
+		i++
+		switch c := s[i]; c {
+		case 'a':
+			sb.WriteByte('\a')
+		case 'b':
+			sb.WriteByte('\b')
+		case 'e', 'E':
+			sb.WriteByte(0x1b)
+		case 'f':
+			sb.WriteByte('\f')
+		case 'n':
+			sb.WriteByte('\n')
+		case 'r':
+			sb.WriteByte('\r')
+		case 't':
+			sb.WriteByte('\t')
+		case 'v':
+			sb.WriteByte('\v')
+		case '\\', '\'', '"', '?':
+			sb.WriteByte(c)
+		case 'c':
+			if i+1 < len(s) {
+				i++
+				sb.WriteByte(s[i] & 0x1f)
+			}
+		case 'x', 'u', 'U':
+			n := 2
+			if c == 'u' {
+				n = 4
+			} else if c == 'U' {
+				n = 8
+			}
+			v, j := 0, i+1
+			for ; j < len(s) && j <= i+n && isHex(s[j]); j++ {
+				v = v*16 + hexVal(s[j])
+			}
+			if j == i+1 {
+				sb.WriteByte('\\')
+				sb.WriteByte(c)
+				continue
+			}
+			if c == 'x' {
+				sb.WriteByte(byte(v))
+			} else {
+				sb.WriteRune(rune(v))
+			}
+			i = j - 1
+		case '0', '1', '2', '3', '4', '5', '6', '7':
+			v, j := 0, i
+			for ; j < len(s) && j < i+3 && s[j] >= '0' && s[j] <= '7'; j++ {
+				v = v*8 + int(s[j]-'0')
+			}
+			sb.WriteByte(byte(v))
+			i = j - 1
+		default:
+			sb.WriteByte('\\')
+			sb.WriteByte(c)
+		}
+	}
+	return sb.String()
+}
+
+func isHex(c byte) bool {
+	return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F'
+}
+
+func hexVal(c byte) int {
+	switch {
+	case c >= 'a':
+		return int(c-'a') + 10
+	case c >= 'A':
+		return int(c-'A') + 10
+	}
+	return int(c - '0')
+}
+
+func isDigits(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// raise sets *r/*opt to risk/o when risk is higher than *r.
+func raise(r *grants.Risk, opt *string, risk grants.Risk, o string) {
+	if risk > *r {
+		*r, *opt = risk, o
+	}
+}
+
+type riskNote struct {
+	risk grants.Risk
+	opt  string
+}

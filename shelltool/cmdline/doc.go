@@ -1,0 +1,51 @@
+// Package cmdline turns one bash command line into the list of things the
+// command policy must decide: every simple command that the line can run
+// (with its words, a risk level and the option that raised it) and every
+// redirection into or out of a file.
+//
+// It owns the parsing side of execute_terminal_command's requests
+// (SPEC.md: "each simple command in it ... is a process.exec request; a
+// redirection into a file is a write request on that path"). It does no I/O:
+// it neither resolves paths nor looks at the file system, the environment or
+// $PATH; the caller turns Commands into process.exec requests, Redirects into
+// file requests on resolved paths, and adjusts risk to the execution surface.
+//
+// # What it finds
+//
+// Every simple command anywhere in the line: pipelines, && || ; lists,
+// subshells, { } groups, $(...) and backquotes (also inside double quotes,
+// arguments, assignments, redirection targets, expanding here-documents and
+// parameter expansions), process substitutions, function bodies, if / for /
+// while / until / case / select, the substitutions of [[ ]] and (( )), time,
+// coproc and declare / local / export. Commands run by another command are
+// found too: wrappers (timeout, env, sudo, xargs, nice, ...; see wrappers),
+// find -exec, sh -c 'literal' / eval 'literal' / trap 'literal' / a literal
+// here-document fed to a shell (parsed recursively), and a command after an
+// unquoted expansion that may vanish ($SUDO rm ...).
+//
+// # Security model
+//
+// This package is for asking the person the right question, not for
+// containment: the kernel sandbox is the security boundary. What a line will
+// really do depends on things the analyzer cannot know before it runs —
+// variables, command substitutions, globs, aliases, functions and scripts on
+// disk, $PATH, the contents of files that programs read (Makefiles, git
+// config, package.json scripts), what a program does with its arguments. So:
+//
+//   - whatever cannot be known is reported, never guessed away: a non-literal
+//     command name, eval, source, a shell or interpreter reading its program
+//     from stdin or from a non-literal string, are Name "<dynamic>" with risk
+//     high; options that make a harmless-looking program run or write
+//     something raise the risk to high and are named in Option;
+//   - known destructive patterns (rm -r of "/", "~", absolute or parent
+//     paths, git push --force, mkfs, dd of=, a download piped into a shell,
+//     a write redirection to a block device, ...) are critical;
+//   - a plain command is medium; this package never says low;
+//   - a line that does not parse, is empty, longer than MaxLineBytes or
+//     nested deeper than MaxDepth is an error (the caller refuses the call).
+//
+// Lists are best effort: a program not in the tables is medium, however
+// dangerous it may be. The tables (wrappers, risky options, network
+// programs, risky environment variables, devices) are in tables.go, each in
+// one place.
+package cmdline

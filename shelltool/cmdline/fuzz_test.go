@@ -1,0 +1,77 @@
+package cmdline
+
+import (
+	"strings"
+	"testing"
+
+	"mvdan.cc/sh/v3/syntax"
+)
+
+// FuzzAnalyze checks that Analyze never panics and that, for every line that
+// parses, each simple command of the syntax tree (found by an independent
+// walk) is accounted for: there are at least as many Commands as CallExprs
+// with words, and every CallExpr whose first word is a plain literal has a
+// Command with that name or a Dynamic one whose words start with it.
+// The fuzzer's lines are only parsed, never run.
+func FuzzAnalyze(f *testing.F) {
+	for _, tc := range analyzeCases {
+		f.Add(tc.line)
+	}
+	f.Fuzz(func(t *testing.T, line string) {
+		an, err := Analyze(line)
+		if err != nil {
+			return
+		}
+		file, perr := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(line), "")
+		if perr != nil {
+			t.Fatalf("Analyze accepted %q but the parser fails: %v", line, perr)
+		}
+		calls := 0
+		var names []string
+		syntax.Walk(file, func(n syntax.Node) bool {
+			if c, ok := n.(*syntax.CallExpr); ok && len(c.Args) > 0 {
+				calls++
+				if lit := c.Args[0].Lit(); lit != "" && !strings.ContainsAny(lit, "\\{*?[") {
+					names = append(names, lit)
+				}
+			}
+			return true
+		})
+		if len(an.Commands) < calls {
+			t.Fatalf("%q: %d commands for %d simple commands: %+v", line, len(an.Commands), calls, an.Commands)
+		}
+		for _, n := range names {
+			found := false
+			for _, c := range an.Commands {
+				if c.Name == n || (c.Name == Dynamic && len(c.Words) > 0 && c.Words[0] == n) {
+					found = true
+					break
+				}
+			}
+			if !found {
+				t.Fatalf("%q: no command for %q: %+v", line, n, an.Commands)
+			}
+		}
+		for i, c := range an.Commands {
+			if c.Risk < 2 || c.Risk > 4 {
+				t.Fatalf("%q: command %d has risk %v", line, i, c.Risk)
+			}
+			if c.Wrapped != (c.Parent >= 0) || c.Parent >= i {
+				t.Fatalf("%q: command %d has parent %d (wrapped %v)", line, i, c.Parent, c.Wrapped)
+			}
+			if c.Line != strings.Join(c.Words, " ") {
+				t.Fatalf("%q: command %d line %q is not its words %q", line, i, c.Line, c.Words)
+			}
+		}
+	})
+}
+
+func BenchmarkAnalyze(b *testing.B) {
+	const line = `git add -A && git commit -m "x" && go test ./... | tee out.log`
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := Analyze(line); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

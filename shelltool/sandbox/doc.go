@@ -1,0 +1,118 @@
+// Package sandbox runs one shell command line under a Linux kernel sandbox
+// (or, for sandbox.required = false, on the host) and collects its output.
+//
+// # How it runs
+//
+// Run re-executes the server's own binary (/proc/self/exe) as a small helper
+// (argv "onellm-sandbox -test.run=^$ __onellm_sandbox_helper"; the program's
+// main, and TestMain of any test binary that calls Run or Probe, must call
+// MaybeRunHelper first thing; a binary that does not gets ErrUnavailable, and
+// the leading -test.run=^$ keeps a Go test binary from running its tests
+// again inside the helper). The helper is cloned into fresh mount, pid and
+// ipc namespaces (and a network namespace unless Network is "full"), in its
+// own session, with Pdeathsig SIGKILL and an empty environment (when the
+// server is not root, a user namespace mapping its own uid is added and the
+// helper gets CAP_SYS_ADMIN, CAP_NET_ADMIN and CAP_SETPCAP in it as ambient
+// capabilities for the setup). The spec reaches it as JSON over an inherited
+// pipe (fd 3); it reports over a close-on-exec status pipe (fd 4) as JSON
+// lines. Locked to one OS thread it first marks every inherited descriptor
+// above 3 close-on-exec and makes itself non-dumpable (so the shell, which
+// shares its uid and, on that thread, its credentials and landlock domain,
+// cannot open /proc/1/mem or /proc/1/fd/*), then:
+//
+//  1. makes the mount tree private, mounts a fresh /proc, a private tmpfs on
+//     /tmp (binding back any Writable/Readable root that lives under /tmp) and
+//     on /dev/shm, hides the secrets of /etc (shadow, gshadow, sudoers, ssh
+//     host keys, ssl/private, … see etcSecrets) under empty, mode 000,
+//     read-only placeholders, bind-mounts every ReadOnly path read-only (and
+//     self-binds its ancestors inside the writable root so they cannot be
+//     renamed away);
+//  2. brings lo up in the new network namespace;
+//  3. builds a landlock ruleset pinned to the ABI found (ABI >= 1 required;
+//     refer, truncate, ioctl_dev, TCP bind/connect, signal and abstract unix
+//     socket scoping are handled when the ABI has them; rights of ABIs newer
+//     than 7 are not handled): read+execute beneath /usr, /bin, /sbin, /lib*,
+//     /opt and Readable; read beneath /etc, /proc, a few /sys folders; read
+//     and write on /dev/null, zero, full, random, urandom, tty; everything
+//     beneath Writable, /tmp and /dev/shm; TCP connect only to
+//     AllowTCPConnect ports and no TCP bind when Network is "none";
+//  4. sets rlimits (core 0, file size, open files, CPU time);
+//  5. locks securebits, empties the bounding, ambient, effective, permitted
+//     and inheritable capability sets (even as uid 0);
+//  6. sets no_new_privs and calls landlock_restrict_self;
+//  7. checks a canary (opening "/" must now fail with EACCES);
+//  8. installs a seccomp filter (system calls through any other ABI than
+//     x86_64, such as int 0x80, kill the process; x32 ones get EPERM);
+//  9. forks the shell (`SHELL -c COMMAND`) from that thread (so the child
+//     inherits exactly that thread's restrictions), tells the server it
+//     started, stays as PID 1 of the namespace reaping children, reports the
+//     shell's exit status and exits, which kills everything left in the
+//     namespace (background and setsid'd children included).
+//
+// The shell is therefore not PID 1: signals it sends itself work, and its
+// exit status (code or signal) is reported exactly. Any failure before the
+// shell is started (including a Dir that does not exist or a Shell that
+// cannot be executed) is reported on the status pipe; Run then returns an
+// error wrapping ErrUnavailable and nothing ran.
+//
+// On the server side, the timeout, ctx cancellation and runaway output kill
+// the process group and the helper (PID 1 of the namespace: the kernel kills
+// the rest); the leader is reaped only after the group kill, so a recycled
+// pgid is never hit; the wait for end-of-file on the output pipes is bounded;
+// every goroutine and descriptor is released before Run returns.
+//
+// The helper runs the server binary's package initialisers before
+// MaybeRunHelper is reached: keep them cheap, they are paid on every command.
+//
+// Where /sys/fs/cgroup (or /sys/fs/cgroup/unified) is a cgroup2 mount whose
+// current cgroup delegates the pids controller, each command gets its own
+// cgroup (pids.max, memory.max when available) and is cloned straight into
+// it; otherwise the command runs without one (no fork-bomb containment for
+// uid 0, whose RLIMIT_NPROC is ignored by the kernel).
+//
+// # Security model
+//
+// Protects against a command (or a tool it runs) that tries to:
+//   - write outside the Writable roots and the private /tmp and /dev/shm
+//     (landlock; even as root, since capabilities are gone);
+//   - read outside the system folders (/usr, /bin, /sbin, /lib*, /opt, /etc
+//     minus secrets such as shadow, gshadow, sudoers, ssh host keys,
+//     ssl/private), Readable and Writable roots (a symlink or a hard link
+//     made by the command does not help: landlock checks the real path, and
+//     linking across into a writable root needs the refer right);
+//   - modify ReadOnly carve-outs such as .git/hooks or .git/config inside a
+//     writable root (read-only bind mounts);
+//   - reach the network when Network is "none" (empty network namespace,
+//     landlock TCP rules, seccomp on socket families and protocols: no unix,
+//     vsock, MPTCP or SCTP sockets, no io_uring);
+//   - see, signal or trace host processes (pid namespace with its own /proc,
+//     landlock scoping, seccomp denies ptrace and process_vm_*);
+//   - escape the end of the call (every process in the pid namespace dies
+//     with it; timeouts and cancellation kill the namespace);
+//   - learn the server's environment (only Spec.Env is passed);
+//   - regain privileges (no_new_privs, empty capability sets, locked
+//     securebits) or change the sandbox (mount, unshare, setns, namespaced
+//     clone, bpf, keyctl, perf_event_open are denied).
+//
+// It does not protect against:
+//   - kernel bugs (the sandbox is only as strong as landlock, namespaces and
+//     seccomp in the running kernel);
+//   - reading files under the allowed roots: anything in /etc not on the
+//     secret list, /usr, /opt and the Readable roots is readable, and secrets
+//     inside the workspace are readable and writable (so is a hard link to a
+//     secret that already exists inside a writable root);
+//   - listing names: directory listing of /dev and of PID 1's /proc entries
+//     is allowed (opening them is not);
+//   - UDP and other non-TCP traffic when Network is "full" (landlock ABI <= 9
+//     does not cover it; only "none" removes the network entirely);
+//   - exhaustion of CPU, memory or process slots when no delegated cgroup is
+//     available (only rlimits apply then, and RLIMIT_NPROC is ignored for
+//     uid 0);
+//   - ReadOnly paths that do not exist when the command starts (nothing can be
+//     mounted on them; the command may create them);
+//   - RunHost, which only gives the command its own process group, an exact
+//     environment, a timeout and output caps: a setsid'd child escapes it, and
+//     descriptors the server inherited without close-on-exec reach it;
+//   - architectures other than amd64: there is no seccomp filter for them
+//     yet, so Run fails closed with ErrUnavailable.
+package sandbox

@@ -1,0 +1,274 @@
+//go:build linux
+
+package sandbox
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// Network selects what the command may reach.
+type Network string
+
+const (
+	// NetworkNone gives the command an empty network namespace with only lo
+	// up; landlock (ABI >= 4) additionally denies every TCP bind and connect
+	// except Spec.AllowTCPConnect ports.
+	NetworkNone Network = "none"
+	// NetworkFull leaves the host network namespace; landlock does not handle
+	// network rights. Seccomp still denies unix, vsock, MPTCP and SCTP sockets.
+	NetworkFull Network = "full"
+	// NetworkProxy is reserved for the egress proxy (a listening socket on
+	// 127.0.0.1 inside the namespace handed to the server). Not implemented:
+	// Run returns ErrUnavailable for it.
+	// TODO(proxy): create the listener in the helper, pass it back over a
+	// socketpair (SCM_RIGHTS) and allow only its port via AllowTCPConnect.
+	NetworkProxy Network = "proxy"
+)
+
+// Defaults applied by Run and RunHost to zero Spec fields.
+const (
+	DefaultTimeout     = 30 * time.Second
+	DefaultOutputMax   = 64 << 10
+	DefaultFileSizeMax = 1 << 30
+	DefaultTmpSize     = 1 << 30
+	DefaultPidsMax     = 512
+	DefaultMemoryMax   = 2 << 30
+	// RedactedMarker replaces every occurrence of a secret in the output.
+	RedactedMarker = "[REDACTED:secret]"
+)
+
+// Spec describes one command.
+type Spec struct {
+	// Shell is an absolute path; default /bin/bash, else /bin/sh.
+	Shell string
+	// Command is run as `Shell -c Command`.
+	Command string
+	// Dir is the absolute working directory. It must be inside Writable or
+	// Readable (or be "/tmp", the private temporary folder). Default: the
+	// first Writable root, else /tmp.
+	Dir string
+	// Env is the exact environment (KEY=VALUE); nothing is inherited.
+	Env []string
+	// Stdin is delivered on the command's standard input (then EOF).
+	Stdin []byte
+	// Writable are absolute roots the command may write beneath (the
+	// workspace and extras). A private /tmp and /dev/shm are always added.
+	// Roots that do not exist are ignored. "/" is refused.
+	Writable []string
+	// Readable are extra absolute roots the command may read and execute
+	// beneath. Roots that do not exist are ignored.
+	Readable []string
+	// ReadOnly are absolute paths inside writable roots that stay read-only
+	// (.git/hooks, .git/config, protected files): read-only bind mounts.
+	// Paths that do not exist are ignored (see the package security model).
+	ReadOnly []string
+	// Network is "none" (default), "full" or "proxy" (not implemented yet).
+	Network Network
+	// AllowTCPConnect lists TCP ports the command may connect to when
+	// Network is "none" (inside the empty namespace only 127.0.0.1 exists):
+	// the hook for the egress proxy. Needs landlock ABI >= 4.
+	AllowTCPConnect []uint16
+	// Timeout kills the whole command when reached (default 30 s).
+	Timeout time.Duration
+	// OutputMax caps stdout and stderr each, in bytes (default 64 KiB); the
+	// head and the tail are kept with a marker in between.
+	OutputMax int
+	// KillAfterOutput kills the command when either stream has produced more
+	// than this many bytes (runaway output). Default max(64*OutputMax, 4 MiB).
+	KillAfterOutput int64
+	// Secrets are values replaced by RedactedMarker in the output. Empty
+	// values are ignored.
+	Secrets []string
+	// FileSizeMax is RLIMIT_FSIZE (default 1 GiB; sandboxed runs only).
+	FileSizeMax int64
+	// TmpSize is the size of the private /tmp tmpfs (default 1 GiB).
+	TmpSize int64
+	// PidsMax and MemoryMax apply when a per-command cgroup can be made
+	// (defaults 512 and 2 GiB).
+	PidsMax   int
+	MemoryMax int64
+
+	// simulateNoLandlock makes the helper behave as on a kernel without
+	// landlock (tests only).
+	simulateNoLandlock bool
+}
+
+// Result is what happened.
+type Result struct {
+	// ExitCode is the shell's exit code; 128+N when it was killed by signal N.
+	ExitCode int
+	Stdout   string
+	Stderr   string
+	// TimedOut is set when Timeout killed the command.
+	TimedOut bool
+	// Truncated is set when either stream exceeded OutputMax.
+	Truncated bool
+	// OutputExceeded is set when KillAfterOutput killed the command.
+	OutputExceeded bool
+	Duration       time.Duration
+	// Signal names the signal that ended the shell ("SIGKILL"), if any.
+	Signal string
+	// Cgroup tells whether a per-command cgroup (pids.max, memory.max) was
+	// applied.
+	Cgroup bool
+}
+
+// ErrUnavailable means the sandbox could not be applied: nothing ran.
+var ErrUnavailable = errors.New("sandbox unavailable")
+
+// Run runs s under the sandbox. Cancelling ctx kills the command (the whole
+// pid namespace) and Run returns the partial Result with ctx.Err(). An error
+// wrapping ErrUnavailable means nothing ran.
+func Run(ctx context.Context, s Spec) (Result, error) {
+	n, err := normalize(s, true)
+	if err != nil {
+		return Result{}, err
+	}
+	if n.Network == NetworkProxy {
+		return Result{}, fmt.Errorf("%w: network %q is not implemented", ErrUnavailable, n.Network)
+	}
+	return execute(ctx, &n, true)
+}
+
+// RunHost runs s on the host without restrictions (sandbox.required =
+// false): its own session and process group, the exact environment, the
+// timeout and the output caps still apply. Writable, Readable, ReadOnly,
+// Network and FileSizeMax are ignored.
+func RunHost(ctx context.Context, s Spec) (Result, error) {
+	n, err := normalize(s, false)
+	if err != nil {
+		return Result{}, err
+	}
+	return execute(ctx, &n, false)
+}
+
+// Probe returns the landlock ABI of the running kernel and nil when the
+// sandbox can be applied here; it runs `true` in the sandbox to prove it
+// (a few milliseconds). Callers cache the answer.
+func Probe() (int, error) {
+	abi, err := landlockABI()
+	if err != nil {
+		return 0, fmt.Errorf("%w: landlock: %v", ErrUnavailable, err)
+	}
+	if abi < 1 {
+		return abi, fmt.Errorf("%w: landlock ABI %d", ErrUnavailable, abi)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	r, err := Run(ctx, Spec{Command: "exit 0", Dir: "/tmp", Timeout: 10 * time.Second})
+	if err != nil {
+		return abi, err
+	}
+	if r.ExitCode != 0 {
+		return abi, fmt.Errorf("%w: probe command exited %d (%s)", ErrUnavailable, r.ExitCode, strings.TrimSpace(r.Stderr))
+	}
+	return abi, nil
+}
+
+func normalize(s Spec, sandboxed bool) (Spec, error) {
+	bad := func(f string, a ...any) (Spec, error) {
+		return Spec{}, fmt.Errorf("sandbox: invalid spec: "+f, a...)
+	}
+	if s.Shell == "" {
+		s.Shell = "/bin/bash"
+		if _, err := os.Stat(s.Shell); err != nil {
+			s.Shell = "/bin/sh"
+		}
+	}
+	if !filepath.IsAbs(s.Shell) {
+		return bad("shell %q is not absolute", s.Shell)
+	}
+	clean := func(what string, in []string) ([]string, error) {
+		out := make([]string, 0, len(in))
+		for _, p := range in {
+			if !filepath.IsAbs(p) {
+				return nil, fmt.Errorf("sandbox: invalid spec: %s path %q is not absolute", what, p)
+			}
+			out = append(out, filepath.Clean(p))
+		}
+		return out, nil
+	}
+	var err error
+	if s.Writable, err = clean("writable", s.Writable); err != nil {
+		return Spec{}, err
+	}
+	if s.Readable, err = clean("readable", s.Readable); err != nil {
+		return Spec{}, err
+	}
+	if s.ReadOnly, err = clean("read-only", s.ReadOnly); err != nil {
+		return Spec{}, err
+	}
+	for _, w := range s.Writable {
+		if w == "/" {
+			return bad("writable root \"/\" is refused")
+		}
+	}
+	if s.Dir == "" {
+		s.Dir = "/tmp"
+		if len(s.Writable) > 0 {
+			s.Dir = s.Writable[0]
+		}
+	}
+	if !filepath.IsAbs(s.Dir) {
+		return bad("dir %q is not absolute", s.Dir)
+	}
+	s.Dir = filepath.Clean(s.Dir)
+	if sandboxed && s.Dir != "/tmp" && !within(s.Dir, s.Writable) && !within(s.Dir, s.Readable) {
+		return bad("dir %q is outside the writable and readable roots", s.Dir)
+	}
+	switch s.Network {
+	case "":
+		s.Network = NetworkNone
+	case NetworkNone, NetworkFull, NetworkProxy:
+	default:
+		return bad("network %q", s.Network)
+	}
+	if s.Env == nil {
+		s.Env = []string{}
+	}
+	if s.Timeout <= 0 {
+		s.Timeout = DefaultTimeout
+	}
+	if s.OutputMax <= 0 {
+		s.OutputMax = DefaultOutputMax
+	}
+	if s.KillAfterOutput <= 0 {
+		s.KillAfterOutput = max(64*int64(s.OutputMax), 4<<20)
+	}
+	if s.FileSizeMax <= 0 {
+		s.FileSizeMax = DefaultFileSizeMax
+	}
+	if s.TmpSize <= 0 {
+		s.TmpSize = DefaultTmpSize
+	}
+	if s.PidsMax <= 0 {
+		s.PidsMax = DefaultPidsMax
+	}
+	if s.MemoryMax <= 0 {
+		s.MemoryMax = DefaultMemoryMax
+	}
+	return s, nil
+}
+
+// within reports whether p is one of roots or beneath one (lexically).
+func within(p string, roots []string) bool {
+	for _, r := range roots {
+		if isBeneath(p, r) {
+			return true
+		}
+	}
+	return false
+}
+
+func isBeneath(p, root string) bool {
+	if p == root || root == "/" {
+		return true
+	}
+	return strings.HasPrefix(p, root+"/")
+}

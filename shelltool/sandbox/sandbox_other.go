@@ -1,0 +1,64 @@
+//go:build !linux
+
+package sandbox
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime"
+	"time"
+)
+
+// Network selects what the command may reach.
+type Network string
+
+const (
+	NetworkNone  Network = "none"
+	NetworkFull  Network = "full"
+	NetworkProxy Network = "proxy"
+)
+
+// Spec describes one command (see the Linux documentation).
+type Spec struct {
+	Shell, Command, Dir          string
+	Env                          []string
+	Stdin                        []byte
+	Writable, Readable, ReadOnly []string
+	Network                      Network
+	AllowTCPConnect              []uint16
+	Timeout                      time.Duration
+	OutputMax                    int
+	KillAfterOutput              int64
+	Secrets                      []string
+	FileSizeMax, TmpSize         int64
+	PidsMax                      int
+	MemoryMax                    int64
+}
+
+// Result is what happened.
+type Result struct {
+	ExitCode                            int
+	Stdout, Stderr                      string
+	TimedOut, Truncated, OutputExceeded bool
+	Duration                            time.Duration
+	Signal                              string
+	Cgroup                              bool
+}
+
+// ErrUnavailable means the sandbox could not be applied: nothing ran.
+var ErrUnavailable = errors.New("sandbox unavailable")
+
+func errOS() error { return fmt.Errorf("%w: not supported on %s", ErrUnavailable, runtime.GOOS) }
+
+// Run is unavailable outside Linux.
+func Run(ctx context.Context, s Spec) (Result, error) { return Result{}, errOS() }
+
+// RunHost is unavailable outside Linux.
+func RunHost(ctx context.Context, s Spec) (Result, error) { return Result{}, errOS() }
+
+// Probe is unavailable outside Linux.
+func Probe() (int, error) { return 0, errOS() }
+
+// MaybeRunHelper does nothing outside Linux.
+func MaybeRunHelper() {}

@@ -1,0 +1,355 @@
+// Package shelltool owns execute_terminal_command: the command line parsed
+// into requests (cmdline), the kernel sandbox it runs in (sandbox), and the
+// tool that ties them to the policy.
+//
+// Security model: the policy decides what the person wants asked or refused,
+// from a best-effort reading of the line; the sandbox is the boundary that
+// holds whatever the line really does.
+package shelltool
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	mcpserver "github.com/mark3labs/mcp-go/server"
+
+	"github.com/onellm/onellm-mcp/fstools"
+	"github.com/onellm/onellm-mcp/grants"
+	"github.com/onellm/onellm-mcp/internal/toolkit"
+	"github.com/onellm/onellm-mcp/shelltool/cmdline"
+	"github.com/onellm/onellm-mcp/shelltool/sandbox"
+)
+
+// Name is the tool's public name.
+const Name = "execute_terminal_command"
+
+// Args are the tool's arguments.
+type Args struct {
+	Command        string   `json:"command" jsonschema:"The command line (bash syntax)"`
+	Cwd            string   `json:"cwd,omitempty" jsonschema:"Working folder: absolute, ~/…, or relative to the workspace (default: the workspace)"`
+	TimeoutSeconds int      `json:"timeout_seconds,omitempty" jsonschema:"Kill the command after this many seconds"`
+	Stdin          string   `json:"stdin,omitempty" jsonschema:"Text given to the command on standard input"`
+	Secrets        []string `json:"secrets,omitempty" jsonschema:"Names of configured secrets to put into the environment (their values never reach you)"`
+}
+
+// Output is the tool's structured result.
+type Output struct {
+	ExitCode   int    `json:"exit_code"`
+	Stdout     string `json:"stdout"`
+	Stderr     string `json:"stderr"`
+	TimedOut   bool   `json:"timed_out"`
+	Truncated  bool   `json:"truncated"`
+	DurationMS int64  `json:"duration_ms"`
+}
+
+// Tool is execute_terminal_command. The zero value is ready; it probes the
+// kernel sandbox once, on first use.
+type Tool struct {
+	probeOnce sync.Once
+	probeErr  error
+}
+
+// Name implements toolkit.Tool.
+func (*Tool) Name() string { return Name }
+
+// Capabilities implements toolkit.Tool.
+func (*Tool) Capabilities() []grants.Capability {
+	return []grants.Capability{grants.CapProcessExec}
+}
+
+func (t *Tool) sandboxErr() error {
+	t.probeOnce.Do(func() { _, t.probeErr = sandbox.Probe() })
+	return t.probeErr
+}
+
+// Definition implements toolkit.Tool.
+func (t *Tool) Definition(p *grants.Policy) mcp.Tool {
+	where := "inside a kernel sandbox (landlock, namespaces, seccomp): it may write only beneath the workspace " + p.Workspace +
+		", a private /tmp" + list(", and ", p.Sandbox.Writable) + "; read system folders and the workspace" + list(" and ", p.Sandbox.Readable) +
+		"; .git/hooks and .git/config stay read-only; "
+	switch p.Sandbox.Network {
+	case "full":
+		where += "it has the host's network."
+	default:
+		where += "it has no network."
+	}
+	if !p.Sandbox.Required {
+		where += " If the sandbox cannot be applied here the command runs on the host (decided again for the host)."
+	}
+	desc := "Run a shell command line (bash syntax) " + where +
+		" Only the environment variables " + strings.Join(p.Sandbox.Env, ", ") + " are passed, plus requested secrets. " +
+		fmt.Sprintf("Default timeout %s, at most %s; stdout and stderr are each capped at %d bytes (head and tail kept). ",
+			p.Limits.CommandTimeout, p.Limits.CommandMaxTimeout, p.Limits.OutputMaxBytes) +
+		"Every command in the line (pipelines, lists, substitutions, wrappers such as sudo or xargs) is decided by the policy before anything runs; " +
+		"a command name that cannot be known before running is decided as <dynamic> at high risk.\n\n" + p.Summary(t.Capabilities()...)
+	return mcp.NewTool(Name,
+		mcp.WithDescription(desc),
+		mcp.WithInputSchema[Args](),
+		mcp.WithOutputSchema[Output](),
+		mcp.WithToolAnnotation(toolkit.Annotations("Run command", false, true, false, p.Sandbox.Network != "none")),
+	)
+}
+
+func list(prefix string, items []string) string {
+	if len(items) == 0 {
+		return ""
+	}
+	return prefix + strings.Join(items, ", ")
+}
+
+// Plan implements toolkit.Tool: it parses the line into requests; nothing runs.
+func (t *Tool) Plan(_ context.Context, env *toolkit.Env, raw json.RawMessage) (*toolkit.Plan, error) {
+	p := env.Policy
+	var args Args
+	if err := toolkit.Decode(raw, &args); err != nil {
+		return nil, err
+	}
+	if strings.TrimSpace(args.Command) == "" {
+		return nil, toolkit.Argf("argument \"command\" is required")
+	}
+	timeout := p.Limits.CommandTimeout
+	if args.TimeoutSeconds < 0 {
+		return nil, toolkit.Argf("timeout_seconds must be positive")
+	}
+	if args.TimeoutSeconds > 0 {
+		timeout = time.Duration(args.TimeoutSeconds) * time.Second
+		if timeout > p.Limits.CommandMaxTimeout {
+			return nil, toolkit.Argf("timeout_seconds %d is over the limit of %d", args.TimeoutSeconds, int(p.Limits.CommandMaxTimeout.Seconds()))
+		}
+	}
+	cwd := p.Workspace
+	if args.Cwd != "" {
+		res, err := fstools.Resolve(p, args.Cwd)
+		if err != nil {
+			return nil, toolkit.Argf("cwd %q: %v", args.Cwd, err)
+		}
+		if fi, err := os.Stat(res.Real); err != nil || !fi.IsDir() {
+			return nil, toolkit.Argf("cwd %q is not an existing folder", args.Cwd)
+		}
+		cwd = res.Real
+	}
+	secrets, err := resolveSecrets(p, args.Secrets)
+	if err != nil {
+		return nil, err
+	}
+	analysis, err := cmdline.Analyze(args.Command)
+	if err != nil {
+		return nil, toolkit.Argf("command: %v", err)
+	}
+
+	surface := grants.SurfaceSandbox
+	if err := t.sandboxErr(); err != nil {
+		if p.Sandbox.Required {
+			return nil, &toolkit.Refusal{Reason: grants.ReasonSandboxUnavailable,
+				Msg: fmt.Sprintf("the kernel sandbox cannot be applied here (%v) and [sandbox] required is true, so nothing runs", err)}
+		}
+		surface = grants.SurfaceHost
+	}
+	if p.Sandbox.Network == "proxy" && surface == grants.SurfaceSandbox {
+		return nil, &toolkit.Refusal{Reason: grants.ReasonSandboxUnavailable,
+			Msg: `[sandbox] network = "proxy" is not available in this build; use "none" or "full"`}
+	}
+	reqs, err := requests(p, analysis, cwd, surface)
+	if err != nil {
+		return nil, err
+	}
+	for _, s := range secrets {
+		reqs = append(reqs, grants.Request{Capability: grants.CapSecretUse,
+			Target: grants.Target{ToolName: Name, Resource: s.name}, Risk: grants.BaseRisk(grants.CapSecretUse, "")})
+	}
+	spec := sandbox.Spec{
+		Command: args.Command, Dir: cwd, Env: environment(p, secrets), Stdin: []byte(args.Stdin),
+		Writable: append([]string{p.Workspace}, p.Sandbox.Writable...), Readable: p.Sandbox.Readable,
+		ReadOnly: readOnly(p), Network: sandbox.Network(p.Sandbox.Network), Timeout: timeout,
+		OutputMax: int(p.Limits.OutputMaxBytes),
+	}
+	for _, s := range secrets {
+		spec.Secrets = append(spec.Secrets, s.value)
+	}
+	return &toolkit.Plan{Requests: reqs, Run: func(ctx context.Context) toolkit.Result {
+		return run(ctx, env, spec, surface)
+	}}, nil
+}
+
+// LineRequests parses a command line and returns the requests the tool
+// would make for it (for explain).
+func LineRequests(p *grants.Policy, line, cwd string, surface grants.Surface) ([]grants.Request, error) {
+	a, err := cmdline.Analyze(line)
+	if err != nil {
+		return nil, fmt.Errorf("command: %w", err)
+	}
+	return requests(p, a, cwd, surface)
+}
+
+// requests turns the analysis into the requests the policy decides.
+func requests(p *grants.Policy, a cmdline.Analysis, cwd string, surface grants.Surface) ([]grants.Request, error) {
+	var reqs []grants.Request
+	for _, c := range a.Commands {
+		risk := max(c.Risk, grants.BaseRisk(grants.CapProcessExec, surface))
+		reqs = append(reqs, grants.Request{
+			Capability: grants.CapProcessExec,
+			Target:     grants.Target{ToolName: Name, Resource: c.Name, Command: c.Line, Option: c.Option},
+			Risk:       risk, Surface: surface,
+		})
+	}
+	for _, r := range a.Redirects {
+		if r.Path == cmdline.Dynamic {
+			reqs = append(reqs, grants.Request{
+				Capability: grants.CapProcessExec,
+				Target:     grants.Target{ToolName: Name, Resource: cmdline.Dynamic, Command: "redirection to a path known only when run", Option: r.Option},
+				Risk:       grants.RiskHigh, Surface: surface,
+			})
+			continue
+		}
+		path := r.Path
+		if strings.HasPrefix(path, "/dev/tcp/") || strings.HasPrefix(path, "/dev/udp/") {
+			// bash opens a network connection for these names: no file.
+			reqs = append(reqs, grants.Request{
+				Capability: grants.CapProcessExec,
+				Target:     grants.Target{ToolName: Name, Resource: "bash", Command: "network redirection " + path, Option: "bash " + path[:9]},
+				Risk:       grants.RiskHigh, Surface: surface,
+			})
+			continue
+		}
+		if !filepath.IsAbs(path) && path != "~" && !strings.HasPrefix(path, "~/") {
+			path = filepath.Join(cwd, path)
+		}
+		res, err := fstools.Resolve(p, path)
+		if err != nil {
+			return nil, toolkit.Argf("redirection %q: %v", r.Path, err)
+		}
+		if r.Read {
+			reqs = append(reqs, res.Request(Name, res.ReadCapability()))
+		}
+		if r.Write {
+			req := res.Request(Name, res.WriteCapability())
+			req.Risk = max(req.Risk, r.Risk)
+			reqs = append(reqs, req)
+		}
+	}
+	return reqs, nil
+}
+
+type secretValue struct{ name, env, value string }
+
+// resolveSecrets reads the values of the named configured secrets.
+func resolveSecrets(p *grants.Policy, names []string) ([]secretValue, error) {
+	var out []secretValue
+	for _, n := range names {
+		s, ok := p.Secrets[n]
+		if !ok {
+			return nil, toolkit.Argf("secret %q is not configured", n)
+		}
+		v, err := s.Value()
+		if err != nil {
+			return nil, toolkit.Argf("%v", err)
+		}
+		envName := s.Env
+		if envName == "" {
+			envName = strings.ToUpper(strings.ReplaceAll(n, "-", "_"))
+		}
+		out = append(out, secretValue{name: n, env: envName, value: v})
+	}
+	return out, nil
+}
+
+// environment is the command's whole environment: the configured names, with
+// the server's values, and the requested secrets.
+func environment(p *grants.Policy, secrets []secretValue) []string {
+	var env []string
+	for _, k := range p.Sandbox.Env {
+		if v, ok := os.LookupEnv(k); ok {
+			env = append(env, k+"="+v)
+		}
+	}
+	for _, s := range secrets {
+		env = append(env, s.env+"="+s.value)
+	}
+	return env
+}
+
+// readOnly lists what must stay read-only inside writable roots: git's
+// code-running files and the protected files.
+func readOnly(p *grants.Policy) []string {
+	var out []string
+	for _, root := range append([]string{p.Workspace}, p.Sandbox.Writable...) {
+		out = append(out, filepath.Join(root, ".git", "hooks"), filepath.Join(root, ".git", "config"))
+	}
+	return append(out, p.Protected()...)
+}
+
+func run(ctx context.Context, env *toolkit.Env, spec sandbox.Spec, surface grants.Surface) toolkit.Result {
+	stop := progress(ctx, env)
+	defer stop()
+	var (
+		res sandbox.Result
+		err error
+	)
+	if surface == grants.SurfaceHost {
+		res, err = sandbox.RunHost(ctx, spec)
+	} else {
+		res, err = sandbox.Run(ctx, spec)
+	}
+	if errors.Is(err, sandbox.ErrUnavailable) {
+		return toolkit.Failed("%s refused (reason %s): %v; nothing ran", Name, grants.ReasonSandboxUnavailable, err)
+	}
+	if err != nil && res.Duration == 0 {
+		return toolkit.Failed("%s: %v", Name, err)
+	}
+	out := Output{ExitCode: res.ExitCode, Stdout: res.Stdout, Stderr: res.Stderr, TimedOut: res.TimedOut,
+		Truncated: res.Truncated, DurationMS: res.Duration.Milliseconds()}
+	text := fmt.Sprintf("exit code %d", out.ExitCode)
+	switch {
+	case out.TimedOut:
+		text = fmt.Sprintf("timed out after %s and was killed", spec.Timeout)
+	case err != nil:
+		text = fmt.Sprintf("cancelled (%v)", err)
+	}
+	if out.Stdout != "" {
+		text += "\nstdout:\n" + out.Stdout
+	}
+	if out.Stderr != "" {
+		text += "\nstderr:\n" + out.Stderr
+	}
+	r := mcp.NewToolResultStructured(out, text)
+	r.IsError = out.ExitCode != 0 || out.TimedOut || err != nil
+	code := out.ExitCode
+	return toolkit.Result{Tool: r, Outcome: toolkit.Outcome{ExitCode: &code, Bytes: int64(len(out.Stdout) + len(out.Stderr))}}
+}
+
+// progress sends a progress notification every few seconds while a command
+// runs, when the client asked for them with a progress token.
+func progress(ctx context.Context, env *toolkit.Env) func() {
+	meta := env.Request.Params.Meta
+	srv := mcpserver.ServerFromContext(ctx)
+	if meta == nil || meta.ProgressToken == nil || srv == nil {
+		return func() {}
+	}
+	token := meta.ProgressToken
+	done := make(chan struct{})
+	go func() {
+		tick := time.NewTicker(5 * time.Second)
+		defer tick.Stop()
+		for n := 1; ; n++ {
+			select {
+			case <-done:
+				return
+			case <-ctx.Done():
+				return
+			case <-tick.C:
+				_ = srv.SendNotificationToClient(ctx, "notifications/progress", map[string]any{
+					"progressToken": token, "progress": n * 5, "message": fmt.Sprintf("running for %ds", n*5),
+				})
+			}
+		}
+	}()
+	return func() { close(done) }
+}

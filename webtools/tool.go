@@ -1,0 +1,225 @@
+package webtools
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/onellm/onellm-mcp/grants"
+	"github.com/onellm/onellm-mcp/internal/toolkit"
+)
+
+// ToolName is the http_request tool's public name.
+const ToolName = "http_request"
+
+// ToolArgs are http_request's arguments.
+type ToolArgs struct {
+	URL            string            `json:"url" jsonschema:"http or https URL"`
+	Method         string            `json:"method,omitempty" jsonschema:"GET (default), HEAD, POST, PUT, PATCH, DELETE or OPTIONS"`
+	Headers        map[string]string `json:"headers,omitempty" jsonschema:"Request headers"`
+	Body           string            `json:"body,omitempty" jsonschema:"Request body (POST, PUT, PATCH, DELETE)"`
+	TimeoutSeconds int               `json:"timeout_seconds,omitempty" jsonschema:"Timeout for the whole call"`
+	MaxBytes       int64             `json:"max_bytes,omitempty" jsonschema:"Cap on the response body"`
+}
+
+// ToolOutput is http_request's structured result.
+type ToolOutput struct {
+	Status      int               `json:"status"`
+	Headers     map[string]string `json:"headers"`
+	Body        string            `json:"body"`
+	BodyBase64  bool              `json:"body_base64,omitempty"`
+	ContentType string            `json:"content_type,omitempty"`
+	Truncated   bool              `json:"truncated"`
+	FinalURL    string            `json:"final_url"`
+}
+
+// Tool is http_request. Its Client is shared by calls (it holds no
+// connection between them).
+type Tool struct {
+	Client *Client
+}
+
+// NewTool returns the tool with a client using the system resolver and roots.
+func NewTool() *Tool { return &Tool{Client: NewClient(Options{})} }
+
+// Name implements toolkit.Tool.
+func (*Tool) Name() string { return ToolName }
+
+// Capabilities implements toolkit.Tool.
+func (*Tool) Capabilities() []grants.Capability {
+	return []grants.Capability{grants.CapHTTPGet, grants.CapHTTPHead, grants.CapHTTPPost, grants.CapHTTPPut,
+		grants.CapHTTPPatch, grants.CapHTTPDelete, grants.CapHTTPOptions}
+}
+
+// Definition implements toolkit.Tool.
+func (t *Tool) Definition(p *grants.Policy) mcp.Tool {
+	var secrets []string
+	for name, s := range p.Secrets {
+		secrets = append(secrets, fmt.Sprintf("%s (for %s)", name, strings.Join(s.Hosts, ", ")))
+	}
+	desc := "Make one HTTP(S) request. Each hop, redirects included, is decided by the policy on its method and host; " +
+		"loopback, private and cloud-metadata addresses are refused unless a rule allows that host with allow_private. " +
+		fmt.Sprintf("Default timeout %s; the body is capped at %d bytes (truncated is then true); binary bodies come back base64. ",
+			p.Limits.HTTPTimeout, p.Limits.HTTPMaxBytes)
+	if len(secrets) > 0 {
+		desc += "The server adds these secrets itself to requests to their hosts (you never see their values): " + strings.Join(secrets, "; ") + ". "
+	}
+	desc += "A redirect to a host that needs a person's approval is not followed: call again with that URL.\n\n" + p.Summary(t.Capabilities()...)
+	return mcp.NewTool(ToolName,
+		mcp.WithDescription(desc),
+		mcp.WithInputSchema[ToolArgs](),
+		mcp.WithOutputSchema[ToolOutput](),
+		mcp.WithToolAnnotation(toolkit.Annotations("HTTP request", false, true, false, true)),
+	)
+}
+
+// Plan implements toolkit.Tool: the first hop's requests, decided before
+// any lookup or connection.
+func (t *Tool) Plan(_ context.Context, env *toolkit.Env, raw json.RawMessage) (*toolkit.Plan, error) {
+	p := env.Policy
+	var args ToolArgs
+	if err := toolkit.Decode(raw, &args); err != nil {
+		return nil, err
+	}
+	if args.URL == "" {
+		return nil, toolkit.Argf("argument \"url\" is required")
+	}
+	req := Request{URL: args.URL, Method: strings.ToUpper(args.Method), Headers: args.Headers, Body: args.Body,
+		Timeout: p.Limits.HTTPTimeout, MaxBytes: p.Limits.HTTPMaxBytes}
+	if req.Method == "" {
+		req.Method = "GET"
+	}
+	if args.TimeoutSeconds < 0 || args.MaxBytes < 0 {
+		return nil, toolkit.Argf("timeout_seconds and max_bytes must be positive")
+	}
+	if args.TimeoutSeconds > 0 {
+		req.Timeout = time.Duration(args.TimeoutSeconds) * time.Second
+		if req.Timeout > p.Limits.HTTPMaxTimeout {
+			return nil, toolkit.Argf("timeout_seconds %d is over the limit of %d", args.TimeoutSeconds, int(p.Limits.HTTPMaxTimeout.Seconds()))
+		}
+	}
+	if args.MaxBytes > 0 {
+		if args.MaxBytes > p.Limits.HTTPMaxBytes {
+			return nil, toolkit.Argf("max_bytes %d is over the limit of %d", args.MaxBytes, p.Limits.HTTPMaxBytes)
+		}
+		req.MaxBytes = args.MaxBytes
+	}
+	var configured []Secret
+	for name, s := range p.Secrets {
+		configured = append(configured, Secret{Name: name, Hosts: s.Hosts, Header: s.Header, Format: s.Format})
+	}
+	req.Secrets = loadSecretValues(p, configured)
+	if err := Validate(req); err != nil {
+		return nil, toolkit.Argf("%v", strings.TrimPrefix(err.Error(), ErrInvalid.Error()+": "))
+	}
+	u, tgt, err := parseURL(req.URL) // the hop the client will make first
+	if err != nil {
+		return nil, toolkit.Argf("%v", err)
+	}
+	first := Hop{Index: 1, URL: u, Method: req.Method, Host: tgt.host(), Port: tgt.port, Path: cleanPath(u)}
+	for _, s := range req.Secrets {
+		if s.MatchesHost(first.Host) {
+			first.Secrets = append(first.Secrets, s.Name)
+		}
+	}
+	reqs := hopRequests(first)
+	return &toolkit.Plan{Requests: reqs, Run: func(ctx context.Context) toolkit.Result {
+		return t.run(ctx, env, req, reqs)
+	}}, nil
+}
+
+// hopRequests are the requests one hop makes: its method on its host, and a
+// secret.use for each secret that would be attached.
+func hopRequests(h Hop) []grants.Request {
+	net := grants.Request{Capability: h.Capability(), Target: h.Target(), Private: h.Private}
+	net.Target.ToolName = ToolName
+	net.Risk = grants.BaseRisk(net.Capability, "")
+	out := []grants.Request{net}
+	for _, name := range h.Secrets {
+		out = append(out, grants.Request{Capability: grants.CapSecretUse,
+			Target: grants.Target{ToolName: ToolName, Resource: name, Host: h.Host}, Risk: grants.BaseRisk(grants.CapSecretUse, "")})
+	}
+	return out
+}
+
+func (t *Tool) run(ctx context.Context, env *toolkit.Env, req Request, approved []grants.Request) toolkit.Result {
+	decide := func(ctx context.Context, hop Hop) (bool, error) {
+		reqs := hopRequests(hop)
+		if hop.Index == 1 && sameRequests(reqs, approved) && !hop.Private {
+			return false, nil // decided (and approved) before the action ran
+		}
+		allowPrivate := false
+		for _, r := range reqs {
+			d := env.Decide(ctx, r)
+			switch {
+			case d.Effect == grants.Allow:
+			case hop.Index == 1 && d.Effect == grants.Ask && containsKey(approved, r):
+				// the person approved this host; its addresses are private
+			default:
+				return false, fmt.Errorf("hop %d refused: %s; nothing was sent to %s", hop.Index, d.Explain(), hop.Host)
+			}
+			if r.Capability.IsNetwork() {
+				allowPrivate = d.AllowPrivate
+			}
+		}
+		return allowPrivate, nil
+	}
+	resp, err := t.Client.Do(ctx, req, decide)
+	if err != nil {
+		msg := Redact(err.Error(), req.Secrets)
+		return toolkit.Failed("%s: %s", ToolName, msg)
+	}
+	out := ToolOutput{Status: resp.Status, Headers: resp.Headers, Body: resp.Body, BodyBase64: resp.BodyBase64,
+		ContentType: resp.ContentType, Truncated: resp.Truncated, FinalURL: resp.FinalURL}
+	text := fmt.Sprintf("HTTP %d from %s", resp.Status, resp.FinalURL)
+	if resp.Truncated {
+		text += " (body truncated)"
+	}
+	if resp.BodyBase64 {
+		text += fmt.Sprintf("\n[%s body, %d bytes, base64 in structured content]", resp.ContentType, resp.Bytes)
+	} else if resp.Body != "" {
+		text += "\n\n" + resp.Body
+	}
+	return toolkit.Result{Tool: mcp.NewToolResultStructured(out, text),
+		Outcome: toolkit.Outcome{HTTPStatus: resp.Status, Bytes: resp.Bytes}}
+}
+
+func sameRequests(a, b []grants.Request) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i].Key() != b[i].Key() {
+			return false
+		}
+	}
+	return true
+}
+
+func containsKey(list []grants.Request, r grants.Request) bool {
+	for _, x := range list {
+		if x.Key() == r.Key() {
+			return true
+		}
+	}
+	return false
+}
+
+// loadSecretValues reads each configured secret's value from its source. A
+// secret without a value stays out: it is never attached.
+func loadSecretValues(p *grants.Policy, in []Secret) []Secret {
+	var out []Secret
+	for _, s := range in {
+		v, err := p.Secrets[s.Name].Value()
+		if err != nil {
+			continue
+		}
+		s.Value = v
+		out = append(out, s)
+	}
+	return out
+}
