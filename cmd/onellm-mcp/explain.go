@@ -11,6 +11,7 @@ import (
 
 	"github.com/onellm/onellm-mcp/fstools"
 	"github.com/onellm/onellm-mcp/grants"
+	"github.com/onellm/onellm-mcp/shelltool"
 )
 
 const explainUsage = `explain [--config FILE] [--surface sandbox|host] CAPABILITY TARGET...
@@ -37,11 +38,27 @@ func explain(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	d := p.Decide(req)
-	fmt.Fprintf(stdout, "decision: %s\nreason:   %s\nrule:     %s\nrequest:  %s\nrisk:     %s\n",
-		d.Effect, d.Reason, orNone(d.RuleID), d.Request.Describe(), d.Request.Risk)
-	if len(d.Request.DataClasses) > 0 {
-		fmt.Fprintf(stdout, "data:     %v\n", d.Request.DataClasses)
+	reqs := []grants.Request{req}
+	if req.Capability == grants.CapProcessExec && !strings.Contains(strings.Join(fs.Args()[1:], " "), "resource=") {
+		// A command line is decided as the tool decides it: every command
+		// in it, with the risk its words carry.
+		if reqs, err = shelltool.LineRequests(p, req.Target.Command, p.Workspace, req.Surface); err != nil {
+			return err
+		}
+	}
+	v := p.DecideAll(reqs)
+	for i, d := range v.Decisions {
+		if i > 0 {
+			fmt.Fprintln(stdout)
+		}
+		fmt.Fprintf(stdout, "decision: %s\nreason:   %s\nrule:     %s\nrequest:  %s\nrisk:     %s\n",
+			d.Effect, d.Reason, orNone(d.RuleID), d.Request.Describe(), d.Request.Risk)
+		if len(d.Request.DataClasses) > 0 {
+			fmt.Fprintf(stdout, "data:     %v\n", d.Request.DataClasses)
+		}
+	}
+	if len(v.Decisions) > 1 {
+		fmt.Fprintf(stdout, "\nthe call as a whole: %s\n", v.Effect)
 	}
 	return nil
 }

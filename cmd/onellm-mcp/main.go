@@ -9,15 +9,18 @@ import (
 	"fmt"
 	"io"
 	"log"
+	"net"
 	"os"
 	"os/signal"
 	"runtime"
 	"runtime/debug"
+	"strconv"
 	"strings"
 	"syscall"
 
 	"github.com/onellm/onellm-mcp/grants"
 	"github.com/onellm/onellm-mcp/server"
+	"github.com/onellm/onellm-mcp/shelltool/sandbox"
 )
 
 // Set with -ldflags "-X main.version=… -X main.commit=…".
@@ -35,6 +38,10 @@ const usage = `usage:
 `
 
 func main() {
+	// The sandbox helper is this binary re-executed: dispatch before anything
+	// else runs.
+	sandbox.MaybeRunHelper()
+	closeInheritedFDsOnExec()
 	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 }
 
@@ -123,14 +130,39 @@ func serve(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	defer s.Close()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	if *cfgPath != "" {
+		// A changed config is compiled exactly as at start-up; a bad one is
+		// refused and the policy in force stays.
+		reload := func() (*grants.Policy, error) { return loadPolicy(*cfgPath, stderr, false) }
+		if err := s.WatchConfig(ctx, *cfgPath, reload); err != nil {
+			logger.Printf("%v; changes to the config need a restart", err)
+		}
+	}
 	if *httpAddr != "" {
-		return fmt.Errorf("serve --http is not available yet in this build")
+		return serveHTTP(ctx, s, p, *httpAddr, logger)
 	}
 	err = s.ServeStdio(ctx, stdin, stdout)
 	if err == nil || errors.Is(err, context.Canceled) || errors.Is(err, io.EOF) {
 		return nil
 	}
 	return err
+}
+
+// serveHTTP serves streamable HTTP at addr until ctx ends.
+func serveHTTP(ctx context.Context, s *server.Server, p *grants.Policy, addr string, logger *log.Logger) error {
+	loopback := server.IsLoopbackAddr(addr)
+	auth, err := server.ResolveHTTPAuth(p.HTTP, loopback, os.Getenv)
+	if err != nil {
+		return fmt.Errorf("serve --http %s: %w", addr, err)
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("serve --http: %w", err)
+	}
+	for _, line := range strings.Split(strings.TrimRight(server.HTTPBanner(server.EndpointURL(ln.Addr()), auth), "\n"), "\n") {
+		logger.Print(line)
+	}
+	return s.ServeHTTP(ctx, ln, server.HTTPOptions{Token: auth.Token, NoAuth: auth.NoAuth, Loopback: loopback})
 }
 
 func check(args []string, stdout, stderr io.Writer) error {
@@ -180,4 +212,19 @@ func printVersion(stdout io.Writer) error {
 	}
 	fmt.Fprintf(stdout, "onellm-mcp %s\ncommit:   %s\ngo:       %s %s/%s\nlandlock: ABI %s\n", version, c, runtime.Version(), runtime.GOOS, runtime.GOARCH, abi)
 	return nil
+}
+
+// closeInheritedFDsOnExec marks every descriptor above stderr close-on-exec:
+// a host that started the server with extra open descriptors must not see
+// them handed to the commands the server runs.
+func closeInheritedFDsOnExec() {
+	entries, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		if fd, err := strconv.Atoi(e.Name()); err == nil && fd > 2 {
+			syscall.CloseOnExec(fd)
+		}
+	}
 }
