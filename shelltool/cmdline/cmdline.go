@@ -137,14 +137,15 @@ type ctx struct {
 func (c ctx) stdinSet() bool { return c.piped || c.stdinFile || c.hasScript }
 
 type analyzer struct {
-	out     Analysis
-	printer *syntax.Printer
-	sb      strings.Builder
-	depth   int
-	err     error
-	parent  int      // index of the command running the current statements, -1 for the line's shell
-	src     string   // source of the statements being walked (the line or a nested script)
-	funcs   []string // names of the functions whose bodies are being walked
+	out      Analysis
+	printer  *syntax.Printer
+	sb       strings.Builder
+	depth    int
+	err      error
+	parent   int      // index of the command running the current statements, -1 for the line's shell
+	src      string   // source of the statements being walked (the line or a nested script)
+	funcs    []string // names of the functions whose bodies are being walked
+	cwdMoved bool     // a cd, pushd or popd came earlier: relative redirect paths are unknown
 }
 
 func (a *analyzer) enter() bool {
@@ -244,6 +245,9 @@ func (a *analyzer) redirect(r *syntax.Redirect, c *ctx) {
 		rd.Path = w.text
 		if harmlessDevice(rd.Path) {
 			return
+		}
+		if a.cwdMoved && !strings.HasPrefix(rd.Path, "/") && !strings.HasPrefix(rd.Path, "~") {
+			rd.Path, rd.Risk, rd.Option = Dynamic, grants.RiskHigh, "relative path after cd"
 		}
 		if rd.Write && diskDevice(rd.Path) {
 			rd.Risk, rd.Option = grants.RiskCritical, "> "+rd.Path
@@ -447,6 +451,9 @@ func (a *analyzer) emit(cmd Command, parent int) int {
 	cmd.Line = strings.Join(cmd.Words, " ")
 	cmd.Parent = parent
 	cmd.Wrapped = parent >= 0
+	if has("cd pushd popd", baseName(cmd.Name)) {
+		a.cwdMoved = true
+	}
 	if cmd.Risk == 0 {
 		cmd.Risk = grants.RiskMedium
 	}

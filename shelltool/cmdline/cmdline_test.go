@@ -278,6 +278,7 @@ var analyzeCases = []analyzeCase{
 	{"echo $((1 + $(id -u)))", []string{"medium id: id -u", "medium echo: echo $((1 + $(id -u)))"}, nil, ""},
 	{"a=(x $(date) y)", []string{"medium date: date"}, nil, ""},
 	{"echo ${x/$(a)/$(b)}", []string{"medium a: a", "medium b: b", "medium echo: echo ${x/$(a)/$(b)}"}, nil, ""},
+	{"cd /etc && echo x > passwd 2> /tmp/err", []string{"medium cd: cd /etc", "medium echo: echo x"}, []string{"-w- <dynamic> high [relative path after cd]", "-w- /tmp/err medium"}, ""},
 	{"", nil, nil, "empty command line"},
 	{"   # only a comment", nil, nil, "empty command line"},
 	{"echo 'unterminated", nil, nil, "line 1, column 6: reached EOF without closing quote `'`"},
@@ -321,4 +322,32 @@ func equal(a, b []string) bool {
 		}
 	}
 	return true
+}
+
+func TestLimits(t *testing.T) {
+	deep := strings.Repeat("$(", MaxDepth+2) + "ls" + strings.Repeat(")", MaxDepth+2)
+	if _, err := Analyze("echo " + deep); err == nil || !strings.Contains(err.Error(), "deeper") {
+		t.Errorf("deep nesting: error %v", err)
+	}
+	ok := strings.Repeat("$(", 20) + "ls" + strings.Repeat(")", 20)
+	if _, err := Analyze("echo " + ok); err != nil {
+		t.Errorf("20 levels: %v", err)
+	}
+	if _, err := Analyze("echo " + strings.Repeat("a", MaxLineBytes)); err == nil {
+		t.Error("over-long line accepted")
+	}
+	if _, err := Analyze("echo a\x00b"); err == nil {
+		t.Error("NUL byte accepted")
+	}
+	an, err := Analyze("echo {1..100000}")
+	if err != nil || len(an.Commands) != 1 || len(an.Commands[0].Words) != 2 {
+		t.Errorf("huge brace expansion: %v %d", err, len(an.Commands))
+	}
+}
+
+func TestAnalysisRisk(t *testing.T) {
+	an, err := Analyze("ls; echo x > /dev/sda")
+	if err != nil || an.Risk() != 4 {
+		t.Errorf("Risk() = %v, %v; want critical", an.Risk(), err)
+	}
 }
