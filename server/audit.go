@@ -58,7 +58,10 @@ type decisionLine struct {
 	Effect      string             `json:"effect"`
 	Reason      grants.Reason      `json:"reason_code"`
 	RuleID      string             `json:"rule_id,omitempty"`
-	Detail      string             `json:"detail,omitempty"`
+	// Channel is how a person's answer came (elicitation, console, memory),
+	// on decisions that were asked.
+	Channel string `json:"approval_channel,omitempty"`
+	Detail  string `json:"detail,omitempty"`
 }
 
 // outcomeLine records what an allowed call did.
@@ -75,6 +78,7 @@ type outcomeLine struct {
 // callRef identifies one tool call in the log.
 type callRef struct {
 	id, session, tool string
+	channel           string // how an ask was answered, if one was
 }
 
 // Decisions writes one line per decision of a call, in one write.
@@ -86,7 +90,7 @@ func (a *Audit) Decisions(c callRef, ds []grants.Decision) error {
 			Time: now, Event: "decision", Call: c.id, Session: c.session, Tool: c.tool,
 			Capability: d.Request.Capability, Target: d.Request.Target, Risk: riskName(d.Request.Risk),
 			Surface: d.Request.Surface, DataClasses: d.Request.DataClasses,
-			Effect: d.Effect.String(), Reason: d.Reason, RuleID: d.RuleID,
+			Effect: d.Effect.String(), Reason: d.Reason, RuleID: d.RuleID, Channel: askedChannel(c, d),
 		})
 		if err != nil {
 			return err
@@ -98,9 +102,14 @@ func (a *Audit) Decisions(c callRef, ds []grants.Decision) error {
 
 // Invalid records a call refused for its arguments.
 func (a *Audit) Invalid(c callRef, detail string) error {
+	return a.Refused(c, grants.ReasonInvalidArguments, detail)
+}
+
+// Refused records a call refused before any request was decided.
+func (a *Audit) Refused(c callRef, reason grants.Reason, detail string) error {
 	line, err := json.Marshal(decisionLine{
 		Time: time.Now().UTC().Format(time.RFC3339Nano), Event: "decision", Call: c.id, Session: c.session,
-		Tool: c.tool, Effect: grants.Deny.String(), Reason: grants.ReasonInvalidArguments, Detail: detail,
+		Tool: c.tool, Effect: grants.Deny.String(), Reason: reason, Detail: detail,
 	})
 	if err != nil {
 		return err
@@ -127,6 +136,15 @@ func (a *Audit) write(b []byte) error {
 		return fmt.Errorf("audit log %s: %w", a.path, err)
 	}
 	return nil
+}
+
+// askedChannel is the approval channel for a decision a person settled.
+func askedChannel(c callRef, d grants.Decision) string {
+	switch d.Reason {
+	case grants.ReasonApproved, grants.ReasonApprovedForSession, grants.ReasonDeclined, grants.ReasonCancelled, grants.ReasonApprovalTimeout:
+		return c.channel
+	}
+	return ""
 }
 
 func riskName(r grants.Risk) string {

@@ -17,6 +17,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	mcpserver "github.com/mark3labs/mcp-go/server"
 
+	"github.com/onellm/onellm-mcp/approval"
 	"github.com/onellm/onellm-mcp/grants"
 	"github.com/onellm/onellm-mcp/internal/toolkit"
 )
@@ -41,6 +42,7 @@ type Server struct {
 	tools    []toolkit.Tool
 	approver toolkit.Approver
 	asker    toolkit.Asker
+	console  *approval.Console // nil unless [approval] console is set
 	audit    *Audit
 	log      *log.Logger
 	callSeq  atomic.Uint64
@@ -130,10 +132,24 @@ func (s *Server) call(ctx context.Context, t toolkit.Tool, req mcp.CallToolReque
 		return s.invalid(ref, err.Error())
 	}
 	env := &toolkit.Env{Policy: p, Principal: principal, Ask: s.asker, Request: req}
+	env.Decide = func(_ context.Context, r grants.Request) grants.Decision {
+		if _, ok := s.exposed.Load(principal); ok {
+			markCredentialFlow(&r, p)
+		}
+		d := p.Decide(r)
+		if err := s.audit.Decisions(ref, []grants.Decision{d}); err != nil {
+			s.log.Printf("audit: %v", err)
+			return grants.Decision{Request: r} // unaudited means denied
+		}
+		return d
+	}
 	plan, err := t.Plan(ctx, env, raw)
 	if err != nil {
 		if ae, ok := err.(*toolkit.ArgError); ok {
 			return s.invalid(ref, ae.Msg)
+		}
+		if rf, ok := err.(*toolkit.Refusal); ok {
+			return s.refusePlan(ref, rf)
 		}
 		return mcp.NewToolResultError(fmt.Sprintf("%s: %v", t.Name(), err))
 	}
@@ -151,6 +167,7 @@ func (s *Server) call(ctx context.Context, t toolkit.Tool, req mcp.CallToolReque
 			return pending // the client answers and retries; the call is decided again then
 		}
 		verdict = settle(verdict, outcome)
+		ref.channel = outcome.Channel
 	}
 	if err := s.audit.Decisions(ref, verdict.Decisions); err != nil {
 		s.log.Printf("audit: %v", err)
@@ -210,6 +227,14 @@ func (s *Server) invalid(ref callRef, msg string) *mcp.CallToolResult {
 		s.log.Printf("audit: %v", err)
 	}
 	return mcp.NewToolResultError(fmt.Sprintf("%s: invalid arguments (reason %s): %s", ref.tool, grants.ReasonInvalidArguments, msg))
+}
+
+// refusePlan records and returns a call a tool refused while planning.
+func (s *Server) refusePlan(ref callRef, rf *toolkit.Refusal) *mcp.CallToolResult {
+	if err := s.audit.Refused(ref, rf.Reason, rf.Msg); err != nil {
+		s.log.Printf("audit: %v", err)
+	}
+	return mcp.NewToolResultError(fmt.Sprintf("%s refused (reason %s): %s", ref.tool, rf.Reason, rf.Msg))
 }
 
 // refusal is the tool error for a call that was not allowed: every refused

@@ -44,6 +44,11 @@ type Env struct {
 	Ask Asker
 	// Request is the raw MCP call, for tools that need protocol details.
 	Request mcp.CallToolRequest
+	// Decide decides and audits a request that arises while the action runs
+	// (a redirect's next hop): the same policy, the same audit log. An ask
+	// cannot be put to a person mid-action, so callers refuse on anything
+	// but Allow and tell the model how to ask in a call of its own.
+	Decide func(ctx context.Context, r grants.Request) grants.Decision
 }
 
 // Asker puts a question to the person through whichever channel the host
@@ -102,6 +107,15 @@ func Failed(format string, a ...any) Result {
 type ArgError struct{ Msg string }
 
 func (e *ArgError) Error() string { return e.Msg }
+
+// Refusal is a call refused while planning for a reason other than its
+// arguments (sandbox_unavailable): audited as a deny with that reason.
+type Refusal struct {
+	Reason grants.Reason
+	Msg    string
+}
+
+func (e *Refusal) Error() string { return e.Msg }
 
 // Argf returns an *ArgError.
 func Argf(format string, a ...any) error { return &ArgError{Msg: fmt.Sprintf(format, a...)} }
@@ -216,6 +230,9 @@ type ApprovalOutcome struct {
 	// Reason is approved, approved_for_session, declined, cancelled,
 	// approval_timeout or approval_unavailable.
 	Reason grants.Reason
+	// Channel is how the answer came: elicitation, console, or memory (a
+	// remembered allow_for_session); empty when nobody was asked.
+	Channel string
 }
 
 // NoApprover answers every ask with a deny: no channel to a person exists.

@@ -1,0 +1,292 @@
+package approval
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/onellm/onellm-mcp/grants"
+	"github.com/onellm/onellm-mcp/internal/toolkit"
+)
+
+// Options configure a Broker.
+type Options struct {
+	// Console, when set, lists every pending ask and can answer it; when the
+	// client cannot elicit, the ask waits on the console alone.
+	Console *Console
+	// Now is the clock (tests); nil means time.Now.
+	Now func() time.Time
+}
+
+// Broker puts asks and ask_user questions to a person. It implements
+// toolkit.Approver and toolkit.Asker.
+type Broker struct {
+	seal    *sealer
+	mem     *memory
+	console *Console
+	now     func() time.Time
+}
+
+var (
+	_ toolkit.Approver = (*Broker)(nil)
+	_ toolkit.Asker    = (*Broker)(nil)
+)
+
+// Bounds on what the broker keeps in memory.
+const (
+	maxNonces          = 1 << 16
+	maxRememberedPerID = 4096
+)
+
+// New returns a broker with a fresh sealing key.
+func New(opts Options) (*Broker, error) {
+	now := opts.Now
+	if now == nil {
+		now = time.Now
+	}
+	s, err := newSealer(now, maxNonces)
+	if err != nil {
+		return nil, fmt.Errorf("approval: making the state key: %w", err)
+	}
+	return &Broker{seal: s, mem: newMemory(now, maxRememberedPerID), console: opts.Console, now: now}, nil
+}
+
+// Approve implements toolkit.Approver: remembered approvals first, then one
+// form for the call's remaining asks through the client (both eras) and the
+// console, whichever answers first.
+func (b *Broker) Approve(ctx context.Context, call toolkit.ApprovalCall) (toolkit.ApprovalOutcome, *mcp.CallToolResult) {
+	if len(call.Asks) == 0 || call.Policy == nil {
+		return toolkit.ApprovalOutcome{Reason: grants.ReasonDeclined}, nil // nothing to approve is not a yes
+	}
+	asks := b.mem.unremembered(call.Principal, call.Asks)
+	if len(asks) == 0 {
+		return toolkit.ApprovalOutcome{Approved: true, Reason: grants.ReasonApprovedForSession, Channel: "memory"}, nil
+	}
+	timeout := call.Policy.Limits.ApprovalTimeout
+	a, pending, reason := b.ask(ctx, askSpec{
+		bind: binding{Kind: kindApproval, Tool: call.Tool, Args: argsDigest(call.Args), Principal: call.Principal,
+			Asks: asksDigest(call.Asks)},
+		form:    approvalForm(call.Tool, asks, timeout),
+		timeout: timeout,
+		retry:   call.Request.Params.MultiRoundTripParams,
+		fill:    func(t *ticket) { t.Asks = asks },
+	})
+	if pending != nil {
+		return toolkit.ApprovalOutcome{}, pending
+	}
+	if reason != "" {
+		return toolkit.ApprovalOutcome{Reason: reason, Channel: a.Channel}, nil
+	}
+	decision, reason := decisionOf(a)
+	if decision == AllowForSession {
+		b.mem.remember(call.Principal, asks)
+	}
+	return toolkit.ApprovalOutcome{Approved: reason == grants.ReasonApproved, Reason: reason, Channel: a.Channel}, nil
+}
+
+// ReasonError is a question that got no usable answer, with its reason code.
+type ReasonError struct {
+	Reason grants.Reason
+	Msg    string
+}
+
+func (e *ReasonError) Error() string { return fmt.Sprintf("%s (reason %s)", e.Msg, e.Reason) }
+
+// AskUser implements toolkit.Asker.
+func (b *Broker) AskUser(ctx context.Context, env *toolkit.Env, q toolkit.Question) (toolkit.Answer, *mcp.CallToolResult, error) {
+	qq := question{Text: q.Text, Choices: q.Choices, Default: q.Default}
+	timeout := env.Policy.Limits.ApprovalTimeout
+	a, pending, reason := b.ask(ctx, askSpec{
+		bind:    binding{Kind: kindQuestion, Tool: env.Request.Params.Name, Args: argsDigest(rawArguments(env.Request)), Principal: env.Principal},
+		form:    questionForm(qq),
+		timeout: timeout,
+		retry:   env.Request.Params.MultiRoundTripParams,
+		fill:    func(t *ticket) { t.Question = &qq },
+	})
+	if pending != nil {
+		return toolkit.Answer{}, pending, nil
+	}
+	if reason != "" {
+		return toolkit.Answer{}, nil, &ReasonError{Reason: reason, Msg: reasonText(reason)}
+	}
+	action, text, ok := answerOf(qq, a)
+	if !ok {
+		return toolkit.Answer{}, nil, &ReasonError{Reason: grants.ReasonDeclined, Msg: "the answer did not fit the question's form"}
+	}
+	return toolkit.Answer{Action: action, Answer: text}, nil, nil
+}
+
+func reasonText(r grants.Reason) string {
+	switch r {
+	case grants.ReasonApprovalUnavailable:
+		return "no way to reach a person: the client did not declare elicitation and no approval console is configured"
+	case grants.ReasonApprovalTimeout:
+		return "nobody answered in time"
+	case grants.ReasonCancelled:
+		return "the question was cancelled"
+	}
+	return "the answer could not be accepted"
+}
+
+// askSpec is one question to put to a person.
+type askSpec struct {
+	bind    binding
+	form    mcp.ElicitationParams
+	timeout time.Duration
+	retry   mcp.MultiRoundTripParams // the client's answer, on a modern retry
+	fill    func(*ticket)            // adds what the console shows
+}
+
+// ask gets an answer for s: from a modern client's retry, by handing a
+// modern client an input-required result (pending), or by waiting for a
+// legacy client's elicitation and/or the console. reason is set when there
+// is no answer to check against the form.
+//
+// Legacy clients: the broker sends elicitation/create itself, under a
+// context bounded by the approval timeout, instead of letting mcp-go's
+// bridge do it: the bridge waits on the request's own context, which has no
+// deadline, and would turn a timeout into a protocol error with no audit
+// line. Either way the waiting call holds its own goroutine (a stdio
+// worker, of which the server keeps 64), not a lock other calls need.
+func (b *Broker) ask(ctx context.Context, s askSpec) (answer, *mcp.CallToolResult, grants.Reason) {
+	if s.retry.RequestState != "" || len(s.retry.InputResponses) > 0 {
+		return b.resume(s)
+	}
+	r := clientReach(ctx)
+	switch {
+	case r.modern && r.elicit:
+		state, nonce := b.seal.seal(s.bind, s.timeout)
+		if b.console != nil {
+			t := b.ticket(nonce, s)
+			t.retried = true
+			_ = b.console.add(t) // a full console still leaves the client's form
+		}
+		return answer{}, server.NewInputRequestBuilder(state).Elicit(elicitKey, s.form).ToolResult(), ""
+	case r.elicit && !r.modern, b.console != nil:
+		return b.wait(ctx, s, r.elicit && !r.modern)
+	}
+	return answer{}, nil, grants.ReasonApprovalUnavailable
+}
+
+func (b *Broker) ticket(id string, s askSpec) *ticket {
+	t := newTicket(id, s.bind.Kind, s.bind.Tool, s.bind.Principal, b.now(), s.timeout)
+	s.fill(t)
+	return t
+}
+
+// resume checks a modern client's retry: the sealed state first, then the
+// answer, racing a console answer given meanwhile (the first one wins).
+func (b *Broker) resume(s askSpec) (answer, *mcp.CallToolResult, grants.Reason) {
+	nonce, err := b.seal.open(s.retry.RequestState, s.bind)
+	if err != nil {
+		return answer{Channel: ChannelElicitation}, nil, stateReason(err)
+	}
+	a := answer{Channel: ChannelElicitation}
+	if res := server.ElicitationResponse(s.retry.InputResponses, elicitKey); res != nil {
+		a.Action, a.Content = res.Action, res.Content
+	}
+	if b.console != nil {
+		if t := b.console.claim(nonce); t != nil && !t.resolve(a) {
+			a = <-t.done // the console answered first
+		}
+	}
+	return a, nil, ""
+}
+
+// wait blocks until the legacy client's elicitation or the console answers,
+// the timeout passes, or the client goes away.
+func (b *Broker) wait(ctx context.Context, s askSpec, elicit bool) (answer, *mcp.CallToolResult, grants.Reason) {
+	ctx, cancel := context.WithTimeout(ctx, s.timeout)
+	defer cancel()
+	t := b.ticket("", s)
+	onConsole := false
+	if b.console != nil {
+		onConsole = b.console.add(t) == nil
+	}
+	srv := server.ServerFromContext(ctx)
+	if elicit && srv != nil {
+		go func() {
+			res, err := srv.RequestElicitation(ctx, mcp.ElicitationRequest{
+				Request: mcp.Request{Method: string(mcp.MethodElicitationCreate)},
+				Params:  s.form,
+			})
+			switch {
+			case err != nil && ctx.Err() != nil:
+				// timed out or answered on the console: the wait below decides
+			case err != nil:
+				if !onConsole { // otherwise the console can still answer
+					t.resolve(answer{Channel: ChannelElicitation, Err: err})
+				}
+			default:
+				t.resolve(answer{Channel: ChannelElicitation, Action: res.Action, Content: res.Content})
+			}
+		}()
+	} else if !onConsole {
+		t.withdraw("unavailable")
+		return answer{}, nil, grants.ReasonApprovalUnavailable
+	}
+	select {
+	case a := <-t.done:
+		if a.Err != nil {
+			return a, nil, grants.ReasonApprovalUnavailable
+		}
+		return a, nil, ""
+	case <-ctx.Done():
+		why, reason := "timed out", grants.ReasonApprovalTimeout
+		if !errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			why, reason = "withdrawn: the client went away", grants.ReasonCancelled
+		}
+		if !t.withdraw(why) {
+			return <-t.done, nil, "" // an answer won the race with the deadline
+		}
+		ch := ChannelElicitation
+		if !elicit {
+			ch = ChannelConsole
+		}
+		return answer{Channel: ch}, nil, reason
+	}
+}
+
+// reach is how the current request's client can be asked.
+type reach struct{ modern, elicit bool }
+
+// clientReach reads what the client declared: per request in the modern
+// era, per session in the legacy one. A client that did not declare form
+// elicitation is never sent one.
+func clientReach(ctx context.Context) reach {
+	if info := server.RequestProtocolInfoFromContext(ctx); info != nil && info.Modern {
+		return reach{modern: true, elicit: info.ClientCapabilities != nil && formCapable(info.ClientCapabilities.Elicitation)}
+	}
+	if sess, ok := server.ClientSessionFromContext(ctx).(server.SessionWithClientInfo); ok {
+		if _, can := sess.(server.SessionWithElicitation); can {
+			return reach{elicit: formCapable(sess.GetClientCapabilities().Elicitation)}
+		}
+	}
+	return reach{}
+}
+
+// formCapable: an empty elicitation capability means form mode (as before
+// modes existed); a URL-only client cannot fill in a form.
+func formCapable(c *mcp.ElicitationCapability) bool {
+	return c != nil && (c.Form != nil || c.URL == nil)
+}
+
+// rawArguments returns a call's arguments as JSON.
+func rawArguments(req mcp.CallToolRequest) json.RawMessage {
+	if len(req.Params.RawArguments) > 0 {
+		return req.Params.RawArguments
+	}
+	if req.Params.Arguments == nil {
+		return json.RawMessage("{}")
+	}
+	b, err := json.Marshal(req.Params.Arguments)
+	if err != nil {
+		return nil
+	}
+	return b
+}

@@ -1,0 +1,494 @@
+package approval
+
+import (
+	"crypto/subtle"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"html/template"
+	"log"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+)
+
+// Console is the approval console: a small web page on a loopback address
+// where a person sees pending approvals and ask_user questions and answers
+// them, for hosts that cannot elicit and people who prefer a browser.
+//
+// Security model: it listens on loopback only (a non-loopback address is
+// refused at start); every request needs the token (printed to stderr at
+// start-up and written to a file only the user can read; the page takes it
+// once from ?token= and keeps it in an HttpOnly SameSite=Strict cookie);
+// the Host header must name the bound address (DNS rebinding); answers are
+// POSTs that need the CSRF token embedded in the page and, from a browser,
+// an Origin equal to the console's own; the page forbids framing and runs
+// only its own nonce'd script. The token never reaches a tool result.
+type Console struct {
+	token string
+	csrf  string
+	hosts map[string]bool // acceptable Host headers
+	url   string
+	now   func() time.Time
+
+	srv *http.Server
+	ln  net.Listener
+
+	mu      sync.Mutex
+	pending map[string]*ticket
+	// answered holds tickets of modern calls answered here: the answer
+	// waits for the client's retry, which claims it (until the deadline).
+	answered map[string]*ticket
+	recent   []record // newest last
+	version  uint64   // bumped on every change, for the page's polling
+}
+
+// record is one finished ticket, for the page's "recent decisions".
+type record struct {
+	Time    time.Time `json:"time"`
+	Tool    string    `json:"tool"`
+	What    string    `json:"what"`
+	Outcome string    `json:"outcome"`
+	Channel string    `json:"channel,omitempty"`
+}
+
+const (
+	cookieName  = "onellm_console"
+	maxRecent   = 50
+	maxPending  = 256
+	maxFormBody = 80 << 10
+)
+
+// CheckConsoleAddr refuses an address that is not loopback: the console
+// decides what runs on this machine and must not be reachable from others.
+func CheckConsoleAddr(addr string) error {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Errorf("approval.console %q: want HOST:PORT, such as 127.0.0.1:8765", addr)
+	}
+	if _, err := net.LookupPort("tcp", port); err != nil || port == "" {
+		return fmt.Errorf("approval.console %q: bad port", addr)
+	}
+	if host == "localhost" {
+		return nil
+	}
+	if ip := net.ParseIP(host); ip != nil && ip.IsLoopback() {
+		return nil
+	}
+	return fmt.Errorf("approval.console %q: not a loopback address; the console listens only on 127.0.0.1, ::1 or localhost", addr)
+}
+
+// StartConsole listens on addr (loopback only), writes the token to
+// tokenFile (mode 0600) and prints the console's address with the token to
+// logger (stderr). The token is never given to a tool.
+func StartConsole(addr, tokenFile string, logger *log.Logger) (*Console, error) {
+	if err := CheckConsoleAddr(addr); err != nil {
+		return nil, err
+	}
+	host, _, _ := net.SplitHostPort(addr)
+	if host == "localhost" {
+		addr = net.JoinHostPort("127.0.0.1", strings.TrimPrefix(addr, "localhost:"))
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("approval console: %w", err)
+	}
+	_, port, _ := net.SplitHostPort(ln.Addr().String())
+	c := newConsole([]string{"127.0.0.1:" + port, "localhost:" + port, "[::1]:" + port})
+	c.ln = ln
+	c.url = "http://" + ln.Addr().String() + "/"
+	if err := writeToken(tokenFile, c.token); err != nil {
+		ln.Close()
+		return nil, err
+	}
+	c.srv = &http.Server{Handler: c.Handler(), ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second,
+		WriteTimeout: 30 * time.Second, MaxHeaderBytes: 16 << 10}
+	go c.srv.Serve(ln)
+	if logger != nil {
+		logger.Printf("approval console: %s?token=%s (token also in %s)", c.url, c.token, tokenFile)
+	}
+	return c, nil
+}
+
+func writeToken(path, token string) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return fmt.Errorf("approval console token: %w", err)
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+	if err != nil {
+		return fmt.Errorf("approval console token: %w", err)
+	}
+	defer f.Close()
+	if err := f.Chmod(0o600); err != nil { // the file may have existed with a wider mode
+		return fmt.Errorf("approval console token: %w", err)
+	}
+	_, err = f.WriteString(token + "\n")
+	return err
+}
+
+func newConsole(hosts []string) *Console {
+	c := &Console{token: randomID(), csrf: randomID(), hosts: map[string]bool{}, now: time.Now,
+		pending: map[string]*ticket{}, answered: map[string]*ticket{}}
+	for _, h := range hosts {
+		c.hosts[h] = true
+	}
+	return c
+}
+
+// URL is the console's address (without the token).
+func (c *Console) URL() string { return c.url }
+
+// Close stops serving.
+func (c *Console) Close() error {
+	if c.srv == nil {
+		return nil
+	}
+	return c.srv.Close()
+}
+
+// add lists a ticket on the page. It fails when too many are pending.
+func (c *Console) add(t *ticket) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.expire()
+	if len(c.pending) >= maxPending {
+		return errTooMany
+	}
+	t.console = c
+	c.pending[t.ID] = t
+	c.version++
+	return nil
+}
+
+// lookup returns a pending ticket by id.
+func (c *Console) lookup(id string) *ticket {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.pending[id]
+}
+
+// claim returns the ticket of a modern call, pending or answered here, and
+// forgets an answered one: the retry that claims it is the only reader.
+func (c *Console) claim(id string) *ticket {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if t, ok := c.answered[id]; ok {
+		delete(c.answered, id)
+		return t
+	}
+	return c.pending[id]
+}
+
+// finished moves a ticket from pending to the recent decisions.
+func (c *Console) finished(t *ticket, a answer, why string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if _, ok := c.pending[t.ID]; !ok {
+		return
+	}
+	delete(c.pending, t.ID)
+	if t.retried && why == "" && a.Channel == ChannelConsole {
+		c.answered[t.ID] = t
+	}
+	outcome := why
+	if outcome == "" {
+		outcome = describeAnswer(t, a)
+	}
+	c.recent = append(c.recent, record{Time: c.now(), Tool: t.Tool, What: ticketSummary(t), Outcome: outcome, Channel: a.Channel})
+	if len(c.recent) > maxRecent {
+		c.recent = c.recent[len(c.recent)-maxRecent:]
+	}
+	c.version++
+}
+
+// expire drops tickets past their deadline whose waiter is gone (a modern
+// client that never retried). Called with c.mu held.
+func (c *Console) expire() {
+	now := c.now()
+	for id, t := range c.pending {
+		if now.After(t.Deadline.Add(time.Second)) {
+			delete(c.pending, id)
+			c.recent = append(c.recent, record{Time: now, Tool: t.Tool, What: ticketSummary(t), Outcome: "timed out"})
+			c.version++
+		}
+	}
+	for id, t := range c.answered {
+		if now.After(t.Deadline) {
+			delete(c.answered, id)
+		}
+	}
+	if len(c.recent) > maxRecent {
+		c.recent = c.recent[len(c.recent)-maxRecent:]
+	}
+}
+
+func describeAnswer(t *ticket, a answer) string {
+	if a.Err != nil {
+		return "failed: " + a.Err.Error()
+	}
+	if t.Kind == kindQuestion {
+		if act, text, ok := answerOf(*t.Question, a); ok {
+			if act == "accept" {
+				return "answered " + quoteShort(text)
+			}
+			return act + "d"
+		}
+		return "answer outside the form"
+	}
+	if d, _ := decisionOf(a); d != "" {
+		return strings.ReplaceAll(d, "_", " ")
+	}
+	if a.Action == mcp.ElicitationResponseActionCancel {
+		return "cancelled"
+	}
+	return "denied"
+}
+
+func quoteShort(s string) string {
+	if len(s) > 60 {
+		s = s[:60] + "…"
+	}
+	return fmt.Sprintf("%q", s)
+}
+
+func ticketSummary(t *ticket) string {
+	if t.Question != nil {
+		return t.Question.Text
+	}
+	var parts []string
+	for _, d := range t.Asks {
+		parts = append(parts, d.Request.Describe())
+	}
+	return strings.Join(parts, "; ")
+}
+
+// view is what the page and its JSON endpoint show.
+type view struct {
+	Version uint64        `json:"version"`
+	Pending []pendingView `json:"pending"`
+	Recent  []record      `json:"recent"`
+	CSRF    string        `json:"-"`
+	Nonce   string        `json:"-"`
+}
+
+type pendingView struct {
+	ID          string     `json:"id"`
+	Kind        string     `json:"kind"`
+	Tool        string     `json:"tool"`
+	Items       []itemView `json:"items,omitempty"`
+	Question    string     `json:"question,omitempty"`
+	Choices     []string   `json:"choices,omitempty"`
+	Default     string     `json:"default,omitempty"`
+	SecondsLeft int        `json:"seconds_left"`
+}
+
+type itemView struct {
+	What    string `json:"what"`
+	Rule    string `json:"rule"`
+	Risk    string `json:"risk"`
+	Session string `json:"session"` // what "for this session" means here
+}
+
+func (c *Console) view() view {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.expire()
+	now := c.now()
+	v := view{Version: c.version, Pending: []pendingView{}, Recent: []record{}}
+	for _, t := range c.pending {
+		pv := pendingView{ID: t.ID, Kind: string(t.Kind), Tool: t.Tool, SecondsLeft: max(0, int(t.Deadline.Sub(now).Seconds()))}
+		for _, d := range t.Asks {
+			s := "once"
+			if d.ApprovalExpires > 0 {
+				s = d.ApprovalExpires.String()
+			}
+			pv.Items = append(pv.Items, itemView{What: d.Request.Describe(), Rule: orNone(d.RuleID), Risk: d.Request.Risk.String(), Session: s})
+		}
+		if q := t.Question; q != nil {
+			pv.Question, pv.Choices, pv.Default = q.Text, q.Choices, q.Default
+		}
+		v.Pending = append(v.Pending, pv)
+	}
+	sort.Slice(v.Pending, func(i, j int) bool { return v.Pending[i].SecondsLeft < v.Pending[j].SecondsLeft })
+	for i := len(c.recent) - 1; i >= 0; i-- {
+		v.Recent = append(v.Recent, c.recent[i])
+	}
+	return v
+}
+
+// Handler serves the console.
+func (c *Console) Handler() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /{$}", c.page)
+	mux.HandleFunc("GET /api/state", c.state)
+	mux.HandleFunc("POST /api/decide", c.decide)
+	return c.guard(mux)
+}
+
+// guard applies the checks every request passes: Host, then the token.
+func (c *Console) guard(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h := w.Header()
+		h.Set("Cache-Control", "no-store")
+		h.Set("X-Frame-Options", "DENY")
+		h.Set("X-Content-Type-Options", "nosniff")
+		h.Set("Referrer-Policy", "no-referrer")
+		if !c.hosts[strings.ToLower(r.Host)] {
+			http.Error(w, "forbidden: unexpected Host", http.StatusForbidden)
+			return
+		}
+		if r.Method == http.MethodGet && r.URL.Path == "/" && r.URL.Query().Has("token") {
+			if !c.tokenOK(r.URL.Query().Get("token")) {
+				http.Error(w, "forbidden: wrong token", http.StatusForbidden)
+				return
+			}
+			// Keep the token out of the address bar and history.
+			http.SetCookie(w, &http.Cookie{Name: cookieName, Value: c.token, Path: "/", HttpOnly: true, SameSite: http.SameSiteStrictMode})
+			http.Redirect(w, r, "/", http.StatusSeeOther)
+			return
+		}
+		if !c.authenticated(r) {
+			http.Error(w, "forbidden: open the console with the token the server printed at start-up (?token=…)", http.StatusForbidden)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+func (c *Console) tokenOK(s string) bool {
+	return subtle.ConstantTimeCompare([]byte(s), []byte(c.token)) == 1
+}
+
+func (c *Console) authenticated(r *http.Request) bool {
+	if ck, err := r.Cookie(cookieName); err == nil && c.tokenOK(ck.Value) {
+		return true
+	}
+	if tok, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer "); ok && c.tokenOK(tok) {
+		return true
+	}
+	return false
+}
+
+// originOK: a browser's POST must come from the console's own page. A
+// request with no Origin and no Sec-Fetch-Site is not from a browser; it is
+// accepted only with the token in an Authorization header (which a page on
+// another site cannot set without a CORS preflight this server never grants).
+func (c *Console) originOK(r *http.Request) bool {
+	if o := r.Header.Get("Origin"); o != "" {
+		return o == "http://"+r.Host
+	}
+	if site := r.Header.Get("Sec-Fetch-Site"); site != "" {
+		return site == "same-origin"
+	}
+	tok, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+	return ok && c.tokenOK(tok)
+}
+
+func (c *Console) state(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Content-Type", "application/json")
+	json.NewEncoder(w).Encode(c.view())
+}
+
+func (c *Console) page(w http.ResponseWriter, r *http.Request) {
+	v := c.view()
+	v.CSRF = c.csrf
+	v.Nonce = randomID()
+	w.Header().Set("Content-Security-Policy", fmt.Sprintf(
+		"default-src 'none'; script-src 'nonce-%s'; style-src 'nonce-%s'; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
+		v.Nonce, v.Nonce))
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	if err := pageTemplate.Execute(w, v); err != nil {
+		log.Printf("approval console: %v", err)
+	}
+}
+
+var errConsoleAnswer = errors.New("bad answer")
+
+// decide takes an answer from the page: id, csrf, and decision (approvals:
+// allow_once, allow_for_session, deny) or action (questions: accept with
+// answer, decline).
+func (c *Console) decide(w http.ResponseWriter, r *http.Request) {
+	if !c.originOK(r) {
+		http.Error(w, "forbidden: cross-origin request", http.StatusForbidden)
+		return
+	}
+	r.Body = http.MaxBytesReader(w, r.Body, maxFormBody)
+	if err := r.ParseForm(); err != nil {
+		http.Error(w, "bad form", http.StatusBadRequest)
+		return
+	}
+	csrf := r.PostForm.Get("csrf")
+	if csrf == "" {
+		csrf = r.Header.Get("X-CSRF-Token")
+	}
+	if subtle.ConstantTimeCompare([]byte(csrf), []byte(c.csrf)) != 1 {
+		http.Error(w, "forbidden: missing or wrong CSRF token; reload the page", http.StatusForbidden)
+		return
+	}
+	t := c.lookup(r.PostForm.Get("id"))
+	if t == nil {
+		c.reply(w, r, http.StatusConflict, "already decided, withdrawn or timed out")
+		return
+	}
+	a, err := consoleAnswer(t, r.PostForm)
+	if err != nil {
+		c.reply(w, r, http.StatusBadRequest, "not an answer this question accepts")
+		return
+	}
+	if !t.resolve(a) {
+		c.reply(w, r, http.StatusConflict, "already decided through another channel")
+		return
+	}
+	c.reply(w, r, http.StatusOK, "recorded")
+}
+
+func consoleAnswer(t *ticket, f map[string][]string) (answer, error) {
+	get := func(k string) string {
+		if v := f[k]; len(v) == 1 {
+			return v[0]
+		}
+		return ""
+	}
+	a := answer{Channel: ChannelConsole}
+	if t.Kind == kindApproval {
+		switch d := get("decision"); d {
+		case AllowOnce, AllowForSession, Deny:
+			a.Action, a.Content = mcp.ElicitationResponseActionAccept, map[string]any{"decision": d}
+			return a, nil
+		}
+		return a, errConsoleAnswer
+	}
+	switch get("action") {
+	case "accept":
+		a.Action, a.Content = mcp.ElicitationResponseActionAccept, map[string]any{"answer": get("answer")}
+		if _, _, ok := answerOf(*t.Question, a); !ok {
+			return a, errConsoleAnswer
+		}
+		return a, nil
+	case "decline":
+		a.Action = mcp.ElicitationResponseActionDecline
+		return a, nil
+	}
+	return a, errConsoleAnswer
+}
+
+// reply answers fetch() with JSON and a plain form post with a redirect
+// back to the page.
+func (c *Console) reply(w http.ResponseWriter, r *http.Request, code int, msg string) {
+	if r.Header.Get("X-CSRF-Token") == "" && code == http.StatusOK {
+		http.Redirect(w, r, "/", http.StatusSeeOther)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(code)
+	json.NewEncoder(w).Encode(map[string]any{"ok": code == http.StatusOK, "message": msg})
+}
+
+var pageTemplate = template.Must(template.New("page").Parse(pageHTML))

@@ -1,0 +1,379 @@
+package approval
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"log"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/onellm/onellm-mcp/grants"
+	"github.com/onellm/onellm-mcp/internal/toolkit"
+)
+
+const testHost = "127.0.0.1:8765"
+
+func testPolicy(timeout time.Duration) *grants.Policy {
+	return &grants.Policy{Limits: grants.Limits{ApprovalTimeout: timeout}}
+}
+
+func pendingTicket(c *Console) *ticket {
+	t := newTicket("", kindApproval, "read_file", "stdio", time.Now(), time.Minute)
+	t.Asks = []grants.Decision{askOn("/etc/hosts", "interactive-dev/ask-outside-workspace")}
+	if err := c.add(t); err != nil {
+		panic(err)
+	}
+	return t
+}
+
+// do sends a request to the console's handler.
+func do(h http.Handler, method, target string, body url.Values, hdr map[string]string) *httptest.ResponseRecorder {
+	var r *http.Request
+	if body != nil {
+		r = httptest.NewRequest(method, target, strings.NewReader(body.Encode()))
+		r.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	} else {
+		r = httptest.NewRequest(method, target, nil)
+	}
+	r.Host = testHost
+	for k, v := range hdr {
+		if k == "Host" {
+			r.Host = v
+			continue
+		}
+		r.Header.Set(k, v)
+	}
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, r)
+	return w
+}
+
+func TestConsoleAccess(t *testing.T) {
+	c := newConsole([]string{testHost})
+	h := c.Handler()
+	pendingTicket(c)
+	cookie := cookieName + "=" + c.token
+	cases := []struct {
+		name   string
+		method string
+		target string
+		hdr    map[string]string
+		code   int
+		body   string
+	}{
+		{"page without token", "GET", "/", nil, 403, ""},
+		{"state without token", "GET", "/api/state", nil, 403, ""},
+		{"wrong token", "GET", "/?token=nope", nil, 403, ""},
+		{"wrong cookie", "GET", "/", map[string]string{"Cookie": cookieName + "=nope"}, 403, ""},
+		{"token in query sets the cookie", "GET", "/?token=" + c.token, nil, 303, ""},
+		{"page with cookie", "GET", "/", map[string]string{"Cookie": cookie}, 200, "/etc/hosts"},
+		{"state with bearer", "GET", "/api/state", map[string]string{"Authorization": "Bearer " + c.token}, 200, "interactive-dev/ask-outside-workspace"},
+		{"foreign Host (DNS rebinding)", "GET", "/", map[string]string{"Cookie": cookie, "Host": "evil.example:8765"}, 403, ""},
+		{"foreign Host with token", "GET", "/?token=" + c.token, map[string]string{"Host": "attacker.test"}, 403, ""},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			w := do(h, tc.method, tc.target, nil, tc.hdr)
+			if w.Code != tc.code || !strings.Contains(w.Body.String(), tc.body) {
+				t.Fatalf("%d %q, want %d containing %q", w.Code, w.Body.String(), tc.code, tc.body)
+			}
+			if strings.Contains(w.Body.String(), c.token) {
+				t.Fatal("the token is echoed in a response body")
+			}
+		})
+	}
+	w := do(h, "GET", "/?token="+c.token, nil, nil)
+	if ck := w.Result().Cookies(); len(ck) != 1 || !ck[0].HttpOnly || ck[0].SameSite != http.SameSiteStrictMode {
+		t.Fatalf("cookie: %+v", ck)
+	}
+	w = do(h, "GET", "/", nil, map[string]string{"Cookie": cookie})
+	csp := w.Header().Get("Content-Security-Policy")
+	if !strings.Contains(csp, "frame-ancestors 'none'") || strings.Contains(csp, "unsafe-inline") || w.Header().Get("X-Frame-Options") != "DENY" {
+		t.Fatalf("headers: %v", w.Header())
+	}
+	if !strings.Contains(w.Body.String(), c.csrf) || !strings.Contains(w.Body.String(), "width=device-width") {
+		t.Fatal("page lacks the CSRF token or the viewport")
+	}
+}
+
+func TestConsoleDecide(t *testing.T) {
+	cookie := cookieName + "=" + "%s"
+	cases := []struct {
+		name  string
+		form  func(c *Console, id string) url.Values
+		hdr   func(c *Console) map[string]string
+		code  int
+		taken bool
+	}{
+		{"browser post", goodForm("allow_once"), browser, 303, true},
+		{"fetch post", goodForm("deny"), func(c *Console) map[string]string {
+			h := browser(c)
+			h["X-CSRF-Token"] = c.csrf
+			return h
+		}, 200, true},
+		{"no CSRF token", func(c *Console, id string) url.Values { return url.Values{"id": {id}, "decision": {"allow_once"}} }, browser, 403, false},
+		{"wrong CSRF token", func(c *Console, id string) url.Values {
+			return url.Values{"id": {id}, "decision": {"allow_once"}, "csrf": {"x"}}
+		}, browser, 403, false},
+		{"cross-site form post", goodForm("allow_once"), func(c *Console) map[string]string {
+			return map[string]string{"Cookie": strings.Replace(cookie, "%s", c.token, 1), "Origin": "http://evil.example"}
+		}, 403, false},
+		{"other port on loopback", goodForm("allow_once"), func(c *Console) map[string]string {
+			return map[string]string{"Cookie": strings.Replace(cookie, "%s", c.token, 1), "Origin": "http://127.0.0.1:9999"}
+		}, 403, false},
+		{"null origin", goodForm("allow_once"), func(c *Console) map[string]string {
+			return map[string]string{"Cookie": strings.Replace(cookie, "%s", c.token, 1), "Origin": "null"}
+		}, 403, false},
+		{"cross-site fetch metadata", goodForm("allow_once"), func(c *Console) map[string]string {
+			return map[string]string{"Cookie": strings.Replace(cookie, "%s", c.token, 1), "Sec-Fetch-Site": "cross-site"}
+		}, 403, false},
+		{"no origin, cookie only", goodForm("allow_once"), func(c *Console) map[string]string {
+			return map[string]string{"Cookie": strings.Replace(cookie, "%s", c.token, 1)}
+		}, 403, false},
+		{"script with bearer", goodForm("allow_once"), func(c *Console) map[string]string {
+			return map[string]string{"Authorization": "Bearer " + c.token, "X-CSRF-Token": c.csrf}
+		}, 200, true},
+		{"no token at all", goodForm("allow_once"), func(c *Console) map[string]string {
+			return map[string]string{"Origin": "http://" + testHost}
+		}, 403, false},
+		{"decision outside the form", goodForm("allow_always"), browser, 400, false},
+		{"unknown id", func(c *Console, _ string) url.Values { return goodForm("allow_once")(c, "nope") }, browser, 409, false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			c := newConsole([]string{testHost})
+			tk := pendingTicket(c)
+			w := do(c.Handler(), "POST", "/api/decide", tc.form(c, tk.ID), tc.hdr(c))
+			if w.Code != tc.code {
+				t.Fatalf("status %d (%s), want %d", w.Code, w.Body.String(), tc.code)
+			}
+			select {
+			case a := <-tk.done:
+				if !tc.taken || a.Channel != ChannelConsole {
+					t.Fatalf("answer taken: %+v", a)
+				}
+			default:
+				if tc.taken {
+					t.Fatal("answer not delivered")
+				}
+			}
+		})
+	}
+}
+
+func goodForm(decision string) func(c *Console, id string) url.Values {
+	return func(c *Console, id string) url.Values {
+		return url.Values{"id": {id}, "decision": {decision}, "csrf": {c.csrf}}
+	}
+}
+
+func browser(c *Console) map[string]string {
+	return map[string]string{"Cookie": cookieName + "=" + c.token, "Origin": "http://" + testHost, "Sec-Fetch-Site": "same-origin"}
+}
+
+func TestConsoleFirstAnswerWins(t *testing.T) {
+	c := newConsole([]string{testHost})
+	tk := pendingTicket(c)
+	h := c.Handler()
+	var wg sync.WaitGroup
+	codes := make(chan int, 10)
+	for range 10 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			hdr := browser(c)
+			hdr["X-CSRF-Token"] = c.csrf
+			codes <- do(h, "POST", "/api/decide", goodForm("allow_once")(c, tk.ID), hdr).Code
+		}()
+	}
+	elicited := tk.resolve(answer{Channel: ChannelElicitation, Action: decline})
+	wg.Wait()
+	close(codes)
+	wins := 0
+	for code := range codes {
+		if code == 200 {
+			wins++
+		}
+	}
+	if elicited {
+		wins++
+	}
+	if wins != 1 {
+		t.Fatalf("%d answers won, want exactly one", wins)
+	}
+	if len(tk.done) != 1 {
+		t.Fatalf("%d answers delivered", len(tk.done))
+	}
+	v := c.view()
+	if len(v.Pending) != 0 || len(v.Recent) != 1 {
+		t.Fatalf("view after the answer: %+v", v)
+	}
+}
+
+func TestCheckConsoleAddr(t *testing.T) {
+	for addr, ok := range map[string]bool{
+		"127.0.0.1:8765": true, "localhost:8765": true, "[::1]:8765": true, "127.0.0.2:1": true,
+		"0.0.0.0:8765": false, ":8765": false, "192.168.1.2:8765": false, "example.com:80": false, "[::]:1": false, "127.0.0.1": false,
+	} {
+		if err := CheckConsoleAddr(addr); (err == nil) != ok {
+			t.Errorf("%s: %v", addr, err)
+		}
+	}
+}
+
+func TestStartConsoleTokenFile(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "state", "console.token")
+	var logged strings.Builder
+	c, err := StartConsole("127.0.0.1:0", file, logTo(&logged))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	fi, err := os.Stat(file)
+	if err != nil || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("token file: %v %v", fi.Mode(), err)
+	}
+	data, _ := os.ReadFile(file)
+	if strings.TrimSpace(string(data)) != c.token || !strings.Contains(logged.String(), c.token) {
+		t.Fatal("token not written or not printed")
+	}
+	resp, err := http.Get(c.URL() + "api/state")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 403 {
+		t.Fatalf("no token: %d", resp.StatusCode)
+	}
+	req, _ := http.NewRequest("GET", c.URL()+"api/state", nil)
+	req.Header.Set("Authorization", "Bearer "+c.token)
+	resp, err = http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || !json.Valid(body) {
+		t.Fatalf("with token: %d %s", resp.StatusCode, body)
+	}
+	if _, err := StartConsole("0.0.0.0:0", file, nil); err == nil {
+		t.Fatal("a non-loopback console started")
+	}
+}
+
+// TestBrokerConsoleOnly: a client that cannot elicit waits on the console;
+// the console's answer decides, and an allow_for_session is remembered.
+func TestBrokerConsoleOnly(t *testing.T) {
+	c := newConsole([]string{testHost})
+	b, _ := New(Options{Console: c})
+	ask := askOn("/etc/hosts", "r")
+	ask.ApprovalExpires = time.Hour
+	call := toolkit.ApprovalCall{Tool: "read_file", Args: []byte(`{"path":"/etc/hosts"}`), Principal: "stdio",
+		Asks: []grants.Decision{ask}, Policy: testPolicy(5 * time.Second)}
+	got := make(chan toolkit.ApprovalOutcome, 1)
+	go func() {
+		o, pending := b.Approve(context.Background(), call)
+		if pending != nil {
+			t.Error("input-required result for a client that cannot elicit")
+		}
+		got <- o
+	}()
+	tk := waitPending(t, c)
+	hdr := browser(c)
+	hdr["X-CSRF-Token"] = c.csrf
+	if w := do(c.Handler(), "POST", "/api/decide", goodForm("allow_for_session")(c, tk), hdr); w.Code != 200 {
+		t.Fatalf("decide: %d", w.Code)
+	}
+	o := <-got
+	if !o.Approved || o.Reason != grants.ReasonApproved || o.Channel != ChannelConsole {
+		t.Fatalf("outcome %+v", o)
+	}
+	if o, p := b.Approve(context.Background(), call); !o.Approved || o.Reason != grants.ReasonApprovedForSession || p != nil {
+		t.Fatalf("remembered: %+v", o)
+	}
+	// Nobody answers: approval_timeout, and the console no longer lists it.
+	call.Asks = []grants.Decision{askOn("/etc/other", "r")}
+	call.Policy = testPolicy(200 * time.Millisecond)
+	if o, _ := b.Approve(context.Background(), call); o.Approved || o.Reason != grants.ReasonApprovalTimeout {
+		t.Fatalf("timeout: %+v", o)
+	}
+	if v := c.view(); len(v.Pending) != 0 || v.Recent[0].Outcome != "timed out" {
+		t.Fatalf("after timeout: %+v", v)
+	}
+	// The client goes away: cancelled.
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(50*time.Millisecond, cancel)
+	call.Policy = testPolicy(5 * time.Second)
+	if o, _ := b.Approve(ctx, call); o.Approved || o.Reason != grants.ReasonCancelled {
+		t.Fatalf("client gone: %+v", o)
+	}
+}
+
+func waitPending(t *testing.T, c *Console) string {
+	t.Helper()
+	for range 200 {
+		if v := c.view(); len(v.Pending) == 1 {
+			return v.Pending[0].ID
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	t.Fatal("nothing pending on the console")
+	return ""
+}
+
+// TestBrokerModernRace: a modern client gets an input-required result while
+// the console lists the same ask; whichever answers first decides.
+func TestBrokerModernRace(t *testing.T) {
+	modern := server.WithRequestProtocolInfo(context.Background(), &server.RequestProtocolInfo{Modern: true, ProtocolVersion: "2026-07-28",
+		ClientCapabilities: &mcp.ClientCapabilities{Elicitation: &mcp.ElicitationCapability{}}})
+	for _, consoleFirst := range []bool{true, false} {
+		c := newConsole([]string{testHost})
+		b, _ := New(Options{Console: c})
+		call := toolkit.ApprovalCall{Tool: "read_file", Args: []byte(`{"path":"/etc/hosts"}`), Principal: "stdio",
+			Asks: []grants.Decision{askOn("/etc/hosts", "r")}, Policy: testPolicy(time.Minute)}
+		_, pending := b.Approve(modern, call)
+		if pending == nil || pending.RequestState == "" || pending.InputRequests[elicitKey].Elicitation == nil {
+			t.Fatalf("no input-required result: %+v", pending)
+		}
+		id := waitPending(t, c)
+		hdr := browser(c)
+		hdr["X-CSRF-Token"] = c.csrf
+		if consoleFirst {
+			if w := do(c.Handler(), "POST", "/api/decide", goodForm("deny")(c, id), hdr); w.Code != 200 {
+				t.Fatalf("console: %d", w.Code)
+			}
+		}
+		call.Request.Params.RequestState = pending.RequestState
+		call.Request.Params.InputResponses = mcp.InputResponses{elicitKey: mcp.NewElicitationInputResponse(mcp.ElicitationResult{
+			ElicitationResponse: mcp.ElicitationResponse{Action: accept, Content: map[string]any{"decision": "allow_once"}}})}
+		o, p := b.Approve(modern, call)
+		if p != nil {
+			t.Fatal("asked twice")
+		}
+		if consoleFirst && (o.Approved || o.Channel != ChannelConsole || o.Reason != grants.ReasonDeclined) {
+			t.Fatalf("console first: %+v", o)
+		}
+		if !consoleFirst {
+			if !o.Approved || o.Channel != ChannelElicitation {
+				t.Fatalf("elicitation first: %+v", o)
+			}
+			if w := do(c.Handler(), "POST", "/api/decide", goodForm("deny")(c, id), hdr); w.Code != 409 {
+				t.Fatalf("late console answer: %d", w.Code)
+			}
+		}
+	}
+}
+
+func logTo(w io.Writer) *log.Logger { return log.New(w, "", 0) }

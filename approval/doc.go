@@ -1,0 +1,37 @@
+// Package approval owns asking a person: the broker that puts a call's asks
+// to a person (toolkit.Approver) and ask_user's questions (toolkit.Asker),
+// remembered "allow for session" approvals, the ask_user tool, and the
+// approval console.
+//
+// Channels. A client on protocol 2026-07-28 that declared elicitation gets
+// an input-required result (multi round-trip) with a sealed requestState
+// and retries the call with the answer. An older client that declared
+// elicitation gets elicitation/create, sent by the broker under a deadline
+// (the approval timeout). With [approval] console set, every ask is also
+// listed on the console, and the first answer from either channel decides;
+// a client that cannot elicit waits on the console alone. With neither, the
+// ask is denied with approval_unavailable. A client that did not declare
+// elicitation is never sent one.
+//
+// Answers. Only accept with exactly {"decision": "allow_once" |
+// "allow_for_session"} approves (reason approved). Decline, a "deny"
+// decision, a missing or unknown decision, extra fields or an unknown action
+// are declined; cancel is cancelled; no answer within
+// approval.timeout_seconds is approval_timeout; a client that goes away
+// while waiting is cancelled. A requestState that is forged, replayed or
+// issued for a different tool, arguments, principal or set of requests is
+// declined; an expired one is approval_timeout.
+//
+// Remembered approvals. allow_for_session stores the exact request keys
+// (grants.Request.Key) asked about for the principal, each for its rule's
+// approval_expires_seconds (0: not stored, so it means once). A later call
+// whose asks are all remembered is approved without asking (reason
+// approved_for_session). Memory only, per principal, bounded.
+//
+// Security model and limits. The sealing key is made at start-up from
+// crypto/rand and never leaves the process; a restart voids states in
+// flight. The state carries digests only. Nonces are single-use and kept
+// until they expire. What is not protected: a person who approves without
+// reading; another local user who can read the console token file (it is
+// 0600 in the user's state folder); the console is plain HTTP on loopback.
+package approval

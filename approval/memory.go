@@ -1,0 +1,84 @@
+package approval
+
+import (
+	"sync"
+	"time"
+
+	"github.com/onellm/onellm-mcp/grants"
+)
+
+// memory holds "allow for session" answers: for each principal, the exact
+// request keys (grants.Request.Key: capability and every target field, never
+// a prefix or a glob) and when each stops holding. It lives in memory only
+// and is never shared between principals.
+type memory struct {
+	now func() time.Time
+	max int // keys kept per principal
+
+	mu   sync.Mutex
+	byID map[string]map[string]time.Time
+}
+
+func newMemory(now func() time.Time, maxPerPrincipal int) *memory {
+	return &memory{now: now, max: maxPerPrincipal, byID: map[string]map[string]time.Time{}}
+}
+
+// remember stores each ask's request for the principal for its rule's
+// approval_expires_seconds; an ask whose rule sets none (0) is not stored.
+func (m *memory) remember(principal string, asks []grants.Decision) {
+	now := m.now()
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	keys := m.byID[principal]
+	for _, d := range asks {
+		if d.ApprovalExpires <= 0 {
+			continue
+		}
+		if keys == nil {
+			keys = map[string]time.Time{}
+			m.byID[principal] = keys
+		}
+		if len(keys) >= m.max {
+			m.prune(keys, now)
+			if len(keys) >= m.max {
+				return // full of live approvals: asking again is the safe side
+			}
+		}
+		keys[d.Request.Key()] = now.Add(d.ApprovalExpires)
+	}
+}
+
+// unremembered returns the asks the principal has no live approval for.
+func (m *memory) unremembered(principal string, asks []grants.Decision) []grants.Decision {
+	now := m.now()
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	keys := m.byID[principal]
+	if len(keys) == 0 {
+		return asks
+	}
+	var out []grants.Decision
+	for _, d := range asks {
+		k := d.Request.Key()
+		exp, ok := keys[k]
+		if ok && now.Before(exp) {
+			continue
+		}
+		if ok {
+			delete(keys, k)
+		}
+		out = append(out, d)
+	}
+	if len(keys) == 0 {
+		delete(m.byID, principal)
+	}
+	return out
+}
+
+func (m *memory) prune(keys map[string]time.Time, now time.Time) {
+	for k, exp := range keys {
+		if !now.Before(exp) {
+			delete(keys, k)
+		}
+	}
+}

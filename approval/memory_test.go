@@ -1,0 +1,107 @@
+package approval
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/onellm/onellm-mcp/grants"
+	"github.com/onellm/onellm-mcp/internal/toolkit"
+)
+
+func TestMemory(t *testing.T) {
+	clk := newClock()
+	m := newMemory(clk.now, 3)
+	withExp := func(d grants.Decision, e time.Duration) grants.Decision { d.ApprovalExpires = e; return d }
+	hosts := withExp(askOn("/etc/hosts", "r"), time.Minute)
+	m.remember("alice", []grants.Decision{hosts, askOn("/etc/once", "r") /* no expiry: not kept */})
+
+	remembered := func(who string, d grants.Decision) bool { return len(m.unremembered(who, []grants.Decision{d})) == 0 }
+	cases := []struct {
+		name string
+		who  string
+		d    grants.Decision
+		want bool
+	}{
+		{"exact request", "alice", hosts, true},
+		{"same request, other rule", "alice", askOn("/etc/hosts", "other"), true},
+		{"other principal", "bob", hosts, false},
+		{"principal prefix", "alice/s1", hosts, false},
+		{"no expiry means once", "alice", askOn("/etc/once", "r"), false},
+		{"longer path", "alice", askOn("/etc/hosts.d", "r"), false},
+		{"parent path", "alice", askOn("/etc", "r"), false},
+		{"other capability", "alice", grants.Decision{Request: grants.Request{Capability: grants.CapFilesystemWrite, Target: hosts.Request.Target}}, false},
+		{"other surface", "alice", grants.Decision{Request: grants.Request{Capability: grants.CapFilesystemRead, Target: hosts.Request.Target, Surface: grants.SurfaceHost}}, false},
+	}
+	for _, tc := range cases {
+		if got := remembered(tc.who, tc.d); got != tc.want {
+			t.Errorf("%s: remembered=%v, want %v", tc.name, got, tc.want)
+		}
+	}
+	// A call is approved without asking only when all its asks are remembered.
+	if left := m.unremembered("alice", []grants.Decision{hosts, askOn("/etc/x", "r")}); len(left) != 1 || left[0].Request.Target.Path != "/etc/x" {
+		t.Errorf("mixed call: %v", left)
+	}
+	clk.advance(time.Minute)
+	if remembered("alice", hosts) {
+		t.Error("expired approval still holds")
+	}
+	if len(m.byID) != 0 {
+		t.Errorf("expired entries kept: %v", m.byID)
+	}
+	// Bounded per principal: when full of live keys, new ones are not kept.
+	for _, p := range []string{"/a", "/b", "/c", "/d"} {
+		m.remember("carol", []grants.Decision{withExp(askOn(p, "r"), time.Hour)})
+	}
+	if len(m.byID["carol"]) != 3 || remembered("carol", askOn("/d", "r")) {
+		t.Errorf("bound: %v", m.byID["carol"])
+	}
+}
+
+func BenchmarkRememberedLookup(b *testing.B) {
+	m := newMemory(time.Now, 4096)
+	d := askOn("/home/me/notes/todo.txt", "r")
+	d.ApprovalExpires = time.Hour
+	for i := range 1000 {
+		x := askOn("/p/"+string(rune('a'+i%26))+itoa(i), "r")
+		x.ApprovalExpires = time.Hour
+		m.remember("stdio", []grants.Decision{x})
+	}
+	m.remember("stdio", []grants.Decision{d})
+	asks := []grants.Decision{d}
+	b.ReportAllocs()
+	for b.Loop() {
+		if len(m.unremembered("stdio", asks)) != 0 {
+			b.Fatal("not remembered")
+		}
+	}
+}
+
+func itoa(i int) string {
+	if i == 0 {
+		return "0"
+	}
+	var s []byte
+	for ; i > 0; i /= 10 {
+		s = append([]byte{byte('0' + i%10)}, s...)
+	}
+	return string(s)
+}
+
+// BenchmarkApproveRemembered is what an approved-for-session call costs on
+// top of a plain allowed one: the server calls Approve only for asks, and a
+// remembered ask is settled here without asking.
+func BenchmarkApproveRemembered(b *testing.B) {
+	br, _ := New(Options{})
+	d := askOn("/home/me/notes/todo.txt", "r")
+	d.ApprovalExpires = time.Hour
+	br.mem.remember("stdio", []grants.Decision{d})
+	call := toolkit.ApprovalCall{Tool: "read_file", Args: []byte(`{"path":"/home/me/notes/todo.txt"}`), Principal: "stdio",
+		Asks: []grants.Decision{d}, Policy: testPolicy(time.Minute)}
+	b.ReportAllocs()
+	for b.Loop() {
+		if o, _ := br.Approve(context.Background(), call); o.Reason != grants.ReasonApprovedForSession {
+			b.Fatal(o)
+		}
+	}
+}

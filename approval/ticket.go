@@ -1,0 +1,88 @@
+package approval
+
+import (
+	"crypto/rand"
+	"encoding/base64"
+	"sync"
+	"time"
+
+	"github.com/onellm/onellm-mcp/grants"
+)
+
+// Channels an answer can come through, as recorded in the audit log.
+const (
+	ChannelElicitation = "elicitation"
+	ChannelConsole     = "console"
+)
+
+// ticket is one question waiting for a person. Every channel that can
+// answer it (the client's elicitation, the console) calls resolve; the
+// first call wins and the others are told so, which is how a console answer
+// and an elicitation answer race safely.
+type ticket struct {
+	ID        string
+	Kind      stateKind
+	Tool      string
+	Principal string
+	Asks      []grants.Decision // approvals
+	Question  *question         // ask_user
+	Created   time.Time
+	Deadline  time.Time
+	// retried is set for a modern call's ticket: its answer is claimed by
+	// the client's retry rather than read by a waiting goroutine.
+	retried bool
+
+	done    chan answer // receives the winning answer, once
+	console *Console    // nil when the console is off
+
+	mu       sync.Mutex
+	resolved bool
+}
+
+func newTicket(id string, kind stateKind, tool, principal string, now time.Time, ttl time.Duration) *ticket {
+	if id == "" {
+		id = randomID()
+	}
+	return &ticket{ID: id, Kind: kind, Tool: tool, Principal: principal, Created: now, Deadline: now.Add(ttl),
+		done: make(chan answer, 1)}
+}
+
+// resolve records a as the ticket's answer unless another came first.
+func (t *ticket) resolve(a answer) bool {
+	t.mu.Lock()
+	if t.resolved {
+		t.mu.Unlock()
+		return false
+	}
+	t.resolved = true
+	t.mu.Unlock()
+	t.done <- a
+	if t.console != nil {
+		t.console.finished(t, a, "")
+	}
+	return true
+}
+
+// withdraw closes the ticket without an answer (timeout, client gone). It
+// reports false when an answer had already won, which must then be read.
+func (t *ticket) withdraw(why string) bool {
+	t.mu.Lock()
+	if t.resolved {
+		t.mu.Unlock()
+		return false
+	}
+	t.resolved = true
+	t.mu.Unlock()
+	if t.console != nil {
+		t.console.finished(t, answer{}, why)
+	}
+	return true
+}
+
+func randomID() string {
+	b := make([]byte, 16)
+	if _, err := rand.Read(b); err != nil {
+		panic("approval: crypto/rand failed: " + err.Error())
+	}
+	return base64.RawURLEncoding.EncodeToString(b)
+}
