@@ -10,7 +10,7 @@ FUZZTIME ?= 10s
 .PHONY: build run run-http test test-unit test-e2e bench fuzz-short vet clean
 
 build:
-	$(GO) build -trimpath -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/onellm-mcp
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/onellm-mcp
 
 # Serve the embedded default (profile interactive-dev, workspace = this folder) over stdio.
 run: build
