@@ -2,6 +2,12 @@ package e2e
 
 import (
 	"bufio"
+	"context"
+	"path/filepath"
+
+	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/client/transport"
+	"github.com/mark3labs/mcp-go/mcp"
 	"os"
 	"os/exec"
 	"strconv"
@@ -90,6 +96,50 @@ func TestIdleMemory(t *testing.T) {
 			if kb > 64<<10 {
 				t.Fatalf("idle RSS %d KiB is far above the 15 MiB target", kb)
 			}
+		}
+	}
+}
+
+// BenchmarkPingRoundTrip is the protocol floor: a ping through the same
+// client and pipes, for comparison with a tool call.
+func BenchmarkPingRoundTrip(b *testing.B) {
+	f := newFixture(b, `profile = "interactive-dev"`)
+	c := stdioClient(b, f, Legacy)
+	for b.Loop() {
+		if err := c.Ping(context.Background()); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkBaselineReadFileRoundTrip is the same read through the smallest
+// mcp-go server (e2e/internal/baseline): the reference for the figure above.
+func BenchmarkBaselineReadFileRoundTrip(b *testing.B) {
+	dir := b.TempDir()
+	bin := filepath.Join(dir, "baseline")
+	build := exec.Command("go", "build", "-trimpath", "-o", bin, "./internal/baseline")
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := build.CombinedOutput(); err != nil {
+		b.Fatalf("build baseline: %v\n%s", err, out)
+	}
+	file := filepath.Join(dir, "four.txt")
+	if err := os.WriteFile(file, []byte(strings.Repeat(strings.Repeat("x", 63)+"\n", 64)), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	c := client.NewClient(transport.NewStdio(bin, nil), client.WithProtocolVersion(mcp.ProtocolVersion20251125))
+	if err := c.Start(context.Background()); err != nil {
+		b.Fatal(err)
+	}
+	defer c.Close()
+	init := mcp.InitializeRequest{}
+	init.Params.ProtocolVersion = string(Legacy)
+	if _, err := c.Initialize(context.Background(), init); err != nil {
+		b.Fatal(err)
+	}
+	args := map[string]any{"path": file}
+	for b.Loop() {
+		if res := call(b, c, "read_file", args); res.IsError {
+			b.Fatal(text(res))
 		}
 	}
 }

@@ -26,6 +26,7 @@ import (
 	"github.com/onellm/onellm-mcp/internal/toolkit"
 	"github.com/onellm/onellm-mcp/shelltool/cmdline"
 	"github.com/onellm/onellm-mcp/shelltool/sandbox"
+	"github.com/onellm/onellm-mcp/webtools"
 )
 
 // Name is the tool's public name.
@@ -48,6 +49,9 @@ type Output struct {
 	TimedOut   bool   `json:"timed_out"`
 	Truncated  bool   `json:"truncated"`
 	DurationMS int64  `json:"duration_ms"`
+	// Egress lists what the egress proxy decided ([sandbox] network =
+	// "proxy"): one line per destination, allowed or refused.
+	Egress []string `json:"egress,omitempty"`
 }
 
 // Tool is execute_terminal_command. The zero value is ready; it probes the
@@ -78,6 +82,22 @@ func (t *Tool) Definition(p *grants.Policy) mcp.Tool {
 	switch p.Sandbox.Network {
 	case "full":
 		where += "it has the host's network."
+	case "proxy":
+		where += "its only network is an HTTP proxy (HTTP_PROXY, HTTPS_PROXY and ALL_PROXY are set to " + sandbox.ProxyURL +
+			"; tools that ignore them cannot connect anywhere). Each destination is decided by the policy like http_request " +
+			"(an https tunnel needs every method allowed for its host; a host that needs approval is refused, use http_request for it); " +
+			"a refused one gets 403 and is listed under egress in the result. "
+		if hosts := webtools.ReachableHosts(p, Name); len(hosts) > 0 {
+			where += "Hosts rules allow: " + strings.Join(hosts, "; ") + ". "
+		} else {
+			where += "No rule allows a host. "
+		}
+		switch p.Mode {
+		case grants.ModePermissive:
+			where += "Other hosts are allowed unless a rule denies them."
+		default:
+			where += "Other hosts are refused."
+		}
 	default:
 		where += "it has no network."
 	}
@@ -152,10 +172,6 @@ func (t *Tool) Plan(_ context.Context, env *toolkit.Env, raw json.RawMessage) (*
 				Msg: fmt.Sprintf("the kernel sandbox cannot be applied here (%v) and [sandbox] required is true, so nothing runs", err)}
 		}
 		surface = grants.SurfaceHost
-	}
-	if p.Sandbox.Network == "proxy" && surface == grants.SurfaceSandbox {
-		return nil, &toolkit.Refusal{Reason: grants.ReasonSandboxUnavailable,
-			Msg: `[sandbox] network = "proxy" is not available in this build; use "none" or "full"`}
 	}
 	reqs, err := requests(p, analysis, cwd, surface)
 	if err != nil {
@@ -286,9 +302,64 @@ func readOnly(p *grants.Policy) []string {
 	return append(out, p.Protected()...)
 }
 
+// proxyClient dials for the egress proxy (system resolver; it holds no
+// connection between calls).
+var proxyClient = webtools.NewClient(webtools.Options{})
+
+// maxEgressLines bounds the egress lines a result lists.
+const maxEgressLines = 20
+
+// egressLog collects the proxy's decisions for the result.
+type egressLog struct {
+	mu    sync.Mutex
+	lines []string
+	more  int
+}
+
+func (l *egressLog) add(e webtools.ProxyEvent) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if len(l.lines) < maxEgressLines {
+		l.lines = append(l.lines, e.String())
+	} else {
+		l.more++
+	}
+}
+
+func (l *egressLog) list() []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	out := append([]string(nil), l.lines...)
+	if l.more > 0 {
+		out = append(out, fmt.Sprintf("(%d more)", l.more))
+	}
+	return out
+}
+
+// withProxy sets the egress proxy of a sandboxed command: each destination
+// is decided (and audited) through env.Decide as network.http.* for this
+// tool; anything but Allow is refused, since no person can be asked while
+// the command runs.
+func withProxy(spec *sandbox.Spec, env *toolkit.Env, log *egressLog) {
+	decide := env.Decide
+	if decide == nil {
+		decide = func(_ context.Context, r grants.Request) grants.Decision { return grants.Decision{Request: r} } // deny
+	}
+	px := &webtools.Proxy{
+		Client:  proxyClient,
+		Decide:  webtools.ProxyPolicy(decide, Name, webtools.TunnelPaths(env.Policy, Name)),
+		OnEvent: log.add,
+	}
+	spec.Proxy = px.Serve
+}
+
 func run(ctx context.Context, env *toolkit.Env, spec sandbox.Spec, surface grants.Surface) toolkit.Result {
 	stop := progress(ctx, env)
 	defer stop()
+	egress := &egressLog{}
+	if spec.Network == sandbox.NetworkProxy && surface == grants.SurfaceSandbox {
+		withProxy(&spec, env, egress)
+	}
 	var (
 		res sandbox.Result
 		err error
@@ -305,7 +376,7 @@ func run(ctx context.Context, env *toolkit.Env, spec sandbox.Spec, surface grant
 		return toolkit.Failed("%s: %v", Name, err)
 	}
 	out := Output{ExitCode: res.ExitCode, Stdout: res.Stdout, Stderr: res.Stderr, TimedOut: res.TimedOut,
-		Truncated: res.Truncated, DurationMS: res.Duration.Milliseconds()}
+		Truncated: res.Truncated, DurationMS: res.Duration.Milliseconds(), Egress: egress.list()}
 	text := fmt.Sprintf("exit code %d", out.ExitCode)
 	switch {
 	case out.TimedOut:
@@ -318,6 +389,9 @@ func run(ctx context.Context, env *toolkit.Env, spec sandbox.Spec, surface grant
 	}
 	if out.Stderr != "" {
 		text += "\nstderr:\n" + out.Stderr
+	}
+	if len(out.Egress) > 0 {
+		text += "\negress proxy:\n" + strings.Join(out.Egress, "\n")
 	}
 	r := mcp.NewToolResultStructured(out, text)
 	r.IsError = out.ExitCode != 0 || out.TimedOut || err != nil

@@ -27,7 +27,10 @@
 //     read-only placeholders, bind-mounts every ReadOnly path read-only (and
 //     self-binds its ancestors inside the writable root so they cannot be
 //     renamed away);
-//  2. brings lo up in the new network namespace;
+//  2. brings lo up in the new network namespace; for Network "proxy" binds
+//     a TCP listener on 127.0.0.1:ProxyPort there, sends it to the server
+//     over an inherited socketpair (fd 5, SCM_RIGHTS) and closes its own
+//     copy: the server, not the namespace, now holds the only one;
 //  3. builds a landlock ruleset pinned to the ABI found (ABI >= 1 required;
 //     refer, truncate, ioctl_dev, TCP bind/connect, signal and abstract unix
 //     socket scoping are handled when the ABI has them; rights of ABIs newer
@@ -35,7 +38,8 @@
 //     /opt and Readable; read beneath /etc, /proc, a few /sys folders; read
 //     and write on /dev/null, zero, full, random, urandom, tty; everything
 //     beneath Writable, /tmp and /dev/shm; TCP connect only to
-//     AllowTCPConnect ports and no TCP bind when Network is "none";
+//     AllowTCPConnect ports (plus ProxyPort for "proxy") and no TCP bind
+//     when Network is "none" or "proxy";
 //  4. sets rlimits (core 0, file size, open files, CPU time);
 //  5. locks securebits, empties the bounding, ambient, effective, permitted
 //     and inheritable capability sets (even as uid 0);
@@ -54,6 +58,14 @@
 // shell is started (including a Dir that does not exist or a Shell that
 // cannot be executed) is reported on the status pipe; Run then returns an
 // error wrapping ErrUnavailable and nothing ran.
+//
+// With Network "proxy" the server receives the listener while the helper
+// sets up and runs Spec.Proxy on it in a goroutine; when the command ends
+// the handler's context is cancelled and the listener closed, and Run waits
+// for the handler to return. The package decides nothing about where a
+// proxied connection may go: that is the handler's job (see webtools.Proxy).
+// The command's environment gets HTTP_PROXY, HTTPS_PROXY, ALL_PROXY (and
+// their lower-case forms) = ProxyURL and an empty NO_PROXY/no_proxy.
 //
 // On the server side, the timeout, ctx cancellation and runaway output kill
 // the process group and the helper (PID 1 of the namespace: the kernel kills
@@ -82,6 +94,8 @@
 //     linking across into a writable root needs the refer right);
 //   - modify ReadOnly carve-outs such as .git/hooks or .git/config inside a
 //     writable root (read-only bind mounts);
+//   - reach anything but the proxy listener when Network is "proxy" (the
+//     same empty namespace and rules, one allowed port);
 //   - reach the network when Network is "none" (empty network namespace,
 //     landlock TCP rules, seccomp on socket families and protocols: no unix,
 //     vsock, MPTCP or SCTP sockets, no io_uring);

@@ -28,7 +28,10 @@ const (
 	helperName  = "onellm-sandbox"
 	fdSpec      = 3
 	fdStatus    = 4
-	exitSetup   = 125
+	// fdProxy is the helper's end of the socketpair the proxy listener is
+	// handed over on (NetworkProxy only).
+	fdProxy   = 5
+	exitSetup = 125
 )
 
 // helperSpec is what the server sends the helper (JSON on fd 3).
@@ -42,6 +45,7 @@ type helperSpec struct {
 	ReadOnly    []string `json:"read_only"`
 	NewNet      bool     `json:"new_net"`
 	TCPConnect  []uint16 `json:"tcp_connect"`
+	Proxy       bool     `json:"proxy,omitempty"` // bind ProxyPort, send it on fdProxy
 	CPUSeconds  uint64   `json:"cpu_seconds"`
 	FileSizeMax int64    `json:"file_size_max"`
 	TmpSize     int64    `json:"tmp_size"`
@@ -180,6 +184,11 @@ func helperSetupAndStart() (int, error) {
 	}
 	if hs.NewNet {
 		if err := step("loopback up", loopbackUp()); err != nil {
+			return 0, err
+		}
+	}
+	if hs.Proxy {
+		if err := step("proxy listener", handOverListener()); err != nil {
 			return 0, err
 		}
 	}
@@ -444,6 +453,29 @@ func loopbackUp() error {
 	}
 	ifr.SetUint16(ifr.Uint16() | unix.IFF_UP | unix.IFF_RUNNING)
 	return unix.IoctlIfreq(fd, unix.SIOCSIFFLAGS, ifr)
+}
+
+// handOverListener binds 127.0.0.1:ProxyPort in the new network namespace,
+// sends the listening socket to the server over fdProxy (SCM_RIGHTS) and
+// closes both: the helper keeps no copy, and the shell never gets one (both
+// were close-on-exec anyway).
+func handOverListener() error {
+	defer unix.Close(fdProxy)
+	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(fd)
+	if err := unix.Bind(fd, &unix.SockaddrInet4{Port: ProxyPort, Addr: [4]byte{127, 0, 0, 1}}); err != nil {
+		return fmt.Errorf("bind 127.0.0.1:%d: %w", ProxyPort, err)
+	}
+	if err := unix.Listen(fd, 128); err != nil {
+		return fmt.Errorf("listen: %w", err)
+	}
+	if err := unix.Sendmsg(fdProxy, []byte{'L'}, unix.UnixRights(fd), nil, 0); err != nil {
+		return fmt.Errorf("send to the server: %w", err)
+	}
+	return nil
 }
 
 func buildRuleset(abi int, hs *helperSpec) (*ruleset, error) {

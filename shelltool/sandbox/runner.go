@@ -64,6 +64,7 @@ func execute(ctx context.Context, s *Spec, sandboxed bool) (res Result, err erro
 	var argv []string
 	dir := s.Dir
 	var cg *cgroup
+	var pr *proxyReceiver
 	if sandboxed {
 		if spec, err = pipe(); err != nil {
 			return res, fmt.Errorf("sandbox: pipe: %w", err)
@@ -72,6 +73,16 @@ func execute(ctx context.Context, s *Spec, sandboxed bool) (res Result, err erro
 			return res, fmt.Errorf("sandbox: pipe: %w", err)
 		}
 		files = append(files, spec.r, status.w)
+		if s.Network == NetworkProxy {
+			child, parent, err := proxySocketpair()
+			if err != nil {
+				return res, fmt.Errorf("%w: proxy socketpair: %v", ErrUnavailable, err)
+			}
+			toClose = append(toClose, child)
+			files = append(files, child) // fd 5 in the helper
+			pr = newProxyReceiver(parent, s.Proxy)
+			defer pr.stop()
+		}
 		name, argv, dir = "/proc/self/exe", []string{helperName, helperGuard, helperArg}, "/"
 		sys.Cloneflags = syscall.CLONE_NEWNS | syscall.CLONE_NEWPID | syscall.CLONE_NEWIPC
 		if s.Network != NetworkFull {
@@ -159,6 +170,7 @@ func execute(ctx context.Context, s *Spec, sandboxed bool) (res Result, err erro
 			Shell: s.Shell, Command: s.Command, Dir: s.Dir, Env: s.Env,
 			Writable: s.Writable, Readable: s.Readable, ReadOnly: s.ReadOnly,
 			NewNet: s.Network != NetworkFull, TCPConnect: s.AllowTCPConnect,
+			Proxy:       s.Network == NetworkProxy,
 			CPUSeconds:  uint64(s.Timeout/time.Second) + 5,
 			FileSizeMax: s.FileSizeMax, TmpSize: s.TmpSize,
 			NoLandlock: s.simulateNoLandlock,
@@ -208,6 +220,11 @@ func execute(ctx context.Context, s *Spec, sandboxed bool) (res Result, err erro
 	}
 	killAll()
 	<-exited
+	// The command is gone: no connection to the proxy can start any more.
+	// Stop it (listener closed, connections closed, handler returned).
+	if pr != nil {
+		pr.stop()
+	}
 	ps, werr := proc.Wait()
 	res.Duration = time.Since(start)
 

@@ -6,8 +6,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 )
@@ -23,13 +25,45 @@ const (
 	// NetworkFull leaves the host network namespace; landlock does not handle
 	// network rights. Seccomp still denies unix, vsock, MPTCP and SCTP sockets.
 	NetworkFull Network = "full"
-	// NetworkProxy is reserved for the egress proxy (a listening socket on
-	// 127.0.0.1 inside the namespace handed to the server). Not implemented:
-	// Run returns ErrUnavailable for it.
-	// TODO(proxy): create the listener in the helper, pass it back over a
-	// socketpair (SCM_RIGHTS) and allow only its port via AllowTCPConnect.
+	// NetworkProxy gives the command the empty network namespace of
+	// NetworkNone plus one way out: the helper binds a TCP listener on
+	// 127.0.0.1:ProxyPort inside the namespace, hands the listening socket to
+	// the server (SCM_RIGHTS over a socketpair) and closes its own copy
+	// before the command starts; Spec.Proxy serves it. Landlock (ABI >= 4)
+	// allows TCP connect to ProxyPort only and no TCP bind, so the command
+	// can neither reach another port nor listen on one; without landlock
+	// network rights the namespace is still empty but for that listener.
+	// The command's environment gets ProxyEnv (overriding Env).
 	NetworkProxy Network = "proxy"
 )
+
+// ProxyPort is the port of the egress proxy inside the command's network
+// namespace (fixed: the namespace is fresh, so it is always free, and the
+// address the command sees never changes).
+const ProxyPort = 3128
+
+// ProxyURL is the proxy's address as the command's proxy variables give it.
+const ProxyURL = "http://127.0.0.1:3128"
+
+// ProxyEnv is what NetworkProxy adds to the command's environment: every
+// common spelling of the proxy variables, for http and https alike (https
+// goes through CONNECT), and an empty NO_PROXY so no host is tried directly
+// (a direct connection would fail anyway).
+func ProxyEnv() []string {
+	return []string{
+		"HTTP_PROXY=" + ProxyURL, "HTTPS_PROXY=" + ProxyURL, "ALL_PROXY=" + ProxyURL,
+		"http_proxy=" + ProxyURL, "https_proxy=" + ProxyURL, "all_proxy=" + ProxyURL,
+		"NO_PROXY=", "no_proxy=",
+	}
+}
+
+// ProxyHandler serves the egress proxy for one command. Run calls it in a
+// goroutine of its own, with the listening socket (127.0.0.1:ProxyPort in
+// the command's namespace), once the helper has handed it over and before
+// the command starts. When the command ends (exit, timeout, cancellation)
+// Run cancels ctx and closes ln; the handler must then close every
+// connection it holds and return: Run waits for it before returning.
+type ProxyHandler func(ctx context.Context, ln net.Listener)
 
 // Defaults applied by Run and RunHost to zero Spec fields.
 const (
@@ -68,12 +102,17 @@ type Spec struct {
 	// (.git/hooks, .git/config, protected files): read-only bind mounts.
 	// Paths that do not exist are ignored (see the package security model).
 	ReadOnly []string
-	// Network is "none" (default), "full" or "proxy" (not implemented yet).
+	// Network is "none" (default), "full" or "proxy" (Proxy is then
+	// required).
 	Network Network
 	// AllowTCPConnect lists TCP ports the command may connect to when
-	// Network is "none" (inside the empty namespace only 127.0.0.1 exists):
-	// the hook for the egress proxy. Needs landlock ABI >= 4.
+	// Network is "none" or "proxy" (inside the empty namespace only lo
+	// exists). Needs landlock ABI >= 4. NetworkProxy adds ProxyPort.
 	AllowTCPConnect []uint16
+	// Proxy serves the egress proxy when Network is "proxy"; ignored
+	// otherwise. The sandbox hands over the listener and nothing else: every
+	// decision about where a connection may go is the handler's.
+	Proxy ProxyHandler
 	// Timeout kills the whole command when reached (default 30 s).
 	Timeout time.Duration
 	// OutputMax caps stdout and stderr each, in bytes (default 64 KiB); the
@@ -129,9 +168,6 @@ func Run(ctx context.Context, s Spec) (Result, error) {
 	n, err := normalize(s, true)
 	if err != nil {
 		return Result{}, err
-	}
-	if n.Network == NetworkProxy {
-		return Result{}, fmt.Errorf("%w: network %q is not implemented", ErrUnavailable, n.Network)
 	}
 	return execute(ctx, &n, true)
 }
@@ -225,12 +261,20 @@ func normalize(s Spec, sandboxed bool) (Spec, error) {
 	switch s.Network {
 	case "":
 		s.Network = NetworkNone
-	case NetworkNone, NetworkFull, NetworkProxy:
+	case NetworkNone, NetworkFull:
+	case NetworkProxy:
+		if sandboxed && s.Proxy == nil {
+			return bad("network %q needs a Proxy handler", s.Network)
+		}
 	default:
 		return bad("network %q", s.Network)
 	}
 	if s.Env == nil {
 		s.Env = []string{}
+	}
+	if sandboxed && s.Network == NetworkProxy {
+		s.Env = withProxyEnv(s.Env)
+		s.AllowTCPConnect = append(slices.Clone(s.AllowTCPConnect), ProxyPort)
 	}
 	if s.Timeout <= 0 {
 		s.Timeout = DefaultTimeout
@@ -271,4 +315,23 @@ func isBeneath(p, root string) bool {
 		return true
 	}
 	return strings.HasPrefix(p, root+"/")
+}
+
+// withProxyEnv replaces any proxy variable of env with ProxyEnv.
+func withProxyEnv(env []string) []string {
+	add := ProxyEnv()
+	out := make([]string, 0, len(env)+len(add))
+	for _, kv := range env {
+		k, _, _ := strings.Cut(kv, "=")
+		replaced := false
+		for _, a := range add {
+			if strings.HasPrefix(a, k+"=") {
+				replaced = true
+			}
+		}
+		if !replaced {
+			out = append(out, kv)
+		}
+	}
+	return append(out, add...)
 }

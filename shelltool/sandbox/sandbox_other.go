@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"runtime"
 	"time"
 )
@@ -34,7 +35,17 @@ type Spec struct {
 	FileSizeMax, TmpSize         int64
 	PidsMax                      int
 	MemoryMax                    int64
+	Proxy                        ProxyHandler
 }
+
+// ProxyHandler serves the egress proxy (see the Linux documentation).
+type ProxyHandler func(ctx context.Context, ln net.Listener)
+
+// ProxyPort and ProxyURL are the egress proxy's address inside the sandbox.
+const (
+	ProxyPort = 3128
+	ProxyURL  = "http://127.0.0.1:3128"
+)
 
 // Result is what happened.
 type Result struct {

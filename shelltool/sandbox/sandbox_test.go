@@ -447,7 +447,6 @@ func TestSetupFailureRunsNothing(t *testing.T) {
 	}{
 		{name: "missing dir (ENOENT)", spec: func(s *Spec) { s.Dir = filepath.Join(ws.dir, "nope") }, want: "ENOENT"},
 		{name: "shell not executable (ENOENT)", spec: func(s *Spec) { s.Shell = "/nonexistent/sh" }, want: "ENOENT"},
-		{name: "proxy network not implemented", spec: func(s *Spec) { s.Network = NetworkProxy }, want: "proxy"},
 		{name: "no landlock: fail closed (EOPNOTSUPP)", spec: func(s *Spec) { s.simulateNoLandlock = true }, want: "landlock ABI 0"},
 	}
 	for _, tc := range tests {
@@ -469,6 +468,7 @@ func TestSetupFailureRunsNothing(t *testing.T) {
 		{Command: "true", Writable: []string{"/"}},
 		{Command: "true", Writable: []string{"rel"}},
 		{Command: "true", Network: "bogus"},
+		{Command: "true", Network: NetworkProxy}, // no Proxy handler
 	} {
 		if _, err := Run(context.Background(), s); err == nil {
 			t.Errorf("spec %+v accepted", s)

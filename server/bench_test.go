@@ -1,0 +1,49 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/onellm/onellm-mcp/grants"
+)
+
+// BenchmarkCallReadFile is one read_file call through the server's single
+// call path (decode, plan, decide, audit, run, audit) without the transport.
+func BenchmarkCallReadFile(b *testing.B) {
+	root := b.TempDir()
+	ws := filepath.Join(root, "ws")
+	os.MkdirAll(ws, 0o755)
+	os.WriteFile(filepath.Join(ws, "four.txt"), []byte(strings.Repeat(strings.Repeat("x", 63)+"\n", 64)), 0o644)
+	cfg, err := grants.Parse([]byte(`profile = "interactive-dev"`), "", ws)
+	if err != nil {
+		b.Fatal(err)
+	}
+	p, err := grants.Compile(cfg, grants.CompileOptions{Home: root})
+	if err != nil {
+		b.Fatal(err)
+	}
+	audit, err := OpenAudit(filepath.Join(root, "audit.jsonl"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	s, err := New(p, Options{Tools: DefaultTools(), Audit: audit})
+	if err != nil {
+		b.Fatal(err)
+	}
+	tool := s.tools[0]
+	req := mcp.CallToolRequest{}
+	req.Params.Name = tool.Name()
+	req.Params.RawArguments = json.RawMessage(`{"path":"four.txt"}`)
+	ctx := context.Background()
+	for b.Loop() {
+		if res := s.call(ctx, tool, req); res.IsError {
+			b.Fatal(res.Content)
+		}
+	}
+}
