@@ -143,7 +143,7 @@ func (g *httpGuard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	set := g.settings()
-	if origin := r.Header.Get("Origin"); origin != "" && !originAllowed(origin, set.AllowedOrigins) {
+	if origin := r.Header.Get("Origin"); origin != "" && !originAllowed(origin, set.AllowedOrigins) && !(g.opts.Loopback && sameLoopbackOrigin(r, origin)) {
 		http.Error(w, fmt.Sprintf("Forbidden: Origin %q is not in http.allowed_origins", origin), http.StatusForbidden)
 		return
 	}
@@ -240,6 +240,27 @@ func originAllowed(origin string, allowed []string) bool {
 		}
 	}
 	return false
+}
+
+// sameLoopbackOrigin reports whether origin is this loopback server itself
+// (a page it served, or a client that sends its target as Origin): a
+// loopback host and the port the request came in on. A page elsewhere on
+// this machine (another port) is still foreign.
+func sameLoopbackOrigin(r *http.Request, origin string) bool {
+	u, err := url.Parse(origin)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || !isLoopbackName(u.Hostname()) {
+		return false
+	}
+	port := u.Port()
+	if port == "" {
+		port = map[string]string{"http": "80", "https": "443"}[u.Scheme]
+	}
+	local, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr)
+	if !ok {
+		return false
+	}
+	_, lport, err := net.SplitHostPort(local.String())
+	return err == nil && lport == port
 }
 
 func isModernHeader(h http.Header) bool {

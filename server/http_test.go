@@ -115,10 +115,18 @@ func TestGuardOrigin(t *testing.T) {
 		{"http://app.example.com", 403},
 		{"https://app.example.com:8443", 403},
 		{"null", 403},
+		// This loopback server itself (the request arrived on port 8080).
+		{"http://localhost:8080", 200},
+		{"http://127.0.0.1:8080", 200},
+		{"http://localhost:3000", 403}, // another local page
+		{"http://localhost", 403},
+		{"http://localhost.evil.example.com:8080", 403},
 	} {
 		before := hits.Load()
 		w := httptest.NewRecorder()
-		g.ServeHTTP(w, post("{}", "Authorization", auth, "Origin", tc.origin))
+		r := post("{}", "Authorization", auth, "Origin", tc.origin)
+		r = r.WithContext(context.WithValue(r.Context(), http.LocalAddrContextKey, &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 8080}))
+		g.ServeHTTP(w, r)
 		if w.Code != tc.want {
 			t.Errorf("Origin %q: status %d, want %d", tc.origin, w.Code, tc.want)
 		}
