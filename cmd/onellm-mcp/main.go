@@ -42,6 +42,7 @@ func main() {
 	// else runs.
 	sandbox.MaybeRunHelper()
 	closeInheritedFDsOnExec()
+	server.Version = version
 	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 }
 
