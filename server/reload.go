@@ -8,19 +8,15 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"sync"
 	"time"
+	"unsafe"
 
-	"github.com/fsnotify/fsnotify"
+	"golang.org/x/sys/unix"
 
 	mcpserver "github.com/mark3labs/mcp-go/server"
 
 	"github.com/onellm/onellm-mcp/grants"
 )
-
-// setPolicyMu serialises policy swaps, so the listed tools always match the
-// last policy stored.
-var setPolicyMu sync.Mutex
 
 // SetPolicy puts p in force for the calls that start from now on (a call in
 // flight keeps the policy it loaded when it began) and, when the listed
@@ -28,8 +24,8 @@ var setPolicyMu sync.Mutex
 // mcp-go send notifications/tools/list_changed. It reports whether the list
 // changed.
 func (s *Server) SetPolicy(p *grants.Policy) bool {
-	setPolicyMu.Lock()
-	defer setPolicyMu.Unlock()
+	s.policyMu.Lock()
+	defer s.policyMu.Unlock()
 	old := s.policy.Swap(p)
 	next := s.serverTools(p)
 	if old != nil && bytes.Equal(toolsSignature(s.serverTools(old)), toolsSignature(next)) {
@@ -65,37 +61,81 @@ const reloadDebounce = 150 * time.Millisecond
 // force stays. The folder is watched, not the file, because editors and
 // config managers replace a file by renaming another over it. It returns
 // when ctx ends; the error is for a watcher that cannot start.
+//
+// The watch is raw inotify on purpose: a folder watch that includes
+// IN_MODIFY (as fsnotify's does) wakes the server on every write to any file
+// there, and the config often sits beside the audit log or in the workspace,
+// which are written on every call. Changes are seen on close, rename,
+// create, delete and attribute changes instead.
 func (s *Server) WatchConfig(ctx context.Context, path string, load func() (*grants.Policy, error)) error {
 	abs, err := filepath.Abs(path)
 	if err != nil {
 		return err
 	}
-	w, err := fsnotify.NewWatcher()
+	fd, err := unix.InotifyInit1(unix.IN_CLOEXEC | unix.IN_NONBLOCK)
 	if err != nil {
-		return fmt.Errorf("config reload: %w", err)
+		return fmt.Errorf("config reload: inotify: %w", err)
 	}
+	events := os.NewFile(uintptr(fd), "inotify")
 	dirs := []string{filepath.Dir(abs)}
 	// A config that is a symlink (a mounted config map, a dotfiles repo) also
 	// changes when its target changes.
 	if real, err := filepath.EvalSymlinks(abs); err == nil && filepath.Dir(real) != dirs[0] {
 		dirs = append(dirs, filepath.Dir(real))
 	}
+	const mask = unix.IN_CLOSE_WRITE | unix.IN_MOVED_TO | unix.IN_MOVED_FROM | unix.IN_CREATE |
+		unix.IN_DELETE | unix.IN_ATTRIB | unix.IN_DELETE_SELF | unix.IN_MOVE_SELF | unix.IN_ONLYDIR
 	for _, d := range dirs {
-		if err := w.Add(d); err != nil {
-			w.Close()
+		if _, err := unix.InotifyAddWatch(fd, d, mask); err != nil {
+			events.Close()
 			return fmt.Errorf("config reload: watching %s: %w", d, err)
 		}
 	}
-	go s.watchLoop(ctx, w, abs, load)
-	return nil
-}
-
-func (s *Server) watchLoop(ctx context.Context, w *fsnotify.Watcher, abs string, load func() (*grants.Policy, error)) {
-	defer w.Close()
 	names := []string{filepath.Base(abs)}
 	if real, err := filepath.EvalSymlinks(abs); err == nil {
 		names = append(names, filepath.Base(real))
 	}
+	changes := make(chan struct{}, 1)
+	go readInotify(events, names, changes)
+	go func() {
+		<-ctx.Done()
+		events.Close() // ends readInotify, which closes changes
+	}()
+	go s.watchLoop(ctx, changes, abs, load)
+	return nil
+}
+
+// readInotify turns inotify events about the named files into signals on
+// changes (coalesced), until the descriptor is closed.
+func readInotify(f *os.File, names []string, changes chan<- struct{}) {
+	defer close(changes)
+	buf := make([]byte, 64*(unix.SizeofInotifyEvent+unix.NAME_MAX+1))
+	for {
+		n, err := f.Read(buf)
+		if err != nil {
+			return
+		}
+		relevant := false
+		for off := 0; off+unix.SizeofInotifyEvent <= n; {
+			ev := (*unix.InotifyEvent)(unsafe.Pointer(&buf[off]))
+			nameStart := off + unix.SizeofInotifyEvent
+			nameEnd := min(nameStart+int(ev.Len), n)
+			name := string(bytes.TrimRight(buf[nameStart:nameEnd], "\x00"))
+			off = nameEnd
+			if name == "" || slices.Contains(names, name) || isK8sSwap(name) {
+				relevant = true // the folder itself, or the config
+			}
+		}
+		if relevant {
+			select {
+			case changes <- struct{}{}:
+			default:
+			}
+		}
+	}
+}
+
+func (s *Server) watchLoop(ctx context.Context, changes <-chan struct{}, abs string, load func() (*grants.Policy, error)) {
 	var timer *time.Timer
 	fire := make(chan struct{}, 1)
 	var last []byte // the config text in force, to skip no-op events
@@ -110,12 +150,9 @@ func (s *Server) watchLoop(ctx context.Context, w *fsnotify.Watcher, abs string,
 				timer.Stop()
 			}
 			return
-		case ev, ok := <-w.Events:
+		case _, ok := <-changes:
 			if !ok {
 				return
-			}
-			if !slices.Contains(names, filepath.Base(ev.Name)) && !isK8sSwap(ev.Name) {
-				continue
 			}
 			if timer == nil {
 				timer = time.AfterFunc(reloadDebounce, func() {
@@ -127,11 +164,6 @@ func (s *Server) watchLoop(ctx context.Context, w *fsnotify.Watcher, abs string,
 			} else {
 				timer.Reset(reloadDebounce)
 			}
-		case err, ok := <-w.Errors:
-			if !ok {
-				return
-			}
-			s.log.Printf("config watcher: %v", err)
 		case <-fire:
 			b, err := os.ReadFile(abs)
 			mode := fileMode(abs)

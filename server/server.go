@@ -39,6 +39,9 @@ type Options struct {
 type Server struct {
 	mcp      *mcpserver.MCPServer
 	policy   atomic.Pointer[grants.Policy]
+	// policyMu serialises policy swaps, so the listed tools always match
+	// the last policy stored.
+	policyMu sync.Mutex
 	tools    []toolkit.Tool
 	approver toolkit.Approver
 	asker    toolkit.Asker
