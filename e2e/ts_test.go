@@ -26,7 +26,7 @@ func tsDir(t *testing.T) string {
 		t.Fatal(err)
 	}
 	if _, err := os.Stat(filepath.Join(dir, "node_modules")); err != nil {
-		t.Skip("e2e/ts/node_modules is absent: run `npm ci` in e2e/ts to run the TypeScript, Inspector and conformance tests")
+		t.Skip("e2e/ts/node_modules is absent: run `npm install --no-save` in e2e/ts (as .ci/run does) to run the TypeScript, Inspector and conformance tests")
 	}
 	if _, err := exec.LookPath("node"); err != nil {
 		t.Fatal("e2e/ts/node_modules is installed but node is not on PATH")
