@@ -18,6 +18,10 @@ type pathGlob struct {
 	pattern string
 	literal bool   // no glob metacharacters: names one exact path
 	base    string // the literal leading folder every match starts with
+	// prefix is base with its trailing slash and rest the glob after it:
+	// a path under prefix is matched on its remainder only, so the long
+	// literal folder is compared once, not walked by the glob matcher.
+	prefix, rest string
 }
 
 // compilePathGlob resolves a rule's path pattern: "~" is expanded, a relative
@@ -58,7 +62,12 @@ func compilePathGlob(pattern, workspace, home string) (pathGlob, error) {
 	if strings.HasSuffix(rest, "/") {
 		pattern += "/"
 	}
-	return pathGlob{pattern: pattern, base: base}, nil
+	g := pathGlob{pattern: pattern, base: base, prefix: strings.TrimSuffix(base, "/") + "/"}
+	g.rest = strings.TrimPrefix(pattern, strings.TrimSuffix(escapeGlob(base), "/")+"/")
+	if g.rest == pattern { // the escaped base did not prefix the pattern: match whole paths
+		g.prefix = ""
+	}
+	return g, nil
 }
 
 func hasGlobMeta(s string) bool { return strings.ContainsAny(s, "*?[{\\") }
@@ -99,6 +108,9 @@ func (g pathGlob) match(p string) bool {
 	}
 	if !strings.HasPrefix(p, g.base) {
 		return false // cheap: most path rules name another folder
+	}
+	if g.prefix != "" && len(p) > len(g.prefix) && strings.HasPrefix(p, g.prefix) {
+		return doublestar.MatchUnvalidated(g.rest, p[len(g.prefix):])
 	}
 	return doublestar.MatchUnvalidated(g.pattern, p)
 }
@@ -161,7 +173,7 @@ func (g hostGlob) matchLabels(host string, labels []string) bool {
 	if g.literal {
 		return g.name == host
 	}
-	if !strings.HasSuffix("."+host, g.tail) && !strings.HasSuffix(host, g.tail) {
+	if g.tail != "" && !strings.HasSuffix(host, g.tail) && host != g.tail[1:] {
 		return false
 	}
 	return matchLabels(g.labels, labels)

@@ -225,3 +225,22 @@ func TestCredentialNamesAreSimpleGlobs(t *testing.T) {
 		}
 	}
 }
+
+// TestNameIndexAgreesWithGlobs checks the compiled credential-name lookups
+// against plain glob matching over many names.
+func TestNameIndexAgreesWithGlobs(t *testing.T) {
+	names := []string{".env", ".env.local", ".envrc", "a.pem", "x.PEM", "pem", ".pem", "id_rsa", "id_rsa.pub", "my_id_rsa",
+		"service-account.json", "service-account-prod.json", "service-account.yaml", "terraform.tfstate.backup", "prod.tfvars",
+		"db.kdbx", "a.key", "keys", ".netrc", "notes.txt", "secrets.yml", "credentials.json", "x.p12", "app.keystore", "a.b.key"}
+	for _, n := range names {
+		want := false
+		for _, g := range credentialNames {
+			if ok, _ := path.Match(g, n); ok {
+				want = true
+			}
+		}
+		if got := credentialNameIndex.match(n); got != want {
+			t.Errorf("%q: index says %v, globs say %v", n, got, want)
+		}
+	}
+}
