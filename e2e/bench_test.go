@@ -53,8 +53,10 @@ func BenchmarkStartup(b *testing.B) {
 		if err != nil || !strings.Contains(line, `"protocolVersion"`) {
 			b.Fatalf("initialize: %q %v", line, err)
 		}
+		b.StopTimer() // shutting down is not start-up
 		stdin.Close()
 		cmd.Wait()
+		b.StartTimer()
 	}
 }
 
