@@ -362,3 +362,16 @@ func (p *Policy) Protected() []string { return slices.Clone(p.protected) }
 func (p *Policy) InWorkspace(path string) bool {
 	return path == p.Workspace || strings.HasPrefix(path, p.Workspace+"/")
 }
+
+// WithWorkspace returns the policy with a narrower workspace: ws must be the
+// workspace or a folder beneath it (a client's root), else p is returned
+// unchanged — roots can narrow the workspace, never widen it. Rules keep
+// the absolute patterns they were compiled to.
+func (p *Policy) WithWorkspace(ws string) *Policy {
+	if ws == p.Workspace || !p.InWorkspace(ws) {
+		return p
+	}
+	narrowed := *p
+	narrowed.Workspace = ws
+	return &narrowed
+}

@@ -42,6 +42,7 @@ type Server struct {
 	// policyMu serialises policy swaps, so the listed tools always match
 	// the last policy stored.
 	policyMu sync.Mutex
+	roots    clientRoots
 	tools    []toolkit.Tool
 	approver toolkit.Approver
 	asker    toolkit.Asker
@@ -67,11 +68,17 @@ func New(p *grants.Policy, opts Options) (*Server, error) {
 		s.log = log.New(io.Discard, "", 0)
 	}
 	s.policy.Store(p)
+	hooks := &mcpserver.Hooks{}
+	hooks.AddOnUnregisterSession(func(_ context.Context, sess mcpserver.ClientSession) { s.forgetRoots(sess) })
 	s.mcp = mcpserver.NewMCPServer("onellm-mcp", Version,
+		mcpserver.WithHooks(hooks),
 		mcpserver.WithToolCapabilities(true),
 		mcpserver.WithRecovery(),
 		mcpserver.WithInstructions("onellm-mcp: every tool call is decided by the host's policy before it acts; a refusal names the request, the rule and the reason code."),
 	)
+	s.mcp.AddNotificationHandler(mcp.MethodNotificationRootsListChanged, func(ctx context.Context, _ mcp.JSONRPCNotification) {
+		s.forgetRoots(mcpserver.ClientSessionFromContext(ctx))
+	})
 	s.mcp.SetTools(s.serverTools(p)...)
 	return s, nil
 }
@@ -127,7 +134,7 @@ func (s *Server) handler(t toolkit.Tool) mcpserver.ToolHandlerFunc {
 }
 
 func (s *Server) call(ctx context.Context, t toolkit.Tool, req mcp.CallToolRequest) *mcp.CallToolResult {
-	p := s.Policy() // the call finishes under the policy it started with
+	p := s.narrowToRoots(ctx, s.Policy()) // the call finishes under the policy it started with
 	principal := principalFrom(ctx)
 	ref := callRef{id: fmt.Sprintf("c%d", s.callSeq.Add(1)), session: principal, tool: t.Name()}
 	raw, err := rawArguments(req)
