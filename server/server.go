@@ -37,8 +37,8 @@ type Options struct {
 // Server is one onellm-mcp server: a compiled policy, the tools and the MCP
 // protocol machinery.
 type Server struct {
-	mcp      *mcpserver.MCPServer
-	policy   atomic.Pointer[grants.Policy]
+	mcp    *mcpserver.MCPServer
+	policy atomic.Pointer[grants.Policy]
 	// policyMu serialises policy swaps, so the listed tools always match
 	// the last policy stored.
 	policyMu sync.Mutex
