@@ -373,6 +373,12 @@ func commit(plan []computed) error {
 			}
 		}
 	}
+	// Every file is whole and renamed into place; syncing the folders makes
+	// the new names durable. A failure here leaves new, whole files, so it
+	// is reported without undoing them.
+	if err := tx.syncDirs(); err != nil {
+		return fmt.Errorf("the files were changed, but their folders could not be synced to disk: %v", err)
+	}
 	return nil
 }
 

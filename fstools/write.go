@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"golang.org/x/sys/unix"
@@ -58,6 +59,33 @@ func readOriginal(real string) (original, error) {
 // come last; when a step fails, every step already taken is undone.
 type transaction struct {
 	undo []func() error
+	// dirs are the folders whose entries changed; each is synced once when
+	// the transaction is done, so several files in one folder cost one
+	// directory sync rather than one each.
+	dirs []string
+}
+
+func (tx *transaction) touched(dir string) {
+	if !slices.Contains(tx.dirs, dir) {
+		tx.dirs = append(tx.dirs, dir)
+	}
+}
+
+// syncDirs makes the renames and deletions durable.
+func (tx *transaction) syncDirs() error {
+	var errs []error
+	for _, dir := range tx.dirs {
+		d, err := openNoSymlinks(dir, unix.O_DIRECTORY|unix.O_RDONLY, 0)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		if err := unix.Fsync(int(d.Fd())); err != nil {
+			errs = append(errs, fmt.Errorf("syncing folder %s: %w", dir, err))
+		}
+		d.Close()
+	}
+	return errors.Join(errs...)
 }
 
 // openDir opens a folder by its real path for *at calls, refusing symlinks,
@@ -104,6 +132,7 @@ func (tx *transaction) write(real string, content []byte, mode os.FileMode, prev
 		return fmt.Errorf("writing %s: %w", real, err)
 	}
 	dirPath := filepath.Dir(real)
+	tx.touched(dirPath)
 	if prev == nil {
 		tx.undo = append(tx.undo, func() error { return unlinkIn(dirPath, name) })
 	} else {
@@ -119,6 +148,7 @@ func (tx *transaction) remove(real string, prev original) error {
 	if err := unlinkIn(dirPath, name); err != nil {
 		return fmt.Errorf("deleting %s: %w", real, err)
 	}
+	tx.touched(dirPath)
 	tx.undo = append(tx.undo, func() error { return restoreIn(dirPath, name, prev) })
 	return nil
 }
@@ -151,11 +181,15 @@ func restoreIn(dirPath, name string, o original) error {
 		return err
 	}
 	defer d.Close()
-	return writeAtomic(int(d.Fd()), name, o.content, o.mode)
+	if err := writeAtomic(int(d.Fd()), name, o.content, o.mode); err != nil {
+		return err
+	}
+	return unix.Fsync(int(d.Fd())) // a rollback is made durable at once
 }
 
 // writeAtomic writes content to a new temporary file in dirfd, syncs it,
-// sets its mode and renames it over name.
+// sets its mode and renames it over name. The folder is synced by the
+// caller (transaction.syncDirs), once for all its files.
 func writeAtomic(dirfd int, name string, content []byte, mode os.FileMode) error {
 	var rnd [6]byte
 	if _, err := rand.Read(rnd[:]); err != nil {
@@ -187,5 +221,5 @@ func writeAtomic(dirfd int, name string, content []byte, mode os.FileMode) error
 		unix.Unlinkat(dirfd, tmp, 0)
 		return werr
 	}
-	return unix.Fsync(dirfd)
+	return nil
 }

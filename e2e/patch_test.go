@@ -1,0 +1,151 @@
+package e2e
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestApplyPatchMoreOverStdio: a dry run changes nothing; a patch through a
+// symlink out of the workspace is an outside write, which needs a person.
+func TestApplyPatchMoreOverStdio(t *testing.T) {
+	f := newFixture(t, `profile = "interactive-dev"`)
+	f.write(t, "a.txt", "one\n")
+	outside := filepath.Join(f.Root, "outside")
+	f.write(t, filepath.Join(outside, "o.txt"), "outside\n")
+	if err := os.Symlink(outside, filepath.Join(f.Workspace, "link")); err != nil {
+		t.Fatal(err)
+	}
+	c := stdioClient(t, f, Legacy)
+
+	res := call(t, c, "apply_patch", map[string]any{"dry_run": true, "edits": []map[string]any{{"path": "a.txt", "old_text": "one", "new_text": "ONE"}}})
+	if res.IsError || !strings.Contains(text(res), "dry run") {
+		t.Fatalf("dry run: %s", text(res))
+	}
+	if b, _ := os.ReadFile(filepath.Join(f.Workspace, "a.txt")); string(b) != "one\n" {
+		t.Fatalf("a dry run wrote: %q", b)
+	}
+	res = call(t, c, "apply_patch", map[string]any{"patch": "--- a/link/o.txt\n+++ b/link/o.txt\n@@ -1 +1 @@\n-outside\n+PWNED\n"})
+	if !res.IsError || !strings.Contains(text(res), "filesystem.write "+filepath.Join(outside, "o.txt")) || !strings.Contains(text(res), "approval_unavailable") {
+		t.Fatalf("a write through a symlink out of the workspace: %s", text(res))
+	}
+	if b, _ := os.ReadFile(filepath.Join(outside, "o.txt")); string(b) != "outside\n" {
+		t.Fatalf("the outside file changed: %q", b)
+	}
+}
+
+// TestApplyPatchSurvivesSIGKILL kills the server at random moments while it
+// applies large multi-file patches, many times: every file must then be
+// wholly old or wholly new, never a mix or a truncation.
+func TestApplyPatchSurvivesSIGKILL(t *testing.T) {
+	if testing.Short() {
+		t.Skip("kills the server many times")
+	}
+	f := newFixture(t, `profile = "interactive-dev"`)
+	const files = 12
+	// Large files, small edits: the time goes into writing and syncing.
+	filler := strings.Repeat("a line that stays the same in every version\n", 40000)
+	oldBody := func(i int) string { return filler + fmt.Sprintf("marker of file %d: old\n", i) + filler }
+	newBody := func(i int) string { return filler + fmt.Sprintf("marker of file %d: NEW\n", i) + filler }
+	var edits []map[string]any
+	for i := range files {
+		edits = append(edits, map[string]any{"path": fmt.Sprintf("f%02d.txt", i),
+			"old_text": fmt.Sprintf("marker of file %d: old", i), "new_text": fmt.Sprintf("marker of file %d: NEW", i)})
+	}
+	args, _ := json.Marshal(map[string]any{"edits": edits})
+	request := fmt.Sprintf(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"apply_patch","arguments":%s}}`, args)
+	// One uninterrupted run tells how long the call takes; kills then land
+	// anywhere in that window.
+	c := stdioClient(t, f, Legacy)
+	for i := range files {
+		f.write(t, fmt.Sprintf("f%02d.txt", i), oldBody(i))
+	}
+	start := time.Now()
+	if res := call(t, c, "apply_patch", map[string]any{"edits": edits}); res.IsError {
+		t.Fatal(text(res))
+	}
+	window := time.Since(start)
+	c.Close()
+	t.Logf("an uninterrupted call takes %s", window)
+	rng := rand.New(rand.NewPCG(1, 2))
+	var sawOld, sawNew, sawMixedSet int
+	for round := range 25 {
+		for i := range files {
+			f.write(t, fmt.Sprintf("f%02d.txt", i), oldBody(i))
+		}
+		cmd := exec.Command(binary, "serve", "--config", f.Config)
+		stdin, _ := cmd.StdinPipe()
+		stdout, _ := cmd.StdoutPipe()
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		r := bufio.NewReader(stdout)
+		fmt.Fprintln(stdin, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"k","version":"1"}}}`)
+		if _, err := r.ReadString('\n'); err != nil {
+			t.Fatal(err)
+		}
+		fmt.Fprintln(stdin, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+		fmt.Fprintln(stdin, request)
+		time.Sleep(time.Duration(rng.Int64N(int64(window) * 3 / 2))) // start-up comes first
+		cmd.Process.Kill()
+		cmd.Wait()
+		old, fresh := 0, 0
+		for i := range files {
+			b, err := os.ReadFile(filepath.Join(f.Workspace, fmt.Sprintf("f%02d.txt", i)))
+			switch {
+			case err != nil:
+				t.Fatalf("round %d: f%02d.txt: %v", round, i, err)
+			case string(b) == oldBody(i):
+				old++
+			case string(b) == newBody(i):
+				fresh++
+			default:
+				t.Fatalf("round %d: f%02d.txt is neither old nor new (%d bytes)", round, i, len(b))
+			}
+		}
+		switch {
+		case fresh == 0:
+			sawOld++
+		case old == 0:
+			sawNew++
+		default:
+			sawMixedSet++ // killed between two renames: each file is whole
+		}
+		// Leftover temporary files are allowed after a kill; clear them.
+		entries, _ := os.ReadDir(f.Workspace)
+		for _, e := range entries {
+			if strings.Contains(e.Name(), ".onellm-") {
+				os.Remove(filepath.Join(f.Workspace, e.Name()))
+			}
+		}
+	}
+	t.Logf("rounds: %d all old, %d all new, %d killed between files", sawOld, sawNew, sawMixedSet)
+}
+
+// BenchmarkApplyEditRoundTrip is one exact edit of a 2,000-line file through
+// the binary over stdio, synced to disk, undone by the next edit.
+func BenchmarkApplyEditRoundTrip(b *testing.B) {
+	f := newFixture(b, `profile = "interactive-dev"`)
+	var lines []string
+	for i := range 2000 {
+		lines = append(lines, fmt.Sprintf("line %d: %s", i, strings.Repeat("x", 30)))
+	}
+	f.write(b, "big.txt", strings.Join(lines, "\n")+"\n")
+	c := stdioClient(b, f, Legacy)
+	pairs := [2][2]string{{"line 1000: ", "LINE 1000: "}, {"LINE 1000: ", "line 1000: "}}
+	i := 0
+	for b.Loop() {
+		p := pairs[i%2]
+		i++
+		if res := call(b, c, "apply_patch", map[string]any{"edits": []map[string]any{{"path": "big.txt", "old_text": p[0], "new_text": p[1]}}}); res.IsError {
+			b.Fatal(text(res))
+		}
+	}
+}
