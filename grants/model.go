@@ -235,6 +235,9 @@ func (r Request) Describe() string {
 	switch {
 	case r.Capability == CapProcessExec:
 		what = "`" + t.Command + "`"
+		if t.Resource != "" && !strings.HasPrefix(t.Command, t.Resource) {
+			what = t.Resource + " " + what // <dynamic>, or a wrapper's target
+		}
 		if t.Option != "" {
 			what += " (option " + t.Option + ")"
 		}

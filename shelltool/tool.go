@@ -146,6 +146,7 @@ func (t *Tool) Plan(_ context.Context, env *toolkit.Env, raw json.RawMessage) (*
 		}
 	}
 	cwd := p.Workspace
+	var cwdReq *grants.Request
 	if args.Cwd != "" {
 		res, err := fstools.Resolve(p, args.Cwd)
 		if err != nil {
@@ -155,6 +156,11 @@ func (t *Tool) Plan(_ context.Context, env *toolkit.Env, raw json.RawMessage) (*
 			return nil, toolkit.Argf("cwd %q is not an existing folder", args.Cwd)
 		}
 		cwd = res.Real
+		if cwd != p.Workspace {
+			// A working folder is decided like a path the command reads.
+			r := res.Request(Name, res.ReadCapability())
+			cwdReq = &r
+		}
 	}
 	secrets, err := resolveSecrets(p, args.Secrets)
 	if err != nil {
@@ -176,6 +182,9 @@ func (t *Tool) Plan(_ context.Context, env *toolkit.Env, raw json.RawMessage) (*
 	reqs, err := requests(p, analysis, cwd, surface)
 	if err != nil {
 		return nil, err
+	}
+	if cwdReq != nil {
+		reqs = append([]grants.Request{*cwdReq}, reqs...)
 	}
 	for _, s := range secrets {
 		reqs = append(reqs, grants.Request{Capability: grants.CapSecretUse,

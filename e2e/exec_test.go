@@ -1,0 +1,138 @@
+package e2e
+
+import (
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// TestExecutePolicyOverStdio: under strict-production with sandboxed exec
+// allowed, a dynamic command and a compound line with one refused part run
+// nothing; a redirect outside the workspace is refused; a brokered secret is
+// in the command's environment and redacted from its output; a cwd outside
+// the workspace is decided like a path.
+func TestExecutePolicyOverStdio(t *testing.T) {
+	f := newFixture(t, `profile = "strict-production"
+
+[[rules.allow]]
+rule_id    = "sandboxed-exec"
+capability = "process.exec"
+conditions = { execution_surface = "sandbox", risk_level = ["low", "medium"] }
+
+[[rules.allow]]
+rule_id    = "ws-files"
+capability = "workspace.files.*"
+
+[[rules.allow]]
+rule_id    = "use-token"
+capability = "secret.use"
+target     = { resource = "token" }
+
+[secrets.token]
+env   = "E2E_EXEC_TOKEN"
+hosts = ["api.example.com"]
+`)
+	os.Setenv("E2E_EXEC_TOKEN", "tok-9f8e7d6c5b4a")
+	defer os.Unsetenv("E2E_EXEC_TOKEN")
+	c := stdioClient(t, f, Legacy)
+	marker := filepath.Join(f.Workspace, "ran.txt")
+	for _, tt := range []struct{ name, line, want string }{
+		{"dynamic", `cmd=touch; $cmd ran.txt`, "<dynamic>"},
+		{"eval", `eval "touch ran.txt"`, "eval"},
+		{"one refused part", `touch ran.txt && sudo ls`, "sudo"},
+		{"redirect outside", `echo x > ../outside.txt; touch ran.txt`, "filesystem.write"},
+	} {
+		res := call(t, c, "execute_terminal_command", map[string]any{"command": tt.line})
+		if !res.IsError || !strings.Contains(text(res), tt.want) || !strings.Contains(text(res), "refused") {
+			t.Errorf("%s: want a refusal naming %q, got %s", tt.name, tt.want, text(res))
+		}
+		if _, err := os.Stat(marker); err == nil {
+			t.Fatalf("%s: part of a refused line ran", tt.name)
+		}
+	}
+	res := call(t, c, "execute_terminal_command", map[string]any{"command": `echo "token is $E2E_EXEC_TOKEN"`, "secrets": []string{"token"}})
+	if res.IsError || strings.Contains(text(res), "tok-9f8e7d6c5b4a") || !strings.Contains(text(res), "token is [REDACTED") {
+		t.Fatalf("secret: %s", text(res))
+	}
+	res = call(t, c, "execute_terminal_command", map[string]any{"command": "pwd", "cwd": f.Root})
+	if !res.IsError || !strings.Contains(text(res), "filesystem.read "+f.Root) {
+		t.Fatalf("a cwd outside the workspace must be decided: %s", text(res))
+	}
+}
+
+// TestExecuteManyCommandsNoLeak runs many commands in a row: the server's
+// open files, threads and memory must not grow with them.
+func TestExecuteManyCommandsNoLeak(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs hundreds of sandboxed commands")
+	}
+	f := newFixture(t, `profile = "interactive-dev"`)
+	c := stdioClient(t, f, Legacy)
+	pid := serverPID(t, f)
+	run := func(n int) {
+		for range n {
+			if res := call(t, c, "execute_terminal_command", map[string]any{"command": "echo hi"}); res.IsError {
+				t.Fatal(text(res))
+			}
+		}
+	}
+	run(50) // warm up pools and caches
+	fds0, threads0, children0 := procStats(t, pid)
+	rss0 := residentKiB(t, pid)
+	run(400)
+	fds1, threads1, children1 := procStats(t, pid)
+	rss1 := residentKiB(t, pid)
+	t.Logf("after 400 more commands: fds %d → %d, threads %d → %d, children %d → %d, RSS %d → %d KiB",
+		fds0, fds1, threads0, threads1, children0, children1, rss0, rss1)
+	if fds1 > fds0+2 || threads1 > threads0+4 || children1 > children0 || rss1 > rss0+8<<10 {
+		t.Fatalf("the server grows with commands")
+	}
+}
+
+// serverPID finds the server process started for this fixture.
+func serverPID(t *testing.T, f *fixture) int {
+	t.Helper()
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		cmdline, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		if strings.Contains(string(cmdline), f.Config) && strings.Contains(string(cmdline), "serve") {
+			return pid
+		}
+	}
+	t.Fatal("server process not found")
+	return 0
+}
+
+// residentKiB is a process's resident memory.
+func residentKiB(t *testing.T, pid int) int {
+	t.Helper()
+	status, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(string(status), "\n") {
+		if fields := strings.Fields(line); len(fields) > 1 && fields[0] == "VmRSS:" {
+			n, _ := strconv.Atoi(fields[1])
+			return n
+		}
+	}
+	return 0
+}
+
+// BenchmarkExecuteEchoRoundTrip is `echo hi` through the tool over stdio,
+// full sandbox included.
+func BenchmarkExecuteEchoRoundTrip(b *testing.B) {
+	f := newFixture(b, `profile = "interactive-dev"`)
+	c := stdioClient(b, f, Legacy)
+	for b.Loop() {
+		if res := call(b, c, "execute_terminal_command", map[string]any{"command": "echo hi"}); res.IsError {
+			b.Fatal(text(res))
+		}
+	}
+}
