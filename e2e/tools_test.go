@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -190,4 +191,40 @@ format = "Bearer {value}"
 	} else if _, ok := tools["execute_terminal_command"]; ok {
 		t.Error("strict-production without exec rules still lists execute_terminal_command")
 	}
+}
+
+// BenchmarkHTTPRequestRoundTrip is a GET to a local server through
+// http_request over stdio, beside the same GET made directly with net/http:
+// the ratio is the cost of the protocol, the policy, the guard and the audit.
+func BenchmarkHTTPRequestRoundTrip(b *testing.B) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, "hello") }))
+	defer srv.Close()
+	b.Run("tool", func(b *testing.B) {
+		f := newFixture(b, `profile = "strict-production"
+
+[[rules.allow]]
+rule_id    = "local"
+capability = "network.http.get"
+target     = { host = "127.0.0.1" }
+conditions = { allow_private = true }
+`)
+		c := stdioClient(b, f, Legacy)
+		for b.Loop() {
+			if res := call(b, c, "http_request", map[string]any{"url": srv.URL + "/x"}); res.IsError {
+				b.Fatal(text(res))
+			}
+		}
+	})
+	b.Run("net/http", func(b *testing.B) {
+		for b.Loop() {
+			// A new connection each time, as the tool makes.
+			tr := &http.Transport{DisableKeepAlives: true}
+			resp, err := (&http.Client{Transport: tr}).Get(srv.URL + "/x")
+			if err != nil {
+				b.Fatal(err)
+			}
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+		}
+	})
 }
