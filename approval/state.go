@@ -108,7 +108,10 @@ func (s *sealer) seal(b binding, ttl time.Duration) (state string, nonce string)
 // open verifies state against b and spends its nonce. It returns the
 // nonce (the id of the pending approval) when the state is good.
 func (s *sealer) open(state string, b binding) (string, error) {
-	enc := base64.RawURLEncoding
+	// Strict: a state has exactly one spelling. A lenient decoder accepts
+	// other values in the last character's unused bits, so a changed string
+	// would open as the same state.
+	enc := base64.RawURLEncoding.Strict()
 	body64, mac64, ok := strings.Cut(state, ".")
 	if !ok || len(state) > 4096 {
 		return "", errForged
