@@ -1,6 +1,8 @@
 package approval
 
 import (
+	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -44,7 +46,7 @@ func (m *memory) remember(principal string, asks []grants.Decision) {
 				return // full of live approvals: asking again is the safe side
 			}
 		}
-		keys[d.Request.Key()] = now.Add(d.ApprovalExpires)
+		keys[memKey(d.Request)] = now.Add(d.ApprovalExpires)
 	}
 }
 
@@ -59,7 +61,7 @@ func (m *memory) unremembered(principal string, asks []grants.Decision) []grants
 	}
 	var out []grants.Decision
 	for _, d := range asks {
-		k := d.Request.Key()
+		k := memKey(d.Request)
 		exp, ok := keys[k]
 		if ok && now.Before(exp) {
 			continue
@@ -73,6 +75,19 @@ func (m *memory) unremembered(principal string, asks []grants.Decision) []grants
 		delete(m.byID, principal)
 	}
 	return out
+}
+
+// memKey is what an approval is remembered by: the request's key, and the
+// risk and data classes the person was shown, so an approval given for a
+// request without credential data, or at a lower risk, does not hold for
+// the same target once it carries more.
+func memKey(r grants.Request) string {
+	classes := make([]string, len(r.DataClasses))
+	for i, c := range r.DataClasses {
+		classes[i] = string(c)
+	}
+	sort.Strings(classes)
+	return r.Key() + "\x00" + r.Risk.String() + "\x00" + strings.Join(classes, ",")
 }
 
 func (m *memory) prune(keys map[string]time.Time, now time.Time) {

@@ -105,3 +105,28 @@ func BenchmarkApproveRemembered(b *testing.B) {
 		}
 	}
 }
+
+// An "allow for session" answer holds for exactly the request the person
+// saw: the same POST carrying credential data (the principal has since read
+// a secret), or the same request at a higher risk, is asked again.
+func TestMemoryBindsDataClassesAndRisk(t *testing.T) {
+	clk := newClock()
+	m := newMemory(clk.now, 8)
+	post := grants.Decision{Request: grants.Request{Capability: grants.CapHTTPPost,
+		Target: grants.Target{ToolName: "http_request", Host: "api.example.com", Path: "/upload", Port: 443}, Risk: grants.RiskHigh},
+		Effect: grants.Ask, Reason: grants.ReasonMatchedAsk, RuleID: "ask-net", ApprovalExpires: time.Hour}
+	m.remember("alice", []grants.Decision{post})
+	if left := m.unremembered("alice", []grants.Decision{post}); len(left) != 0 {
+		t.Fatalf("the exact request is not remembered")
+	}
+	withCred := post
+	withCred.Request.DataClasses = []grants.DataClass{grants.DataCredential}
+	if left := m.unremembered("alice", []grants.Decision{withCred}); len(left) != 1 {
+		t.Error("an approval given without credential data holds for the same request carrying credential data")
+	}
+	critical := post
+	critical.Request.Risk = grants.RiskCritical
+	if left := m.unremembered("alice", []grants.Decision{critical}); len(left) != 1 {
+		t.Error("an approval given at risk high holds for the same request at risk critical")
+	}
+}

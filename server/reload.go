@@ -196,9 +196,12 @@ func (s *Server) reload(load func() (*grants.Policy, error)) {
 		s.log.Printf("config change refused, the policy in force stays: %v", err)
 		return
 	}
-	old := s.Policy()
-	if old != nil && old.AuditPath != p.AuditPath {
-		s.log.Printf("config: audit.path changed to %s; the audit log stays at %s until a restart", p.AuditPath, old.AuditPath)
+	// The audit log is opened once; a policy naming another audit.path
+	// would no longer protect the log actually written (protected_path), so
+	// such a change is refused until a restart applies it.
+	if inUse := s.audit.Path(); p.AuditPath != inUse {
+		s.log.Printf("config change refused, the policy in force stays: audit.path changed to %s; the audit log stays at %s, restart to move it", p.AuditPath, inUse)
+		return
 	}
 	changed := s.SetPolicy(p)
 	what := "tool list unchanged"
