@@ -107,7 +107,58 @@ func Analyze(line string) (Analysis, error) {
 	if a.err != nil {
 		return Analysis{}, a.err
 	}
+	// A redirection written before a cd (or a HOME assignment) may run
+	// after it: in a loop, a function, a trap. So any cd in the line makes
+	// every relative target unknown, any HOME= every "~" target.
+	for i := range a.out.Redirects {
+		rd := &a.out.Redirects[i]
+		if rd.Path == Dynamic {
+			continue
+		}
+		tilde := strings.HasPrefix(rd.Path, "~")
+		switch {
+		case a.cwdMoved && !tilde && !strings.HasPrefix(rd.Path, "/"):
+			rd.Path, rd.Risk, rd.Option = Dynamic, grants.RiskHigh, "relative path after cd"
+		case a.homeMoved && tilde:
+			rd.Path, rd.Risk, rd.Option = Dynamic, grants.RiskHigh, "~ after HOME="
+		}
+	}
 	return a.out, nil
+}
+
+// skipTimeDashes drops a "--" that bash's time keyword takes as the end of
+// its options (time -- cmd, time -p -- cmd): cmd is the command.
+func skipTimeDashes(x *syntax.TimeClause) {
+	if x.Stmt == nil {
+		return
+	}
+	if ce, ok := x.Stmt.Cmd.(*syntax.CallExpr); ok && len(ce.Args) > 0 && ce.Args[0].Lit() == "--" {
+		ce.Args = ce.Args[1:]
+	}
+}
+
+// otherTilde reports a word starting with an unquoted tilde prefix other
+// than "~" ("~+", "~-", "~user"): bash expands it to $PWD, $OLDPWD or a
+// user's home, which the caller cannot know.
+func otherTilde(w *syntax.Word) bool {
+	if w == nil || len(w.Parts) == 0 {
+		return false
+	}
+	l, ok := w.Parts[0].(*syntax.Lit)
+	if !ok || !strings.HasPrefix(l.Value, "~") {
+		return false
+	}
+	prefix, _, _ := strings.Cut(l.Value, "/")
+	return prefix != "~" || (len(w.Parts) > 1 && !strings.Contains(l.Value, "/"))
+}
+
+// braceExpands reports a word that bash brace-expands ("deplo{y..y}"):
+// as a redirection target it may still be one word, not the one written.
+func braceExpands(w *syntax.Word) bool {
+	if w == nil || !hasBrace(w) {
+		return false
+	}
+	return syntax.SplitBraces(&syntax.Word{Parts: slices.Clone(w.Parts)})
 }
 
 func parse(src string) (*syntax.File, error) {
@@ -137,15 +188,16 @@ type ctx struct {
 func (c ctx) stdinSet() bool { return c.piped || c.stdinFile || c.hasScript }
 
 type analyzer struct {
-	out      Analysis
-	printer  *syntax.Printer
-	sb       strings.Builder
-	depth    int
-	err      error
-	parent   int      // index of the command running the current statements, -1 for the line's shell
-	src      string   // source of the statements being walked (the line or a nested script)
-	funcs    []string // names of the functions whose bodies are being walked
-	cwdMoved bool     // a cd, pushd or popd came earlier: relative redirect paths are unknown
+	out       Analysis
+	printer   *syntax.Printer
+	sb        strings.Builder
+	depth     int
+	err       error
+	parent    int      // index of the command running the current statements, -1 for the line's shell
+	src       string   // source of the statements being walked (the line or a nested script)
+	funcs     []string // names of the functions whose bodies are being walked
+	cwdMoved  bool     // the line has a cd, pushd or popd: relative redirect paths are unknown
+	homeMoved bool     // the line assigns HOME: "~" redirect paths are unknown
 }
 
 func (a *analyzer) enter() bool {
@@ -239,15 +291,12 @@ func (a *analyzer) redirect(r *syntax.Redirect, c *ctx) {
 	}
 	w := a.word(r.Word, false)
 	rd.Risk = grants.RiskMedium
-	if !w.lit || w.glob {
+	if !w.lit || w.glob || otherTilde(r.Word) || braceExpands(r.Word) {
 		rd.Path, rd.Risk, rd.Option = Dynamic, grants.RiskHigh, "dynamic redirect target"
 	} else {
 		rd.Path = w.text
 		if harmlessDevice(rd.Path) {
 			return
-		}
-		if a.cwdMoved && !strings.HasPrefix(rd.Path, "/") && !strings.HasPrefix(rd.Path, "~") {
-			rd.Path, rd.Risk, rd.Option = Dynamic, grants.RiskHigh, "relative path after cd"
 		}
 		if rd.Write && diskDevice(rd.Path) {
 			rd.Risk, rd.Option = grants.RiskCritical, "> "+rd.Path
@@ -323,6 +372,8 @@ func (a *analyzer) command(cmd syntax.Command, c ctx) {
 	case *syntax.DeclClause:
 		a.decl(x)
 	case *syntax.TimeClause:
+		// bash's time keyword skips a "--" after it or after -p.
+		skipTimeDashes(x)
 		a.stmt(x.Stmt, c)
 	case *syntax.CoprocClause:
 		if x.Name != nil {
@@ -350,6 +401,13 @@ func (a *analyzer) substs(node syntax.Node, out ctx) {
 			return false
 		}
 		switch x := n.(type) {
+		case *syntax.ParamExp:
+			if x.Exp != nil && x.Exp.Op == syntax.OtherParamOps && x.Exp.Word != nil && x.Exp.Word.Lit() == "P" {
+				// ${x@P} expands the value as a prompt: its $(...) run.
+				a.sb.Reset()
+				_ = a.printer.Print(&a.sb, x)
+				a.emit(Command{Name: Dynamic, Words: []string{a.sb.String()}, Risk: grants.RiskHigh, Option: "${x@P}"}, a.parent)
+			}
 		case *syntax.CmdSubst:
 			a.stmts(x.Stmts, ctx{})
 			return false
@@ -369,10 +427,16 @@ func (a *analyzer) call(x *syntax.CallExpr, c ctx) {
 	var envRisk riskNote
 	for _, as := range x.Assigns {
 		a.substs(as, ctx{})
+		if as.Value != nil {
+			if w := a.word(as.Value, false); w.lit {
+				a.subscriptCode(w.text)
+			}
+		}
 		if as.Name != nil {
 			if opt := riskyEnv(as.Name.Value); opt != "" {
 				envRisk = riskNote{grants.RiskHigh, opt}
 			}
+			a.homeMoved = a.homeMoved || as.Name.Value == "HOME"
 		}
 	}
 	if len(x.Args) == 0 {
@@ -388,6 +452,11 @@ func (a *analyzer) call(x *syntax.CallExpr, c ctx) {
 		return
 	}
 	args := a.argv(x.Args)
+	for _, w := range args {
+		if w.lit {
+			a.subscriptCode(w.text)
+		}
+	}
 	net := c.fromNet
 	if len(args) > 0 && args[0].lit {
 		net = net || isNetwork(args[0].text, args[1:])
@@ -409,10 +478,16 @@ func (a *analyzer) decl(x *syntax.DeclClause) {
 	for _, as := range x.Args {
 		a.substs(as, ctx{})
 		words = append(words, a.assign(as))
+		if as.Value != nil {
+			if w := a.word(as.Value, false); w.lit {
+				a.subscriptCode(w.text)
+			}
+		}
 		if as.Name != nil && !as.Naked {
 			if opt := riskyEnv(as.Name.Value); opt != "" {
 				raise(&cmd.Risk, &cmd.Option, grants.RiskHigh, opt)
 			}
+			a.homeMoved = a.homeMoved || as.Name.Value == "HOME"
 		}
 	}
 	cmd.Words = words
@@ -444,6 +519,18 @@ func (a *analyzer) assign(as *syntax.Assign) string {
 		val = a.word(as.Value, false).text
 	}
 	return as.Name.Value + op + val
+}
+
+// subscriptCode emits a dynamic command for a literal value shaped like an
+// array subscript holding a command substitution ('a[$(cmd)]'): bash runs
+// cmd when such a string is later used as a variable name or evaluated
+// arithmetically (printf -v, read, test -v, unset, $((x)), ...).
+func (a *analyzer) subscriptCode(t string) {
+	i := strings.IndexByte(t, '[')
+	if i < 0 || !strings.Contains(t[i:], "$(") && !strings.Contains(t[i:], "`") {
+		return
+	}
+	a.emit(Command{Name: Dynamic, Words: []string{t}, Risk: grants.RiskHigh, Option: "command substitution in a subscript"}, a.parent)
 }
 
 // emit appends cmd run by parent and returns its index.

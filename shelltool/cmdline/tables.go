@@ -171,13 +171,24 @@ func classify(k *call) {
 		if len(args) > 0 {
 			k.raise(high, "alias")
 		}
+		// An alias (with expand_aliases) makes a later name run its value.
+		for _, a := range args {
+			if !a.lit {
+				k.dynamic = true
+			} else if _, v, ok := strings.Cut(a.text, "="); ok && !strings.HasPrefix(a.text, "-") {
+				k.dynamic = true
+				k.scripts = append(k.scripts, script{text: v})
+			}
+		}
 	case "enable":
-		k.flagIf(args, "-f", "enable -f")
+		k.dynIf(args, 'f', "enable -f", false) // loads code
 	case "hash":
-		k.flagIf(args, "-p", "hash -p")
+		k.dynIf(args, 'p', "hash -p", false) // a later name runs another program
 	case "mapfile", "readarray":
-		k.flagIf(args, "-C", n+" -C")
-	case "compgen", "complete":
+		k.dynIf(args, 'C', n+" -C", true)
+	case "compgen":
+		k.dynIf(args, 'C', n+" -C", true)
+	case "complete":
 		k.flagIf(args, "-C", n+" -C")
 	case "fc":
 		if !anyShort(args, "l") {
@@ -352,6 +363,38 @@ func anyShort(args []arg, letters string) bool {
 		}
 	}
 	return false
+}
+
+// dynIf makes the command dynamic (high) when the short option letter is
+// given, alone or in a cluster: its argument is a program or a shell string
+// the builtin runs. With script, a literal argument is parsed as a script.
+func (k *call) dynIf(args []arg, letter byte, what string, isScript bool) {
+	for i, a := range args {
+		t := a.text
+		if !a.lit {
+			continue
+		}
+		if t == "--" {
+			return
+		}
+		if len(t) < 2 || t[0] != '-' || t[1] == '-' {
+			continue
+		}
+		j := strings.IndexByte(t[1:], letter)
+		if j < 0 {
+			continue
+		}
+		k.dynamic = true
+		k.raise(high, what)
+		v, ok := arg{text: t[j+2:], lit: true}, t[j+2:] != ""
+		if !ok && i+1 < len(args) {
+			v, ok = args[i+1], true
+		}
+		if isScript && ok && v.lit {
+			k.scripts = append(k.scripts, script{text: v.text})
+		}
+		return
+	}
 }
 
 func (k *call) flagIf(args []arg, opt, what string) {
