@@ -48,6 +48,11 @@ type Console struct {
 	answered map[string]*ticket
 	recent   []record // newest last
 	version  uint64   // bumped on every change, for the page's polling
+	// sessions are the logins handed out: each is a secret path /s/ID/ to
+	// which the login cookie is scoped. Cookies are not separated by port,
+	// so a cookie for "/" would go to every server on localhost; one scoped
+	// to an unguessable path goes only to this console.
+	sessions map[string]bool
 }
 
 // record is one finished ticket, for the page's "recent decisions".
@@ -135,7 +140,7 @@ func writeToken(path, token string) error {
 
 func newConsole(hosts []string) *Console {
 	c := &Console{token: randomID(), csrf: randomID(), hosts: map[string]bool{}, now: time.Now,
-		pending: map[string]*ticket{}, answered: map[string]*ticket{}}
+		pending: map[string]*ticket{}, answered: map[string]*ticket{}, sessions: map[string]bool{}}
 	for _, h := range hosts {
 		c.hosts[h] = true
 	}
@@ -326,6 +331,10 @@ func (c *Console) view() view {
 // Handler serves the console.
 func (c *Console) Handler() http.Handler {
 	mux := http.NewServeMux()
+	mux.HandleFunc("GET /s/{sid}/{$}", c.page)
+	mux.HandleFunc("GET /s/{sid}/api/state", c.state)
+	mux.HandleFunc("POST /s/{sid}/api/decide", c.decide)
+	// For scripts with the token in an Authorization header.
 	mux.HandleFunc("GET /{$}", c.page)
 	mux.HandleFunc("GET /api/state", c.state)
 	mux.HandleFunc("POST /api/decide", c.decide)
@@ -349,9 +358,11 @@ func (c *Console) guard(next http.Handler) http.Handler {
 				http.Error(w, "forbidden: wrong token", http.StatusForbidden)
 				return
 			}
-			// Keep the token out of the address bar and history.
-			http.SetCookie(w, &http.Cookie{Name: cookieName, Value: c.token, Path: "/", HttpOnly: true, SameSite: http.SameSiteStrictMode})
-			http.Redirect(w, r, "/", http.StatusSeeOther)
+			// Keep the token out of the address bar and history, in a cookie
+			// scoped to a fresh secret path.
+			sid := c.newSession()
+			http.SetCookie(w, &http.Cookie{Name: cookieName, Value: c.token, Path: "/s/" + sid + "/", HttpOnly: true, SameSite: http.SameSiteStrictMode})
+			http.Redirect(w, r, "/s/"+sid+"/", http.StatusSeeOther)
 			return
 		}
 		if !c.authenticated(r) {
@@ -366,8 +377,37 @@ func (c *Console) tokenOK(s string) bool {
 	return subtle.ConstantTimeCompare([]byte(s), []byte(c.token)) == 1
 }
 
+// maxSessions bounds the logins kept; the oldest are forgotten.
+const maxSessions = 64
+
+func (c *Console) newSession() string {
+	sid := randomID()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.sessions) >= maxSessions {
+		for k := range c.sessions {
+			delete(c.sessions, k)
+			break
+		}
+	}
+	c.sessions[sid] = true
+	return sid
+}
+
+// sessionOK reports whether the request's path is under a login's path.
+func (c *Console) sessionOK(path string) bool {
+	rest, ok := strings.CutPrefix(path, "/s/")
+	if !ok {
+		return false
+	}
+	sid, _, _ := strings.Cut(rest, "/")
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.sessions[sid]
+}
+
 func (c *Console) authenticated(r *http.Request) bool {
-	if ck, err := r.Cookie(cookieName); err == nil && c.tokenOK(ck.Value) {
+	if ck, err := r.Cookie(cookieName); err == nil && c.tokenOK(ck.Value) && c.sessionOK(r.URL.Path) {
 		return true
 	}
 	if tok, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer "); ok && c.tokenOK(tok) {
@@ -483,7 +523,7 @@ func consoleAnswer(t *ticket, f map[string][]string) (answer, error) {
 // back to the page.
 func (c *Console) reply(w http.ResponseWriter, r *http.Request, code int, msg string) {
 	if r.Header.Get("X-CSRF-Token") == "" && code == http.StatusOK {
-		http.Redirect(w, r, "/", http.StatusSeeOther)
+		http.Redirect(w, r, "./", http.StatusSeeOther) // back to the page, in this login's path
 		return
 	}
 	w.Header().Set("Content-Type", "application/json")

@@ -64,6 +64,7 @@ func TestConsoleAccess(t *testing.T) {
 	h := c.Handler()
 	pendingTicket(c)
 	cookie := cookieName + "=" + c.token
+	base := loginPath(c)
 	cases := []struct {
 		name   string
 		method string
@@ -77,9 +78,12 @@ func TestConsoleAccess(t *testing.T) {
 		{"wrong token", "GET", "/?token=nope", nil, 403, ""},
 		{"wrong cookie", "GET", "/", map[string]string{"Cookie": cookieName + "=nope"}, 403, ""},
 		{"token in query sets the cookie", "GET", "/?token=" + c.token, nil, 303, ""},
-		{"page with cookie", "GET", "/", map[string]string{"Cookie": cookie}, 200, "/etc/hosts"},
+		{"page with cookie", "GET", base, map[string]string{"Cookie": cookie}, 200, "/etc/hosts"},
+		{"state with cookie", "GET", base + "api/state", map[string]string{"Cookie": cookie}, 200, "/etc/hosts"},
+		{"cookie outside a login's path", "GET", "/api/state", map[string]string{"Cookie": cookie}, 403, ""},
+		{"cookie under an unknown login", "GET", "/s/0123456789abcdef/api/state", map[string]string{"Cookie": cookie}, 403, ""},
 		{"state with bearer", "GET", "/api/state", map[string]string{"Authorization": "Bearer " + c.token}, 200, "interactive-dev/ask-outside-workspace"},
-		{"foreign Host (DNS rebinding)", "GET", "/", map[string]string{"Cookie": cookie, "Host": "evil.example:8765"}, 403, ""},
+		{"foreign Host (DNS rebinding)", "GET", base, map[string]string{"Cookie": cookie, "Host": "evil.example:8765"}, 403, ""},
 		{"foreign Host with token", "GET", "/?token=" + c.token, map[string]string{"Host": "attacker.test"}, 403, ""},
 	}
 	for _, tc := range cases {
@@ -94,10 +98,14 @@ func TestConsoleAccess(t *testing.T) {
 		})
 	}
 	w := do(h, "GET", "/?token="+c.token, nil, nil)
-	if ck := w.Result().Cookies(); len(ck) != 1 || !ck[0].HttpOnly || ck[0].SameSite != http.SameSiteStrictMode {
-		t.Fatalf("cookie: %+v", ck)
+	loc := w.Header().Get("Location")
+	if ck := w.Result().Cookies(); len(ck) != 1 || !ck[0].HttpOnly || ck[0].SameSite != http.SameSiteStrictMode ||
+		!strings.HasPrefix(loc, "/s/") || ck[0].Path != loc {
+		// Cookies are not separated by port: only a secret path keeps the
+		// cookie from other servers on localhost.
+		t.Fatalf("cookie %+v for %q: want HttpOnly, SameSite=Strict, scoped to the login's path", ck, loc)
 	}
-	w = do(h, "GET", "/", nil, map[string]string{"Cookie": cookie})
+	w = do(h, "GET", base, nil, map[string]string{"Cookie": cookie})
 	csp := w.Header().Get("Content-Security-Policy")
 	if !strings.Contains(csp, "frame-ancestors 'none'") || strings.Contains(csp, "unsafe-inline") || w.Header().Get("X-Frame-Options") != "DENY" {
 		t.Fatalf("headers: %v", w.Header())
@@ -154,7 +162,7 @@ func TestConsoleDecide(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			c := newConsole([]string{testHost})
 			tk := pendingTicket(c)
-			w := do(c.Handler(), "POST", "/api/decide", tc.form(c, tk.ID), tc.hdr(c))
+			w := do(c.Handler(), "POST", loginPath(c)+"api/decide", tc.form(c, tk.ID), tc.hdr(c))
 			if w.Code != tc.code {
 				t.Fatalf("status %d (%s), want %d", w.Code, w.Body.String(), tc.code)
 			}
@@ -194,7 +202,7 @@ func TestConsoleFirstAnswerWins(t *testing.T) {
 			defer wg.Done()
 			hdr := browser(c)
 			hdr["X-CSRF-Token"] = c.csrf
-			codes <- do(h, "POST", "/api/decide", goodForm("allow_once")(c, tk.ID), hdr).Code
+			codes <- do(h, "POST", loginPath(c)+"api/decide", goodForm("allow_once")(c, tk.ID), hdr).Code
 		}()
 	}
 	elicited := tk.resolve(answer{Channel: ChannelElicitation, Action: decline})
@@ -293,7 +301,7 @@ func TestBrokerConsoleOnly(t *testing.T) {
 	tk := waitPending(t, c)
 	hdr := browser(c)
 	hdr["X-CSRF-Token"] = c.csrf
-	if w := do(c.Handler(), "POST", "/api/decide", goodForm("allow_for_session")(c, tk), hdr); w.Code != 200 {
+	if w := do(c.Handler(), "POST", loginPath(c)+"api/decide", goodForm("allow_for_session")(c, tk), hdr); w.Code != 200 {
 		t.Fatalf("decide: %d", w.Code)
 	}
 	o := <-got
@@ -351,7 +359,7 @@ func TestBrokerModernRace(t *testing.T) {
 		hdr := browser(c)
 		hdr["X-CSRF-Token"] = c.csrf
 		if consoleFirst {
-			if w := do(c.Handler(), "POST", "/api/decide", goodForm("deny")(c, id), hdr); w.Code != 200 {
+			if w := do(c.Handler(), "POST", loginPath(c)+"api/decide", goodForm("deny")(c, id), hdr); w.Code != 200 {
 				t.Fatalf("console: %d", w.Code)
 			}
 		}
@@ -369,7 +377,7 @@ func TestBrokerModernRace(t *testing.T) {
 			if !o.Approved || o.Channel != ChannelElicitation {
 				t.Fatalf("elicitation first: %+v", o)
 			}
-			if w := do(c.Handler(), "POST", "/api/decide", goodForm("deny")(c, id), hdr); w.Code != 409 {
+			if w := do(c.Handler(), "POST", loginPath(c)+"api/decide", goodForm("deny")(c, id), hdr); w.Code != 409 {
 				t.Fatalf("late console answer: %d", w.Code)
 			}
 		}
@@ -377,3 +385,6 @@ func TestBrokerModernRace(t *testing.T) {
 }
 
 func logTo(w io.Writer) *log.Logger { return log.New(w, "", 0) }
+
+// loginPath makes a console login and returns its path ("/s/ID/").
+func loginPath(c *Console) string { return "/s/" + c.newSession() + "/" }

@@ -2,7 +2,7 @@ package approval
 
 // pageHTML is the console page: rendered on the server so it is complete in
 // one round trip, then kept current by a small script that polls
-// /api/state every second and rebuilds the lists with textContent (no
+// api/state every 400 ms and rebuilds the lists with textContent (no
 // markup from data). Without JavaScript the forms still post and redirect.
 const pageHTML = `<!doctype html>
 <html lang="en"><head><meta charset="utf-8">
@@ -30,17 +30,17 @@ input[type=text]{font-size:1rem;padding:.45rem;flex:1 1 100%}
  <div><b>{{.Tool}}</b> <span class="meta">times out in {{.SecondsLeft}}s</span></div>
  {{- if eq .Kind "approval"}}
  {{- range .Items}}<div class="what">{{.What}}</div><div class="meta">rule {{.Rule}}, risk {{.Risk}}, "for session" holds {{.Session}}</div>{{end}}
- <form method="post" action="/api/decide"><input type="hidden" name="csrf" value="{{$.CSRF}}"><input type="hidden" name="id" value="{{.ID}}">
+ <form method="post" action="api/decide"><input type="hidden" name="csrf" value="{{$.CSRF}}"><input type="hidden" name="id" value="{{.ID}}">
   <button class="allow" name="decision" value="allow_once">Allow once</button>
   <button class="allow" name="decision" value="allow_for_session">Allow for session</button>
   <button class="deny" name="decision" value="deny">Deny</button></form>
  {{- else}}
  <div>{{.Question}}</div>
- <form method="post" action="/api/decide"><input type="hidden" name="csrf" value="{{$.CSRF}}"><input type="hidden" name="id" value="{{.ID}}">
+ <form method="post" action="api/decide"><input type="hidden" name="csrf" value="{{$.CSRF}}"><input type="hidden" name="id" value="{{.ID}}">
   {{- if .Choices}}{{range .Choices}}<button name="answer" value="{{.}}">{{.}}</button>{{end}}<input type="hidden" name="action" value="accept">
   {{- else}}<input type="text" name="answer" value="{{.Default}}" aria-label="Answer"><button class="allow" name="action" value="accept">Answer</button>{{end}}
  </form>
- <form method="post" action="/api/decide"><input type="hidden" name="csrf" value="{{$.CSRF}}"><input type="hidden" name="id" value="{{.ID}}"><button class="deny" name="action" value="decline">Decline</button></form>
+ <form method="post" action="api/decide"><input type="hidden" name="csrf" value="{{$.CSRF}}"><input type="hidden" name="id" value="{{.ID}}"><button class="deny" name="action" value="decline">Decline</button></form>
  {{- end}}
 </div>
 {{- else}}<p class="empty">Nothing is waiting.</p>{{end}}
@@ -57,7 +57,7 @@ var csrf=document.querySelector('meta[name=csrf]').content,version={{.Version}};
 function el(tag,cls,text){var e=document.createElement(tag);if(cls)e.className=cls;if(text!=null)e.textContent=text;return e}
 function post(id,fields){
   var body=new URLSearchParams({id:id,csrf:csrf});for(var k in fields)body.set(k,fields[k]);
-  fetch('/api/decide',{method:'POST',headers:{'X-CSRF-Token':csrf},body:body,credentials:'same-origin'})
+  fetch('api/decide',{method:'POST',headers:{'X-CSRF-Token':csrf},body:body,credentials:'same-origin'})
    .then(function(r){return r.json()}).then(function(j){if(!j.ok)alert(j.message)}).finally(refresh);
 }
 function btn(text,cls,fn){var b=el('button',cls,text);b.type='button';b.onclick=fn;return b}
@@ -85,12 +85,12 @@ function render(s){
   s.recent.forEach(function(x){var c=el('div','card');c.append(el('b',null,x.tool),' '+x.outcome);if(x.channel)c.append(' ',el('span','meta','via '+x.channel));
     c.append(el('div','what',x.what),el('div','meta',new Date(x.time).toLocaleTimeString()));r.append(c)});
 }
-function refresh(){fetch('/api/state',{credentials:'same-origin'}).then(function(r){return r.json()}).then(function(s){
+function refresh(){fetch('api/state',{credentials:'same-origin'}).then(function(r){return r.json()}).then(function(s){
   // Re-render every second (the countdowns move) unless the person is typing an answer.
   var typing=document.activeElement&&document.activeElement.tagName==='INPUT';
   if(!typing){version=s.version;render(s)}
 }).catch(function(){})}
-setInterval(refresh,1000);
+setInterval(refresh,400); // a new ask shows within half a second
 })();
 </script>
 </body></html>

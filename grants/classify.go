@@ -9,7 +9,7 @@ var credentialNames = []string{
 	".env", ".env.*", "*.pem", "*.key", "id_rsa*", "id_dsa*", "id_ecdsa*", "id_ed25519*",
 	".netrc", "_netrc", ".git-credentials", ".npmrc", ".pypirc", "*.kdbx", "*.p12", "*.pfx",
 	"*.jks", "*.keystore", ".pgpass", ".my.cnf", "credentials.json", "service-account*.json",
-	".htpasswd", "secrets.yml", "secrets.yaml", "*.tfvars", "terraform.tfstate*",
+	".htpasswd", "secrets.yml", "secrets.yaml", "*.tfvars", "terraform.tfstate*", "*.token",
 }
 
 // credentialDirs are folders whose whole content is secret, written as the
@@ -29,6 +29,11 @@ var credentialSuffixes = []string{
 // request, so the name patterns are compiled once into lookups.
 func IsCredentialPath(p string) bool {
 	base := p[strings.LastIndexByte(p, '/')+1:]
+	// A process's environment and memory hold whatever secrets it was
+	// given: the server's own, through /proc/self, included.
+	if strings.HasPrefix(p, "/proc/") && (base == "environ" || base == "mem") {
+		return true
+	}
 	if credentialNameIndex.match(base) {
 		return true
 	}

@@ -244,3 +244,14 @@ func TestNameIndexAgreesWithGlobs(t *testing.T) {
 		}
 	}
 }
+
+func TestProcSecretsAreCredentials(t *testing.T) {
+	for p, want := range map[string]bool{
+		"/proc/1234/environ": true, "/proc/1234/task/5/environ": true, "/proc/1/mem": true,
+		"/proc/1234/status": false, "/home/me/environ": false, "/x/console.token": true,
+	} {
+		if got := IsCredentialPath(p); got != want {
+			t.Errorf("IsCredentialPath(%q) = %v, want %v", p, got, want)
+		}
+	}
+}

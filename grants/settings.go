@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 )
@@ -77,13 +78,33 @@ func (c *Config) limits() Limits {
 // defaultAuditPath is $XDG_STATE_HOME/onellm-mcp/audit.jsonl, else
 // ~/.local/state/onellm-mcp/audit.jsonl.
 func defaultAuditPath(home string) string {
+	return filepath.Join(StateDir(home), "audit.jsonl")
+}
+
+// StateDir is the user's state folder for onellm-mcp:
+// $XDG_STATE_HOME/onellm-mcp, else ~/.local/state/onellm-mcp.
+func StateDir(home string) string {
 	if d := os.Getenv("XDG_STATE_HOME"); filepath.IsAbs(d) {
-		return filepath.Join(d, "onellm-mcp", "audit.jsonl")
+		return filepath.Join(d, "onellm-mcp")
 	}
 	if home == "" {
 		home = os.TempDir()
 	}
-	return filepath.Join(home, ".local", "state", "onellm-mcp", "audit.jsonl")
+	return filepath.Join(home, ".local", "state", "onellm-mcp")
+}
+
+// ToolsReach reports whether a path lies where a tool can read it without
+// asking: inside the workspace or a sandbox root.
+func (p *Policy) ToolsReach(path string) bool {
+	if p.InWorkspace(path) {
+		return true
+	}
+	for _, root := range append(slices.Clone(p.Sandbox.Writable), p.Sandbox.Readable...) {
+		if path == root || strings.HasPrefix(path, strings.TrimSuffix(root, "/")+"/") {
+			return true
+		}
+	}
+	return false
 }
 
 // Value reads the secret's value from its source, at the moment of use, so

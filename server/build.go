@@ -34,8 +34,12 @@ func Open(p *grants.Policy, logger *log.Logger) (*Server, error) {
 	}
 	var console *approval.Console
 	if p.Console != "" {
-		// The token file sits next to the audit log, in the user's state folder.
-		console, err = approval.StartConsole(p.Console, filepath.Join(filepath.Dir(p.AuditPath), "console.token"), logger)
+		tokenFile, err := consoleTokenFile(p)
+		if err != nil {
+			audit.Close()
+			return nil, err
+		}
+		console, err = approval.StartConsole(p.Console, tokenFile, logger)
 		if err != nil {
 			audit.Close()
 			return nil, fmt.Errorf("approval console: %w", err)
@@ -61,4 +65,17 @@ func (s *Server) Close() error {
 		s.console.Close()
 	}
 	return s.audit.Close()
+}
+
+// consoleTokenFile is where the console's token is written: beside the audit
+// log, or in the user's state folder when the audit log lies where tools can
+// read (the workspace, a sandbox root) — the token approves asks, so no tool
+// may ever read it.
+func consoleTokenFile(p *grants.Policy) (string, error) {
+	for _, dir := range []string{filepath.Dir(p.AuditPath), grants.StateDir(p.Home)} {
+		if !p.ToolsReach(dir) {
+			return filepath.Join(dir, "console.token"), nil
+		}
+	}
+	return "", fmt.Errorf("approval console: both the audit log's folder and %s lie where tools can read; move the audit log", grants.StateDir(p.Home))
 }
