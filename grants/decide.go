@@ -201,13 +201,101 @@ func (p *Policy) credentialFlowAllowed(r Request) bool {
 	return false
 }
 
-func firstMatch(rules []*Rule, v *reqView, p *Policy) *Rule {
-	for _, rule := range rules {
-		if rule.matchView(v, p) {
+func firstMatch(l *ruleList, v *reqView, p *Policy) *Rule {
+	if l == nil {
+		return nil
+	}
+	path := v.r.Target.Path
+	switch {
+	case l.byBase == nil:
+		// Few path rules: a plain scan is cheapest.
+		for _, rule := range l.all {
+			if rule.matchView(v, p) {
+				return rule
+			}
+		}
+		return nil
+	case path == "":
+		// Path rules never match a request without a path.
+		for _, i := range l.pathless {
+			if rule := l.all[i]; rule.matchView(v, p) {
+				return rule
+			}
+		}
+		return nil
+	}
+	// Only rules without a path, and path rules whose literal folder is the
+	// request's path or one of its ancestors, can match; try them in order
+	// by merging the two sorted index lists.
+	var buf [32]int
+	extra := buf[:0]
+	for dir := path; ; {
+		extra = append(extra, l.byBase[dir]...)
+		if dir == "/" {
+			break
+		}
+		if i := strings.LastIndexByte(dir, '/'); i > 0 {
+			dir = dir[:i]
+		} else {
+			dir = "/"
+		}
+	}
+	slices.Sort(extra)
+	for i, j := 0, 0; i < len(l.pathless) || j < len(extra); {
+		var k int
+		if j == len(extra) || (i < len(l.pathless) && l.pathless[i] < extra[j]) {
+			k, i = l.pathless[i], i+1
+		} else {
+			k, j = extra[j], j+1
+		}
+		if rule := l.all[k]; rule.matchView(v, p) {
 			return rule
 		}
 	}
 	return nil
+}
+
+// ruleList is the rules of one effect for one capability, in order, with
+// the path rules indexed by the literal folder their pattern starts with
+// (the exact path for a literal pattern): a path request checks only the
+// rules that could match it, which keeps many path rules cheap.
+type ruleList struct {
+	all      []*Rule
+	pathless []int
+	byBase   map[string][]int
+}
+
+// indexedPathRules is how many path rules a list needs before indexing them
+// pays for walking a request path's folders.
+const indexedPathRules = 16
+
+func newRuleList(rules []*Rule) ruleList {
+	l := ruleList{all: rules}
+	byBase := map[string][]int{}
+	paths := 0
+	for i, r := range rules {
+		key := ""
+		if r.path != nil {
+			key = r.path.base
+			if r.path.literal {
+				key = r.path.pattern
+			}
+			key = strings.TrimSuffix(key, "/")
+			if key == "" {
+				key = "/"
+			}
+		}
+		if r.path == nil {
+			l.pathless = append(l.pathless, i)
+			continue
+		}
+		byBase[key] = append(byBase[key], i)
+		paths++
+	}
+	if paths >= indexedPathRules {
+		l.byBase = byBase
+	}
+	return l
 }
 
 // capBit is c's bit in Rule.caps; 0 for an unknown capability, which no
@@ -255,32 +343,26 @@ func newView(r Request) reqView {
 
 // rulesFor returns the deny, ask and allow rules that can apply to the
 // capability with index idx, in evaluation order.
-func (p *Policy) rulesFor(idx int) (deny, ask, allow []*Rule) {
+func (p *Policy) rulesFor(idx int) (deny, ask, allow *ruleList) {
 	if idx < 0 || idx >= len(p.byCap) {
 		return nil, nil, nil
 	}
 	b := &p.byCap[idx]
-	return b[Deny], b[Ask], b[Allow]
+	return &b[Deny], &b[Ask], &b[Allow]
 }
 
 // indexRules fills byCap from the deny, ask and allow lists.
 func (p *Policy) indexRules() {
-	p.byCap = make([][3][]*Rule, len(capabilities))
+	p.byCap = make([][3]ruleList, len(capabilities))
 	for i := range capabilities {
-		for _, rule := range p.deny {
-			if rule.caps&(1<<i) != 0 {
-				p.byCap[i][Deny] = append(p.byCap[i][Deny], rule)
+		for effect, rules := range map[Effect][]*Rule{Deny: p.deny, Ask: p.ask, Allow: p.allow} {
+			var mine []*Rule
+			for _, rule := range rules {
+				if rule.caps&(1<<i) != 0 {
+					mine = append(mine, rule)
+				}
 			}
-		}
-		for _, rule := range p.ask {
-			if rule.caps&(1<<i) != 0 {
-				p.byCap[i][Ask] = append(p.byCap[i][Ask], rule)
-			}
-		}
-		for _, rule := range p.allow {
-			if rule.caps&(1<<i) != 0 {
-				p.byCap[i][Allow] = append(p.byCap[i][Allow], rule)
-			}
+			p.byCap[i][effect] = newRuleList(mine)
 		}
 	}
 }

@@ -989,3 +989,56 @@ func TestModel(t *testing.T) {
 		t.Error("a glob is not a known capability")
 	}
 }
+
+// TestIndexedRulesMatchLinearScan: the per-folder index of path rules picks
+// the same rule as trying every rule in order, for path, network and
+// command requests alike.
+func TestIndexedRulesMatchLinearScan(t *testing.T) {
+	e := newEnv(t)
+	var src strings.Builder
+	src.WriteString("mode = \"strict\"\n")
+	patterns := []string{"src/**", "src/**/*.go", "/**/secret*", "docs/*.md", "src", "src/a/b/c.txt", "/opt/x/**", "**/*.txt", "build/**", "/", "deep/a/b/c/**"}
+	for i := range 150 {
+		effect := []string{"deny", "ask", "allow"}[i%3]
+		fmt.Fprintf(&src, "[[rules.%s]]\nrule_id = \"r%d\"\ncapability = \"*\"\n", effect, i)
+		switch i % 5 {
+		case 0, 1, 2:
+			fmt.Fprintf(&src, "target = { path = %q }\n", patterns[i%len(patterns)])
+		case 3:
+			fmt.Fprintf(&src, "target = { host = \"h%d.example.com\" }\n", i)
+		}
+	}
+	p := e.policy(t, src.String())
+	reqs := []Request{
+		fileReq(CapWorkspaceRead, e.in("src/a/b/c.txt")), fileReq(CapWorkspaceWrite, e.in("src/main.go")),
+		fileReq(CapWorkspaceRead, e.in("docs/x.md")), fileReq(CapWorkspaceRead, e.in("deep/a/b/c/d/e")),
+		fileReq(CapWorkspaceRead, e.in("other.txt")), fileReq(CapFilesystemRead, "/opt/x/y"),
+		fileReq(CapFilesystemRead, "/etc/secret-stuff"), fileReq(CapWorkspaceRead, e.ws),
+		httpReq("GET", "h3.example.com"), httpReq("POST", "nowhere.example"), execReq("ls -la", SurfaceSandbox),
+	}
+	for _, r := range reqs {
+		v := newView(r)
+		for effect, l := range map[string]*ruleList{"deny": &p.byCap[v.idx][Deny], "ask": &p.byCap[v.idx][Ask], "allow": &p.byCap[v.idx][Allow]} {
+			if l.byBase == nil {
+				t.Fatalf("%s list of %s is not indexed; the test needs more path rules", effect, r.Capability)
+			}
+			var linear *Rule
+			for _, rule := range l.all {
+				if rule.matchView(&v, p) {
+					linear = rule
+					break
+				}
+			}
+			if got := firstMatch(l, &v, p); got != linear {
+				t.Errorf("%s %s (%s): index picked %v, a scan picks %v", r.Capability, r.Target.Path, effect, ruleID(got), ruleID(linear))
+			}
+		}
+	}
+}
+
+func ruleID(r *Rule) string {
+	if r == nil {
+		return "none"
+	}
+	return r.ID
+}

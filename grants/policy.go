@@ -54,7 +54,7 @@ type Policy struct {
 	Secrets    map[string]Secret
 
 	deny, ask, allow []*Rule
-	byCap            [][3][]*Rule // per capability index: its deny, ask and allow rules
+	byCap            [][3]ruleList // per capability index: its deny, ask and allow rules
 	protected        []string
 }
 
