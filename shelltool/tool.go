@@ -59,6 +59,12 @@ type Output struct {
 type Tool struct {
 	probeOnce sync.Once
 	probeErr  error
+
+	// runner keeps a sandbox helper started in advance for the next
+	// command (made on the first sandboxed command, pre-warmed for the
+	// policy's network mode then).
+	runnerOnce sync.Once
+	runner     *sandbox.Runner
 }
 
 // Name implements toolkit.Tool.
@@ -67,6 +73,11 @@ func (*Tool) Name() string { return Name }
 // Capabilities implements toolkit.Tool.
 func (*Tool) Capabilities() []grants.Capability {
 	return []grants.Capability{grants.CapProcessExec}
+}
+
+func (t *Tool) sandboxRunner(network sandbox.Network) *sandbox.Runner {
+	t.runnerOnce.Do(func() { t.runner = sandbox.NewRunner(network) })
+	return t.runner
 }
 
 func (t *Tool) sandboxErr() error {
@@ -199,8 +210,13 @@ func (t *Tool) Plan(_ context.Context, env *toolkit.Env, raw json.RawMessage) (*
 	for _, s := range secrets {
 		spec.Secrets = append(spec.Secrets, s.value)
 	}
+	var runner *sandbox.Runner
+	if surface == grants.SurfaceSandbox {
+		// Made (and its first helper started) while the requests are decided.
+		runner = t.sandboxRunner(spec.Network)
+	}
 	return &toolkit.Plan{Requests: reqs, Run: func(ctx context.Context) toolkit.Result {
-		return run(ctx, env, spec, surface)
+		return run(ctx, env, spec, surface, runner)
 	}}, nil
 }
 
@@ -362,7 +378,7 @@ func withProxy(spec *sandbox.Spec, env *toolkit.Env, log *egressLog) {
 	spec.Proxy = px.Serve
 }
 
-func run(ctx context.Context, env *toolkit.Env, spec sandbox.Spec, surface grants.Surface) toolkit.Result {
+func run(ctx context.Context, env *toolkit.Env, spec sandbox.Spec, surface grants.Surface, runner *sandbox.Runner) toolkit.Result {
 	stop := progress(ctx, env)
 	defer stop()
 	egress := &egressLog{}
@@ -376,7 +392,7 @@ func run(ctx context.Context, env *toolkit.Env, spec sandbox.Spec, surface grant
 	if surface == grants.SurfaceHost {
 		res, err = sandbox.RunHost(ctx, spec)
 	} else {
-		res, err = sandbox.Run(ctx, spec)
+		res, err = runner.Run(ctx, spec)
 	}
 	if errors.Is(err, sandbox.ErrUnavailable) {
 		return toolkit.Failed("%s refused (reason %s): %v; nothing ran", Name, grants.ReasonSandboxUnavailable, err)

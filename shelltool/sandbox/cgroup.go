@@ -19,8 +19,9 @@ import (
 
 // cgroup is a per-command cgroup v2 the helper is cloned into.
 type cgroup struct {
-	dir string
-	fd  int
+	dir    string
+	fd     int
+	memory bool // memory.max is set
 }
 
 // newCgroup makes a child of the server's own cgroup when it is on a
@@ -71,6 +72,7 @@ func newCgroup(pidsMax int, memoryMax int64) (*cgroup, error) {
 		return nil, err
 	}
 	if has("memory") {
+		cg.memory = true
 		if err := os.WriteFile(filepath.Join(dir, "memory.max"), []byte(strconv.FormatInt(memoryMax, 10)), 0); err != nil {
 			cg.remove()
 			return nil, err
@@ -84,6 +86,18 @@ func newCgroup(pidsMax int, memoryMax int64) (*cgroup, error) {
 	}
 	cg.fd = fd
 	return cg, nil
+}
+
+// setLimits rewrites pids.max (and memory.max when set) of a cgroup made
+// in advance for a warm helper, before its command is sent.
+func (cg *cgroup) setLimits(pidsMax int, memoryMax int64) error {
+	if err := os.WriteFile(filepath.Join(cg.dir, "pids.max"), []byte(strconv.Itoa(pidsMax)), 0); err != nil {
+		return err
+	}
+	if cg.memory {
+		return os.WriteFile(filepath.Join(cg.dir, "memory.max"), []byte(strconv.FormatInt(memoryMax, 10)), 0)
+	}
+	return nil
 }
 
 func ownCgroup() (string, error) {

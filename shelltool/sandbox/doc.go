@@ -74,7 +74,12 @@
 // every goroutine and descriptor is released before Run returns.
 //
 // The helper runs the server binary's package initialisers before
-// MaybeRunHelper is reached: keep them cheap, they are paid on every command.
+// MaybeRunHelper is reached: keep them cheap, they are paid on every command
+// Run starts. A Runner takes them off the command's path: it keeps one
+// helper per network mode started in advance (by the same code, with the
+// same clone flags, pipes and cgroup) and blocked reading its spec, writes
+// the spec only when a command arrives, and drives it exactly as Run does;
+// a warm helper found dead is discarded and the command starts cold.
 //
 // Where /sys/fs/cgroup (or /sys/fs/cgroup/unified) is a cgroup2 mount whose
 // current cgroup delegates the pids controller, each command gets its own

@@ -7,8 +7,10 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"sync"
 	"syscall"
@@ -26,104 +28,231 @@ const (
 	eofWaitHost = 250 * time.Millisecond
 )
 
-type pipePair struct{ r, w *os.File }
+// launched is a process execute drives: the helper (sandboxed) or the shell
+// (host), and the server's ends of its pipes. It is made either right
+// before the command (cold) or in advance by a Runner (warm): driving it is
+// the same either way.
+type launched struct {
+	proc      *os.Process
+	start     time.Time
+	sandboxed bool
+	// network is the mode the helper was cloned for (its clone flags and
+	// whether it has the proxy socketpair).
+	network Network
+	// warm is set for a helper a Runner started in advance.
+	warm bool
 
-func newPipe() (pipePair, error) {
-	r, w, err := os.Pipe()
-	return pipePair{r, w}, err
+	stdinW, stdoutR, stderrR *os.File
+	specW, statusR           *os.File      // sandboxed only
+	proxyConn                *net.UnixConn // NetworkProxy only: the server's end of the socketpair
+	cg                       *cgroup       // nil without a per-command cgroup
+	pidsMax                  int           // limits cg was made with
+	memoryMax                int64
 }
 
-// execute starts the helper (sandboxed) or the shell (host), feeds it, waits
-// for it under the timeout, ctx and output limits, and collects the result.
-func execute(ctx context.Context, s *Spec, sandboxed bool) (res Result, err error) {
-	if err := ctx.Err(); err != nil {
-		return res, err
+// release closes the server's ends and removes the cgroup (which kills
+// what is left in it). Idempotent.
+func (st *launched) release() {
+	for _, f := range []**os.File{&st.stdinW, &st.stdoutR, &st.stderrR, &st.specW, &st.statusR} {
+		if *f != nil {
+			(*f).Close()
+			*f = nil
+		}
 	}
-	var toClose []*os.File
+	if st.proxyConn != nil {
+		st.proxyConn.Close()
+		st.proxyConn = nil
+	}
+	if st.cg != nil {
+		st.cg.remove()
+		st.cg = nil
+	}
+}
+
+// killAll kills the process group and the leader (the helper is PID 1 of
+// its namespace: the kernel kills the rest) and everything in the cgroup.
+func (st *launched) killAll() {
+	_ = syscall.Kill(-st.proc.Pid, syscall.SIGKILL)
+	_ = st.proc.Signal(syscall.SIGKILL)
+	if st.cg != nil {
+		st.cg.kill()
+	}
+}
+
+// discard kills and reaps a helper that will not be used, and releases
+// everything it holds.
+func (st *launched) discard() {
+	st.killAll()
+	_, _ = st.proc.Wait()
+	st.release()
+}
+
+// exited reports whether the process has already exited (without reaping
+// it).
+func (st *launched) exited() bool {
+	var info unix.Siginfo
+	for {
+		err := unix.Waitid(unix.P_PID, st.proc.Pid, &info, unix.WEXITED|unix.WNOHANG|unix.WNOWAIT, nil)
+		if err == unix.EINTR {
+			continue
+		}
+		// An error (no such child) counts as exited: it cannot be used.
+		return err != nil || info.Signo != 0
+	}
+}
+
+// startHelper starts the sandbox helper for a command in network mode
+// network, blocked reading its spec (fd 3): pipes, socketpair (NetworkProxy),
+// per-command cgroup (when available, with these limits; the helper is
+// cloned straight into it) and clone flags. Cold and warm helpers are
+// started by this function only.
+func startHelper(network Network, pidsMax int, memoryMax int64) (st *launched, err error) {
+	st = &launched{sandboxed: true, network: network}
+	var child []*os.File // the helper's ends, closed here once it has them
 	defer func() {
-		for _, f := range toClose {
+		for _, f := range child {
+			f.Close()
+		}
+		if err != nil {
+			st.release()
+			st = nil
+		}
+	}()
+	pipe := func(parent **os.File, parentReads bool) error {
+		r, w, err := os.Pipe()
+		if err != nil {
+			return fmt.Errorf("sandbox: pipe: %w", err)
+		}
+		if parentReads {
+			*parent = r
+			child = append(child, w)
+		} else {
+			*parent = w
+			child = append(child, r)
+		}
+		return nil
+	}
+	// The order of child is the helper's descriptor numbers: 0 stdin, 1
+	// stdout, 2 stderr, 3 spec (fdSpec), 4 status (fdStatus), 5 proxy
+	// (fdProxy).
+	for _, p := range []struct {
+		f     **os.File
+		reads bool
+	}{{&st.stdinW, false}, {&st.stdoutR, true}, {&st.stderrR, true}, {&st.specW, false}, {&st.statusR, true}} {
+		if err := pipe(p.f, p.reads); err != nil {
+			return nil, err
+		}
+	}
+	if network == NetworkProxy {
+		c, parent, err := proxySocketpair()
+		if err != nil {
+			return nil, fmt.Errorf("%w: proxy socketpair: %v", ErrUnavailable, err)
+		}
+		child = append(child, c)
+		st.proxyConn = parent
+	}
+	sys := &syscall.SysProcAttr{Setsid: true, Pdeathsig: syscall.SIGKILL}
+	sys.Cloneflags = syscall.CLONE_NEWNS | syscall.CLONE_NEWPID | syscall.CLONE_NEWIPC
+	if network != NetworkFull {
+		sys.Cloneflags |= syscall.CLONE_NEWNET
+	}
+	if uid, gid := os.Geteuid(), os.Getegid(); uid != 0 {
+		sys.Cloneflags |= syscall.CLONE_NEWUSER
+		sys.UidMappings = []syscall.SysProcIDMap{{ContainerID: uid, HostID: uid, Size: 1}}
+		sys.GidMappings = []syscall.SysProcIDMap{{ContainerID: gid, HostID: gid, Size: 1}}
+		// Same uid inside, so file ownership is unchanged; the helper
+		// keeps what it needs for the setup across its exec and drops
+		// everything before the shell starts.
+		sys.AmbientCaps = []uintptr{unix.CAP_SYS_ADMIN, unix.CAP_NET_ADMIN, unix.CAP_SETPCAP}
+	}
+	if c, err := newCgroup(pidsMax, memoryMax); err == nil {
+		st.cg, st.pidsMax, st.memoryMax = c, pidsMax, memoryMax
+		sys.UseCgroupFD, sys.CgroupFD = true, c.fd
+	}
+	// The helper needs nothing; these only trim its runtime start-up.
+	env := []string{"GOMAXPROCS=1", "GOGC=off", "GODEBUG=containermaxprocs=0,updatemaxprocs=0"}
+	st.start = time.Now()
+	st.proc, err = os.StartProcess("/proc/self/exe", []string{helperName, helperGuard, helperArg},
+		&os.ProcAttr{Dir: "/", Env: env, Files: child, Sys: sys})
+	if err != nil {
+		return nil, fmt.Errorf("%w: start helper: %v", ErrUnavailable, err)
+	}
+	return st, nil
+}
+
+// startHost starts the shell on the host.
+func startHost(s *Spec) (*launched, error) {
+	st := &launched{}
+	var child []*os.File
+	defer func() {
+		for _, f := range child {
 			f.Close()
 		}
 	}()
-	pipe := func() (pipePair, error) {
-		p, err := newPipe()
-		if err == nil {
-			toClose = append(toClose, p.r, p.w)
+	for _, p := range []struct {
+		f     **os.File
+		reads bool
+	}{{&st.stdinW, false}, {&st.stdoutR, true}, {&st.stderrR, true}} {
+		r, w, err := os.Pipe()
+		if err != nil {
+			st.release()
+			return nil, fmt.Errorf("sandbox: pipe: %w", err)
 		}
-		return p, err
-	}
-	var stdin, stdout, stderr, spec, status pipePair
-	for _, p := range []*pipePair{&stdin, &stdout, &stderr} {
-		if *p, err = pipe(); err != nil {
-			return res, fmt.Errorf("sandbox: pipe: %w", err)
+		if p.reads {
+			*p.f = r
+			child = append(child, w)
+		} else {
+			*p.f = w
+			child = append(child, r)
 		}
 	}
 	sys := &syscall.SysProcAttr{Setsid: true, Pdeathsig: syscall.SIGKILL}
-	files := []*os.File{stdin.r, stdout.w, stderr.w}
-	var name string
-	var argv []string
-	dir := s.Dir
-	var cg *cgroup
-	var pr *proxyReceiver
+	st.start = time.Now()
+	proc, err := os.StartProcess(s.Shell, []string{s.Shell, "-c", s.Command}, &os.ProcAttr{Dir: s.Dir, Env: s.Env, Files: child, Sys: sys})
+	if err != nil {
+		st.release()
+		return nil, fmt.Errorf("sandbox: start %s: %w", s.Shell, err)
+	}
+	st.proc = proc
+	return st, nil
+}
+
+// execute starts the helper (sandboxed) or the shell (host) and drives it.
+func execute(ctx context.Context, s *Spec, sandboxed bool) (Result, error) {
+	if err := ctx.Err(); err != nil {
+		return Result{}, err
+	}
+	var st *launched
+	var err error
 	if sandboxed {
-		if spec, err = pipe(); err != nil {
-			return res, fmt.Errorf("sandbox: pipe: %w", err)
-		}
-		if status, err = pipe(); err != nil {
-			return res, fmt.Errorf("sandbox: pipe: %w", err)
-		}
-		files = append(files, spec.r, status.w)
-		if s.Network == NetworkProxy {
-			child, parent, err := proxySocketpair()
-			if err != nil {
-				return res, fmt.Errorf("%w: proxy socketpair: %v", ErrUnavailable, err)
-			}
-			toClose = append(toClose, child)
-			files = append(files, child) // fd 5 in the helper
-			pr = newProxyReceiver(parent, s.Proxy)
-			defer pr.stop()
-		}
-		name, argv, dir = "/proc/self/exe", []string{helperName, helperGuard, helperArg}, "/"
-		sys.Cloneflags = syscall.CLONE_NEWNS | syscall.CLONE_NEWPID | syscall.CLONE_NEWIPC
-		if s.Network != NetworkFull {
-			sys.Cloneflags |= syscall.CLONE_NEWNET
-		}
-		if uid, gid := os.Geteuid(), os.Getegid(); uid != 0 {
-			sys.Cloneflags |= syscall.CLONE_NEWUSER
-			sys.UidMappings = []syscall.SysProcIDMap{{ContainerID: uid, HostID: uid, Size: 1}}
-			sys.GidMappings = []syscall.SysProcIDMap{{ContainerID: gid, HostID: gid, Size: 1}}
-			// Same uid inside, so file ownership is unchanged; the helper
-			// keeps what it needs for the setup across its exec and drops
-			// everything before the shell starts.
-			sys.AmbientCaps = []uintptr{unix.CAP_SYS_ADMIN, unix.CAP_NET_ADMIN, unix.CAP_SETPCAP}
-		}
-		if c, err := newCgroup(s.PidsMax, s.MemoryMax); err == nil {
-			cg = c
-			defer cg.remove()
-			sys.UseCgroupFD, sys.CgroupFD = true, cg.fd
-			res.Cgroup = true
-		}
+		st, err = startHelper(s.Network, s.PidsMax, s.MemoryMax)
 	} else {
-		name, argv = s.Shell, []string{s.Shell, "-c", s.Command}
-	}
-	env := s.Env
-	if sandboxed {
-		// The helper needs nothing; these only trim its runtime start-up.
-		env = []string{"GOMAXPROCS=1", "GOGC=off", "GODEBUG=containermaxprocs=0,updatemaxprocs=0"}
-	}
-	start := time.Now()
-	proc, err := os.StartProcess(name, argv, &os.ProcAttr{Dir: dir, Env: env, Files: files, Sys: sys})
-	// The child's ends are the child's now.
-	for _, f := range files {
-		f.Close()
+		st, err = startHost(s)
 	}
 	if err != nil {
-		if sandboxed {
-			return Result{}, fmt.Errorf("%w: start helper: %v", ErrUnavailable, err)
-		}
-		return Result{}, fmt.Errorf("sandbox: start %s: %w", s.Shell, err)
+		return Result{}, err
 	}
-	pid := proc.Pid
+	return drive(ctx, s, st)
+}
+
+// errWarmDead means a warm helper was found dead before it read its spec:
+// nothing ran, and the Runner starts the command cold instead.
+var errWarmDead = errors.New("sandbox: warm helper dead before the command")
+
+// drive feeds the started process s, waits for it under the timeout, ctx
+// and output limits, collects the result and releases st.
+func drive(ctx context.Context, s *Spec, st *launched) (res Result, err error) {
+	defer st.release()
+	var pr *proxyReceiver
+	if st.proxyConn != nil {
+		pr = newProxyReceiver(st.proxyConn, s.Proxy) // owns the conn now
+		st.proxyConn = nil
+		defer pr.stop()
+	}
+	res.Cgroup = st.cg != nil
+	proc, pid, start := st.proc, st.proc.Pid, st.start
+	stdinW, stdoutR, stderrR := st.stdinW, st.stdoutR, st.stderrR
+	sandboxed := st.sandboxed
 
 	var wg sync.WaitGroup
 	outCap := newCapture(s.OutputMax, s.Secrets)
@@ -148,23 +277,25 @@ func execute(ctx context.Context, s *Spec, sandboxed bool) (res Result, err erro
 		}
 	}
 	wg.Add(2)
-	go reader(stdout.r, outCap)
-	go reader(stderr.r, errCap)
+	go reader(stdoutR, outCap)
+	go reader(stderrR, errCap)
 	var inWG sync.WaitGroup
 	inWG.Add(1)
 	go func() {
 		defer inWG.Done()
 		if len(s.Stdin) > 0 {
-			_, _ = stdin.w.Write(s.Stdin)
+			_, _ = stdinW.Write(s.Stdin)
 		}
-		stdin.w.Close()
+		stdinW.Close()
 	}()
 	var statusBuf []byte
+	var specErr error // the spec write failed: the helper never read it whole
 	statusDone := make(chan struct{})
 	if sandboxed {
+		statusR, specW := st.statusR, st.specW
 		go func() {
 			defer close(statusDone)
-			statusBuf, _ = io.ReadAll(status.r)
+			statusBuf, _ = io.ReadAll(statusR)
 		}()
 		hs := helperSpec{
 			Shell: s.Shell, Command: s.Command, Dir: s.Dir, Env: s.Env,
@@ -179,8 +310,8 @@ func execute(ctx context.Context, s *Spec, sandboxed bool) (res Result, err erro
 		inWG.Add(1)
 		go func() {
 			defer inWG.Done()
-			_, _ = spec.w.Write(b)
-			spec.w.Close()
+			_, specErr = specW.Write(b)
+			specW.Close()
 		}()
 	} else {
 		close(statusDone)
@@ -199,13 +330,6 @@ func execute(ctx context.Context, s *Spec, sandboxed bool) (res Result, err erro
 			}
 		}
 	}()
-	killAll := func() {
-		_ = syscall.Kill(-pid, syscall.SIGKILL)
-		_ = proc.Signal(syscall.SIGKILL) // the helper is PID 1 of the namespace
-		if cg != nil {
-			cg.kill()
-		}
-	}
 	timer := time.NewTimer(s.Timeout)
 	defer timer.Stop()
 	var ctxErr error
@@ -218,7 +342,7 @@ func execute(ctx context.Context, s *Spec, sandboxed bool) (res Result, err erro
 	case <-runaway:
 		res.OutputExceeded = true
 	}
-	killAll()
+	st.killAll()
 	<-exited
 	// The command is gone: no connection to the proxy can start any more.
 	// Stop it (listener closed, connections closed, handler returned).
@@ -239,21 +363,21 @@ func execute(ctx context.Context, s *Spec, sandboxed bool) (res Result, err erro
 	select {
 	case <-readersDone:
 	case <-deadline.C:
-		_ = stdout.r.SetReadDeadline(time.Now())
-		_ = stderr.r.SetReadDeadline(time.Now())
+		_ = stdoutR.SetReadDeadline(time.Now())
+		_ = stderrR.SetReadDeadline(time.Now())
 		<-readersDone
 	}
 	deadline.Stop()
-	_ = stdin.w.SetWriteDeadline(time.Now())
+	_ = stdinW.SetWriteDeadline(time.Now())
 	if sandboxed {
-		_ = spec.w.SetWriteDeadline(time.Now())
+		_ = st.specW.SetWriteDeadline(time.Now())
 	}
 	inWG.Wait()
 	if sandboxed {
 		select {
 		case <-statusDone:
 		case <-time.After(bound):
-			_ = status.r.SetReadDeadline(time.Now())
+			_ = st.statusR.SetReadDeadline(time.Now())
 			<-statusDone
 		}
 	}
@@ -271,6 +395,13 @@ func execute(ctx context.Context, s *Spec, sandboxed bool) (res Result, err erro
 		started, exit, serr := parseStatus(statusBuf)
 		if serr != nil {
 			return Result{}, serr
+		}
+		// A warm helper that died before reading its whole spec (the write
+		// failed: it never saw end-of-file, so it never decoded it) ran
+		// nothing: the command can be started cold.
+		if st.warm && specErr != nil && !started && exit == nil && len(statusBuf) == 0 &&
+			!res.TimedOut && ctxErr == nil && !res.OutputExceeded {
+			return Result{}, errWarmDead
 		}
 		switch {
 		case exit != nil:

@@ -73,3 +73,15 @@ func Probe() (int, error) { return 0, errOS() }
 
 // MaybeRunHelper does nothing outside Linux.
 func MaybeRunHelper() {}
+
+// Runner is unavailable outside Linux (see the Linux documentation).
+type Runner struct{}
+
+// NewRunner returns a Runner whose Run is unavailable outside Linux.
+func NewRunner(prewarm ...Network) *Runner { return &Runner{} }
+
+// Run is unavailable outside Linux.
+func (*Runner) Run(ctx context.Context, s Spec) (Result, error) { return Result{}, errOS() }
+
+// Close does nothing outside Linux.
+func (*Runner) Close() {}

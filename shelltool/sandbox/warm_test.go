@@ -1,0 +1,330 @@
+//go:build linux
+
+package sandbox
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+)
+
+type runFunc func(context.Context, Spec) (Result, error)
+
+// eachPath runs f with the cold path (Run) and with a warm Runner whose
+// every command is checked to have run on a warm helper.
+func eachPath(t *testing.T, f func(t *testing.T, run runFunc)) {
+	t.Run("cold", func(t *testing.T) { f(t, Run) })
+	t.Run("warm", func(t *testing.T) {
+		r := NewRunner(NetworkNone)
+		defer r.Close()
+		f(t, warmRun(t, r))
+	})
+}
+
+// warmRun runs each command on a warm helper: it waits for the helper of
+// the command's mode to be idle first, and fails the test if the command
+// ran cold.
+func warmRun(t testing.TB, r *Runner) runFunc {
+	return func(ctx context.Context, s Spec) (Result, error) {
+		n, nerr := normalize(s, true)
+		if nerr == nil {
+			waitWarm(t, r, n.Network)
+		}
+		before := r.warmRuns.Load()
+		res, err := r.Run(ctx, s)
+		if nerr == nil && r.warmRuns.Load() == before {
+			t.Errorf("the command ran cold")
+		}
+		return res, err
+	}
+}
+
+// idlePid returns the pid of the idle helper of mode m, or 0.
+func idlePid(r *Runner, m Network) int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if st := r.slots[m].idle; st != nil {
+		return st.proc.Pid
+	}
+	return 0
+}
+
+// waitWarm waits until a helper of mode m is idle (asking for one if none
+// is on its way).
+func waitWarm(t testing.TB, r *Runner, m Network) int {
+	t.Helper()
+	r.mu.Lock()
+	r.requestLocked(m, r.slots[m])
+	r.mu.Unlock()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		if pid := idlePid(r, m); pid != 0 {
+			return pid
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no warm %s helper after 10s", m)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// children lists the pids whose parent is this process.
+func children() []int {
+	self := os.Getpid()
+	ents, _ := os.ReadDir("/proc")
+	var out []int
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		b, err := os.ReadFile("/proc/" + e.Name() + "/stat")
+		if err != nil {
+			continue
+		}
+		// pid (comm) state ppid ...
+		i := strings.LastIndexByte(string(b), ')')
+		if i < 0 {
+			continue
+		}
+		f := strings.Fields(string(b[i+1:]))
+		if len(f) > 1 {
+			if ppid, _ := strconv.Atoi(f[1]); ppid == self {
+				out = append(out, pid)
+			}
+		}
+	}
+	return out
+}
+
+func countFDs() int {
+	e, _ := os.ReadDir("/proc/self/fd")
+	return len(e)
+}
+
+// TestRunnerNoLeaks: commands on warm helpers (none and proxy) leave no
+// goroutine, descriptor or process behind, and Close releases the idle
+// helpers and the Runner's goroutine.
+func TestRunnerNoLeaks(t *testing.T) {
+	needSandbox(t)
+	ws := newWorkspace(t)
+	if c := children(); len(c) != 0 {
+		t.Fatalf("children before the test: %v", c)
+	}
+	fds0, gs0 := countFDs(), numGoroutine()
+	r := NewRunner(NetworkNone, NetworkProxy)
+	run := warmRun(t, r)
+	cmd := func(network Network) {
+		g := &greeter{}
+		s := ws.spec("echo x; setsid sleep 5 &")
+		if network == NetworkProxy {
+			s = ws.spec(fmt.Sprintf("exec 3<>/dev/tcp/127.0.0.1/%d; echo hi >&3; head -1 <&3; setsid sleep 5 &", ProxyPort))
+			s.Network, s.Proxy = NetworkProxy, g.serve
+		}
+		res, err := run(context.Background(), s)
+		if err != nil || res.ExitCode != 0 {
+			t.Fatalf("%v %+v", err, res)
+		}
+	}
+	settle := func() {
+		waitWarm(t, r, NetworkNone)
+		waitWarm(t, r, NetworkProxy)
+		time.Sleep(50 * time.Millisecond)
+	}
+	cmd(NetworkNone)
+	cmd(NetworkProxy)
+	settle()
+	fds, gs, kids := countFDs(), numGoroutine(), len(children())
+	if kids != 2 {
+		t.Errorf("%d children with two idle helpers", kids)
+	}
+	for i := 0; i < 15; i++ {
+		cmd(NetworkNone)
+		cmd(NetworkProxy)
+	}
+	settle()
+	if d := countFDs() - fds; d > 0 {
+		t.Errorf("open files grew by %d", d)
+	}
+	if d := numGoroutine() - gs; d > 0 {
+		t.Errorf("goroutines grew by %d", d)
+	}
+	if d := len(children()) - kids; d > 0 {
+		t.Errorf("children grew by %d", d)
+	}
+	r.Close()
+	r.Close() // idempotent
+	time.Sleep(50 * time.Millisecond)
+	if d := countFDs() - fds0; d > 0 {
+		t.Errorf("after Close: open files grew by %d", d)
+	}
+	if d := numGoroutine() - gs0; d > 0 {
+		t.Errorf("after Close: goroutines grew by %d", d)
+	}
+	if c := children(); len(c) != 0 {
+		t.Errorf("after Close: children left: %v", c)
+	}
+	// Run after Close still works, cold, and leaves nothing.
+	before := r.warmRuns.Load()
+	res, err := r.Run(context.Background(), ws.spec("cat /etc/shadow"))
+	if err != nil || res.ExitCode != 1 || !strings.Contains(res.Stderr, "Permission denied") {
+		t.Fatalf("after Close: %v %+v", err, res)
+	}
+	if r.warmRuns.Load() != before {
+		t.Errorf("a warm helper was used after Close")
+	}
+	if c := children(); len(c) != 0 {
+		t.Errorf("after Close and Run: children left: %v", c)
+	}
+}
+
+// A warm helper killed while idle is replaced; the command runs cold, in the
+// sandbox, and the next one runs on a new warm helper.
+func TestRunnerReplacesDeadHelper(t *testing.T) {
+	needSandbox(t)
+	ws := newWorkspace(t)
+	r := NewRunner(NetworkNone)
+	defer r.Close()
+	canary := func(run runFunc) {
+		t.Helper()
+		res, err := run(context.Background(), ws.spec("cat /etc/shadow; echo ran"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(res.Stderr, "Permission denied") || res.Stdout != "ran\n" {
+			t.Fatalf("canary: %+v", res)
+		}
+	}
+	// Twice: the replacement is replaceable too. (SIGKILL: as PID 1 of its
+	// namespace the helper ignores signals it has no handler for yet.)
+	for _, sig := range []syscall.Signal{syscall.SIGKILL, syscall.SIGKILL} {
+		pid := waitWarm(t, r, NetworkNone)
+		if err := syscall.Kill(pid, sig); err != nil {
+			t.Fatal(err)
+		}
+		r.mu.Lock()
+		st := r.slots[NetworkNone].idle
+		r.mu.Unlock()
+		for deadline := time.Now().Add(5 * time.Second); !st.exited(); time.Sleep(time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("helper %d did not die of %v", pid, sig)
+			}
+		}
+		before := r.warmRuns.Load()
+		canary(r.Run)
+		if r.warmRuns.Load() != before {
+			t.Errorf("the dead helper was used")
+		}
+		if pid2 := waitWarm(t, r, NetworkNone); pid2 == pid {
+			t.Fatalf("the dead helper %d is still idle", pid)
+		}
+		canary(warmRun(t, r))
+	}
+}
+
+// A warm helper that dies after it was handed out but before it read its
+// spec: drive reports errWarmDead (nothing ran) and never fails open; the
+// Runner then runs the command cold.
+func TestWarmDeadBeforeSpec(t *testing.T) {
+	needSandbox(t)
+	ws := newWorkspace(t)
+	marker := ws.dir + "/ran"
+	for _, network := range []Network{NetworkNone, NetworkProxy} {
+		t.Run(string(network), func(t *testing.T) {
+			var called atomic.Bool
+			s := ws.spec("touch " + marker)
+			s.Network = network
+			if network == NetworkProxy {
+				s.Proxy = func(context.Context, net.Listener) { called.Store(true) }
+			}
+			n, err := normalize(s, true)
+			if err != nil {
+				t.Fatal(err)
+			}
+			st, err := startHelper(network, n.PidsMax, n.MemoryMax)
+			if err != nil {
+				t.Fatal(err)
+			}
+			st.warm = true
+			_ = st.proc.Signal(syscall.SIGKILL)
+			for !st.exited() {
+				time.Sleep(time.Millisecond)
+			}
+			res, err := drive(context.Background(), &n, st)
+			if !errors.Is(err, errWarmDead) {
+				t.Fatalf("drive on a dead warm helper: %v %+v", err, res)
+			}
+			if _, err := os.Stat(marker); err == nil || called.Load() {
+				t.Fatalf("the command ran (handler called %v)", called.Load())
+			}
+			// The same on a cold helper is a plain failure (never retried).
+			st, err = startHelper(network, n.PidsMax, n.MemoryMax)
+			if err != nil {
+				t.Fatal(err)
+			}
+			_ = st.proc.Signal(syscall.SIGKILL)
+			if _, err := drive(context.Background(), &n, st); !errors.Is(err, ErrUnavailable) {
+				t.Fatalf("drive on a dead cold helper: %v", err)
+			}
+		})
+	}
+	if c := children(); len(c) != 0 {
+		t.Errorf("children left: %v", c)
+	}
+}
+
+// Concurrent commands: one takes the warm helper, the others run cold; all
+// are sandboxed.
+func TestRunnerConcurrent(t *testing.T) {
+	needSandbox(t)
+	ws := newWorkspace(t)
+	r := NewRunner(NetworkNone, NetworkFull)
+	defer r.Close()
+	waitWarm(t, r, NetworkNone)
+	var wg sync.WaitGroup
+	for i := 0; i < 6; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			s := ws.spec(fmt.Sprintf("cat /etc/shadow 2>/dev/null || echo denied %d", i))
+			if i%2 == 1 {
+				s.Network = NetworkFull
+			}
+			res, err := r.Run(context.Background(), s)
+			if err != nil || res.Stdout != fmt.Sprintf("denied %d\n", i) {
+				t.Errorf("%d: %v %+v", i, err, res)
+			}
+		}()
+	}
+	wg.Wait()
+	if r.warmRuns.Load() == 0 {
+		t.Errorf("no command ran warm")
+	}
+}
+
+func BenchmarkRunnerTrue(b *testing.B) {
+	needSandbox(b)
+	dir := b.TempDir()
+	r := NewRunner(NetworkNone)
+	defer r.Close()
+	s := Spec{Command: "true", Dir: dir, Writable: []string{dir}, Env: []string{"PATH=/usr/bin:/bin"}}
+	waitWarm(b, r, NetworkNone)
+	before := r.warmRuns.Load()
+	benchMedian(b, func() error {
+		res, err := r.Run(context.Background(), s)
+		if err == nil && res.ExitCode != 0 {
+			err = fmt.Errorf("exit %d", res.ExitCode)
+		}
+		return err
+	})
+	b.ReportMetric(float64(r.warmRuns.Load()-before)/float64(b.N), "warm/op")
+}
