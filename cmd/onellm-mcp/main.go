@@ -129,6 +129,16 @@ func serve(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer s.Close()
+	// The live heap is a few MiB, so the default GC target makes a busy
+	// server collect every few hundred calls: a higher target (bounded by a
+	// soft memory limit) buys ~25% more calls per second over HTTP. A GOGC
+	// or GOMEMLIMIT the host sets wins.
+	if os.Getenv("GOGC") == "" {
+		debug.SetGCPercent(400)
+	}
+	if os.Getenv("GOMEMLIMIT") == "" {
+		debug.SetMemoryLimit(512 << 20)
+	}
 	// Start-up leaves garbage (config parsing, schema generation, package
 	// initialisers); hand it back to the OS once, off the serving path, so an
 	// idle server stays small.
