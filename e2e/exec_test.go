@@ -69,6 +69,9 @@ func TestExecuteManyCommandsNoLeak(t *testing.T) {
 		t.Skip("runs hundreds of sandboxed commands")
 	}
 	f := newFixture(t, `profile = "interactive-dev"`)
+	// The default GC target, so resident memory follows the live heap
+	// rather than the server's roomier production target.
+	f.Env = []string{"GOGC=100"}
 	c := stdioClient(t, f, Legacy)
 	pid := serverPID(t, f)
 	run := func(n int) {

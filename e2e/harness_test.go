@@ -54,6 +54,8 @@ var eras = []Era{Legacy, Modern}
 // fixture is a workspace, a config and an audit log in a temp folder.
 type fixture struct {
 	Root, Workspace, Config, Audit string
+	// Env is added to the server's environment.
+	Env []string
 }
 
 // newFixture writes a config (the body is appended after the workspace and
@@ -113,7 +115,7 @@ func (f *fixture) auditLines(t testing.TB) []map[string]any {
 // mcp-go client of the given era.
 func stdioClient(t testing.TB, f *fixture, era Era, opts ...client.ClientOption) *client.Client {
 	t.Helper()
-	tr := transport.NewStdioWithOptions(binary, []string{"HOME=" + f.Root}, []string{"serve", "--config", f.Config},
+	tr := transport.NewStdioWithOptions(binary, append([]string{"HOME=" + f.Root}, f.Env...), []string{"serve", "--config", f.Config},
 		transport.WithCommandStderrWriter(testWriter{t}))
 	if era == Legacy {
 		opts = append(opts, client.WithProtocolVersion(mcp.ProtocolVersion20251125))
