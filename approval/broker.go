@@ -83,10 +83,12 @@ func (b *Broker) Approve(ctx context.Context, call toolkit.ApprovalCall) (toolki
 		return toolkit.ApprovalOutcome{Reason: reason, Channel: a.Channel}, nil
 	}
 	decision, reason := decisionOf(a)
-	if decision == AllowForSession {
+	approved := reason == grants.ReasonApproved
+	if approved && decision == AllowForSession {
 		b.mem.remember(call.Principal, asks)
+		reason = grants.ReasonApprovedForSession // the person's choice, recorded as such
 	}
-	return toolkit.ApprovalOutcome{Approved: reason == grants.ReasonApproved, Reason: reason, Channel: a.Channel}, nil
+	return toolkit.ApprovalOutcome{Approved: approved, Reason: reason, Channel: a.Channel}, nil
 }
 
 // ReasonError is a question that got no usable answer, with its reason code.

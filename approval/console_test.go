@@ -305,7 +305,7 @@ func TestBrokerConsoleOnly(t *testing.T) {
 		t.Fatalf("decide: %d", w.Code)
 	}
 	o := <-got
-	if !o.Approved || o.Reason != grants.ReasonApproved || o.Channel != ChannelConsole {
+	if !o.Approved || o.Reason != grants.ReasonApprovedForSession || o.Channel != ChannelConsole {
 		t.Fatalf("outcome %+v", o)
 	}
 	if o, p := b.Approve(context.Background(), call); !o.Approved || o.Reason != grants.ReasonApprovedForSession || p != nil {

@@ -46,7 +46,7 @@ func (m *memory) remember(principal string, asks []grants.Decision) {
 				return // full of live approvals: asking again is the safe side
 			}
 		}
-		keys[memKey(d.Request)] = now.Add(d.ApprovalExpires)
+		keys[memKey(d)] = now.Add(d.ApprovalExpires)
 	}
 }
 
@@ -61,7 +61,7 @@ func (m *memory) unremembered(principal string, asks []grants.Decision) []grants
 	}
 	var out []grants.Decision
 	for _, d := range asks {
-		k := memKey(d.Request)
+		k := memKey(d)
 		exp, ok := keys[k]
 		if ok && now.Before(exp) {
 			continue
@@ -77,17 +77,19 @@ func (m *memory) unremembered(principal string, asks []grants.Decision) []grants
 	return out
 }
 
-// memKey is what an approval is remembered by: the request's key, and the
-// risk and data classes the person was shown, so an approval given for a
-// request without credential data, or at a lower risk, does not hold for
-// the same target once it carries more.
-func memKey(r grants.Request) string {
+// memKey is what an approval is remembered by: the request's key, the risk
+// and data classes the person was shown, and the rule that asked — so an
+// approval given for a request without credential data, or at a lower risk,
+// does not hold for one with them, and a reload that puts a new rule in
+// charge of the request asks again.
+func memKey(d grants.Decision) string {
+	r := d.Request
 	classes := make([]string, len(r.DataClasses))
 	for i, c := range r.DataClasses {
 		classes[i] = string(c)
 	}
 	sort.Strings(classes)
-	return r.Key() + "\x00" + r.Risk.String() + "\x00" + strings.Join(classes, ",")
+	return r.Key() + "\x00" + r.Risk.String() + "\x00" + strings.Join(classes, ",") + "\x00" + d.RuleID
 }
 
 func (m *memory) prune(keys map[string]time.Time, now time.Time) {

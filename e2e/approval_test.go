@@ -180,14 +180,16 @@ func TestApprovalForSession(t *testing.T) {
 			if res := call(t, c, "read_file", map[string]any{"path": a}); res.IsError || text(res) != "A\n" {
 				t.Fatalf("first read: %q", text(res))
 			}
-			if l := lastDecision(t, f, "read_file"); l["reason_code"] != "approved" || l["rule_id"] != "ask-outside" {
+			// The person's answer is recorded as what they chose; later
+			// calls say they came from memory.
+			if l := lastDecision(t, f, "read_file"); l["reason_code"] != "approved_for_session" || l["rule_id"] != "ask-outside" || l["approval_channel"] != "elicitation" {
 				t.Fatalf("audit: %v", l)
 			}
 			e.answer = decide("deny") // a second ask would now refuse
 			if res := call(t, c, "read_file", map[string]any{"path": a}); res.IsError || text(res) != "A\n" || e.count() != 1 {
 				t.Fatalf("remembered read: %q, asked %d times", text(res), e.count())
 			}
-			if l := lastDecision(t, f, "read_file"); l["reason_code"] != "approved_for_session" {
+			if l := lastDecision(t, f, "read_file"); l["reason_code"] != "approved_for_session" || l["approval_channel"] != "memory" {
 				t.Fatalf("audit: %v", l)
 			}
 			// A different request (another path, or a window of the same file

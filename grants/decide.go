@@ -79,6 +79,38 @@ func (p *Policy) DecideAll(reqs []Request) Verdict {
 // Decide decides one request: built-in protections, then deny > ask > allow
 // rules, then the mode. It does no I/O.
 func (p *Policy) Decide(r Request) Decision {
+	d := p.decide(r)
+	// A workspace narrowed to a client's root makes the rest of the
+	// configured workspace "outside" (filesystem.*); such a request must
+	// not escape the workspace rules it had: the stricter answer stands.
+	if o := p.outer; o != nil && d.Effect != Deny && o.InWorkspace(r.Target.Path) {
+		if wc, ok := workspaceTwin(r.Capability); ok {
+			w := r
+			w.Capability = wc
+			if d2 := o.Decide(w); d2.Effect < d.Effect {
+				d2.Request = d.Request
+				return d2
+			}
+		}
+	}
+	return d
+}
+
+// workspaceTwin is the workspace capability a filesystem capability stands
+// for inside the workspace.
+func workspaceTwin(c Capability) (Capability, bool) {
+	switch c {
+	case CapFilesystemRead:
+		return CapWorkspaceRead, true
+	case CapFilesystemWrite:
+		return CapWorkspaceWrite, true
+	case CapFilesystemDelete:
+		return CapWorkspaceDelete, true
+	}
+	return "", false
+}
+
+func (p *Policy) decide(r Request) Decision {
 	deny := func(reason Reason, rule string) Decision {
 		return Decision{Request: r, Effect: Deny, Reason: reason, RuleID: rule}
 	}

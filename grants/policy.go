@@ -54,8 +54,11 @@ type Policy struct {
 	Secrets    map[string]Secret
 
 	deny, ask, allow []*Rule
-	byCap            [][3]ruleList // per capability index: its deny, ask and allow rules
-	protected        []string
+	// outer is the policy this one narrowed (to a client's root), whose
+	// workspace rules still bind the paths that narrowing put outside.
+	outer     *Policy
+	byCap     [][3]ruleList // per capability index: its deny, ask and allow rules
+	protected []string
 }
 
 // CompileOptions carries what compiling needs from the environment, so tests
@@ -373,5 +376,6 @@ func (p *Policy) WithWorkspace(ws string) *Policy {
 	}
 	narrowed := *p
 	narrowed.Workspace = ws
+	narrowed.outer = p
 	return &narrowed
 }

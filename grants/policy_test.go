@@ -31,3 +31,28 @@ func TestWithWorkspaceOnlyNarrows(t *testing.T) {
 		t.Error("narrowing changed the original policy")
 	}
 }
+
+// TestNarrowingKeepsWorkspaceRules: a path the narrowing put outside the
+// workspace still gets the workspace rules' stricter answer.
+func TestNarrowingKeepsWorkspaceRules(t *testing.T) {
+	e := newEnv(t)
+	p := e.policy(t, `mode = "permissive"
+
+[[rules.deny]]
+rule_id = "no-prod"
+capability = "workspace.files.*"
+target = { path = "deploy/prod/**" }
+
+[[rules.allow]]
+rule_id = "outside-ok"
+capability = "filesystem.*"
+`)
+	n := p.WithWorkspace(p.Workspace + "/sub")
+	d := n.Decide(fileReq(CapFilesystemWrite, p.Workspace+"/deploy/prod/app.toml"))
+	if d.Effect != Deny || d.RuleID != "no-prod" {
+		t.Fatalf("narrowed: %+v; the workspace deny rule must still bind", d)
+	}
+	if d := n.Decide(fileReq(CapFilesystemRead, "/etc/hostname")); d.RuleID == "no-prod" {
+		t.Fatalf("a path outside the configured workspace: %+v", d)
+	}
+}
