@@ -259,3 +259,25 @@ func BenchmarkApplyPatchTool(b *testing.B) {
 		}
 	}
 }
+
+// TestCreateNeverOverwrites: a file that appears at a path the patch
+// creates, after the patch was planned, is never overwritten.
+func TestCreateNeverOverwrites(t *testing.T) {
+	p, _ := testPolicy(t, `profile = "interactive-dev"`)
+	// The patch computed late.txt as a new file (prev == nil); then someone
+	// else wrote it before the commit.
+	var tx transaction
+	mustWrite(t, filepath.Join(p.Workspace, "late.txt"), "someone else's\n")
+	if err := tx.write(filepath.Join(p.Workspace, "late.txt"), []byte("from the patch\n"), 0o644, nil); err == nil || !strings.Contains(err.Error(), "appeared") {
+		t.Fatalf("write over a file that appeared: %v", err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(p.Workspace, "late.txt")); string(b) != "someone else's\n" {
+		t.Fatalf("the other file was overwritten: %q", b)
+	}
+	entries, _ := os.ReadDir(p.Workspace)
+	for _, e := range entries {
+		if strings.Contains(e.Name(), ".onellm-") {
+			t.Errorf("temporary file left: %s", e.Name())
+		}
+	}
+}

@@ -128,7 +128,7 @@ func (tx *transaction) write(real string, content []byte, mode os.FileMode, prev
 	}
 	defer dir.Close()
 	name := filepath.Base(real)
-	if err := writeAtomic(int(dir.Fd()), name, content, mode); err != nil {
+	if err := writeAtomic(int(dir.Fd()), name, content, mode, prev == nil); err != nil {
 		return fmt.Errorf("writing %s: %w", real, err)
 	}
 	dirPath := filepath.Dir(real)
@@ -181,7 +181,7 @@ func restoreIn(dirPath, name string, o original) error {
 		return err
 	}
 	defer d.Close()
-	if err := writeAtomic(int(d.Fd()), name, o.content, o.mode); err != nil {
+	if err := writeAtomic(int(d.Fd()), name, o.content, o.mode, false); err != nil {
 		return err
 	}
 	return unix.Fsync(int(d.Fd())) // a rollback is made durable at once
@@ -190,7 +190,11 @@ func restoreIn(dirPath, name string, o original) error {
 // writeAtomic writes content to a new temporary file in dirfd, syncs it,
 // sets its mode and renames it over name. The folder is synced by the
 // caller (transaction.syncDirs), once for all its files.
-func writeAtomic(dirfd int, name string, content []byte, mode os.FileMode) error {
+//
+// When create is set the name must not exist (RENAME_NOREPLACE): a file that
+// appeared since the patch was planned is never overwritten, and the patch
+// fails instead.
+func writeAtomic(dirfd int, name string, content []byte, mode os.FileMode, create bool) error {
 	var rnd [6]byte
 	if _, err := rand.Read(rnd[:]); err != nil {
 		return err
@@ -215,7 +219,14 @@ func writeAtomic(dirfd int, name string, content []byte, mode os.FileMode) error
 		werr = cerr
 	}
 	if werr == nil {
-		werr = unix.Renameat(dirfd, tmp, dirfd, name)
+		if create {
+			werr = unix.Renameat2(dirfd, tmp, dirfd, name, unix.RENAME_NOREPLACE)
+			if errors.Is(werr, unix.EEXIST) {
+				werr = fmt.Errorf("%s appeared while the patch was applied; not overwritten", name)
+			}
+		} else {
+			werr = unix.Renameat(dirfd, tmp, dirfd, name)
+		}
 	}
 	if werr != nil {
 		unix.Unlinkat(dirfd, tmp, 0)
