@@ -80,7 +80,16 @@ type doc struct {
 	finalNL bool      // the content ends with a line ending (true when empty)
 	size    int       // bytes of the original content
 	norm    [3][]string
+	// compared counts line comparisons made placing hunks, so a hostile
+	// patch (thousands of identical lines that never quite match) cannot
+	// keep the server busy: past maxComparisons the search gives up.
+	compared int
 }
+
+// maxComparisons bounds the line comparisons placing one file's hunks may
+// make: far more than any real patch needs (a 1 MiB file with 1,000 hunks
+// makes a few million), far less than a minute of work.
+const maxComparisons = 200_000_000
 
 const bomUTF8 = "\ufeff"
 
@@ -305,6 +314,9 @@ func place(d *doc, fc FileChange, path string) ([]placement, error) {
 			continue
 		}
 		at, fuzz := search(d, oldT, expect, lo, h.AtEOF)
+		if at < 0 && d.compared > maxComparisons {
+			return nil, herr(expect, fmt.Sprintf("searching for its %d lines took over %d line comparisons; give the hunk more distinctive context or correct line numbers", m, maxComparisons), nil)
+		}
 		if at < 0 {
 			reason := fmt.Sprintf("its %d context and removed lines were not found", m)
 			if fc.Format == FormatEnvelope {
@@ -352,9 +364,11 @@ func search(d *doc, want []string, expect, lo int, atEOF bool) (int, int) {
 		match := func(s int) bool {
 			for i := range w {
 				if lines[s+i] != w[i] {
+					d.compared += i + 1
 					return false
 				}
 			}
+			d.compared += len(w)
 			return true
 		}
 		if atEOF {
@@ -366,7 +380,7 @@ func search(d *doc, want []string, expect, lo int, atEOF bool) (int, int) {
 		e := min(max(expect, lo), hiStart)
 		for dist := 0; ; dist++ {
 			up, down := e-dist, e+dist
-			if up < lo && down > hiStart {
+			if (up < lo && down > hiStart) || d.compared > maxComparisons {
 				break
 			}
 			if down <= hiStart && match(down) {

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // udiff runs `diff -u` over two contents, labelled a/f and b/f.
@@ -302,4 +303,33 @@ func TestParseMarkdownFence(t *testing.T) {
 	if string(res.Content) != "b\n" {
 		t.Errorf("%q", res.Content)
 	}
+}
+
+// TestHostilePatchGivesUp: a hunk of many identical lines that never quite
+// matches a large file of the same lines fails within the work limit.
+func TestHostilePatchGivesUp(t *testing.T) {
+	if testing.Short() {
+		t.Skip("does a bounded but large search")
+	}
+	file := strings.Repeat("same\n", 40000)
+	var hunk strings.Builder
+	hunk.WriteString("--- a/f\n+++ b/f\n@@ -1,4001 +1,4001 @@\n")
+	for range 4000 {
+		hunk.WriteString(" same\n")
+	}
+	hunk.WriteString("-different\n+changed\n")
+	fcs, err := Parse(hunk.String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	_, err = Apply([]byte(file), fcs[0])
+	var he *HunkError
+	if !errors.As(err, &he) || !strings.Contains(he.Reason, "line comparisons") {
+		t.Fatalf("want the search to give up at its work limit, got %v", err)
+	}
+	if took := time.Since(start); took > 30*time.Second {
+		t.Fatalf("the search took %s", took)
+	}
+	t.Logf("gave up or failed in %s: %v", time.Since(start), err)
 }
