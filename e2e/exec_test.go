@@ -139,3 +139,30 @@ func BenchmarkExecuteEchoRoundTrip(b *testing.B) {
 		}
 	}
 }
+
+// TestExecuteDeniedFolderIsReadOnly: a folder a deny rule closes to writes
+// cannot be written by a command either, whatever program writes it.
+func TestExecuteDeniedFolderIsReadOnly(t *testing.T) {
+	f := newFixture(t, `profile = "interactive-dev"
+
+[[rules.deny]]
+rule_id    = "no-prod"
+capability = "workspace.files.*"
+target     = { path = "deploy/prod/**" }
+`)
+	f.write(t, "deploy/prod/app.toml", "x = 1\n")
+	f.write(t, "deploy/dev/app.toml", "x = 1\n")
+	c := stdioClient(t, f, Legacy)
+	res := call(t, c, "execute_terminal_command", map[string]any{"command": "cp /etc/hostname deploy/prod/new; sed 's/1/2/' deploy/prod/app.toml | tee deploy/prod/app.toml.new >/dev/null; cp /etc/hostname deploy/dev/new; exit 0"})
+	if res.IsError {
+		t.Fatalf("run: %s", text(res))
+	}
+	for _, p := range []string{"deploy/prod/new", "deploy/prod/app.toml.new"} {
+		if _, err := os.Stat(filepath.Join(f.Workspace, p)); err == nil {
+			t.Errorf("%s was written inside a folder a deny rule closes", p)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(f.Workspace, "deploy/dev/new")); err != nil {
+		t.Errorf("a folder no rule closes must stay writable: %v", err)
+	}
+}

@@ -2,6 +2,7 @@ package grants
 
 import (
 	"fmt"
+	"reflect"
 	"slices"
 	"strings"
 )
@@ -102,4 +103,26 @@ func (r *Rule) String() string {
 		s += fmt.Sprintf(" approval holds %s", r.expires)
 	}
 	return s
+}
+
+// DeniedWriteFolders lists folders that a deny rule closes to writing as a
+// whole: a rule on workspace.files.write (or a glob covering it), whose only
+// target is a path "FOLDER/**", with no conditions. The sandbox makes them
+// read-only, so a command cannot write there by other means than the
+// redirections the policy sees (cp, tee, an editor).
+func (p *Policy) DeniedWriteFolders() []string {
+	var out []string
+	for _, r := range p.deny {
+		c := r.Config
+		if r.caps&capBit(CapWorkspaceWrite) == 0 || r.path == nil || r.path.literal ||
+			c.Target.ToolName != "" || c.Target.Host != "" || c.Target.Resource != "" || c.Target.Command != "" ||
+			!reflect.DeepEqual(c.Conditions, ConditionsConfig{}) || r.unconfiguredSecretsOnly {
+			continue
+		}
+		if strings.TrimPrefix(r.path.pattern, escapeGlob(r.path.base)) != "/**" {
+			continue
+		}
+		out = append(out, r.path.base)
+	}
+	return out
 }

@@ -56,3 +56,34 @@ capability = "filesystem.*"
 		t.Fatalf("a path outside the configured workspace: %+v", d)
 	}
 }
+
+func TestDeniedWriteFolders(t *testing.T) {
+	e := newEnv(t)
+	p := e.policy(t, `profile = "interactive-dev"
+
+[[rules.deny]]
+rule_id = "prod"
+capability = "workspace.files.*"
+target = { path = "deploy/prod/**" }
+
+[[rules.deny]]
+rule_id = "go-files-only"
+capability = "workspace.files.write"
+target = { path = "src/**/*.go" }
+
+[[rules.deny]]
+rule_id = "conditional"
+capability = "workspace.files.write"
+target = { path = "vendor/**" }
+conditions = { risk_level = ["high"] }
+
+[[rules.deny]]
+rule_id = "reads-only"
+capability = "workspace.files.read"
+target = { path = "secret/**" }
+`)
+	got := p.DeniedWriteFolders()
+	if len(got) != 1 || got[0] != p.Workspace+"/deploy/prod" {
+		t.Fatalf("DeniedWriteFolders = %v, want only %s/deploy/prod", got, p.Workspace)
+	}
+}

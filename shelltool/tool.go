@@ -89,7 +89,7 @@ func (t *Tool) sandboxErr() error {
 func (t *Tool) Definition(p *grants.Policy) mcp.Tool {
 	where := "inside a kernel sandbox (landlock, namespaces, seccomp): it may write only beneath the workspace " + p.Workspace +
 		", a private /tmp" + list(", and ", p.Sandbox.Writable) + "; read system folders and the workspace" + list(" and ", p.Sandbox.Readable) +
-		"; .git/hooks and .git/config stay read-only; "
+		"; .git/hooks and .git/config" + list(", ", p.DeniedWriteFolders()) + " stay read-only; "
 	switch p.Sandbox.Network {
 	case "full":
 		where += "it has the host's network."
@@ -318,12 +318,16 @@ func environment(p *grants.Policy, secrets []secretValue) []string {
 }
 
 // readOnly lists what must stay read-only inside writable roots: git's
-// code-running files and the protected files.
+// code-running files, folders deny rules close to writes, and the protected
+// files.
 func readOnly(p *grants.Policy) []string {
 	var out []string
 	for _, root := range append([]string{p.Workspace}, p.Sandbox.Writable...) {
 		out = append(out, filepath.Join(root, ".git", "hooks"), filepath.Join(root, ".git", "config"))
 	}
+	// Folders a deny rule closes to writes are closed to commands too, not
+	// only to the redirections the policy can see.
+	out = append(out, p.DeniedWriteFolders()...)
 	return append(out, p.Protected()...)
 }
 
