@@ -166,3 +166,32 @@ target     = { path = "deploy/prod/**" }
 		t.Errorf("a folder no rule closes must stay writable: %v", err)
 	}
 }
+
+// TestExecuteCannotReadCredentials: what read_file refuses as credential
+// data, a command cannot read either — unless a rule names that exact path.
+func TestExecuteCannotReadCredentials(t *testing.T) {
+	f := newFixture(t, `profile = "interactive-dev"
+
+[[rules.allow]]
+rule_id    = "this-env-is-fine"
+capability = "workspace.files.read"
+target     = { path = "public/.env" }
+`)
+	f.write(t, ".env", "TOKEN=top-secret-1\n")
+	f.write(t, "config/prod.pem", "-----BEGIN KEY----- top-secret-2\n")
+	f.write(t, ".ssh/id_ed25519", "top-secret-3\n")
+	f.write(t, "public/.env", "NOT_SECRET=shown\n")
+	f.write(t, "readme.txt", "hello\n")
+	c := stdioClient(t, f, Legacy)
+	res := call(t, c, "execute_terminal_command", map[string]any{"command": "cat .env config/prod.pem .ssh/id_ed25519 public/.env readme.txt; grep -r top-secret . ; exit 0"})
+	if strings.Contains(text(res), "top-secret") {
+		t.Fatalf("a command read credential data: %s", text(res))
+	}
+	if !strings.Contains(text(res), "NOT_SECRET=shown") || !strings.Contains(text(res), "hello") {
+		t.Fatalf("files the policy lets through must stay readable: %s", text(res))
+	}
+	// The files themselves are untouched on the host.
+	if b, _ := os.ReadFile(filepath.Join(f.Workspace, ".env")); string(b) != "TOKEN=top-secret-1\n" {
+		t.Fatalf(".env changed: %q", b)
+	}
+}

@@ -204,7 +204,7 @@ func (t *Tool) Plan(_ context.Context, env *toolkit.Env, raw json.RawMessage) (*
 	spec := sandbox.Spec{
 		Command: args.Command, Dir: cwd, Env: environment(p, secrets), Stdin: []byte(args.Stdin),
 		Writable: append([]string{p.Workspace}, p.Sandbox.Writable...), Readable: p.Sandbox.Readable,
-		ReadOnly: readOnly(p), Network: sandbox.Network(p.Sandbox.Network), Timeout: timeout,
+		ReadOnly: readOnly(p), Hidden: credentialFiles(p, append([]string{p.Workspace}, append(p.Sandbox.Writable, p.Sandbox.Readable...)...)), Network: sandbox.Network(p.Sandbox.Network), Timeout: timeout,
 		OutputMax: int(p.Limits.OutputMaxBytes),
 	}
 	for _, s := range secrets {

@@ -43,6 +43,7 @@ type helperSpec struct {
 	Writable    []string `json:"writable"`
 	Readable    []string `json:"readable"`
 	ReadOnly    []string `json:"read_only"`
+	Hidden      []string `json:"hidden,omitempty"`
 	NewNet      bool     `json:"new_net"`
 	TCPConnect  []uint16 `json:"tcp_connect"`
 	Proxy       bool     `json:"proxy,omitempty"` // bind ProxyPort, send it on fdProxy
@@ -308,17 +309,19 @@ func setupMounts(hs *helperSpec) error {
 			return err
 		}
 	}
-	if err := hideEtcSecrets(etcSecrets()); err != nil {
+	if err := hideSecrets(etcSecrets(), hs.Hidden); err != nil {
 		return err
 	}
 	return readOnlyBinds(hs)
 }
 
-// hideEtcSecrets mounts an empty, mode 000, read-only placeholder over every
-// secret in /etc that exists. Without capabilities not even uid 0 can open
-// it (EACCES), and the read-only mount stops chmod. One bind per secret
-// present is much cheaper than a landlock rule per /etc entry.
-func hideEtcSecrets(secrets []string) error {
+// hideSecrets mounts an empty, mode 000, read-only placeholder over every
+// secret in /etc that exists, and over each extra path (absolute: credential
+// files the caller found in the writable roots). Without capabilities not
+// even uid 0 can open it (EACCES), and the read-only mount stops chmod. One
+// bind per secret present is much cheaper than a landlock rule per /etc
+// entry.
+func hideSecrets(secrets, extra []string) error {
 	ph, err := os.MkdirTemp("/tmp", ".onellm-hidden-")
 	if err != nil {
 		return step("hide /etc secrets", err)
@@ -336,7 +339,7 @@ func hideEtcSecrets(secrets []string) error {
 	if err := os.Chmod(phDir, 0); err != nil {
 		return step("hide /etc secrets", err)
 	}
-	var paths []string
+	paths := append([]string(nil), extra...)
 	for _, s := range secrets {
 		p := filepath.Join("/etc", s)
 		prefix, ok := strings.CutSuffix(p, "*")

@@ -299,7 +299,7 @@ func drive(ctx context.Context, s *Spec, st *launched) (res Result, err error) {
 		}()
 		hs := helperSpec{
 			Shell: s.Shell, Command: s.Command, Dir: s.Dir, Env: s.Env,
-			Writable: s.Writable, Readable: s.Readable, ReadOnly: s.ReadOnly,
+			Writable: s.Writable, Readable: s.Readable, ReadOnly: s.ReadOnly, Hidden: s.Hidden,
 			NewNet: s.Network != NetworkFull, TCPConnect: s.AllowTCPConnect,
 			Proxy:       s.Network == NetworkProxy,
 			CPUSeconds:  uint64(s.Timeout/time.Second) + 5,

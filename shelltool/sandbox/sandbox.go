@@ -102,6 +102,10 @@ type Spec struct {
 	// (.git/hooks, .git/config, protected files): read-only bind mounts.
 	// Paths that do not exist are ignored (see the package security model).
 	ReadOnly []string
+	// Hidden are absolute paths (credential files inside the roots) that
+	// become empty, unreadable placeholders, as /etc's secrets do. Paths
+	// that do not exist are ignored.
+	Hidden []string
 	// Network is "none" (default), "full" or "proxy" (Proxy is then
 	// required).
 	Network Network
@@ -238,6 +242,9 @@ func normalize(s Spec, sandboxed bool) (Spec, error) {
 		return Spec{}, err
 	}
 	if s.ReadOnly, err = clean("read-only", s.ReadOnly); err != nil {
+		return Spec{}, err
+	}
+	if s.Hidden, err = clean("hidden", s.Hidden); err != nil {
 		return Spec{}, err
 	}
 	for _, w := range s.Writable {

@@ -22,20 +22,20 @@ const (
 
 // Spec describes one command (see the Linux documentation).
 type Spec struct {
-	Shell, Command, Dir          string
-	Env                          []string
-	Stdin                        []byte
-	Writable, Readable, ReadOnly []string
-	Network                      Network
-	AllowTCPConnect              []uint16
-	Timeout                      time.Duration
-	OutputMax                    int
-	KillAfterOutput              int64
-	Secrets                      []string
-	FileSizeMax, TmpSize         int64
-	PidsMax                      int
-	MemoryMax                    int64
-	Proxy                        ProxyHandler
+	Shell, Command, Dir                  string
+	Env                                  []string
+	Stdin                                []byte
+	Writable, Readable, ReadOnly, Hidden []string
+	Network                              Network
+	AllowTCPConnect                      []uint16
+	Timeout                              time.Duration
+	OutputMax                            int
+	KillAfterOutput                      int64
+	Secrets                              []string
+	FileSizeMax, TmpSize                 int64
+	PidsMax                              int
+	MemoryMax                            int64
+	Proxy                                ProxyHandler
 }
 
 // ProxyHandler serves the egress proxy (see the Linux documentation).

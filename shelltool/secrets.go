@@ -1,0 +1,65 @@
+package shelltool
+
+import (
+	"io/fs"
+	"path/filepath"
+
+	"github.com/onellm/onellm-mcp/grants"
+)
+
+// maxScanEntries bounds the walk for credential files, so a huge tree
+// costs a bounded time per command; what lies past the bound is not hidden
+// (see the README's "what the sandbox does not cover").
+const maxScanEntries = 50000
+
+// skippedDirs are dependency and cache folders: not where people keep
+// their secrets, and often most of a tree's entries.
+var skippedDirs = map[string]bool{
+	"node_modules": true, ".git": true, "vendor": true, ".venv": true, "venv": true,
+	"__pycache__": true, ".cache": true, "target": true, ".gradle": true, ".m2": true,
+}
+
+// credentialFiles lists the files and folders beneath roots that look like
+// credentials and that read_file would be refused (no allow rule names the
+// exact path). The sandbox hides them, so a command cannot read what the
+// policy keeps from the model: `cat .env` is refused like read_file .env.
+func credentialFiles(p *grants.Policy, roots []string) []string {
+	var out []string
+	seen := 0
+	for _, root := range roots {
+		_ = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+			if err != nil {
+				return nil // unreadable: the sandbox cannot read it either
+			}
+			if seen++; seen > maxScanEntries {
+				return filepath.SkipAll
+			}
+			if d.IsDir() && path != root && skippedDirs[d.Name()] {
+				return filepath.SkipDir
+			}
+			if path == root || !grants.IsCredentialPath(path) {
+				return nil
+			}
+			if refused(p, path) {
+				out = append(out, path)
+			}
+			if d.IsDir() {
+				return filepath.SkipDir
+			}
+			return nil
+		})
+	}
+	return out
+}
+
+// refused reports whether the policy keeps a read of path from the model
+// because it is credential data.
+func refused(p *grants.Policy, path string) bool {
+	c := grants.CapFilesystemRead
+	if p.InWorkspace(path) {
+		c = grants.CapWorkspaceRead
+	}
+	d := p.Decide(grants.Request{Capability: c, Target: grants.Target{ToolName: Name, Path: path},
+		Risk: grants.BaseRisk(c, grants.SurfaceNone), DataClasses: []grants.DataClass{grants.DataCredential}})
+	return d.Effect == grants.Deny && d.RuleID == grants.RuleDenyCredentialFlow
+}
