@@ -10,13 +10,13 @@ import (
 
 var update = flag.Bool("update", false, "rewrite golden files in testdata/")
 
-// golden compares got with testdata/cli/NAME.golden after replacing the
+// golden compares got with testdata/NAME.golden after replacing the
 // fixture's temp folder with $ROOT, so the files are stable.
 func golden(t *testing.T, name, root, got string) {
 	t.Helper()
 	got = strings.ReplaceAll(got, root, "$ROOT")
 	got = strings.ReplaceAll(got, binary, "$BINARY")
-	path := filepath.Join("testdata", "cli", name+".golden")
+	path := filepath.Join("testdata", name+".golden")
 	if *update {
 		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
 			t.Fatal(err)
@@ -57,7 +57,7 @@ func TestCLICheck(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("check exit %d: %s", code, errOut)
 	}
-	golden(t, "check", f.Root, out)
+	golden(t, "cli/check", f.Root, out)
 }
 
 func TestCLIExplain(t *testing.T) {
@@ -84,7 +84,7 @@ func TestCLIExplain(t *testing.T) {
 			if code != 0 {
 				t.Fatalf("exit %d: %s", code, errOut)
 			}
-			golden(t, tt.name, f.Root, out)
+			golden(t, "cli/"+tt.name, f.Root, out)
 		})
 	}
 }
@@ -118,7 +118,7 @@ func TestCLIConfigErrors(t *testing.T) {
 				if code == 0 || out != "" || strings.Count(errOut, "\n") != 1 {
 					t.Fatalf("%s: exit %d, stdout %q, stderr %q: want one line on stderr and a non-zero exit", cmd, code, out, errOut)
 				}
-				golden(t, "error-"+tt.name, root, errOut)
+				golden(t, "cli/error-"+tt.name, root, errOut)
 			}
 		})
 	}
