@@ -102,4 +102,3 @@ func indent(t *testing.T, line string) string {
 	b, _ := json.MarshalIndent(v, "  ", "  ")
 	return string(b)
 }
-
