@@ -126,3 +126,33 @@ func (p *Policy) DeniedWriteFolders() []string {
 	}
 	return out
 }
+
+// Shadowed describes rules that can never decide anything: an allow rule
+// every request of which a deny or ask rule without target or conditions
+// takes first (deny > ask > allow), or an ask rule such a deny rule covers.
+// `check` prints them, because a rule that looks like it allows something
+// and never does is worse than no rule.
+func (p *Policy) Shadowed() []string {
+	var out []string
+	covers := func(by []*Rule, r *Rule) *Rule {
+		for _, b := range by {
+			if b.unconditional() && r.caps&^b.caps == 0 {
+				return b
+			}
+		}
+		return nil
+	}
+	for _, r := range p.allow {
+		if b := covers(p.deny, r); b != nil {
+			out = append(out, fmt.Sprintf("allow rule %s never applies: deny rule %s takes every request it matches", r.ID, b.ID))
+		} else if b := covers(p.ask, r); b != nil {
+			out = append(out, fmt.Sprintf("allow rule %s never applies: ask rule %s takes every request it matches first (an ask outranks an allow)", r.ID, b.ID))
+		}
+	}
+	for _, r := range p.ask {
+		if b := covers(p.deny, r); b != nil {
+			out = append(out, fmt.Sprintf("ask rule %s never applies: deny rule %s takes every request it matches", r.ID, b.ID))
+		}
+	}
+	return out
+}

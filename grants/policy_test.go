@@ -1,6 +1,9 @@
 package grants
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 func TestWithWorkspaceOnlyNarrows(t *testing.T) {
 	e := newEnv(t)
@@ -85,5 +88,25 @@ target = { path = "secret/**" }
 	got := p.DeniedWriteFolders()
 	if len(got) != 1 || got[0] != p.Workspace+"/deploy/prod" {
 		t.Fatalf("DeniedWriteFolders = %v, want only %s/deploy/prod", got, p.Workspace)
+	}
+}
+
+func TestShadowedRules(t *testing.T) {
+	e := newEnv(t)
+	p := e.policy(t, `profile = "interactive-dev"
+
+[[rules.allow]]
+rule_id = "github-api"
+capability = "network.http.get"
+target = { host = "api.github.com" }
+
+[[rules.allow]]
+rule_id = "reads"
+capability = "workspace.files.read"
+target = { path = "src/**" }
+`)
+	got := p.Shadowed()
+	if len(got) != 1 || !strings.Contains(got[0], "github-api") || !strings.Contains(got[0], "interactive-dev/ask-network") {
+		t.Fatalf("Shadowed() = %v, want github-api outranked by interactive-dev/ask-network", got)
 	}
 }

@@ -204,6 +204,12 @@ func check(args []string, stdout, stderr io.Writer) error {
 	for _, r := range p.Rules() {
 		fmt.Fprintf(stdout, "  %s\n", r)
 	}
+	if shadowed := p.Shadowed(); len(shadowed) > 0 {
+		fmt.Fprintf(stdout, "warnings:\n")
+		for _, w := range shadowed {
+			fmt.Fprintf(stdout, "  %s\n", w)
+		}
+	}
 	return nil
 }
 
