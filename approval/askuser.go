@@ -52,8 +52,7 @@ func (t AskUser) Definition(p *grants.Policy) mcp.Tool {
 		"Returns {action: accept|decline|cancel, answer}.\n\n%s", p.Limits.ApprovalTimeout, p.Summary(t.Capabilities()...))
 	return mcp.NewTool(AskUserName,
 		mcp.WithDescription(desc),
-		mcp.WithInputSchema[AskUserArgs](),
-		mcp.WithOutputSchema[AskUserResult](),
+		toolkit.WithSchemas(toolkit.EmbeddedSchema(schemaFiles, "ask_user.input.json"), toolkit.EmbeddedSchema(schemaFiles, "ask_user.output.json")),
 		mcp.WithToolAnnotation(toolkit.Annotations("Ask the user", true, false, false, false)),
 	)
 }

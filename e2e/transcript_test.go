@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestProtocolTranscripts replays JSON-RPC exchanges over raw stdio and
@@ -71,14 +72,34 @@ target     = { path = "deploy/prod/**" }
 				if !strings.Contains(req, `"id"`) {
 					continue
 				}
-				line, err := r.ReadString('\n')
+				line, err := readLine(r, 20*time.Second)
 				if err != nil {
-					t.Fatal(err)
+					t.Fatalf("answer to %s: %v", req, err)
 				}
 				fmt.Fprintf(&got, "< %s\n", indent(t, normalise(line, f)))
 			}
 			golden(t, "transcripts/"+tt.name, f.Root, got.String())
 		})
+	}
+}
+
+// readLine reads one line or gives up: a server that never answers (mcp-go
+// drops a response it cannot encode) must fail the test, not hang it.
+func readLine(r *bufio.Reader, d time.Duration) (string, error) {
+	type result struct {
+		line string
+		err  error
+	}
+	ch := make(chan result, 1)
+	go func() {
+		line, err := r.ReadString('\n')
+		ch <- result{line, err}
+	}()
+	select {
+	case res := <-ch:
+		return res.line, res.err
+	case <-time.After(d):
+		return "", fmt.Errorf("no answer within %s", d)
 	}
 }
 

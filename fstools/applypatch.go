@@ -74,8 +74,7 @@ func (t ApplyPatch) Definition(p *grants.Policy) mcp.Tool {
 		p.Summary(t.Capabilities()...)
 	return mcp.NewTool(ApplyPatchName,
 		mcp.WithDescription(desc),
-		mcp.WithInputSchema[ApplyPatchArgs](),
-		mcp.WithOutputSchema[ApplyPatchResult](),
+		toolkit.WithSchemas(toolkit.EmbeddedSchema(schemaFiles, "apply_patch.input.json"), toolkit.EmbeddedSchema(schemaFiles, "apply_patch.output.json")),
 		mcp.WithToolAnnotation(toolkit.Annotations("Apply patch", false, true, false, false)),
 	)
 }

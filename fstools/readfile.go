@@ -58,8 +58,7 @@ func (t ReadFile) Definition(p *grants.Policy) mcp.Tool {
 		p.Limits.ReadDefaultBytes, p.Limits.ReadMaxBytes, p.Workspace, p.Summary(t.Capabilities()...))
 	return mcp.NewTool(ReadFileName,
 		mcp.WithDescription(desc),
-		mcp.WithInputSchema[ReadFileArgs](),
-		mcp.WithOutputSchema[ReadFileResult](),
+		toolkit.WithSchemas(toolkit.EmbeddedSchema(schemaFiles, "read_file.input.json"), toolkit.EmbeddedSchema(schemaFiles, "read_file.output.json")),
 		mcp.WithToolAnnotation(toolkit.Annotations("Read file", true, false, true, false)),
 	)
 }

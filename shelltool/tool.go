@@ -123,8 +123,7 @@ func (t *Tool) Definition(p *grants.Policy) mcp.Tool {
 		"a command name that cannot be known before running is decided as <dynamic> at high risk.\n\n" + p.Summary(t.Capabilities()...)
 	return mcp.NewTool(Name,
 		mcp.WithDescription(desc),
-		mcp.WithInputSchema[Args](),
-		mcp.WithOutputSchema[Output](),
+		toolkit.WithSchemas(toolkit.EmbeddedSchema(schemaFiles, "execute_terminal_command.input.json"), toolkit.EmbeddedSchema(schemaFiles, "execute_terminal_command.output.json")),
 		mcp.WithToolAnnotation(toolkit.Annotations("Run command", false, true, false, p.Sandbox.Network != "none")),
 	)
 }

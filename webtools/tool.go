@@ -71,8 +71,7 @@ func (t *Tool) Definition(p *grants.Policy) mcp.Tool {
 	desc += "A redirect to a host that needs a person's approval is not followed: call again with that URL.\n\n" + p.Summary(t.Capabilities()...)
 	return mcp.NewTool(ToolName,
 		mcp.WithDescription(desc),
-		mcp.WithInputSchema[ToolArgs](),
-		mcp.WithOutputSchema[ToolOutput](),
+		toolkit.WithSchemas(toolkit.EmbeddedSchema(schemaFiles, "http_request.input.json"), toolkit.EmbeddedSchema(schemaFiles, "http_request.output.json")),
 		mcp.WithToolAnnotation(toolkit.Annotations("HTTP request", false, true, false, true)),
 	)
 }

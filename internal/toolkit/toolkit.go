@@ -7,6 +7,7 @@ package toolkit
 import (
 	"bytes"
 	"context"
+	"embed"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -241,4 +242,28 @@ type NoApprover struct{}
 // Approve implements Approver.
 func (NoApprover) Approve(context.Context, ApprovalCall) (ApprovalOutcome, *mcp.CallToolResult) {
 	return ApprovalOutcome{Reason: grants.ReasonApprovalUnavailable}, nil
+}
+
+// EmbeddedSchema returns a JSON schema file a tool package embeds. The files
+// are generated from the argument and result types by the package's tests
+// (schematest.Check, refreshed with -update-schemas) so that start-up does
+// not reflect over types; a missing file is a build mistake those tests
+// catch, hence the panic.
+func EmbeddedSchema(files embed.FS, name string) json.RawMessage {
+	b, err := files.ReadFile("schemas/" + name)
+	if err != nil {
+		panic("toolkit: schema " + name + " is not embedded: " + err.Error())
+	}
+	return b
+}
+
+// WithSchemas sets a tool's input and output JSON schemas from raw JSON
+// (see EmbeddedSchema), clearing the default object schema mcp.NewTool sets,
+// which mcp-go refuses to send beside a raw one.
+func WithSchemas(input, output json.RawMessage) mcp.ToolOption {
+	return func(t *mcp.Tool) {
+		t.InputSchema = mcp.ToolInputSchema{}
+		t.RawInputSchema = input
+		t.RawOutputSchema = output
+	}
 }
