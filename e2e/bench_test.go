@@ -35,12 +35,18 @@ func BenchmarkReadFileRoundTrip(b *testing.B) {
 }
 
 // BenchmarkStartup measures process start to a served initialize response
-// over stdio (legacy handshake, read directly from the pipe).
+// over stdio (legacy handshake, read directly from the pipe), for
+// onellm-mcp and for the bare mcp-go server as a reference.
 func BenchmarkStartup(b *testing.B) {
 	f := newFixture(b, `profile = "interactive-dev"`)
+	b.Run("onellm-mcp", func(b *testing.B) { benchStartup(b, binary, "serve", "--config", f.Config) })
+	b.Run("baseline", func(b *testing.B) { benchStartup(b, buildBaseline(b)) })
+}
+
+func benchStartup(b *testing.B, bin string, args ...string) {
 	const initialize = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"bench","version":"1"}}}` + "\n"
 	for b.Loop() {
-		cmd := exec.Command(binary, "serve", "--config", f.Config)
+		cmd := exec.Command(bin, args...)
 		stdin, _ := cmd.StdinPipe()
 		stdout, _ := cmd.StdoutPipe()
 		if err := cmd.Start(); err != nil {
@@ -117,14 +123,8 @@ func BenchmarkPingRoundTrip(b *testing.B) {
 // BenchmarkBaselineReadFileRoundTrip is the same read through the smallest
 // mcp-go server (e2e/internal/baseline): the reference for the figure above.
 func BenchmarkBaselineReadFileRoundTrip(b *testing.B) {
-	dir := b.TempDir()
-	bin := filepath.Join(dir, "baseline")
-	build := exec.Command("go", "build", "-trimpath", "-o", bin, "./internal/baseline")
-	build.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := build.CombinedOutput(); err != nil {
-		b.Fatalf("build baseline: %v\n%s", err, out)
-	}
-	file := filepath.Join(dir, "four.txt")
+	bin := buildBaseline(b)
+	file := filepath.Join(b.TempDir(), "four.txt")
 	if err := os.WriteFile(file, []byte(strings.Repeat(strings.Repeat("x", 63)+"\n", 64)), 0o644); err != nil {
 		b.Fatal(err)
 	}
@@ -144,4 +144,16 @@ func BenchmarkBaselineReadFileRoundTrip(b *testing.B) {
 			b.Fatal(text(res))
 		}
 	}
+}
+
+// buildBaseline builds e2e/internal/baseline the way the server is built.
+func buildBaseline(b *testing.B) string {
+	b.Helper()
+	bin := filepath.Join(b.TempDir(), "baseline")
+	build := exec.Command("go", "build", "-trimpath", "-o", bin, "./internal/baseline")
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := build.CombinedOutput(); err != nil {
+		b.Fatalf("build baseline: %v\n%s", err, out)
+	}
+	return bin
 }
