@@ -326,9 +326,11 @@ func TestKillsEverything(t *testing.T) {
 		wantErr  error
 		maxDur   time.Duration
 	}{
-		{name: "setsid background child killed at end", cmd: "setsid sleep 1007 & sleep 1008 & echo started", marker: "100", maxDur: 3 * time.Second},
-		{name: "timeout kills setsid child", cmd: "setsid sleep 1009 & sleep 30", timeout: 500 * time.Millisecond, marker: "1009", wantTO: true, maxDur: 3 * time.Second},
-		{name: "ctx cancel kills", cmd: "setsid sleep 1010 & sleep 30", cancelIn: 300 * time.Millisecond, marker: "1010", wantErr: context.Canceled, maxDur: 3 * time.Second},
+		// Durations no one else sleeps for: the markers are looked for among
+		// every process of the host.
+		{name: "setsid background child killed at end", cmd: "setsid sleep 4271.7 & sleep 4271.8 & echo started", marker: "4271.", maxDur: 3 * time.Second},
+		{name: "timeout kills setsid child", cmd: "setsid sleep 4271.9 & sleep 30", timeout: 500 * time.Millisecond, marker: "4271.9", wantTO: true, maxDur: 3 * time.Second},
+		{name: "ctx cancel kills", cmd: "setsid sleep 4272.1 & sleep 30", cancelIn: 300 * time.Millisecond, marker: "4272.1", wantErr: context.Canceled, maxDur: 3 * time.Second},
 	}
 	eachPath(t, func(t *testing.T, run runFunc) {
 		for _, tc := range tests {
@@ -499,8 +501,8 @@ func TestRunHost(t *testing.T) {
 		{name: "exit code", cmd: "exit 7", wantExit: 7},
 		{name: "env exact", cmd: "env", want: "ONLY=this"},
 		{name: "signal", cmd: "kill -TERM $$", wantExit: 143, wantSig: "SIGTERM"},
-		{name: "timeout kills group", cmd: "sleep 1011 & sleep 30", timeout: 300 * time.Millisecond, wantExit: 137, wantSig: "SIGKILL", wantTO: true},
-		{name: "background child killed at end", cmd: "sleep 1012 & echo ok", want: "ok"},
+		{name: "timeout kills group", cmd: "sleep 4273.3 & sleep 30", timeout: 300 * time.Millisecond, wantExit: 137, wantSig: "SIGKILL", wantTO: true},
+		{name: "background child killed at end", cmd: "sleep 4273.4 & echo ok", want: "ok"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -522,7 +524,7 @@ func TestRunHost(t *testing.T) {
 			if time.Since(start) > 3*time.Second {
 				t.Errorf("took %v", time.Since(start))
 			}
-			if hostProcessWith("sleep\x00101") {
+			if hostProcessWith("sleep\x004273.") {
 				t.Errorf("a sleep survived")
 			}
 		})
