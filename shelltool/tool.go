@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -203,7 +204,7 @@ func (t *Tool) Plan(_ context.Context, env *toolkit.Env, raw json.RawMessage) (*
 	spec := sandbox.Spec{
 		Command: args.Command, Dir: cwd, Env: environment(p, secrets), Stdin: []byte(args.Stdin),
 		Writable: append([]string{p.Workspace}, p.Sandbox.Writable...), Readable: p.Sandbox.Readable,
-		ReadOnly: readOnly(p), Hidden: credentialFiles(p, append([]string{p.Workspace}, append(p.Sandbox.Writable, p.Sandbox.Readable...)...)), Network: sandbox.Network(p.Sandbox.Network), Timeout: timeout,
+		ReadOnly: readOnly(p), Network: sandbox.Network(p.Sandbox.Network), Timeout: timeout,
 		OutputMax: int(p.Limits.OutputMaxBytes),
 	}
 	for _, s := range secrets {
@@ -215,6 +216,10 @@ func (t *Tool) Plan(_ context.Context, env *toolkit.Env, raw json.RawMessage) (*
 		runner = t.sandboxRunner(spec.Network)
 	}
 	return &toolkit.Plan{Requests: reqs, Run: func(ctx context.Context) toolkit.Result {
+		// Found when the command is about to run, after the decision, so
+		// the files hidden are those present then. A fresh slice: the
+		// policy's own lists are shared by concurrent calls.
+		spec.Hidden = credentialFiles(p, slices.Concat([]string{p.Workspace}, p.Sandbox.Writable, p.Sandbox.Readable))
 		return run(ctx, env, spec, surface, runner)
 	}}, nil
 }
