@@ -161,7 +161,9 @@ func (s *Server) call(ctx context.Context, t toolkit.Tool, req mcp.CallToolReque
 		if rf, ok := err.(*toolkit.Refusal); ok {
 			return s.refusePlan(ref, rf)
 		}
-		return mcp.NewToolResultError(fmt.Sprintf("%s: %v", t.Name(), err))
+		// Any other failure to plan is still a refused call: audited like
+		// one, so no call leaves no trace.
+		return s.refusePlan(ref, &toolkit.Refusal{Reason: grants.ReasonInvalidArguments, Msg: "the call could not be planned: " + err.Error()})
 	}
 	if _, ok := s.exposed.Load(principal); ok {
 		for i := range plan.Requests {
