@@ -51,6 +51,16 @@ const (
 
 var eras = []Era{Legacy, Modern}
 
+// prodDenyConfig is interactive-dev with one deny rule on a workspace
+// folder: the policy most e2e tests exercise.
+const prodDenyConfig = `profile = "interactive-dev"
+
+[[rules.deny]]
+rule_id    = "no-prod-config"
+capability = "workspace.files.*"
+target     = { path = "deploy/prod/**" }
+`
+
 // fixture is a workspace, a config and an audit log in a temp folder.
 type fixture struct {
 	Root, Workspace, Config, Audit string

@@ -177,13 +177,7 @@ func tryHTTPClient(url, token string, era Era, topts []transport.StreamableHTTPC
 }
 
 func TestHTTPReadFile(t *testing.T) {
-	f := newFixture(t, `profile = "interactive-dev"
-
-[[rules.deny]]
-rule_id    = "no-prod-config"
-capability = "workspace.files.*"
-target     = { path = "deploy/prod/**" }
-`+httpConfig)
+	f := newFixture(t, prodDenyConfig+httpConfig)
 	f.write(t, "src/main.go", "package main\n")
 	f.write(t, "deploy/prod/app.toml", "secret = 1\n")
 	srv := startHTTP(t, f)

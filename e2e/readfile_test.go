@@ -11,13 +11,7 @@ import (
 func TestReadFileOverStdio(t *testing.T) {
 	for _, era := range eras {
 		t.Run(string(era), func(t *testing.T) {
-			f := newFixture(t, `profile = "interactive-dev"
-
-[[rules.deny]]
-rule_id    = "no-prod-config"
-capability = "workspace.files.*"
-target     = { path = "deploy/prod/**" }
-`)
+			f := newFixture(t, prodDenyConfig)
 			f.write(t, "src/main.go", "package main\n\nfunc main() {}\n")
 			f.write(t, "deploy/prod/app.toml", "secret = 1\n")
 			f.write(t, ".env", "TOKEN=abc\n")

@@ -15,13 +15,7 @@ import (
 func TestApplyPatchOverStdio(t *testing.T) {
 	for _, era := range eras {
 		t.Run(string(era), func(t *testing.T) {
-			f := newFixture(t, `profile = "interactive-dev"
-
-[[rules.deny]]
-rule_id    = "no-prod-config"
-capability = "workspace.files.*"
-target     = { path = "deploy/prod/**" }
-`)
+			f := newFixture(t, prodDenyConfig)
 			f.write(t, "a.txt", "one\ntwo\nthree\n")
 			f.write(t, "deploy/prod/app.toml", "x = 1\n")
 			c := stdioClient(t, f, era)

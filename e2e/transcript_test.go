@@ -23,14 +23,8 @@ func TestProtocolTranscripts(t *testing.T) {
 		requests     []string
 	}{
 		{
-			name: "interactive-dev",
-			config: `profile = "interactive-dev"
-
-[[rules.deny]]
-rule_id    = "no-prod-config"
-capability = "workspace.files.*"
-target     = { path = "deploy/prod/**" }
-`,
+			name:   "interactive-dev",
+			config: prodDenyConfig,
 			requests: []string{
 				`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"transcript","version":"1"}}}`,
 				`{"jsonrpc":"2.0","method":"notifications/initialized"}`,

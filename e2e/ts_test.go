@@ -55,13 +55,7 @@ func runNode(t *testing.T, dir string, env []string, args ...string) (string, st
 	return out.String(), errb.String(), code
 }
 
-const tsConfig = `profile = "interactive-dev"
-
-[[rules.deny]]
-rule_id    = "no-prod-config"
-capability = "workspace.files.*"
-target     = { path = "deploy/prod/**" }
-` + httpConfig
+const tsConfig = prodDenyConfig + httpConfig
 
 func TestTypeScriptClients(t *testing.T) {
 	dir := tsDir(t)
