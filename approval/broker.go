@@ -91,6 +91,12 @@ func (b *Broker) Approve(ctx context.Context, call toolkit.ApprovalCall) (toolki
 	return toolkit.ApprovalOutcome{Approved: approved, Reason: reason, Channel: a.Channel}, nil
 }
 
+// Remembered implements toolkit.Approver: whether the principal's live
+// "allow for session" answers hold exactly this ask.
+func (b *Broker) Remembered(principal string, ask grants.Decision) bool {
+	return len(b.mem.unremembered(principal, []grants.Decision{ask})) == 0
+}
+
 // ReasonError is a question that got no usable answer, with its reason code.
 type ReasonError struct {
 	Reason grants.Reason

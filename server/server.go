@@ -141,18 +141,8 @@ func (s *Server) call(ctx context.Context, t toolkit.Tool, req mcp.CallToolReque
 	if err != nil {
 		return s.invalid(ref, err.Error())
 	}
-	env := &toolkit.Env{Policy: p, Principal: principal, Ask: s.asker, Request: req}
-	env.Decide = func(_ context.Context, r grants.Request) grants.Decision {
-		if _, ok := s.exposed.Load(principal); ok {
-			markCredentialFlow(&r, p)
-		}
-		d := p.Decide(r)
-		if err := s.audit.Decisions(ref, []grants.Decision{d}); err != nil {
-			s.log.Printf("audit: %v", err)
-			return grants.Decision{Request: r} // unaudited means denied
-		}
-		return d
-	}
+	gate := &midAction{s: s, p: p, ref: ref, principal: principal}
+	env := &toolkit.Env{Policy: p, Principal: principal, Ask: s.asker, Request: req, MidAction: gate.decide}
 	plan, err := t.Plan(ctx, env, raw)
 	if err != nil {
 		if ae, ok := err.(*toolkit.ArgError); ok {
@@ -180,6 +170,7 @@ func (s *Server) call(ctx context.Context, t toolkit.Tool, req mcp.CallToolReque
 		}
 		verdict = settle(verdict, outcome)
 		ref.channel = outcome.Channel
+		gate.ref.channel, gate.approved = outcome.Channel, approvedAsks(verdict)
 	}
 	if err := s.audit.Decisions(ref, verdict.Decisions); err != nil {
 		s.log.Printf("audit: %v", err)

@@ -370,17 +370,13 @@ func (l *egressLog) list() []string {
 }
 
 // withProxy sets the egress proxy of a sandboxed command: each destination
-// is decided (and audited) through env.Decide as network.http.* for this
-// tool; anything but Allow is refused, since no person can be asked while
-// the command runs.
+// is decided (and audited) through the server's mid-action gate as
+// network.http.* for this tool; anything but Allow is refused, since no
+// person can be asked while the command runs.
 func withProxy(spec *sandbox.Spec, env *toolkit.Env, log *egressLog) {
-	decide := env.Decide
-	if decide == nil {
-		decide = func(_ context.Context, r grants.Request) grants.Decision { return grants.Decision{Request: r} } // deny
-	}
 	px := &webtools.Proxy{
 		Client:  proxyClient,
-		Decide:  webtools.ProxyPolicy(decide, Name, webtools.TunnelPaths(env.Policy, Name)),
+		Decide:  webtools.ProxyPolicy(env.MidAction, Name, webtools.TunnelPaths(env.Policy, Name)),
 		OnEvent: log.add,
 	}
 	spec.Proxy = px.Serve

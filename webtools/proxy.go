@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/onellm/onellm-mcp/grants"
+	"github.com/onellm/onellm-mcp/internal/toolkit"
 )
 
 // The egress proxy of sandboxed commands ([sandbox] network = "proxy").
@@ -110,13 +111,14 @@ var TunnelMethods = []string{"GET", "HEAD", "OPTIONS", "POST", "PUT", "PATCH", "
 
 // ProxyPolicy turns a proxy hop into policy requests for toolName
 // (network.http.<method> on the hop's host, port and path, Private when any
-// address is non-public) and decides them with decide, which should audit
-// (toolkit.Env.Decide). Anything but Allow refuses: an ask cannot reach a
-// person while a command runs. A tunnel (CONNECT) is decided as every
-// method in TunnelMethods, with no path and then with each of tunnelPaths
-// (the paths that path-scoped deny and ask rules name), and allowed only
-// when every one of those is; it stops at the first refusal.
-func ProxyPolicy(decide func(context.Context, grants.Request) grants.Decision, toolName string, tunnelPaths []string) Decide {
+// address is non-public) and decides them through the server's mid-action
+// gate (toolkit.Env.MidAction), which audits each one and refuses anything
+// but Allow: no person can be asked while a command runs. A tunnel
+// (CONNECT) is decided as every method in TunnelMethods, with no path and
+// then with each of tunnelPaths (the paths that path-scoped deny and ask
+// rules name), and allowed only when every one of those is; it stops at the
+// first refusal.
+func ProxyPolicy(gate toolkit.MidAction, toolName string, tunnelPaths []string) Decide {
 	return func(ctx context.Context, h Hop) (bool, error) {
 		methods, paths := []string{h.Method}, []string{h.Path}
 		if h.Method == http.MethodConnect {
@@ -131,11 +133,11 @@ func ProxyPolicy(decide func(context.Context, grants.Request) grants.Decision, t
 				}
 				r := grants.Request{Capability: c, Private: h.Private, Risk: grants.BaseRisk(c, ""),
 					Target: grants.Target{ToolName: toolName, Host: h.Host, Port: h.Port, Path: p, Method: m}}
-				d := decide(ctx, r)
-				if d.Effect != grants.Allow {
-					why := d.Explain()
-					if d.Effect == grants.Ask {
-						why += "; it needs a person's approval, which cannot be asked while a command runs: make the request with http_request instead"
+				d, err := gate.Decide(ctx, r, grants.StageHop)
+				if err != nil {
+					why := err.Error()
+					if d.Reason == grants.ReasonApprovalUnavailable {
+						why += " (use http_request for it)"
 					}
 					if h.Method == http.MethodConnect {
 						why = "a tunnel carries any method, so every method must be allowed for the host (a rule on network.http.*); " + why

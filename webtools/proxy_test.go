@@ -309,22 +309,22 @@ func TestProxyPolicy(t *testing.T) {
 		all[m] = grants.Allow
 	}
 	h := Hop{Method: "CONNECT", Host: "api.test", Port: 443}
-	if ap, err := ProxyPolicy(decide(all), "execute_terminal_command", nil)(context.Background(), h); err != nil || !ap {
+	if ap, err := ProxyPolicy(gateOf(decide(all)), "execute_terminal_command", nil)(context.Background(), h); err != nil || !ap {
 		t.Fatalf("all allowed: %v %v", ap, err)
 	}
 	if len(seen) != len(TunnelMethods) || seen[0].Capability != grants.CapHTTPGet || seen[0].Target.ToolName != "execute_terminal_command" || seen[0].Target.Host != "api.test" || seen[0].Target.Port != 443 {
 		t.Fatalf("requests %+v", seen)
 	}
 	getOnly := map[string]grants.Effect{"GET": grants.Allow}
-	_, err := ProxyPolicy(decide(getOnly), "x", nil)(context.Background(), h)
+	_, err := ProxyPolicy(gateOf(decide(getOnly)), "x", nil)(context.Background(), h)
 	if !errors.Is(err, ErrProxyRefused) || !strings.Contains(err.Error(), "every method") {
 		t.Fatalf("GET only, tunnel: %v", err)
 	}
-	if _, err := ProxyPolicy(decide(getOnly), "x", nil)(context.Background(), Hop{Method: "GET", Host: "api.test", Port: 80, Path: "/"}); err != nil {
+	if _, err := ProxyPolicy(gateOf(decide(getOnly)), "x", nil)(context.Background(), Hop{Method: "GET", Host: "api.test", Port: 80, Path: "/"}); err != nil {
 		t.Fatalf("GET only, GET: %v", err)
 	}
 	ask := map[string]grants.Effect{"GET": grants.Ask}
-	if _, err := ProxyPolicy(decide(ask), "x", nil)(context.Background(), Hop{Method: "GET", Host: "a", Port: 80, Path: "/"}); err == nil || !strings.Contains(err.Error(), "approval") {
+	if _, err := ProxyPolicy(gateOf(decide(ask)), "x", nil)(context.Background(), Hop{Method: "GET", Host: "a", Port: 80, Path: "/"}); err == nil || !strings.Contains(err.Error(), "approval") {
 		t.Fatalf("ask: %v", err)
 	}
 	// A path-scoped deny refuses tunnels to the host.
@@ -332,7 +332,7 @@ func TestProxyPolicy(t *testing.T) {
 	for k, v := range all {
 		withDeny[k] = v
 	}
-	if _, err := ProxyPolicy(decide(withDeny), "x", []string{"/admin"})(context.Background(), h); !errors.Is(err, ErrProxyRefused) {
+	if _, err := ProxyPolicy(gateOf(decide(withDeny)), "x", []string{"/admin"})(context.Background(), h); !errors.Is(err, ErrProxyRefused) {
 		t.Fatalf("path deny: %v", err)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/onellm/onellm-mcp/grants"
+	"github.com/onellm/onellm-mcp/internal/toolkit"
 )
 
 const egressPolicy = `mode = "strict"
@@ -70,7 +71,7 @@ func TestReachableHostsAndTunnelPaths(t *testing.T) {
 	// With the real policy: the path deny refuses tunnels to api.test,
 	// docs.test gets GET but no tunnel, 127.0.0.1 gets a tunnel.
 	decide := func(_ context.Context, r grants.Request) grants.Decision { return p.Decide(r) }
-	pol := ProxyPolicy(decide, "execute_terminal_command", paths)
+	pol := ProxyPolicy(gateOf(decide), "execute_terminal_command", paths)
 	ctx := context.Background()
 	if _, err := pol(ctx, Hop{Method: "CONNECT", Host: "api.test", Port: 443}); !errors.Is(err, ErrProxyRefused) {
 		t.Errorf("tunnel to a host with a path deny: %v", err)
@@ -95,5 +96,20 @@ func TestReachableHostsAndTunnelPaths(t *testing.T) {
 	}
 	if _, err := pol(ctx, Hop{Method: "GET", Host: "10.0.0.1", Port: 80, Path: "/", Private: true}); err == nil {
 		t.Errorf("unnamed private host allowed")
+	}
+}
+
+// gateOf is a mid-action gate over a decide function, as the server's
+// refuses: Allow passes, an ask is approval_unavailable, the rest refused.
+func gateOf(decide func(context.Context, grants.Request) grants.Decision) toolkit.MidAction {
+	return func(ctx context.Context, r grants.Request, _ grants.Stage) (grants.Decision, error) {
+		d := decide(ctx, r)
+		if d.Effect == grants.Ask {
+			d.Effect, d.Reason = grants.Deny, grants.ReasonApprovalUnavailable
+		}
+		if d.Effect != grants.Allow {
+			return d, &toolkit.MidActionRefused{Decision: d}
+		}
+		return d, nil
 	}
 }

@@ -153,13 +153,12 @@ func (t *Tool) run(ctx context.Context, env *toolkit.Env, req Request, approved 
 		}
 		allowPrivate := false
 		for _, r := range reqs {
-			d := env.Decide(ctx, r)
-			switch {
-			case d.Effect == grants.Allow:
-			case hop.Index == 1 && d.Effect == grants.Ask && containsKey(approved, r):
-				// the person approved this host; its addresses are private
-			default:
-				return false, fmt.Errorf("hop %d refused: %s; nothing was sent to %s", hop.Index, d.Explain(), hop.Host)
+			// The gate audits, and lets an ask through only when this
+			// exact request was approved (in this call: the first hop a
+			// person approved, whose addresses turned out private).
+			d, err := env.MidAction.Decide(ctx, r, grants.StageHop)
+			if err != nil {
+				return false, fmt.Errorf("hop %d refused: %v; nothing was sent to %s", hop.Index, err, hop.Host)
 			}
 			if r.Capability.IsNetwork() {
 				allowPrivate = d.AllowPrivate
@@ -197,15 +196,6 @@ func sameRequests(a, b []grants.Request) bool {
 		}
 	}
 	return true
-}
-
-func containsKey(list []grants.Request, r grants.Request) bool {
-	for _, x := range list {
-		if x.Key() == r.Key() {
-			return true
-		}
-	}
-	return false
 }
 
 // loadSecretValues reads each configured secret's value from its source. A

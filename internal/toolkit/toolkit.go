@@ -45,12 +45,60 @@ type Env struct {
 	Ask Asker
 	// Request is the raw MCP call, for tools that need protocol details.
 	Request mcp.CallToolRequest
-	// Decide decides and audits a request that arises while the action runs
-	// (a redirect's next hop): the same policy, the same audit log. An ask
-	// cannot be put to a person mid-action, so callers refuse on anything
-	// but Allow and tell the model how to ask in a call of its own.
-	Decide func(ctx context.Context, r grants.Request) grants.Decision
+	// MidAction is the server's gate for requests that arise while the
+	// action runs (a redirect's next hop, a proxy destination, a program a
+	// running command executes). Nil refuses everything.
+	MidAction MidAction
 }
+
+// MidAction decides a request that arises while an action runs, at the
+// stage given, under the call's policy, and audits the decision with the
+// call. Only the server makes one. No person can be asked mid-action: an
+// ask lets the request through only when that exact request was approved
+// in this call or is remembered for the session, and is refused otherwise
+// (reason approval_unavailable).
+//
+// The error is nil exactly when the request may proceed; it is then the
+// decision that let it (Allow, with its reason and rule). Otherwise it is a
+// *MidActionRefused carrying the refusing decision, so a caller that only
+// checks the error cannot let a refusal through.
+type MidAction func(ctx context.Context, r grants.Request, s grants.Stage) (grants.Decision, error)
+
+// Decide calls the gate; a nil gate refuses (fail closed).
+func (g MidAction) Decide(ctx context.Context, r grants.Request, s grants.Stage) (grants.Decision, error) {
+	if g == nil {
+		d := grants.Decision{Request: r, Effect: grants.Deny, Reason: grants.ReasonApprovalUnavailable}
+		return d, &MidActionRefused{Decision: d}
+	}
+	d, err := g(ctx, r, s)
+	if err == nil && d.Effect != grants.Allow {
+		// A gate that forgot to refuse is still a refusal.
+		d.Effect = grants.Deny
+		err = &MidActionRefused{Decision: d}
+	}
+	return d, err
+}
+
+// MidActionRefused is a mid-action request the gate refused.
+type MidActionRefused struct {
+	Decision grants.Decision
+	// Err is why a request the policy let through was refused all the same
+	// (the audit log could not be written).
+	Err error
+}
+
+func (e *MidActionRefused) Error() string {
+	msg := e.Decision.Explain()
+	if e.Err != nil {
+		msg += ": refused: " + e.Err.Error()
+	}
+	if e.Decision.Reason == grants.ReasonApprovalUnavailable {
+		msg += "; it needs a person's approval, which cannot be asked while the call runs: make that request in a call of its own"
+	}
+	return msg
+}
+
+func (e *MidActionRefused) Unwrap() error { return e.Err }
 
 // Asker puts a question to the person through whichever channel the host
 // offers.
@@ -213,6 +261,10 @@ func Annotations(title string, readOnly, destructive, idempotent, openWorld bool
 // clients of the stateless protocol era); otherwise the outcome decides.
 type Approver interface {
 	Approve(ctx context.Context, call ApprovalCall) (ApprovalOutcome, *mcp.CallToolResult)
+	// Remembered reports whether a live "allow for session" answer of the
+	// principal holds exactly this ask (same request, risk, data classes
+	// and rule), without asking anyone: for asks that arise mid-action.
+	Remembered(principal string, ask grants.Decision) bool
 }
 
 // ApprovalCall is everything an approver needs to ask about one call.
@@ -243,6 +295,9 @@ type NoApprover struct{}
 func (NoApprover) Approve(context.Context, ApprovalCall) (ApprovalOutcome, *mcp.CallToolResult) {
 	return ApprovalOutcome{Reason: grants.ReasonApprovalUnavailable}, nil
 }
+
+// Remembered implements Approver: nothing is remembered.
+func (NoApprover) Remembered(string, grants.Decision) bool { return false }
 
 // EmbeddedSchema returns a JSON schema file a tool package embeds. The files
 // are generated from the argument and result types by the package's tests

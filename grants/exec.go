@@ -1,0 +1,86 @@
+package grants
+
+// Stage says when a request arises, and so which decision applies to it.
+// The zero value is no stage: a request that names none is refused.
+type Stage int
+
+// Stages of a call at which a request is decided while its action runs
+// (the call's own requests are decided before it runs, with DecideAll).
+const (
+	// StageHop is a request a running action makes on its way: a
+	// redirect's next hop, an egress proxy destination, a secret attached
+	// to them. It is decided by Decide, exactly as if the call had made it.
+	StageHop Stage = iota + 1
+	// StageExec is a program that a running command executes (a child of
+	// the command line, seen by the sandbox's exec gate). It is decided by
+	// DecideExec.
+	StageExec
+)
+
+func (s Stage) String() string {
+	switch s {
+	case StageHop:
+		return "hop"
+	case StageExec:
+		return "exec"
+	}
+	return "none"
+}
+
+// Built-in rule ids of exec-time decisions (DecideExec).
+const (
+	// RuleExecUnderCommandLine allows a program no deny rule, no ask rule
+	// naming it and no critical risk stops: it runs under the decision of
+	// the command line that started it (which was decided, and asked about,
+	// before anything ran).
+	RuleExecUnderCommandLine = "exec_under_command_line"
+	// RuleExecCriticalRisk asks about a program at critical risk that no
+	// ask rule names; only an approval given in the same call lets it run.
+	RuleExecCriticalRisk = "exec_critical_risk"
+)
+
+// DecideExec decides a program that a running command executes. The line
+// that started it was decided in full before it ran; at exec time only what
+// the person wrote about programs is enforced again, so ordinary builds are
+// not turned into a string of refusals:
+//
+//   - a deny rule or a built-in protection that matches denies;
+//   - an ask rule whose target names a resource or a command pattern
+//     (`ask git push*`) asks;
+//   - a program at critical risk asks (rule exec_critical_risk, which no
+//     session approval holds: only an approval in the same call);
+//   - everything else is allowed (reason matched_allow, with the allow rule
+//     that matches, or rule exec_under_command_line): the mode, and ask
+//     rules that match by capability or risk alone, do not refuse a program
+//     at exec time.
+//
+// No person can be asked inside a running command: the caller (the server's
+// mid-action gate) turns an Ask into an Allow only for a request approved in
+// the same call or remembered for the session, and into a Deny otherwise.
+// It does no I/O.
+func (p *Policy) DecideExec(r Request) Decision {
+	if r.Capability != CapProcessExec {
+		return Decision{Request: r, Effect: Deny, Reason: ReasonInvalidArguments}
+	}
+	d := p.Decide(r)
+	if d.Effect == Deny && d.RuleID != RuleMode {
+		return d // a deny rule, or a protection above every rule
+	}
+	r = d.Request // with the defaults Decide filled in (risk)
+	v := newView(r)
+	_, ask, allow := p.rulesFor(v.idx)
+	for _, rule := range ask.all {
+		if (rule.resource != nil || rule.command != nil) && rule.matchView(&v, p) {
+			return Decision{Request: r, Effect: Ask, Reason: ReasonMatchedAsk, RuleID: rule.ID, ApprovalExpires: rule.expires}
+		}
+	}
+	if r.Risk >= RiskCritical {
+		// Never remembered for the session (no approval is stored under
+		// this rule id): only this call's approval lets it run.
+		return Decision{Request: r, Effect: Ask, Reason: ReasonMatchedAsk, RuleID: RuleExecCriticalRisk}
+	}
+	if rule := firstMatch(allow, &v, p); rule != nil {
+		return Decision{Request: r, Effect: Allow, Reason: ReasonMatchedAllow, RuleID: rule.ID}
+	}
+	return Decision{Request: r, Effect: Allow, Reason: ReasonMatchedAllow, RuleID: RuleExecUnderCommandLine}
+}

@@ -1,0 +1,102 @@
+package grants
+
+import (
+	"fmt"
+	"testing"
+)
+
+// TestDecideExec walks issue 20's exec-time rules for each profile: deny
+// rules and protections deny, ask rules naming a program ask, critical risk
+// asks, and everything else runs under the command line's decision.
+func TestDecideExec(t *testing.T) {
+	e := newEnv(t)
+	const rules = `
+[[rules.deny]]
+rule_id    = "no-rm"
+capability = "process.exec"
+target     = { resource = "rm" }
+
+[[rules.deny]]
+rule_id    = "no-push"
+capability = "process.exec"
+target     = { command = "git push*" }
+
+[[rules.ask]]
+rule_id    = "ask-curl"
+capability = "process.exec"
+target     = { resource = "curl" }
+constraints = { approval_expires_seconds = 60 }
+
+[[rules.ask]]
+rule_id    = "ask-medium"
+capability = "process.exec"
+conditions = { risk_level = ["medium"] }
+
+[[rules.allow]]
+rule_id    = "allow-make"
+capability = "process.exec"
+target     = { resource = "make" }
+`
+	underLine := allowBy(RuleExecUnderCommandLine)
+	critical := askBy(RuleExecCriticalRisk)
+	cred := func(r Request) Request { r.DataClasses = []DataClass{DataCredential}; return r }
+	tests := []struct {
+		name                            string
+		req                             Request
+		strict, interactive, permissive want
+	}{
+		{"deny rule on the resource", execReq("rm build/x.o", SurfaceSandbox),
+			denyBy("no-rm"), denyBy("no-rm"), denyBy("no-rm")},
+		{"deny rule on a command pattern", execReq("git push origin main", SurfaceSandbox),
+			denyBy("no-push"), denyBy("no-push"), denyBy("no-push")},
+		{"deny beats critical", withRisk(execReq("rm -rf /", SurfaceSandbox), RiskCritical),
+			denyBy("no-rm"), denyBy("no-rm"), denyBy("no-rm")},
+		{"built-in credential flow", cred(execReq("cc -o a a.c", SurfaceSandbox)),
+			credDeny, credDeny, credDeny},
+		{"ask rule naming the program", execReq("curl https://x.test", SurfaceSandbox),
+			askBy("ask-curl"), askBy("ask-curl"), askBy("ask-curl")},
+		{"ask rule naming it beats critical", withRisk(execReq("curl https://x.test", SurfaceSandbox), RiskCritical),
+			askBy("ask-curl"), askBy("ask-curl"), askBy("ask-curl")},
+		{"critical risk no rule names", withRisk(execReq("mkfs.ext4 /dev/sda", SurfaceSandbox), RiskCritical),
+			critical, critical, critical},
+		// The mode and ask rules that match by risk alone do not refuse.
+		{"ask rule by risk alone", execReq("cc -c a.c", SurfaceSandbox),
+			underLine, allowBy("interactive-dev/allow-sandboxed-exec"), allowBy("permissive-dev/allow-rest")},
+		{"high risk under the profile's ask", withRisk(execReq("sh -c x", SurfaceSandbox), RiskHigh),
+			underLine, allowBy("interactive-dev/allow-sandboxed-exec"), allowBy("permissive-dev/allow-rest")},
+		{"allow rule names it", execReq("make clean", SurfaceSandbox),
+			allowBy("allow-make"), allowBy("interactive-dev/allow-sandboxed-exec"), allowBy("permissive-dev/allow-rest")},
+		{"not an exec", httpReq("GET", "example.com"), invalidDeny, invalidDeny, invalidDeny},
+		{"unknown risk takes the base risk", withRisk(execReq("ls", SurfaceSandbox), 0),
+			underLine, allowBy("interactive-dev/allow-sandboxed-exec"), allowBy("permissive-dev/allow-rest")},
+	}
+	for _, prof := range []string{"strict-production", "interactive-dev", "permissive-dev"} {
+		p := e.policy(t, fmt.Sprintf("profile = %q\n", prof)+rules)
+		for _, tt := range tests {
+			w := map[string]want{"strict-production": tt.strict, "interactive-dev": tt.interactive, "permissive-dev": tt.permissive}[prof]
+			t.Run(prof+"/"+tt.name, func(t *testing.T) {
+				d := p.DecideExec(tt.req)
+				if got := (want{d.Effect, d.Reason, d.RuleID}); got != w {
+					t.Errorf("DecideExec(%s risk %s):\n got  %s\n want %s", tt.req.Describe(), tt.req.Risk, got, w)
+				}
+				if d.Effect == Ask && d.RuleID == RuleExecCriticalRisk && d.ApprovalExpires != 0 {
+					t.Error("a critical-risk exec ask must not be remembered for the session")
+				}
+			})
+		}
+	}
+	// An ask rule's approval lifetime comes with its exec-time ask.
+	p := e.policy(t, "profile = \"interactive-dev\"\n"+rules)
+	if d := p.DecideExec(execReq("curl x", SurfaceSandbox)); d.ApprovalExpires.Seconds() != 60 {
+		t.Errorf("ApprovalExpires = %s, want 60s", d.ApprovalExpires)
+	}
+}
+
+// TestStageNames: the stage is logged by name.
+func TestStageNames(t *testing.T) {
+	for s, n := range map[Stage]string{0: "none", StageHop: "hop", StageExec: "exec", 9: "none"} {
+		if s.String() != n {
+			t.Errorf("Stage(%d) = %q, want %q", s, s.String(), n)
+		}
+	}
+}

@@ -1,0 +1,471 @@
+package server
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/onellm/onellm-mcp/grants"
+	"github.com/onellm/onellm-mcp/internal/toolkit"
+)
+
+// fakeTool plans the requests its build function makes and, when run,
+// makes the mid-action requests it was given through the gate.
+type fakeTool struct {
+	build   func(p *grants.Policy) []grants.Request
+	mid     []midReq
+	exposes bool // the run returns credential data to the model
+
+	ran    *int
+	midOut *[]midResult
+}
+
+type midReq struct {
+	req   grants.Request
+	stage grants.Stage
+}
+
+type midResult struct {
+	d   grants.Decision
+	err error
+}
+
+func (fakeTool) Name() string { return "fake" }
+func (fakeTool) Capabilities() []grants.Capability {
+	return grants.Capabilities()
+}
+func (fakeTool) Definition(*grants.Policy) mcp.Tool { return mcp.NewTool("fake") }
+func (f fakeTool) Plan(_ context.Context, env *toolkit.Env, _ json.RawMessage) (*toolkit.Plan, error) {
+	return &toolkit.Plan{Requests: f.build(env.Policy), Run: func(ctx context.Context) toolkit.Result {
+		*f.ran++
+		for _, m := range f.mid {
+			d, err := env.MidAction.Decide(ctx, m.req, m.stage)
+			*f.midOut = append(*f.midOut, midResult{d, err})
+		}
+		res := toolkit.Result{Tool: mcp.NewToolResultText("done")}
+		if f.exposes {
+			res.Outcome.Exposed = []grants.DataClass{grants.DataCredential}
+		}
+		return res
+	}}, nil
+}
+
+// fakeApprover answers every ask with outcome and remembers the keys in
+// session; before, when set, runs first (to break the audit log).
+type fakeApprover struct {
+	outcome toolkit.ApprovalOutcome
+	pending *mcp.CallToolResult
+	session map[string]bool // Request.Key()+rule remembered for the session
+	before  func()
+	asked   int
+}
+
+func (a *fakeApprover) Approve(_ context.Context, call toolkit.ApprovalCall) (toolkit.ApprovalOutcome, *mcp.CallToolResult) {
+	a.asked++
+	if a.before != nil {
+		a.before()
+	}
+	return a.outcome, a.pending
+}
+
+func (a *fakeApprover) pendingNil() bool { return a == nil || a.pending == nil }
+
+func (a *fakeApprover) Remembered(_ string, d grants.Decision) bool {
+	return a.session[d.Request.Key()+"|"+d.RuleID]
+}
+
+// callEnv is a server over a policy compiled from src, with its audit log.
+type callEnv struct {
+	s     *Server
+	p     *grants.Policy
+	ws    string
+	audit *Audit
+	log   string
+}
+
+func newCallEnv(t *testing.T, src string, ap toolkit.Approver) callEnv {
+	t.Helper()
+	root, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ws := filepath.Join(root, "ws")
+	if err := os.MkdirAll(ws, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	logPath := filepath.Join(root, "state", "audit.jsonl")
+	cfg, err := grants.Parse([]byte(src+"\n[audit]\npath = \""+logPath+"\"\n"), "", ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := grants.Compile(cfg, grants.CompileOptions{Home: root})
+	if err != nil {
+		t.Fatal(err)
+	}
+	audit, err := OpenAudit(logPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { audit.Close() })
+	s, err := New(p, Options{Approver: ap, Audit: audit})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return callEnv{s: s, p: p, ws: ws, audit: audit, log: logPath}
+}
+
+func (e callEnv) call(t *testing.T, tool toolkit.Tool) *mcp.CallToolResult {
+	t.Helper()
+	req := mcp.CallToolRequest{}
+	req.Params.Name = tool.Name()
+	return e.s.call(context.Background(), tool, req)
+}
+
+// lines are the audit log's records.
+func (e callEnv) lines(t *testing.T) []map[string]any {
+	t.Helper()
+	f, err := os.Open(e.log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var out []map[string]any
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		var m map[string]any
+		if err := json.Unmarshal(sc.Bytes(), &m); err != nil {
+			t.Fatalf("audit line %q: %v", sc.Text(), err)
+		}
+		out = append(out, m)
+	}
+	return out
+}
+
+// decisions renders the audit log's decision lines as
+// "capability effect reason rule [channel]".
+func (e callEnv) decisions(t *testing.T) []string {
+	var out []string
+	for _, l := range e.lines(t) {
+		if l["event"] != "decision" {
+			continue
+		}
+		s := strings.TrimSpace(strings.Join([]string{str(l["capability"]), str(l["effect"]), str(l["reason_code"]), str(l["rule_id"]), str(l["approval_channel"])}, " "))
+		out = append(out, s)
+	}
+	return out
+}
+
+func str(v any) string {
+	s, _ := v.(string)
+	return s
+}
+
+func read(path string) func(p *grants.Policy) []grants.Request {
+	return func(p *grants.Policy) []grants.Request {
+		c := grants.CapWorkspaceRead
+		if !p.InWorkspace(filepath.Join(p.Workspace, path)) {
+			c = grants.CapFilesystemRead
+		}
+		return []grants.Request{{Capability: c, Target: grants.Target{ToolName: "fake", Path: filepath.Join(p.Workspace, path)}, Risk: grants.RiskLow}}
+	}
+}
+
+func del(path string) func(p *grants.Policy) []grants.Request {
+	return func(p *grants.Policy) []grants.Request {
+		return []grants.Request{{Capability: grants.CapWorkspaceDelete, Target: grants.Target{ToolName: "fake", Path: filepath.Join(p.Workspace, path)}, Risk: grants.RiskHigh}}
+	}
+}
+
+func get(host string) grants.Request {
+	return grants.Request{Capability: grants.CapHTTPGet, Target: grants.Target{ToolName: "fake", Host: host, Port: 443, Path: "/"}, Risk: grants.RiskMedium}
+}
+
+func exec(line string, risk grants.Risk) grants.Request {
+	name, _, _ := strings.Cut(line, " ")
+	return grants.Request{Capability: grants.CapProcessExec, Target: grants.Target{ToolName: "fake", Resource: name, Command: line}, Risk: risk, Surface: grants.SurfaceSandbox}
+}
+
+func reqs(rs ...grants.Request) func(*grants.Policy) []grants.Request {
+	return func(*grants.Policy) []grants.Request { return rs }
+}
+
+// callPolicy: an interactive policy with a rule of each kind.
+const callPolicy = `mode = "interactive"
+[[rules.deny]]
+rule_id    = "no-secrets-folder"
+capability = "workspace.files.*"
+target     = { path = "secrets/**" }
+[[rules.deny]]
+rule_id    = "no-rm"
+capability = "process.exec"
+target     = { resource = "rm" }
+[[rules.ask]]
+rule_id    = "ask-git-push"
+capability = "process.exec"
+target     = { command = "git push*" }
+constraints = { approval_expires_seconds = 600 }
+[[rules.ask]]
+rule_id    = "ask-delete"
+capability = "workspace.files.delete"
+[[rules.ask]]
+rule_id    = "ask-high-risk"
+capability = "*"
+conditions = { risk_level = ["high", "critical"] }
+[[rules.allow]]
+rule_id    = "read"
+capability = "workspace.files.read"
+[[rules.allow]]
+rule_id    = "exec"
+capability = "process.exec"
+conditions = { execution_surface = "sandbox" }
+[[rules.allow]]
+rule_id    = "docs"
+capability = "network.http.get"
+target     = { host = "docs.test" }
+`
+
+// TestCallTable: the one path a call takes, with fake tools and a fake
+// approver: what runs, what the client is told, what the log says.
+func TestCallTable(t *testing.T) {
+	approved := toolkit.ApprovalOutcome{Approved: true, Reason: grants.ReasonApproved, Channel: "elicitation"}
+	tests := []struct {
+		name     string
+		build    func(*grants.Policy) []grants.Request
+		approver *fakeApprover
+		breakLog bool // the audit log fails before the call
+		ran      int
+		asked    int
+		text     string   // in the result
+		log      []string // decision lines
+	}{
+		{name: "allow", build: read("a.go"), ran: 1,
+			text: "done", log: []string{"workspace.files.read allow matched_allow read"}},
+		{name: "deny", build: read("secrets/k"), text: "no-secrets-folder",
+			log: []string{"workspace.files.read deny matched_deny no-secrets-folder"}},
+		{name: "no requests", build: reqs(), text: "made no request"},
+		{name: "ask approved", build: del("a.go"), approver: &fakeApprover{outcome: approved}, ran: 1, asked: 1,
+			text: "done", log: []string{"workspace.files.delete allow approved ask-delete elicitation"}},
+		{name: "ask declined", build: del("a.go"), asked: 1, text: "declined",
+			approver: &fakeApprover{outcome: toolkit.ApprovalOutcome{Reason: grants.ReasonDeclined, Channel: "elicitation"}},
+			log:      []string{"workspace.files.delete deny declined ask-delete elicitation"}},
+		{name: "ask timed out", build: del("a.go"), asked: 1, text: "approval_timeout",
+			approver: &fakeApprover{outcome: toolkit.ApprovalOutcome{Reason: grants.ReasonApprovalTimeout, Channel: "console"}},
+			log:      []string{"workspace.files.delete deny approval_timeout ask-delete console"}},
+		{name: "ask without a channel", build: del("a.go"), text: "approval_unavailable",
+			log: []string{"workspace.files.delete deny approval_unavailable ask-delete"}},
+		{name: "ask pending", build: del("a.go"), asked: 1, text: "input required",
+			approver: &fakeApprover{pending: mcp.NewToolResultText("input required")}},
+		{name: "one deny denies the call", build: func(p *grants.Policy) []grants.Request {
+			return append(read("a.go")(p), read("secrets/k")(p)...)
+		}, text: "no-secrets-folder", log: []string{
+			"workspace.files.read allow matched_allow read",
+			"workspace.files.read deny matched_deny no-secrets-folder"}},
+		{name: "audit fails before the call", build: read("a.go"), breakLog: true, text: "audit log cannot be written"},
+		{name: "audit fails before the ask", build: del("a.go"), breakLog: true, asked: 1, approver: &fakeApprover{outcome: approved},
+			text: "audit log cannot be written"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var ap toolkit.Approver
+			if tt.approver != nil {
+				ap = tt.approver
+			}
+			e := newCallEnv(t, callPolicy, ap)
+			if tt.breakLog {
+				e.audit.Close()
+			}
+			ran := 0
+			var mids []midResult
+			res := e.call(t, fakeTool{build: tt.build, ran: &ran, midOut: &mids})
+			if ran != tt.ran {
+				t.Errorf("ran %d times, want %d", ran, tt.ran)
+			}
+			if tt.approver != nil && tt.approver.asked != tt.asked {
+				t.Errorf("asked %d times, want %d", tt.approver.asked, tt.asked)
+			}
+			if got := resultText(res); !strings.Contains(got, tt.text) || res.IsError != (tt.ran == 0 && tt.approver.pendingNil()) {
+				t.Errorf("result (error %v): %q, want %q", res.IsError, got, tt.text)
+			}
+			if tt.breakLog {
+				return
+			}
+			if got := e.decisions(t); strings.Join(got, "\n") != strings.Join(tt.log, "\n") && !(tt.log == nil && len(got) == 1 && strings.Contains(got[0], "deny")) {
+				t.Errorf("audit decisions:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(tt.log, "\n"))
+			}
+			if tt.ran > 0 {
+				if ls := e.lines(t); ls[len(ls)-1]["event"] != "outcome" {
+					t.Errorf("no outcome line after the run: %v", ls)
+				}
+			}
+		})
+	}
+}
+
+// TestCallAuditFailsAfterTheAsk: a person approved, but the log cannot be
+// written: nothing runs.
+func TestCallAuditFailsAfterTheAsk(t *testing.T) {
+	ap := &fakeApprover{outcome: toolkit.ApprovalOutcome{Approved: true, Reason: grants.ReasonApproved}}
+	e := newCallEnv(t, callPolicy, ap)
+	ap.before = func() { e.audit.Close() }
+	ran := 0
+	res := e.call(t, fakeTool{build: del("a.go"), ran: &ran})
+	if ran != 0 || !res.IsError || !strings.Contains(resultText(res), "audit log cannot be written") {
+		t.Fatalf("ran %d, result %q", ran, resultText(res))
+	}
+}
+
+// TestCredentialFlow: once a principal was given credential data, its
+// network requests and, when commands have a network, its commands carry
+// the credential class and are denied by the built-in rule; a sandbox
+// without network keeps commands allowed.
+func TestCredentialFlow(t *testing.T) {
+	for _, tt := range []struct {
+		name, network string
+		req           grants.Request
+		before, after string // decision of the request before and after the exposure
+	}{
+		{"http_request", "none", get("docs.test"), "allow", "deny matched_deny deny_credential_flow"},
+		{"command with the proxy", "proxy", exec("ls", grants.RiskMedium), "allow", "deny matched_deny deny_credential_flow"},
+		{"command with full network", "full", exec("ls", grants.RiskMedium), "allow", "deny matched_deny deny_credential_flow"},
+		{"command without network", "none", exec("ls", grants.RiskMedium), "allow", "allow"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			e := newCallEnv(t, callPolicy+"\n[sandbox]\nnetwork = \""+tt.network+"\"\n", nil)
+			ran := 0
+			call := func(build func(*grants.Policy) []grants.Request, exposes bool) string {
+				before := len(e.decisions(t))
+				e.call(t, fakeTool{build: build, exposes: exposes, ran: &ran})
+				return e.decisions(t)[before]
+			}
+			if got := call(reqs(tt.req), false); !strings.Contains(got, tt.before) {
+				t.Fatalf("before: %s", got)
+			}
+			call(read("a.go"), true) // the model is given credential data
+			if got := call(reqs(tt.req), false); !strings.Contains(got, tt.after) {
+				t.Fatalf("after: %s, want %s", got, tt.after)
+			}
+		})
+	}
+}
+
+// TestMidAction: requests that arise while an action runs go through the
+// server's gate: decided at their stage, audited with the call, and only
+// Allow lets them through; an ask holds only for what was approved in this
+// call or is remembered for the session.
+func TestMidAction(t *testing.T) {
+	approved := toolkit.ApprovalOutcome{Approved: true, Reason: grants.ReasonApproved, Channel: "elicitation"}
+	push := exec("git push origin main", grants.RiskMedium)
+	tests := []struct {
+		name    string
+		upfront func(*grants.Policy) []grants.Request
+		outcome toolkit.ApprovalOutcome
+		session map[string]bool
+		mid     midReq
+		allowed bool
+		log     string // the mid-action decision's audit line
+	}{
+		{"hop allowed", read("a.go"), approved, nil, midReq{get("docs.test"), grants.StageHop}, true,
+			"network.http.get allow matched_allow docs"},
+		{"hop asked: no person mid-action", read("a.go"), approved, nil, midReq{get("other.test"), grants.StageHop}, false,
+			"network.http.get deny approval_unavailable mode"},
+		{"hop approved in this call", reqs(get("other.test")), approved, nil, midReq{get("other.test"), grants.StageHop}, true,
+			"network.http.get allow approved mode elicitation"},
+		{"hop approved for another host", reqs(get("other.test")), approved, nil, midReq{get("third.test"), grants.StageHop}, false,
+			"network.http.get deny approval_unavailable mode"},
+		{"hop remembered for the session", read("a.go"), approved,
+			map[string]bool{get("other.test").Key() + "|mode": true},
+			midReq{get("other.test"), grants.StageHop}, true,
+			"network.http.get allow approved_for_session mode memory"},
+		{"exec denied by rule", read("a.go"), approved, nil, midReq{exec("rm build/x.o", grants.RiskMedium), grants.StageExec}, false,
+			"process.exec deny matched_deny no-rm"},
+		{"exec at high risk runs under the line", read("a.go"), approved, nil, midReq{exec("sh -c x", grants.RiskHigh), grants.StageExec}, true,
+			"process.exec allow matched_allow exec"},
+		{"exec named by an ask rule", read("a.go"), approved, nil, midReq{push, grants.StageExec}, false,
+			"process.exec deny approval_unavailable ask-git-push"},
+		{"exec named by an ask rule, approved in this call", reqs(push), approved, nil, midReq{push, grants.StageExec}, true,
+			"process.exec allow approved ask-git-push elicitation"},
+		{"exec named by an ask rule, remembered", read("a.go"), approved,
+			map[string]bool{push.Key() + "|ask-git-push": true}, midReq{push, grants.StageExec}, true,
+			"process.exec allow approved_for_session ask-git-push memory"},
+		{"exec at critical risk", read("a.go"), approved, nil, midReq{exec("mkfs /dev/sda", grants.RiskCritical), grants.StageExec}, false,
+			"process.exec deny approval_unavailable exec_critical_risk"},
+		{"exec at critical risk, approved in this call", reqs(exec("mkfs /dev/sda", grants.RiskCritical)), approved, nil,
+			midReq{exec("mkfs /dev/sda", grants.RiskCritical), grants.StageExec}, true,
+			"process.exec allow approved exec_critical_risk elicitation"},
+		{"an approval does not stretch to a higher risk", reqs(push), approved, nil,
+			midReq{exec("git push origin main", grants.RiskCritical), grants.StageExec}, false,
+			"process.exec deny approval_unavailable ask-git-push"},
+		{"no stage", read("a.go"), approved, nil, midReq{get("docs.test"), 0}, false,
+			"network.http.get deny invalid_arguments"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ap := &fakeApprover{outcome: tt.outcome, session: tt.session}
+			e := newCallEnv(t, callPolicy, ap)
+			ran := 0
+			var mids []midResult
+			res := e.call(t, fakeTool{build: tt.upfront, mid: []midReq{tt.mid}, ran: &ran, midOut: &mids})
+			if ran != 1 || len(mids) != 1 {
+				t.Fatalf("ran %d, %d mid-action results; result %q", ran, len(mids), resultText(res))
+			}
+			m := mids[0]
+			if (m.err == nil) != tt.allowed || (m.d.Effect == grants.Allow) != tt.allowed {
+				t.Errorf("allowed = %v (effect %s, err %v), want %v", m.err == nil, m.d.Effect, m.err, tt.allowed)
+			}
+			if !tt.allowed {
+				var rf *toolkit.MidActionRefused
+				if !errors.As(m.err, &rf) || rf.Decision.Effect != grants.Deny {
+					t.Errorf("refusal is %T %v", m.err, m.err)
+				}
+			}
+			ds := e.decisions(t)
+			if got := ds[len(ds)-1]; got != tt.log {
+				t.Errorf("audit: %q, want %q", got, tt.log)
+			}
+			for _, l := range e.lines(t) {
+				if l["call"] != "c1" {
+					t.Errorf("line of another call: %v", l)
+				}
+				if l["capability"] == "process.exec" && l["execution_surface"] != "sandbox" {
+					t.Errorf("exec line without surface: %v", l)
+				}
+			}
+		})
+	}
+}
+
+// TestMidActionUnaudited: a mid-action request the log cannot record is
+// refused, whatever the policy says; and a nil gate refuses too.
+func TestMidActionUnaudited(t *testing.T) {
+	e := newCallEnv(t, callPolicy, nil)
+	ran := 0
+	var mids []midResult
+	tool := fakeTool{build: read("a.go"), ran: &ran, midOut: &mids, mid: []midReq{{get("docs.test"), grants.StageHop}}}
+	env := &toolkit.Env{Policy: e.p}
+	plan, _ := tool.Plan(context.Background(), env, nil)
+	plan.Run(context.Background()) // no gate at all
+	if mids[0].err == nil || mids[0].d.Effect != grants.Deny {
+		t.Fatalf("nil gate let %v through", mids[0].d)
+	}
+	gate := &midAction{s: e.s, p: e.p, ref: callRef{id: "c9", tool: "fake"}, principal: "stdio"}
+	e.audit.Close()
+	d, err := toolkit.MidAction(gate.decide).Decide(context.Background(), get("docs.test"), grants.StageHop)
+	if err == nil || d.Effect != grants.Deny || !strings.Contains(err.Error(), "audit log") {
+		t.Fatalf("unaudited: %v %v", d.Effect, err)
+	}
+	// A gate that returns a non-Allow decision without an error is still
+	// a refusal.
+	sloppy := toolkit.MidAction(func(_ context.Context, r grants.Request, _ grants.Stage) (grants.Decision, error) {
+		return grants.Decision{Request: r, Effect: grants.Ask}, nil
+	})
+	if d, err := sloppy.Decide(context.Background(), get("x"), grants.StageHop); err == nil || d.Effect != grants.Deny {
+		t.Fatalf("sloppy gate: %v %v", d.Effect, err)
+	}
+}

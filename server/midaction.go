@@ -1,0 +1,107 @@
+package server
+
+import (
+	"context"
+	"fmt"
+	"slices"
+
+	"github.com/onellm/onellm-mcp/grants"
+	"github.com/onellm/onellm-mcp/internal/toolkit"
+)
+
+// midAction is the gate of one call for the requests that arise while its
+// action runs (toolkit.Env.MidAction): a redirect's next hop, an egress
+// proxy destination, a program the running command executes. It decides
+// under the call's policy, audits every decision with the call's id, and
+// lets nothing but Allow through. No person can be asked mid-action, so an
+// ask holds only when that exact request was approved in this call or is
+// remembered for the principal's session; otherwise it is denied with
+// reason approval_unavailable.
+type midAction struct {
+	s         *Server
+	p         *grants.Policy
+	ref       callRef
+	principal string
+	// approved are this call's asks a person approved. They are set once,
+	// after the approval and before the action runs (so before any
+	// mid-action request), and only read afterwards.
+	approved []grants.Decision
+}
+
+// decide implements toolkit.MidAction.
+func (m *midAction) decide(_ context.Context, r grants.Request, stage grants.Stage) (grants.Decision, error) {
+	if _, ok := m.s.exposed.Load(m.principal); ok {
+		markCredentialFlow(&r, m.p)
+	}
+	var d grants.Decision
+	switch stage {
+	case grants.StageHop:
+		d = m.p.Decide(r)
+	case grants.StageExec:
+		if r.Surface == grants.SurfaceNone {
+			r.Surface = grants.SurfaceSandbox // only the sandbox sees a command's own execs
+		}
+		d = m.p.DecideExec(r)
+	default:
+		d = grants.Decision{Request: r, Effect: grants.Deny, Reason: grants.ReasonInvalidArguments}
+	}
+	ref := m.ref
+	if d.Effect == grants.Ask {
+		d, ref.channel = m.settleAsk(d)
+	}
+	if err := m.s.audit.Decisions(ref, []grants.Decision{d}); err != nil {
+		m.s.log.Printf("audit: %v", err)
+		d.Effect = grants.Deny // unaudited means refused
+		return d, &toolkit.MidActionRefused{Decision: d, Err: fmt.Errorf("the audit log cannot be written: %w", err)}
+	}
+	if d.Effect != grants.Allow {
+		return d, &toolkit.MidActionRefused{Decision: d}
+	}
+	return d, nil
+}
+
+// settleAsk answers a mid-action ask without a person: an approval of this
+// exact request given in this call, or one remembered for the session, or
+// a deny (approval_unavailable). It returns the channel to record.
+func (m *midAction) settleAsk(d grants.Decision) (grants.Decision, string) {
+	for _, a := range m.approved {
+		if sameApproval(a.Request, d.Request) {
+			d.Effect, d.Reason = grants.Allow, a.Reason
+			return d, m.ref.channel
+		}
+	}
+	if m.s.approver.Remembered(m.principal, d) {
+		d.Effect, d.Reason = grants.Allow, grants.ReasonApprovedForSession
+		return d, "memory"
+	}
+	d.Effect, d.Reason = grants.Deny, grants.ReasonApprovalUnavailable
+	return d, ""
+}
+
+// approvedAsks are the decisions of a settled verdict that a person's
+// approval turned into Allow.
+func approvedAsks(v grants.Verdict) []grants.Decision {
+	var out []grants.Decision
+	for _, d := range v.Decisions {
+		if d.Effect == grants.Allow && (d.Reason == grants.ReasonApproved || d.Reason == grants.ReasonApprovedForSession) {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+// sameApproval reports whether an approval given for a holds for b: the
+// same capability and exact target (Key), at the same risk, with the same
+// data classes, so an approval never stretches to a riskier or more
+// sensitive request.
+func sameApproval(a, b grants.Request) bool {
+	if a.Key() != b.Key() || a.Risk != b.Risk || len(a.DataClasses) != len(b.DataClasses) {
+		return false
+	}
+	for _, c := range a.DataClasses {
+		if !slices.Contains(b.DataClasses, c) {
+			return false
+		}
+	}
+	return true
+}
