@@ -85,6 +85,8 @@ type SandboxConfig struct {
 	Writable []string `toml:"writable"`
 	Readable []string `toml:"readable"`
 	Env      []string `toml:"env"`
+	// Toolchains is "auto", "none" or a list of names (toolchains.go).
+	Toolchains any `toml:"toolchains"`
 }
 
 // LimitsConfig is the [limits] section; zero means the default.
@@ -272,6 +274,9 @@ func (c *Config) validate() error {
 	case "", "none", "proxy", "full":
 	default:
 		return bad("sandbox.network", fmt.Sprintf("unknown value %q; use \"none\", \"proxy\" or \"full\"", c.Sandbox.Network))
+	}
+	if _, err := toolchainsSetting(c.Sandbox.Toolchains); err != nil {
+		return bad("sandbox.toolchains", err.Error())
 	}
 	for _, e := range c.Sandbox.Env {
 		if !envNamePattern.MatchString(e) {

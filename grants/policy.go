@@ -101,6 +101,7 @@ func Compile(cfg *Config, opts CompileOptions) (*Policy, error) {
 	if p.Sandbox.Env == nil {
 		p.Sandbox.Env = []string{"PATH", "HOME", "LANG", "TERM"}
 	}
+	p.Sandbox.Toolchains, _ = toolchainsSetting(cfg.Sandbox.Toolchains) // validated
 	for _, w := range cfg.Sandbox.Writable {
 		p.Sandbox.Writable = append(p.Sandbox.Writable, p.realPath(p.absPath(w, cfg.Dir)))
 	}

@@ -30,6 +30,9 @@ type Sandbox struct {
 	Writable []string
 	Readable []string
 	Env      []string
+	// Toolchains are the toolchains commands see ([sandbox] toolchains,
+	// "auto" expanded): empty means none.
+	Toolchains []string
 }
 
 // HTTPSettings is the [http] section with defaults filled in.

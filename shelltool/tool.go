@@ -66,6 +66,9 @@ type Tool struct {
 	// policy's network mode then).
 	runnerOnce sync.Once
 	runner     *sandbox.Runner
+
+	// toolchains found on the host, per [sandbox] toolchains selection.
+	toolchains toolchainCache
 }
 
 // Name implements toolkit.Tool.
@@ -220,6 +223,13 @@ func (t *Tool) Plan(_ context.Context, env *toolkit.Env, raw json.RawMessage) (*
 		// the files hidden are those present then. A fresh slice: the
 		// policy's own lists are shared by concurrent calls.
 		spec.Hidden = credentialFiles(p, slices.Concat([]string{p.Workspace}, p.Sandbox.Writable, p.Sandbox.Readable))
+		if surface == grants.SurfaceSandbox {
+			done, err := t.withToolchains(p, &spec)
+			if err != nil {
+				return toolkit.Failed("the command did not run: %v", err)
+			}
+			defer done()
+		}
 		return run(ctx, env, spec, surface, runner)
 	}}, nil
 }

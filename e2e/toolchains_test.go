@@ -1,0 +1,114 @@
+package e2e
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+)
+
+// TestToolchainsInTheSandbox: a new user's first commands — git, go, node,
+// python and make — work in the sandbox on the interactive-dev profile
+// without editing the config, while the home folder stays closed: the
+// real ~/.gitconfig's other keys (a token) never reach a command, and no
+// host cache is written.
+func TestToolchainsInTheSandbox(t *testing.T) {
+	for _, tool := range []string{"git", "go", "node", "npm", "python3", "make"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			if os.Getenv("CI") == "true" {
+				t.Fatalf("%s is needed: %v", tool, err)
+			}
+			t.Skipf("%s is not installed", tool)
+		}
+	}
+	f := newFixture(t, `profile = "interactive-dev"`)
+	home := f.Root // the server's HOME
+	const token = "ghp_e2eTOKENnotForCommands"
+	gitconfig := "[user]\n\tname = Sandbox Tester\n\temail = tester@example.com\n" +
+		"[url \"https://" + token + "@github.com/\"]\n\tinsteadOf = https://github.com/\n[credential]\n\thelper = store\n"
+	f.write(t, "../.gitconfig", gitconfig)
+	goBin, _ := exec.LookPath("go")
+	f.Env = append(f.Env, "PATH="+filepath.Dir(goBin)+":/usr/local/bin:/usr/bin:/bin", "XDG_CACHE_HOME=", "GOCACHE=", "GOMODCACHE=", "GOPATH=")
+
+	f.write(t, "go.mod", "module example.com/hello\n\ngo 1.22\n")
+	f.write(t, "main.go", "package main\n\nfunc main() { println(greet()) }\n\nfunc greet() string { return \"hi\" }\n")
+	f.write(t, "main_test.go", "package main\n\nimport \"testing\"\n\nfunc TestGreet(t *testing.T) {\n\tif greet() != \"hi\" {\n\t\tt.Fatal(greet())\n\t}\n}\n")
+	f.write(t, "package.json", `{"name":"hello","version":"1.0.0","scripts":{"test":"node test.js"}}`)
+	f.write(t, "test.js", "const assert = require('assert'); assert.strictEqual(1 + 1, 2); console.log('node ok');\n")
+	f.write(t, "calc.py", "def add(a, b):\n    return a + b\n")
+	f.write(t, "test_calc.py", "import unittest\nimport calc\n\nclass T(unittest.TestCase):\n    def test_add(self):\n        self.assertEqual(calc.add(1, 2), 3)\n")
+	f.write(t, "Makefile", "all:\n\techo made > made.txt\n")
+	f.write(t, ".gitignore", "hello\nnode_modules/\n__pycache__/\n")
+	git := exec.Command("git", "init", "-q", "-b", "main")
+	git.Dir = f.Workspace
+	if out, err := git.CombinedOutput(); err != nil {
+		t.Fatalf("git init: %v %s", err, out)
+	}
+
+	c := stdioClient(t, f, Modern)
+	run := func(command string) (string, string) {
+		t.Helper()
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+		defer cancel()
+		req := mcp.CallToolRequest{}
+		req.Params.Name = "execute_terminal_command"
+		req.Params.Arguments = map[string]any{"command": command, "timeout_seconds": 280}
+		res, err := c.CallTool(ctx, req)
+		if err != nil {
+			t.Fatalf("%s: %v", command, err)
+		}
+		var out struct {
+			ExitCode int    `json:"exit_code"`
+			Stdout   string `json:"stdout"`
+			Stderr   string `json:"stderr"`
+		}
+		structured(t, res, &out)
+		if res.IsError || out.ExitCode != 0 {
+			t.Fatalf("%s: exit %d\n%s", command, out.ExitCode, text(res))
+		}
+		if strings.Contains(out.Stdout+out.Stderr, token) {
+			t.Fatalf("%s: the token from the real ~/.gitconfig reached the command", command)
+		}
+		return out.Stdout, out.Stderr
+	}
+
+	if out, _ := run("git status --short"); !strings.Contains(out, "main.go") {
+		t.Fatalf("git status: %q", out)
+	}
+	if out, _ := run("git add -A && git commit -qm 'from the sandbox' && git log -1 --format='%an <%ae>'"); strings.TrimSpace(out) != "Sandbox Tester <tester@example.com>" {
+		t.Fatalf("git commit author: %q", out)
+	}
+	if out, _ := run("git config --global --list; echo HOME=$HOME"); strings.Contains(out, "insteadof") || strings.Contains(out, "credential") || strings.Contains(out, "HOME="+home+"\n") {
+		t.Fatalf("the generated git config or HOME carries the real one's keys:\n%s", out)
+	}
+	run("go build -o hello . && ./hello && go test ./...")
+	if out, _ := run("npm test"); !strings.Contains(out, "node ok") {
+		t.Fatalf("npm test: %q", out)
+	}
+	run("python3 -m unittest -q")
+	run("make && test -s made.txt")
+	// The real home stays closed: its git config cannot be read by path.
+	if out, _ := run("cat " + filepath.Join(home, ".gitconfig") + " 2>&1; ls " + home + " 2>&1; exit 0"); strings.Contains(out, "insteadOf") {
+		t.Fatalf("the real ~/.gitconfig was readable:\n%s", out)
+	}
+
+	if b, err := os.ReadFile(filepath.Join(home, ".gitconfig")); err != nil || string(b) != gitconfig {
+		t.Fatalf("the real ~/.gitconfig changed: %q %v", b, err)
+	}
+	entries, _ := os.ReadDir(filepath.Join(home, ".cache"))
+	for _, e := range entries {
+		if e.Name() != "onellm-mcp" {
+			t.Errorf("a command wrote the host cache %s", filepath.Join(home, ".cache", e.Name()))
+		}
+	}
+	for _, host := range []string{"go", ".npm", ".config"} {
+		if _, err := os.Stat(filepath.Join(home, host)); err == nil {
+			t.Errorf("a command wrote %s in the real home", host)
+		}
+	}
+}

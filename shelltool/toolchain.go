@@ -1,0 +1,111 @@
+package shelltool
+
+import (
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/onellm/onellm-mcp/grants"
+	"github.com/onellm/onellm-mcp/shelltool/sandbox"
+	"github.com/onellm/onellm-mcp/shelltool/toolchains"
+)
+
+// toolchainDepth is how deep credential files are looked for in a
+// toolchain folder: the folders granted are installed software (like the
+// system folders), so only what lies near their top (a .env, a
+// credentials file) is hidden, not a CA bundle deep in a package.
+const toolchainDepth = 2
+
+// toolchainCache remembers detection per selection, so a command pays for
+// it once per server, not per call.
+type toolchainCache struct {
+	mu    sync.Mutex
+	found map[string]toolchains.Set
+}
+
+func (c *toolchainCache) detect(names []string) toolchains.Set {
+	key := strings.Join(names, ",")
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if s, ok := c.found[key]; ok {
+		return s
+	}
+	home, _ := os.UserHomeDir()
+	s := toolchains.Detect(toolchains.Host{Home: home, Getenv: os.Getenv}, names)
+	if c.found == nil {
+		c.found = map[string]toolchains.Set{}
+	}
+	c.found[key] = s
+	return s
+}
+
+// withToolchains gives a sandboxed command the toolchains the policy
+// selected: read access to their folders, private caches and HOME, and the
+// environment that points the tools at them. The returned function removes
+// the call's HOME.
+func (t *Tool) withToolchains(p *grants.Policy, spec *sandbox.Spec) (func(), error) {
+	if len(p.Sandbox.Toolchains) == 0 {
+		return func() {}, nil
+	}
+	set := t.toolchains.detect(p.Sandbox.Toolchains)
+	cacheRoot, err := os.UserCacheDir()
+	if err != nil {
+		return nil, fmt.Errorf("toolchains need the user's cache folder: %w", err)
+	}
+	roots := slices.Concat([]string{p.Workspace}, p.Sandbox.Writable)
+	call, err := set.Prepare(toolchains.WorkspaceCache(cacheRoot, p.Workspace), roots)
+	if err != nil {
+		return nil, err
+	}
+	spec.Env = overrideEnv(spec.Env, call.Env)
+	spec.Readable = slices.Concat(spec.Readable, call.Readable)
+	spec.Writable = slices.Concat(spec.Writable, call.Writable)
+	spec.Hidden = append(spec.Hidden, shallowCredentialFiles(p, call.Readable)...)
+	return func() { _ = call.Close() }, nil
+}
+
+// overrideEnv returns env with every KEY=VALUE of over replacing (or
+// adding to) the same key.
+func overrideEnv(env, over []string) []string {
+	keys := map[string]bool{}
+	for _, kv := range over {
+		k, _, _ := strings.Cut(kv, "=")
+		keys[k] = true
+	}
+	out := make([]string, 0, len(env)+len(over))
+	for _, kv := range env {
+		if k, _, _ := strings.Cut(kv, "="); !keys[k] {
+			out = append(out, kv)
+		}
+	}
+	return append(out, over...)
+}
+
+// shallowCredentialFiles finds credential files near the top of the
+// toolchain folders, to hide them as credentialFiles does in the roots.
+func shallowCredentialFiles(p *grants.Policy, roots []string) []string {
+	var out []string
+	for _, root := range roots {
+		base := strings.Count(root, string(filepath.Separator))
+		_ = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+			if err != nil {
+				return nil
+			}
+			if d.IsDir() && strings.Count(path, string(filepath.Separator))-base >= toolchainDepth {
+				return filepath.SkipDir
+			}
+			if path != root && grants.IsCredentialPath(path) && refused(p, path) {
+				out = append(out, path)
+				if d.IsDir() {
+					return filepath.SkipDir
+				}
+			}
+			return nil
+		})
+	}
+	return out
+}

@@ -1,0 +1,396 @@
+// Package toolchains finds the developer toolchains the server's user has
+// (go, git, pyenv/virtualenv/~/.local Python, nvm/volta Node, rustup and
+// cargo) and says how a sandboxed command sees them: which folders it may
+// read and execute, which private folders it may write, and the
+// environment that points each tool at them.
+//
+// Security model. The home folder stays closed: a command gets read and
+// execute access to exactly the toolchain folders found (never ~/.ssh,
+// ~/.gitconfig, ~/.npmrc, ~/.netrc, ~/.cargo/credentials.toml, keyrings, or
+// the rest of $HOME), and never write access to any of them. Every cache a
+// tool writes (Go's build and module caches, npm's, pip's, cargo's, the user
+// site) is a private folder the server owns per workspace, under the user's
+// cache folder, so nothing a command writes reaches the person's own caches
+// and poisons their later builds; a per-workspace cache shares only that
+// workspace's trust. HOME is a fresh, empty folder for each call. git gets a
+// generated global config holding only user.name and user.email read from
+// the real one (no url.*.insteadOf token, no credential helper, no include)
+// and the system config is skipped. Go reads the host's module cache only
+// as a read-only file:// proxy. Detection only looks at the file system
+// (stat, readlink, one small read of the git config): it starts no process.
+package toolchains
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+)
+
+// Names of the toolchains Detect knows, as `[sandbox] toolchains` lists them.
+const (
+	Go     = "go"
+	Git    = "git"
+	Python = "python"
+	Node   = "node"
+	Rust   = "rust"
+)
+
+// Known lists every toolchain name, in the order they are reported.
+var Known = []string{Git, Go, Python, Node, Rust}
+
+// Host is what detection looks at: the server's own environment and home.
+type Host struct {
+	Home   string              // the user's home folder
+	Getenv func(string) string // the server's environment
+}
+
+// Toolchain is one toolchain found on the host.
+type Toolchain struct {
+	Name string
+	// Where says what was found, for check and doctor ("go in /usr/local/go").
+	Where []string
+	// Readable are folders outside the system folders the command needs to
+	// read and execute (the toolchain's own tree, its shims, its bin).
+	Readable []string
+	// hostModCache is Go's host module download cache, served read-only as
+	// a file:// proxy.
+	hostModCache string
+	// rustupHome is the host RUSTUP_HOME, read-only.
+	rustupHome string
+}
+
+// Set is the toolchains a config selected.
+type Set struct {
+	Found []Toolchain
+	// git identity read from the real global config.
+	userName, userEmail string
+}
+
+// Has reports whether the named toolchain was found.
+func (s Set) Has(name string) bool {
+	return slices.ContainsFunc(s.Found, func(t Toolchain) bool { return t.Name == name })
+}
+
+// Select parses `[sandbox] toolchains`: "auto" (or empty) is every known
+// toolchain, "none" is none, otherwise a list of names.
+func Select(setting []string) ([]string, error) {
+	switch {
+	case len(setting) == 0, len(setting) == 1 && setting[0] == "auto":
+		return Known, nil
+	case len(setting) == 1 && setting[0] == "none":
+		return nil, nil
+	}
+	for _, n := range setting {
+		if !slices.Contains(Known, n) {
+			return nil, fmt.Errorf("[sandbox] toolchains: unknown toolchain %q; known: %s, or \"auto\" or \"none\"", n, strings.Join(Known, ", "))
+		}
+	}
+	return setting, nil
+}
+
+// Detect finds the selected toolchains. It only stats and reads small files.
+func Detect(h Host, selected []string) Set {
+	var s Set
+	for _, name := range selected {
+		var t Toolchain
+		var ok bool
+		switch name {
+		case Go:
+			t, ok = detectGo(h)
+		case Git:
+			t, ok = detectGit(h)
+			if ok {
+				s.userName, s.userEmail = gitIdentity(h)
+			}
+		case Python:
+			t, ok = detectPython(h)
+		case Node:
+			t, ok = detectNode(h)
+		case Rust:
+			t, ok = detectRust(h)
+		}
+		if ok {
+			t.Name = name
+			s.Found = append(s.Found, t)
+		}
+	}
+	return s
+}
+
+// lookPath finds an executable in the host's PATH, without running it.
+func lookPath(h Host, name string) string {
+	for _, dir := range filepath.SplitList(h.Getenv("PATH")) {
+		if !filepath.IsAbs(dir) {
+			continue
+		}
+		p := filepath.Join(dir, name)
+		if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 {
+			return p
+		}
+	}
+	return ""
+}
+
+func isDir(p string) bool {
+	fi, err := os.Stat(p)
+	return err == nil && fi.IsDir()
+}
+
+// underHome reports whether p is inside the home folder (so the sandbox
+// does not see it unless we grant it).
+func underHome(h Host, p string) bool {
+	return h.Home != "" && (p == h.Home || strings.HasPrefix(p, h.Home+string(filepath.Separator)))
+}
+
+// envOr is the variable's value, else the default.
+func envOr(h Host, key, def string) string {
+	if v := h.Getenv(key); v != "" && filepath.IsAbs(v) {
+		return filepath.Clean(v)
+	}
+	return def
+}
+
+func detectGo(h Host) (Toolchain, bool) {
+	bin := lookPath(h, "go")
+	if bin == "" {
+		return Toolchain{}, false
+	}
+	real, err := filepath.EvalSymlinks(bin)
+	if err != nil {
+		return Toolchain{}, false
+	}
+	goroot := envOr(h, "GOROOT", filepath.Dir(filepath.Dir(real)))
+	t := Toolchain{Where: []string{"go in " + goroot}, Readable: []string{goroot}}
+	gopath := envOr(h, "GOPATH", filepath.Join(h.Home, "go"))
+	if first, _, _ := strings.Cut(gopath, string(filepath.ListSeparator)); first != "" {
+		gopath = first
+	}
+	if b := filepath.Join(gopath, "bin"); isDir(b) {
+		t.Readable = append(t.Readable, b)
+	}
+	mod := envOr(h, "GOMODCACHE", filepath.Join(gopath, "pkg", "mod"))
+	if dl := filepath.Join(mod, "cache", "download"); isDir(dl) {
+		t.hostModCache = dl
+		t.Readable = append(t.Readable, dl)
+		t.Where = append(t.Where, "host module cache "+mod+" (read-only, as a file:// proxy)")
+	}
+	return t, true
+}
+
+func detectGit(h Host) (Toolchain, bool) {
+	bin := lookPath(h, "git")
+	if bin == "" {
+		return Toolchain{}, false
+	}
+	t := Toolchain{Where: []string{"git at " + bin}}
+	if underHome(h, bin) {
+		t.Readable = append(t.Readable, filepath.Dir(bin))
+	}
+	return t, true
+}
+
+func detectPython(h Host) (Toolchain, bool) {
+	var t Toolchain
+	root := envOr(h, "PYENV_ROOT", filepath.Join(h.Home, ".pyenv"))
+	if isDir(filepath.Join(root, "versions")) {
+		t.Readable = append(t.Readable, root)
+		t.Where = append(t.Where, "pyenv in "+root)
+	}
+	if venv := h.Getenv("VIRTUAL_ENV"); venv != "" && filepath.IsAbs(venv) && isDir(venv) && underHome(h, venv) {
+		t.Readable = append(t.Readable, filepath.Clean(venv))
+		t.Where = append(t.Where, "virtualenv "+venv)
+	}
+	local := filepath.Join(h.Home, ".local")
+	if b := filepath.Join(local, "bin"); isDir(b) {
+		t.Readable = append(t.Readable, b)
+		libs, _ := filepath.Glob(filepath.Join(local, "lib", "python*"))
+		t.Readable = append(t.Readable, libs...)
+		t.Where = append(t.Where, "user scripts in "+b)
+	}
+	if len(t.Readable) == 0 && lookPath(h, "python3") == "" {
+		return Toolchain{}, false
+	}
+	if len(t.Where) == 0 {
+		t.Where = []string{"python3 at " + lookPath(h, "python3")}
+	}
+	return t, true
+}
+
+func detectNode(h Host) (Toolchain, bool) {
+	var t Toolchain
+	if nvm := envOr(h, "NVM_DIR", filepath.Join(h.Home, ".nvm")); isDir(filepath.Join(nvm, "versions")) {
+		t.Readable = append(t.Readable, filepath.Join(nvm, "versions"))
+		t.Where = append(t.Where, "nvm in "+nvm)
+	}
+	if volta := envOr(h, "VOLTA_HOME", filepath.Join(h.Home, ".volta")); isDir(volta) {
+		for _, sub := range []string{"bin", "tools"} {
+			if d := filepath.Join(volta, sub); isDir(d) {
+				t.Readable = append(t.Readable, d)
+			}
+		}
+		t.Where = append(t.Where, "volta in "+volta)
+	}
+	if len(t.Readable) == 0 {
+		bin := lookPath(h, "node")
+		if bin == "" {
+			return Toolchain{}, false
+		}
+		t.Where = []string{"node at " + bin}
+	}
+	return t, true
+}
+
+func detectRust(h Host) (Toolchain, bool) {
+	var t Toolchain
+	cargo := envOr(h, "CARGO_HOME", filepath.Join(h.Home, ".cargo"))
+	if b := filepath.Join(cargo, "bin"); isDir(b) {
+		t.Readable = append(t.Readable, b) // never cargo's credentials.toml or registry
+		t.Where = append(t.Where, "cargo binaries in "+b)
+	}
+	if rustup := envOr(h, "RUSTUP_HOME", filepath.Join(h.Home, ".rustup")); isDir(filepath.Join(rustup, "toolchains")) {
+		t.rustupHome = rustup
+		t.Readable = append(t.Readable, rustup)
+		t.Where = append(t.Where, "rustup in "+rustup)
+	}
+	if len(t.Readable) == 0 {
+		bin := lookPath(h, "cargo")
+		if bin == "" {
+			return Toolchain{}, false
+		}
+		t.Where = []string{"cargo at " + bin}
+	}
+	return t, true
+}
+
+// Readable is every folder the found toolchains need readable.
+func (s Set) Readable() []string {
+	var out []string
+	for _, t := range s.Found {
+		out = append(out, t.Readable...)
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// Describe lists what was found, one line a toolchain, for check and doctor.
+func (s Set) Describe() []string {
+	var out []string
+	for _, t := range s.Found {
+		out = append(out, t.Name+": "+strings.Join(t.Where, "; "))
+	}
+	return out
+}
+
+// WorkspaceCache is the private cache folder the server keeps for one
+// workspace under the user's cache folder.
+func WorkspaceCache(userCache, workspace string) string {
+	sum := sha256.Sum256([]byte(workspace))
+	return filepath.Join(userCache, "onellm-mcp", "workspaces", filepath.Base(workspace)+"-"+hex.EncodeToString(sum[:6]))
+}
+
+// Call is the sandbox view of the toolchains for one command.
+type Call struct {
+	// Env overrides the command's environment (KEY=VALUE).
+	Env []string
+	// Readable are extra roots to read and execute.
+	Readable []string
+	// Writable are extra roots to write (the caches and the call's HOME).
+	Writable []string
+	// home is the call's private HOME, removed by Close.
+	home string
+}
+
+// Close removes the call's private HOME.
+func (c *Call) Close() error {
+	if c.home == "" {
+		return nil
+	}
+	return os.RemoveAll(c.home)
+}
+
+// Prepare makes the folders of one call under cache (WorkspaceCache):
+// the per-workspace caches (kept), a fresh HOME (removed by Close), and the
+// generated configs, and returns the environment pointing the tools at them.
+func (s Set) Prepare(cache string, workspaceRoots []string) (*Call, error) {
+	if cache == "" || !filepath.IsAbs(cache) {
+		return nil, errors.New("toolchains: no cache folder")
+	}
+	dirs := map[string]string{}
+	for _, d := range []string{"go-build", "go-mod", "npm", "pip", "pyuser", "cargo", "etc", "homes"} {
+		p := filepath.Join(cache, d)
+		if err := os.MkdirAll(p, 0o700); err != nil {
+			return nil, fmt.Errorf("toolchains: cache folder: %w", err)
+		}
+		dirs[d] = p
+	}
+	home, err := os.MkdirTemp(dirs["homes"], "home-")
+	if err != nil {
+		return nil, fmt.Errorf("toolchains: private home: %w", err)
+	}
+	c := &Call{home: home, Readable: s.Readable()}
+	gitconfig := filepath.Join(dirs["etc"], "gitconfig")
+	npmrc := filepath.Join(dirs["etc"], "npmrc")
+	if err := writeFile(gitconfig, s.gitconfig(workspaceRoots)); err != nil {
+		c.Close()
+		return nil, err
+	}
+	if err := writeFile(npmrc, "# generated by onellm-mcp: no registry tokens reach commands\n"); err != nil {
+		c.Close()
+		return nil, err
+	}
+	c.Writable = []string{home, dirs["go-build"], dirs["go-mod"], dirs["npm"], dirs["pip"], dirs["pyuser"], dirs["cargo"]}
+	c.Readable = append(c.Readable, dirs["etc"])
+	c.Env = []string{
+		"HOME=" + home,
+		"XDG_CONFIG_HOME=" + filepath.Join(home, ".config"),
+		"XDG_CACHE_HOME=" + filepath.Join(home, ".cache"),
+		"GIT_CONFIG_GLOBAL=" + gitconfig,
+		"GIT_CONFIG_NOSYSTEM=1",
+		"GOCACHE=" + dirs["go-build"],
+		"GOMODCACHE=" + dirs["go-mod"],
+		"GOTOOLCHAIN=local",
+		"GOENV=off",
+		"npm_config_cache=" + dirs["npm"],
+		"npm_config_userconfig=" + npmrc,
+		"npm_config_update_notifier=false",
+		"PIP_CACHE_DIR=" + dirs["pip"],
+		"PIP_DISABLE_PIP_VERSION_CHECK=1",
+		"PYTHONUSERBASE=" + dirs["pyuser"],
+		"CARGO_HOME=" + dirs["cargo"],
+	}
+	for _, t := range s.Found {
+		if t.hostModCache != "" {
+			c.Env = append(c.Env, "GOPROXY=file://"+t.hostModCache)
+		}
+		if t.rustupHome != "" {
+			c.Env = append(c.Env, "RUSTUP_HOME="+t.rustupHome)
+		}
+	}
+	return c, nil
+}
+
+// writeFile replaces path atomically (concurrent calls each write their
+// own temporary file).
+func writeFile(path, content string) error {
+	f, err := os.CreateTemp(filepath.Dir(path), ".gen-")
+	if err != nil {
+		return fmt.Errorf("toolchains: %w", err)
+	}
+	_, werr := f.WriteString(content)
+	if cerr := f.Close(); werr == nil {
+		werr = cerr
+	}
+	if werr == nil {
+		werr = os.Rename(f.Name(), path)
+	}
+	if werr != nil {
+		os.Remove(f.Name())
+		return fmt.Errorf("toolchains: %w", werr)
+	}
+	return nil
+}

@@ -1,0 +1,220 @@
+package toolchains
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// fakeHome builds a home folder with toolchains and secrets beside them.
+func fakeHome(t *testing.T) (Host, string) {
+	t.Helper()
+	root := t.TempDir()
+	home := filepath.Join(root, "home")
+	for _, d := range []string{
+		".pyenv/versions/3.11.7/bin", ".pyenv/shims", ".cargo/bin", ".rustup/toolchains/stable/bin",
+		".nvm/versions/node/v20/bin", ".local/bin", ".local/lib/python3.11/site-packages", ".local/share/keyrings",
+		".ssh", "go/bin", "go/pkg/mod/cache/download", "goroot/bin", "bin",
+	} {
+		if err := os.MkdirAll(filepath.Join(home, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, f := range []string{"goroot/bin/go", "bin/git", ".cargo/bin/cargo"} {
+		if err := os.WriteFile(filepath.Join(home, f), []byte("#!/bin/sh\n"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	os.WriteFile(filepath.Join(home, ".cargo/credentials.toml"), []byte("token = \"x\"\n"), 0o600)
+	os.WriteFile(filepath.Join(home, ".gitconfig"), []byte(`[user]
+	name = "Ada \"the\" Lovelace" # comment
+	email = ada@example.com
+[url "https://ghp_SECRETTOKEN@github.com/"]
+	insteadOf = https://github.com/
+[credential]
+	helper = store
+[include]
+	path = ~/.gitconfig.local
+`), 0o644)
+	os.Symlink(filepath.Join(home, "goroot/bin/go"), filepath.Join(home, "bin/go"))
+	env := map[string]string{"PATH": filepath.Join(home, "bin") + ":" + filepath.Join(home, ".cargo/bin") + ":relative/bin"}
+	return Host{Home: home, Getenv: func(k string) string { return env[k] }}, home
+}
+
+func TestDetect(t *testing.T) {
+	h, home := fakeHome(t)
+	s := Detect(h, Known)
+	for _, n := range Known {
+		if !s.Has(n) {
+			t.Errorf("%s not found; found %v", n, s.Describe())
+		}
+	}
+	got := s.Readable()
+	want := []string{
+		".cargo/bin", ".local/bin", ".local/lib/python3.11", ".nvm/versions", ".pyenv", ".rustup",
+		"bin", "go/bin", "go/pkg/mod/cache/download", "goroot",
+	}
+	for i := range want {
+		want[i] = filepath.Join(home, want[i])
+	}
+	slices.Sort(want)
+	if !slices.Equal(got, want) {
+		t.Fatalf("readable:\n got %v\nwant %v", got, want)
+	}
+	for _, r := range got {
+		for _, secret := range []string{".ssh", ".gitconfig", ".cargo/credentials.toml", ".local/share", ".npmrc"} {
+			if r == home || strings.HasPrefix(filepath.Join(home, secret), r+"/") || r == filepath.Join(home, secret) {
+				t.Errorf("readable root %s opens %s", r, secret)
+			}
+		}
+	}
+	if s.userName != `Ada "the" Lovelace` || s.userEmail != "ada@example.com" {
+		t.Fatalf("identity %q <%q>", s.userName, s.userEmail)
+	}
+}
+
+func TestDetectNothing(t *testing.T) {
+	h := Host{Home: t.TempDir(), Getenv: func(string) string { return "" }}
+	if s := Detect(h, Known); len(s.Found) != 0 {
+		t.Fatalf("found %v in an empty home with no PATH", s.Describe())
+	}
+}
+
+func TestSelect(t *testing.T) {
+	tests := []struct {
+		in      []string
+		want    []string
+		wantErr string
+	}{
+		{nil, Known, ""},
+		{[]string{"auto"}, Known, ""},
+		{[]string{"none"}, nil, ""},
+		{[]string{"go", "git"}, []string{"go", "git"}, ""},
+		{[]string{"go", "java"}, nil, `unknown toolchain "java"`},
+		{[]string{"auto", "go"}, nil, `unknown toolchain "auto"`},
+	}
+	for _, tt := range tests {
+		got, err := Select(tt.in)
+		if tt.wantErr != "" {
+			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+				t.Errorf("Select(%v) = %v, want error %q", tt.in, err, tt.wantErr)
+			}
+			continue
+		}
+		if err != nil || !slices.Equal(got, tt.want) {
+			t.Errorf("Select(%v) = %v, %v; want %v", tt.in, got, err, tt.want)
+		}
+	}
+}
+
+func TestParseIdentity(t *testing.T) {
+	tests := []struct{ in, name, email string }{
+		{"[user]\nname = A\nemail = a@x\n", "A", "a@x"},
+		{"[User]\n\tName = B ; c\n", "B", ""},
+		{"[user] name = inline\n", "inline", ""},
+		{"[user]\nname = first\n[user]\nname = last\n", "last", ""},
+		{"[core]\nname = not-user\n", "", ""},
+		{"[user \"sub\"]\nname = sub\n", "", ""},
+		{"[user]\nname = \"a;b#c\"\n", "a;b#c", ""},
+		{"[user]\nname\n", "", ""},
+	}
+	for _, tt := range tests {
+		n, e := parseIdentity([]byte(tt.in))
+		if n != tt.name || e != tt.email {
+			t.Errorf("%q: got %q %q, want %q %q", tt.in, n, e, tt.name, tt.email)
+		}
+	}
+}
+
+func TestPrepare(t *testing.T) {
+	h, home := fakeHome(t)
+	s := Detect(h, Known)
+	cache := WorkspaceCache(t.TempDir(), "/work/app")
+	c, err := s.Prepare(cache, []string{"/work/app"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := map[string]string{}
+	for _, kv := range c.Env {
+		k, v, _ := strings.Cut(kv, "=")
+		env[k] = v
+	}
+	for _, k := range []string{"HOME", "GOCACHE", "GOMODCACHE", "npm_config_cache", "PIP_CACHE_DIR", "CARGO_HOME", "PYTHONUSERBASE"} {
+		if !strings.HasPrefix(env[k], cache+"/") {
+			t.Errorf("%s=%q is not under the workspace cache %s", k, env[k], cache)
+		}
+		if !slices.ContainsFunc(c.Writable, func(w string) bool { return env[k] == w || strings.HasPrefix(env[k], w+"/") }) {
+			t.Errorf("%s=%q is not writable", k, env[k])
+		}
+	}
+	if env["GOPROXY"] != "file://"+filepath.Join(home, "go/pkg/mod/cache/download") || env["RUSTUP_HOME"] != filepath.Join(home, ".rustup") {
+		t.Errorf("GOPROXY=%q RUSTUP_HOME=%q", env["GOPROXY"], env["RUSTUP_HOME"])
+	}
+	if env["GIT_CONFIG_NOSYSTEM"] != "1" || env["GOTOOLCHAIN"] != "local" {
+		t.Errorf("env %v", env)
+	}
+	for _, w := range c.Writable {
+		if strings.HasPrefix(w, home) {
+			t.Errorf("writable %s is in the real home", w)
+		}
+	}
+	gc, err := os.ReadFile(env["GIT_CONFIG_GLOBAL"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, leak := range []string{"SECRETTOKEN", "insteadOf", "helper", "include"} {
+		if strings.Contains(string(gc), leak) {
+			t.Errorf("generated gitconfig carries %q:\n%s", leak, gc)
+		}
+	}
+	if git, err := exec.LookPath("git"); err == nil {
+		out, err := exec.Command(git, "config", "--file", env["GIT_CONFIG_GLOBAL"], "user.name").Output()
+		if err != nil || strings.TrimSpace(string(out)) != `Ada "the" Lovelace` {
+			t.Errorf("git reads user.name as %q (%v)", out, err)
+		}
+	}
+	homeDir := env["HOME"]
+	if err := c.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(homeDir); !os.IsNotExist(err) {
+		t.Errorf("the call's HOME survived Close: %v", err)
+	}
+	c2, err := s.Prepare(cache, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c2.Close()
+	if c2.home == homeDir {
+		t.Error("two calls got the same HOME")
+	}
+}
+
+func TestQuoteValueRoundTrip(t *testing.T) {
+	git, err := exec.LookPath("git")
+	if err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("git is needed")
+		}
+		t.Skip("no git")
+	}
+	for _, v := range []string{`plain`, `with "quotes"`, `back\slash`, "semi;colon # hash", "tab\tand\nnewline"} {
+		f := filepath.Join(t.TempDir(), "c")
+		os.WriteFile(f, []byte("[user]\n\tname = "+quoteValue(v)+"\n"), 0o600)
+		out, err := exec.Command(git, "config", "--file", f, "user.name").Output()
+		want := strings.NewReplacer("\t", " ", "\n", " ").Replace(v)
+		if err != nil || strings.TrimSuffix(string(out), "\n") != want {
+			t.Errorf("%q: git read %q (%v), want %q", v, out, err, want)
+		}
+	}
+}
+
+func BenchmarkDetect(b *testing.B) {
+	h := Host{Home: os.Getenv("HOME"), Getenv: os.Getenv}
+	for b.Loop() {
+		Detect(h, Known)
+	}
+}
