@@ -21,6 +21,9 @@ type Options struct {
 	Console *Console
 	// Now is the clock (tests); nil means time.Now.
 	Now func() time.Time
+	// ProgressEvery is how often a call waiting for a person sends
+	// progress (default 10 s).
+	ProgressEvery time.Duration
 }
 
 // Broker puts asks and ask_user questions to a person. It implements
@@ -30,6 +33,8 @@ type Broker struct {
 	mem     *memory
 	console *Console
 	now     func() time.Time
+	// progressEvery: see Options.ProgressEvery.
+	progressEvery time.Duration
 }
 
 var (
@@ -53,7 +58,11 @@ func New(opts Options) (*Broker, error) {
 	if err != nil {
 		return nil, fmt.Errorf("approval: making the state key: %w", err)
 	}
-	return &Broker{seal: s, mem: newMemory(now, maxRememberedPerID), console: opts.Console, now: now}, nil
+	every := opts.ProgressEvery
+	if every <= 0 {
+		every = 10 * time.Second
+	}
+	return &Broker{seal: s, mem: newMemory(now, maxRememberedPerID), console: opts.Console, now: now, progressEvery: every}, nil
 }
 
 // Approve implements toolkit.Approver: remembered approvals first, then one
@@ -68,13 +77,16 @@ func (b *Broker) Approve(ctx context.Context, call toolkit.ApprovalCall) (toolki
 		return toolkit.ApprovalOutcome{Approved: true, Reason: grants.ReasonApprovedForSession, Channel: "memory"}, nil
 	}
 	timeout := call.Policy.Limits.ApprovalTimeout
+	cc := contextOf(ctx, call)
 	a, pending, reason := b.ask(ctx, askSpec{
 		bind: binding{Kind: kindApproval, Tool: call.Tool, Args: argsDigest(call.Args), Principal: call.Principal,
 			Asks: asksDigest(call.Asks)},
-		form:    approvalForm(call.Tool, asks, timeout),
-		timeout: timeout,
-		retry:   call.Request.Params.MultiRoundTripParams,
-		fill:    func(t *ticket) { t.Asks = asks },
+		form:     approvalForm(call.Tool, cc, asks, timeout),
+		timeout:  timeout,
+		retry:    call.Request.Params.MultiRoundTripParams,
+		progress: progressToken(call.Request),
+		every:    call.Policy.Limits.ApprovalProgress,
+		fill:     func(t *ticket) { t.Asks, t.Context = asks, cc },
 	})
 	if pending != nil {
 		return toolkit.ApprovalOutcome{}, pending
@@ -82,7 +94,7 @@ func (b *Broker) Approve(ctx context.Context, call toolkit.ApprovalCall) (toolki
 	if reason != "" {
 		return toolkit.ApprovalOutcome{Reason: reason, Channel: a.Channel}, nil
 	}
-	decision, reason := decisionOf(a)
+	decision, reason := decisionOf(a, sessionOffered(asks))
 	approved := reason == grants.ReasonApproved
 	if approved && decision == AllowForSession {
 		b.mem.remember(call.Principal, asks)
@@ -148,6 +160,11 @@ type askSpec struct {
 	timeout time.Duration
 	retry   mcp.MultiRoundTripParams // the client's answer, on a modern retry
 	fill    func(*ticket)            // adds what the console shows
+	// progress is the request's progress token: while the call waits for a
+	// person, progress notifications keep hosts that reset their timeout
+	// on progress waiting.
+	progress mcp.ProgressToken
+	every    time.Duration // how often (default: the broker's)
 }
 
 // ask gets an answer for s: from a modern client's retry, by handing a
@@ -238,6 +255,8 @@ func (b *Broker) wait(ctx context.Context, s askSpec, elicit bool) (answer, *mcp
 		t.withdraw("unavailable")
 		return answer{}, nil, grants.ReasonApprovalUnavailable
 	}
+	stop := b.keepAlive(ctx, s.progress, s.every)
+	defer stop()
 	select {
 	case a := <-t.done:
 		if a.Err != nil {
@@ -258,6 +277,48 @@ func (b *Broker) wait(ctx context.Context, s askSpec, elicit bool) (answer, *mcp
 		}
 		return answer{Channel: ch}, nil, reason
 	}
+}
+
+// keepAlive sends notifications/progress for the waiting call every
+// progressEvery, when the request carried a progress token, so a host that
+// resets its request timeout on progress keeps waiting for the person
+// instead of giving up (Claude Desktop style hosts time out after 60 s).
+func (b *Broker) keepAlive(ctx context.Context, token mcp.ProgressToken, every time.Duration) (stop func()) {
+	srv := server.ServerFromContext(ctx)
+	if token == nil || srv == nil {
+		return func() {}
+	}
+	if every <= 0 {
+		every = b.progressEvery
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		tick := time.NewTicker(every)
+		defer tick.Stop()
+		for n := 1; ; n++ {
+			select {
+			case <-ctx.Done():
+				return
+			case <-tick.C:
+				_ = srv.SendNotificationToClient(ctx, "notifications/progress", map[string]any{
+					"progressToken": token,
+					"progress":      n,
+					"message":       "waiting for a person to answer the approval",
+				})
+			}
+		}
+	}()
+	return func() { cancel(); <-done }
+}
+
+// progressToken is the call's progress token, if it asked for progress.
+func progressToken(req mcp.CallToolRequest) mcp.ProgressToken {
+	if req.Params.Meta == nil {
+		return nil
+	}
+	return req.Params.Meta.ProgressToken
 }
 
 // reach is how the current request's client can be asked.

@@ -17,6 +17,9 @@ import (
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/onellm/onellm-mcp/grants"
+	"github.com/onellm/onellm-mcp/internal/display"
 )
 
 // Console is the approval console: a small web page on a loopback address
@@ -247,7 +250,7 @@ func describeAnswer(t *ticket, a answer) string {
 		}
 		return "answer outside the form"
 	}
-	if d, _ := decisionOf(a); d != "" {
+	if d, _ := decisionOf(a, sessionOffered(t.Asks)); d != "" {
 		return strings.ReplaceAll(d, "_", " ")
 	}
 	if a.Action == mcp.ElicitationResponseActionCancel {
@@ -263,9 +266,18 @@ func quoteShort(s string) string {
 	return fmt.Sprintf("%q", s)
 }
 
+// escapeAll escapes each string for display.
+func escapeAll(list []string) []string {
+	out := make([]string, len(list))
+	for i, s := range list {
+		out[i] = display.Escape(s)
+	}
+	return out
+}
+
 func ticketSummary(t *ticket) string {
 	if t.Question != nil {
-		return t.Question.Text
+		return display.Escape(t.Question.Text)
 	}
 	var parts []string
 	for _, d := range t.Asks {
@@ -292,6 +304,12 @@ type pendingView struct {
 	Choices     []string   `json:"choices,omitempty"`
 	Default     string     `json:"default,omitempty"`
 	SecondsLeft int        `json:"seconds_left"`
+	// Context is the call in full (approvals); Level is the highest risk of
+	// its asks, which the page makes stand out; Session says whether
+	// "allow for session" is offered.
+	Context callContext `json:"context"`
+	Level   string      `json:"level,omitempty"`
+	Session bool        `json:"session"`
 }
 
 type itemView struct {
@@ -308,16 +326,22 @@ func (c *Console) view() view {
 	now := c.now()
 	v := view{Version: c.version, Pending: []pendingView{}, Recent: []record{}}
 	for _, t := range c.pending {
-		pv := pendingView{ID: t.ID, Kind: string(t.Kind), Tool: t.Tool, SecondsLeft: max(0, int(t.Deadline.Sub(now).Seconds()))}
+		pv := pendingView{ID: t.ID, Kind: string(t.Kind), Tool: t.Tool, SecondsLeft: max(0, int(t.Deadline.Sub(now).Seconds())),
+			Context: t.Context, Session: sessionOffered(t.Asks)}
+		var top grants.Risk
 		for _, d := range t.Asks {
+			top = max(top, d.Request.Risk)
 			s := "once"
 			if d.ApprovalExpires > 0 {
 				s = d.ApprovalExpires.String()
 			}
 			pv.Items = append(pv.Items, itemView{What: d.Request.Describe(), Rule: orNone(d.RuleID), Risk: d.Request.Risk.String(), Session: s})
 		}
+		if len(t.Asks) > 0 {
+			pv.Level = top.String()
+		}
 		if q := t.Question; q != nil {
-			pv.Question, pv.Choices, pv.Default = q.Text, q.Choices, q.Default
+			pv.Question, pv.Choices, pv.Default = display.Escape(q.Text), escapeAll(q.Choices), display.Escape(q.Default)
 		}
 		v.Pending = append(v.Pending, pv)
 	}

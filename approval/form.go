@@ -8,6 +8,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/onellm/onellm-mcp/grants"
+	"github.com/onellm/onellm-mcp/internal/display"
 )
 
 // The approval form has one field, decision, with these values.
@@ -23,20 +24,26 @@ const elicitKey = "onellm_approval"
 // maxAnswerBytes caps an ask_user free-text answer.
 const maxAnswerBytes = 64 << 10
 
-// approvalForm is the one form put to the person for a call's asks: every
-// request with its rule and risk, and the decision field.
-func approvalForm(tool string, asks []grants.Decision, timeout time.Duration) mcp.ElicitationParams {
+// approvalForm is the one form put to the person for a call's asks: the
+// call in full, every request with its rule and risk, and the decision
+// field (a titled single-select: oneOf of const/title). "Allow for this
+// session" is offered only when every ask's rule gives it an expiry.
+func approvalForm(tool string, cc callContext, asks []grants.Decision, timeout time.Duration) mcp.ElicitationParams {
+	options := []map[string]any{{"const": AllowOnce, "title": "Allow once"}}
+	if sessionOffered(asks) {
+		options = append(options, map[string]any{"const": AllowForSession, "title": "Allow this exact request for the session"})
+	}
+	options = append(options, map[string]any{"const": Deny, "title": "Deny"})
 	return mcp.ElicitationParams{
-		Message: approvalMessage(tool, asks, timeout),
+		Message: approvalMessage(tool, cc, asks, timeout),
 		RequestedSchema: map[string]any{
 			"type": "object",
 			"properties": map[string]any{
 				"decision": map[string]any{
 					"type":        "string",
 					"title":       "Decision",
-					"description": "Allow once, allow this exact request for the session, or deny",
-					"enum":        []string{AllowOnce, AllowForSession, Deny},
-					"enumNames":   []string{"Allow once", "Allow for this session", "Deny"},
+					"description": "Allow once, allow this exact request for the session (when offered), or deny",
+					"oneOf":       options,
 					"default":     Deny,
 				},
 			},
@@ -45,24 +52,38 @@ func approvalForm(tool string, asks []grants.Decision, timeout time.Duration) mc
 	}
 }
 
-func approvalMessage(tool string, asks []grants.Decision, timeout time.Duration) string {
+// approvalMessage tells the truth about the call: the tool, the whole line
+// or URL, the working folder, the client and the workspace, then each
+// request that asks with its rule and risk (high and critical stand out),
+// and how long the person has. Model-chosen text is escaped.
+func approvalMessage(tool string, cc callContext, asks []grants.Decision, timeout time.Duration) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "The tool %s asks for your approval", tool)
+	fmt.Fprintf(&b, "%s asks, through %s, for your approval", tool, cc.Client)
 	if len(asks) > 1 {
 		fmt.Fprintf(&b, " of %d requests", len(asks))
 	}
-	b.WriteString(":\n")
+	b.WriteString(".\n")
+	if cc.Line != "" {
+		fmt.Fprintf(&b, "Call: %s\n", cc.Line)
+	}
+	if cc.Cwd != "" {
+		fmt.Fprintf(&b, "In: %s\n", cc.Cwd)
+	}
+	if cc.Workspace != "" {
+		fmt.Fprintf(&b, "Workspace: %s\n", cc.Workspace)
+	}
 	for i, d := range asks {
-		fmt.Fprintf(&b, "%d. %s\n   rule %s, risk %s", i+1, d.Request.Describe(), orNone(d.RuleID), d.Request.Risk)
+		fmt.Fprintf(&b, "%d. %s\n   %s, rule %s", i+1, d.Request.Describe(), riskLabel(d.Request.Risk), display.Escape(orNone(d.RuleID)))
 		if len(d.Request.DataClasses) > 0 {
 			fmt.Fprintf(&b, ", data %v", d.Request.DataClasses)
 		}
 		if d.ApprovalExpires > 0 {
 			fmt.Fprintf(&b, "; \"for this session\" holds %s", d.ApprovalExpires)
-		} else {
-			b.WriteString("; \"for this session\" means once (the rule sets no approval_expires_seconds)")
 		}
 		b.WriteString("\n")
+	}
+	if !sessionOffered(asks) {
+		b.WriteString("\"For this session\" is not offered: the rule sets no approval_expires_seconds, so an approval holds once.\n")
 	}
 	fmt.Fprintf(&b, "Nothing runs unless you allow it; no answer within %s denies it.", timeout)
 	return b.String()
@@ -112,10 +133,11 @@ type answer struct {
 }
 
 // decisionOf checks an answer against the approval form. Only accept with a
-// content of exactly {"decision": one of the three values} counts; decline
+// content of exactly {"decision": one of the values offered} counts
+// (allow_for_session only when sessionOK); decline
 // is declined, cancel is cancelled, anything else (a missing or unknown
 // decision, extra fields, an unknown action) is declined.
-func decisionOf(a answer) (decision string, reason grants.Reason) {
+func decisionOf(a answer, sessionOK bool) (decision string, reason grants.Reason) {
 	switch a.Action {
 	case mcp.ElicitationResponseActionAccept:
 		m, ok := a.Content.(map[string]any)
@@ -126,7 +148,7 @@ func decisionOf(a answer) (decision string, reason grants.Reason) {
 		switch {
 		case !ok:
 			return "", grants.ReasonDeclined
-		case d == AllowOnce || d == AllowForSession:
+		case d == AllowOnce || d == AllowForSession && sessionOK:
 			return d, grants.ReasonApproved
 		default: // Deny, or a value outside the form
 			return "", grants.ReasonDeclined

@@ -20,19 +20,24 @@ button{font-size:1rem;padding:.5rem .9rem;border-radius:.4rem;border:1px solid #
 button.allow{background:#d8f0d8}button.deny{background:#f6d6d6}
 input[type=text]{font-size:1rem;padding:.45rem;flex:1 1 100%}
 .empty{color:#666}
+.ctx{font-size:.875rem;color:#333}.ctx code{font-family:ui-monospace,monospace}
+.risk-critical{border:3px solid #b00000;background:#fff0f0}.risk-critical .lvl{color:#fff;background:#b00000}
+.risk-high{border:2px solid #c25e00;background:#fff7ee}.risk-high .lvl{color:#fff;background:#c25e00}
+.lvl{font-weight:700;padding:0 .35rem;border-radius:.25rem;text-transform:uppercase;font-size:.8rem;background:#ddd}
 </style></head><body>
 <h1>onellm-mcp: approvals</h1>
 <p class="meta">Each pending call waits for an answer here or in the client; the first answer decides.</p>
 <h2>Pending</h2>
 <div id="pending">
 {{- range .Pending}}
-<div class="card" data-id="{{.ID}}">
- <div><b>{{.Tool}}</b> <span class="meta">times out in {{.SecondsLeft}}s</span></div>
+<div class="card{{if .Level}} risk-{{.Level}}{{end}}" data-id="{{.ID}}">
+ <div><b>{{.Tool}}</b>{{if .Level}} <span class="lvl">{{.Level}} risk</span>{{end}} <span class="meta">times out in {{.SecondsLeft}}s</span></div>
  {{- if eq .Kind "approval"}}
+ <div class="ctx">{{with .Context}}{{if .Line}}<div>call <code>{{.Line}}</code></div>{{end}}{{if .Cwd}}<div>in {{.Cwd}}</div>{{end}}<div>from {{.Client}}, workspace {{.Workspace}}</div>{{end}}</div>
  {{- range .Items}}<div class="what">{{.What}}</div><div class="meta">rule {{.Rule}}, risk {{.Risk}}, "for session" holds {{.Session}}</div>{{end}}
  <form method="post" action="api/decide"><input type="hidden" name="csrf" value="{{$.CSRF}}"><input type="hidden" name="id" value="{{.ID}}">
   <button class="allow" name="decision" value="allow_once">Allow once</button>
-  <button class="allow" name="decision" value="allow_for_session">Allow for session</button>
+  {{- if .Session}}<button class="allow" name="decision" value="allow_for_session">Allow for session</button>{{end}}
   <button class="deny" name="decision" value="deny">Deny</button></form>
  {{- else}}
  <div>{{.Question}}</div>
@@ -65,13 +70,19 @@ function render(s){
   var p=document.getElementById('pending');p.replaceChildren();
   if(!s.pending.length)p.append(el('p','empty','Nothing is waiting.'));
   s.pending.forEach(function(it){
-    var c=el('div','card'),h=el('div');h.append(el('b',null,it.tool),' ',el('span','meta','times out in '+it.seconds_left+'s'));c.append(h);
+    var c=el('div','card'+(it.level?' risk-'+it.level:'')),h=el('div');h.append(el('b',null,it.tool));
+    if(it.level)h.append(' ',el('span','lvl',it.level+' risk'));
+    h.append(' ',el('span','meta','times out in '+it.seconds_left+'s'));c.append(h);
     var f=el('form');
     if(it.kind==='approval'){
+      var x0=it.context||{},cx=el('div','ctx');
+      if(x0.line){var d=el('div',null,'call ');d.append(el('code',null,x0.line));cx.append(d)}
+      if(x0.cwd)cx.append(el('div',null,'in '+x0.cwd));
+      cx.append(el('div',null,'from '+x0.client+', workspace '+x0.workspace));c.append(cx);
       (it.items||[]).forEach(function(x){c.append(el('div','what',x.what),el('div','meta','rule '+x.rule+', risk '+x.risk+', "for session" holds '+x.session))});
-      f.append(btn('Allow once','allow',function(){post(it.id,{decision:'allow_once'})}),
-               btn('Allow for session','allow',function(){post(it.id,{decision:'allow_for_session'})}),
-               btn('Deny','deny',function(){post(it.id,{decision:'deny'})}));
+      f.append(btn('Allow once','allow',function(){post(it.id,{decision:'allow_once'})}));
+      if(it.session)f.append(btn('Allow for session','allow',function(){post(it.id,{decision:'allow_for_session'})}));
+      f.append(btn('Deny','deny',function(){post(it.id,{decision:'deny'})}));
     }else{
       c.append(el('div',null,it.question));
       if(it.choices&&it.choices.length){it.choices.forEach(function(ch){f.append(btn(ch,null,function(){post(it.id,{action:'accept',answer:ch})}))})}

@@ -25,6 +25,7 @@ type ticket struct {
 	Tool      string
 	Principal string
 	Asks      []grants.Decision // approvals
+	Context   callContext       // approvals: the call in full
 	Question  *question         // ask_user
 	Created   time.Time
 	Deadline  time.Time

@@ -152,9 +152,13 @@ func TestApprovalElicitation(t *testing.T) {
 			if e.count() != before+2 {
 				t.Fatalf("allow_once was remembered: asked %d times for two calls", e.count()-before)
 			}
-			// allow_for_session under a rule without approval_expires_seconds means once.
+			// allow_for_session under a rule without approval_expires_seconds
+			// is not offered; choosing it anyway is an answer outside the
+			// form (declined), and nothing is remembered.
 			e.answer = decide("allow_for_session")
-			call(t, c, "read_file", map[string]any{"path": outside})
+			if res := call(t, c, "read_file", map[string]any{"path": outside}); !res.IsError || !strings.Contains(text(res), "declined") {
+				t.Fatalf("allow_for_session outside the form: %s", text(res))
+			}
 			call(t, c, "read_file", map[string]any{"path": outside})
 			if e.count() != before+4 {
 				t.Fatalf("allow_for_session without approval_expires_seconds was remembered")

@@ -295,10 +295,15 @@ func TestConsoleBrowser(t *testing.T) {
 			done, start, at := startCall()
 			measure(start, at, outside)
 			pageText := br.do("text", nil)["text"].(string)
-			for _, want := range []string{"read_file", outside, "interactive-dev/ask-outside-workspace", "Allow once", "Allow for session", "Deny"} {
+			for _, want := range []string{"read_file", outside, "interactive-dev/ask-outside-workspace", "Allow once", "Deny", "from onellm-e2e"} {
 				if !strings.Contains(pageText, want) {
 					t.Errorf("the page lacks %q:\n%s", want, pageText)
 				}
+			}
+			// The rule sets no approval_expires_seconds: "for session" would
+			// mean once, so it is not offered.
+			if strings.Contains(pageText, "Allow for session") {
+				t.Errorf("the page offers \"Allow for session\" for a rule without an expiry:\n%s", pageText)
 			}
 			s := cc.waitPending(1)
 			id := s.Pending[0].ID

@@ -102,8 +102,11 @@ type LimitsConfig struct {
 
 // ApprovalConfig is the [approval] section.
 type ApprovalConfig struct {
-	TimeoutSeconds int    `toml:"timeout_seconds"`
-	Console        string `toml:"console"`
+	TimeoutSeconds int `toml:"timeout_seconds"`
+	// ProgressSeconds is how often a call waiting for a person sends
+	// notifications/progress (default 10).
+	ProgressSeconds int    `toml:"progress_seconds"`
+	Console         string `toml:"console"`
 }
 
 // AuditConfig is the [audit] section.
@@ -289,7 +292,8 @@ func (c *Config) validate() error {
 		"limits.output_max_bytes": l.OutputMaxBytes, "limits.command_timeout_seconds": int64(l.CommandTimeoutSeconds),
 		"limits.command_max_timeout_seconds": int64(l.CommandMaxTimeoutSeconds), "limits.http_timeout_seconds": int64(l.HTTPTimeoutSeconds),
 		"limits.http_max_bytes": l.HTTPMaxBytes, "approval.timeout_seconds": int64(c.Approval.TimeoutSeconds),
-		"http.max_body_bytes": c.HTTP.MaxBodyBytes,
+		"approval.progress_seconds": int64(c.Approval.ProgressSeconds),
+		"http.max_body_bytes":       c.HTTP.MaxBodyBytes,
 	} {
 		if n < 0 {
 			return bad(key, "must not be negative")

@@ -14,6 +14,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/onellm/onellm-mcp/internal/display"
 )
 
 // Capability names what a request wants to do. The names are public.
@@ -255,5 +257,7 @@ func (r Request) Describe() string {
 	if what == "" {
 		return string(r.Capability)
 	}
-	return string(r.Capability) + " " + what
+	// Shown to a person (prompts, console, stderr, explain): model-chosen
+	// control, bidi and invisible characters are escaped.
+	return string(r.Capability) + " " + display.Escape(what)
 }

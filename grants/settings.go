@@ -20,6 +20,7 @@ type Limits struct {
 	HTTPMaxTimeout     time.Duration
 	HTTPMaxBytes       int64
 	ApprovalTimeout    time.Duration
+	ApprovalProgress   time.Duration // how often a waiting call sends progress
 	HTTPMaxRequestBody int64
 }
 
@@ -74,6 +75,7 @@ func (c *Config) limits() Limits {
 		HTTPMaxTimeout:     seconds(max(orDefault(l.HTTPTimeoutSeconds, 30), 300)),
 		HTTPMaxBytes:       orDefault(l.HTTPMaxBytes, 1<<20),
 		ApprovalTimeout:    seconds(orDefault(c.Approval.TimeoutSeconds, 120)),
+		ApprovalProgress:   seconds(orDefault(c.Approval.ProgressSeconds, 10)),
 		HTTPMaxRequestBody: orDefault(c.HTTP.MaxBodyBytes, 4<<20),
 	}
 }
