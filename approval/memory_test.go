@@ -2,6 +2,7 @@ package approval
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -128,5 +129,45 @@ func TestMemoryBindsDataClassesAndRisk(t *testing.T) {
 	critical.Request.Risk = grants.RiskCritical
 	if left := m.unremembered("alice", []grants.Decision{critical}); len(left) != 1 {
 		t.Error("an approval given at risk high holds for the same request at risk critical")
+	}
+}
+
+// TestMemoryIsExactForCommands: an "allow for session" of a command holds
+// for exactly its words, its folder and every target field: a quoted word
+// with a space is not two words, another cwd asks again.
+func TestMemoryIsExactForCommands(t *testing.T) {
+	clk := newClock()
+	m := newMemory(clk.now, 16)
+	exec := func(cwd string, argv ...string) grants.Decision {
+		return grants.Decision{Request: grants.Request{Capability: grants.CapProcessExec,
+			Target: grants.Target{ToolName: "execute_terminal_command", Resource: argv[0], Command: strings.Join(argv, " ")},
+			Risk:   grants.RiskMedium, Surface: grants.SurfaceSandbox, Argv: argv, Cwd: cwd},
+			Effect: grants.Ask, RuleID: "r", ApprovalExpires: time.Hour}
+	}
+	approved := exec("/ws", "touch", "m1 m2")
+	m.remember("alice", []grants.Decision{approved})
+	other := func(f func(*grants.Decision)) grants.Decision { d := approved; f(&d); return d }
+	cases := []struct {
+		name string
+		d    grants.Decision
+		want bool
+	}{
+		{"the same words in the same folder", exec("/ws", "touch", "m1 m2"), true},
+		{"two words where one was approved", exec("/ws", "touch", "m1", "m2"), false},
+		{"another folder", exec("/ws/sub", "touch", "m1 m2"), false},
+		{"another option", other(func(d *grants.Decision) { d.Request.Target.Option = "x" }), false},
+		{"another tool name", other(func(d *grants.Decision) { d.Request.Target.ToolName = "t" }), false},
+		{"another resource", other(func(d *grants.Decision) { d.Request.Target.Resource = "/bin/touch" }), false},
+		{"higher risk", other(func(d *grants.Decision) { d.Request.Risk = grants.RiskHigh }), false},
+		{"with credential data", other(func(d *grants.Decision) { d.Request.DataClasses = []grants.DataClass{grants.DataCredential} }), false},
+	}
+	for _, tc := range cases {
+		if got := len(m.unremembered("alice", []grants.Decision{tc.d})) == 0; got != tc.want {
+			t.Errorf("%s: remembered=%v, want %v", tc.name, got, tc.want)
+		}
+	}
+	// The person is shown the words as they are told apart.
+	if got := approved.Request.Describe(); got != "process.exec `touch 'm1 m2'`" {
+		t.Errorf("Describe = %q", got)
 	}
 }

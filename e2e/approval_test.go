@@ -474,3 +474,48 @@ func BenchmarkApprovedForSessionRoundTrip(b *testing.B) {
 		})
 	}
 }
+
+// TestApprovalForSessionIsExactForCommands: "allow for session" of
+// `touch 'm1 m2'` holds for exactly those words in that folder: `touch m1
+// m2` (two words) and the same words in another folder ask again.
+func TestApprovalForSessionIsExactForCommands(t *testing.T) {
+	f := newFixture(t, `profile = "interactive-dev"
+
+[[rules.ask]]
+rule_id     = "ask-touch"
+capability  = "process.exec"
+target      = { resource = "touch" }
+constraints = { approval_expires_seconds = 600 }
+`)
+	if err := os.MkdirAll(filepath.Join(f.Workspace, "sub"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	e := &elicitor{answer: decide("allow_for_session")}
+	c := stdioClient(t, f, Legacy, client.WithElicitationHandler(e))
+	run := func(command, cwd string) *mcp.CallToolResult {
+		args := map[string]any{"command": command}
+		if cwd != "" {
+			args["cwd"] = cwd
+		}
+		return call(t, c, "execute_terminal_command", args)
+	}
+	if res := run("touch 'm1 m2'", ""); res.IsError || e.count() != 1 {
+		t.Fatalf("first: %s (asked %d)", text(res), e.count())
+	}
+	if msg := e.lastMessage(); !strings.Contains(msg, "`touch 'm1 m2'`") {
+		t.Fatalf("the prompt does not tell the words apart:\n%s", msg)
+	}
+	e.answer = decide("deny")
+	if res := run("touch 'm1 m2'", ""); res.IsError || e.count() != 1 {
+		t.Fatalf("remembered: %s (asked %d)", text(res), e.count())
+	}
+	if res := run("touch m1 m2", ""); !res.IsError || e.count() != 2 {
+		t.Fatalf("two words were approved by one: %s (asked %d)", text(res), e.count())
+	}
+	if res := run("touch 'm1 m2'", "sub"); !res.IsError || e.count() != 3 {
+		t.Fatalf("another folder was approved: %s (asked %d)", text(res), e.count())
+	}
+	if _, err := os.Stat(filepath.Join(f.Workspace, "m1")); err == nil {
+		t.Fatal("a declined command ran")
+	}
+}

@@ -215,6 +215,13 @@ type Request struct {
 	// Private is set on network requests whose host resolved to a loopback,
 	// private or otherwise non-public address.
 	Private bool `json:"private,omitempty"`
+	// Argv is a process.exec request's exact words (Command joins them with
+	// spaces for rule matching, which loses where a word with a space
+	// ends); Cwd is the folder it runs in. Rules do not match them; they
+	// make the request's identity exact for remembered approvals and are
+	// shown to the person.
+	Argv []string `json:"argv,omitempty"`
+	Cwd  string   `json:"cwd,omitempty"`
 }
 
 // HasClass reports whether the request carries data class d.
@@ -223,11 +230,36 @@ func (r Request) HasClass(d DataClass) bool { return slices.Contains(r.DataClass
 // Key identifies the request exactly (capability and every target field), for
 // remembered approvals: never a prefix, never a glob.
 func (r Request) Key() string {
+	return r.KeyInCall() + "\x00" + r.Cwd
+}
+
+// KeyInCall is Key without the working folder: within one call the person
+// approved the whole line, including the cd that moves a later program.
+func (r Request) KeyInCall() string {
 	t := r.Target
 	return strings.Join([]string{
 		string(r.Capability), t.ToolName, t.Path, t.Host, strconv.Itoa(t.Port),
-		t.Resource, t.Command, t.Method, t.Option, string(r.Surface),
+		t.Resource, t.Command, t.Method, t.Option, string(r.Surface), quoteArgv(r.Argv),
 	}, "\x00")
+}
+
+// quoteArgv renders argv so that words are told apart: shell quoting where a
+// word needs it (`touch 'm1 m2'` is not `touch m1 m2`).
+func quoteArgv(argv []string) string {
+	out := make([]string, len(argv))
+	for i, w := range argv {
+		out[i] = shellQuote(w)
+	}
+	return strings.Join(out, " ")
+}
+
+func shellQuote(w string) string {
+	if w != "" && strings.IndexFunc(w, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_./=:,+@%^", r))
+	}) < 0 {
+		return w
+	}
+	return "'" + strings.ReplaceAll(w, "'", `'\''`) + "'"
 }
 
 // Describe renders the request for people and models: "process.exec `git push`".
@@ -236,7 +268,11 @@ func (r Request) Describe() string {
 	var what string
 	switch {
 	case r.Capability == CapProcessExec:
-		what = "`" + t.Command + "`"
+		line := t.Command
+		if len(r.Argv) > 0 {
+			line = quoteArgv(r.Argv) // exactly the words that run
+		}
+		what = "`" + line + "`"
 		if t.Resource != "" && !strings.HasPrefix(t.Command, t.Resource) {
 			what = t.Resource + " " + what // <dynamic>, or a wrapper's target
 		}

@@ -91,11 +91,12 @@ func approvedAsks(v grants.Verdict) []grants.Decision {
 }
 
 // sameApproval reports whether an approval given for a holds for b: the
-// same capability and exact target (Key), at the same risk, with the same
+// same capability, exact target and argv (KeyInCall: within the call the
+// working folder may move, the person saw the whole line), at the same risk, with the same
 // data classes, so an approval never stretches to a riskier or more
 // sensitive request.
 func sameApproval(a, b grants.Request) bool {
-	if a.Key() != b.Key() || a.Risk != b.Risk || len(a.DataClasses) != len(b.DataClasses) {
+	if a.KeyInCall() != b.KeyInCall() || a.Risk != b.Risk || len(a.DataClasses) != len(b.DataClasses) {
 		return false
 	}
 	for _, c := range a.DataClasses {

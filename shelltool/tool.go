@@ -252,7 +252,7 @@ func requests(p *grants.Policy, a cmdline.Analysis, cwd string, surface grants.S
 		reqs = append(reqs, grants.Request{
 			Capability: grants.CapProcessExec,
 			Target:     grants.Target{ToolName: Name, Resource: c.Name, Command: c.Line, Option: c.Option},
-			Risk:       risk, Surface: surface,
+			Risk:       risk, Surface: surface, Argv: slices.Clone(c.Words), Cwd: cwd,
 		})
 	}
 	for _, r := range a.Redirects {
