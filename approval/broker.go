@@ -24,6 +24,8 @@ type Options struct {
 	// ProgressEvery is how often a call waiting for a person sends
 	// progress (default 10 s).
 	ProgressEvery time.Duration
+	// Logf writes the server's stderr lines (nil: none).
+	Logf func(format string, args ...any)
 }
 
 // Broker puts asks and ask_user questions to a person. It implements
@@ -35,6 +37,8 @@ type Broker struct {
 	now     func() time.Time
 	// progressEvery: see Options.ProgressEvery.
 	progressEvery time.Duration
+	hints         *hinted
+	logf          func(format string, args ...any)
 }
 
 var (
@@ -62,7 +66,12 @@ func New(opts Options) (*Broker, error) {
 	if every <= 0 {
 		every = 10 * time.Second
 	}
-	return &Broker{seal: s, mem: newMemory(now, maxRememberedPerID), console: opts.Console, now: now, progressEvery: every}, nil
+	logf := opts.Logf
+	if logf == nil {
+		logf = func(string, ...any) {}
+	}
+	return &Broker{seal: s, mem: newMemory(now, maxRememberedPerID), console: opts.Console, now: now, progressEvery: every,
+		hints: &hinted{seen: map[string]bool{}}, logf: logf}, nil
 }
 
 // Approve implements toolkit.Approver: remembered approvals first, then one
@@ -92,7 +101,11 @@ func (b *Broker) Approve(ctx context.Context, call toolkit.ApprovalCall) (toolki
 		return toolkit.ApprovalOutcome{}, pending
 	}
 	if reason != "" {
-		return toolkit.ApprovalOutcome{Reason: reason, Channel: a.Channel}, nil
+		out := toolkit.ApprovalOutcome{Reason: reason, Channel: a.Channel}
+		if reason == grants.ReasonApprovalUnavailable && b.console == nil {
+			out.Hint = b.hints.once(call.Principal, b.logf)
+		}
+		return out, nil
 	}
 	decision, reason := decisionOf(a, sessionOffered(asks))
 	approved := reason == grants.ReasonApproved

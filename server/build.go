@@ -45,7 +45,7 @@ func Open(p *grants.Policy, logger *log.Logger) (*Server, error) {
 			return nil, fmt.Errorf("approval console: %w", err)
 		}
 	}
-	broker, err := approval.New(approval.Options{Console: console})
+	broker, err := approval.New(approval.Options{Console: console, Logf: logger.Printf})
 	if err != nil {
 		audit.Close()
 		return nil, err

@@ -161,6 +161,7 @@ func (s *Server) call(ctx context.Context, t toolkit.Tool, req mcp.CallToolReque
 		}
 	}
 	verdict := p.DecideAll(plan.Requests)
+	var hint string // how to get an approval channel, when none answered
 	if verdict.Effect == grants.Ask {
 		outcome, pending := s.approver.Approve(ctx, toolkit.ApprovalCall{
 			Tool: t.Name(), Args: raw, Principal: principal, Request: req, Asks: verdict.Asks(), Policy: p,
@@ -169,6 +170,7 @@ func (s *Server) call(ctx context.Context, t toolkit.Tool, req mcp.CallToolReque
 			return pending // the client answers and retries; the call is decided again then
 		}
 		verdict = settle(verdict, outcome)
+		hint = outcome.Hint
 		ref.channel = outcome.Channel
 		gate.ref.channel, gate.approved = outcome.Channel, approvedAsks(verdict)
 	}
@@ -177,7 +179,11 @@ func (s *Server) call(ctx context.Context, t toolkit.Tool, req mcp.CallToolReque
 		return mcp.NewToolResultError(fmt.Sprintf("refused: the audit log cannot be written, so nothing runs (%v)", err))
 	}
 	if verdict.Effect != grants.Allow {
-		return refusal(t.Name(), verdict)
+		res := refusal(t.Name(), verdict)
+		if hint != "" {
+			res.Content = append(res.Content, mcp.NewTextContent(hint))
+		}
+		return res
 	}
 	start := time.Now()
 	res := plan.Run(ctx)

@@ -286,6 +286,9 @@ type ApprovalOutcome struct {
 	// Channel is how the answer came: elicitation, console, or memory (a
 	// remembered allow_for_session); empty when nobody was asked.
 	Channel string
+	// Hint tells the person how to get an approval channel, on the first
+	// approval_unavailable of a principal; added to the refusal text.
+	Hint string
 }
 
 // NoApprover answers every ask with a deny: no channel to a person exists.
