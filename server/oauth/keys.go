@@ -31,6 +31,15 @@ const (
 	maxStale = time.Hour
 )
 
+// Doer sends one HTTP request (an *http.Client).
+type Doer interface {
+	Do(*http.Request) (*http.Response, error)
+}
+
+// defaultClient fetches the JWKS: the only outbound connection outside
+// webtools, to the jwks_url the host's config names.
+func defaultClient() Doer { return &http.Client{Timeout: 10 * time.Second} }
+
 // keyCache holds the issuer's signing keys.
 type keyCache struct {
 	cfg Config

@@ -57,7 +57,7 @@ type Config struct {
 	// Leeway is the clock skew allowed on exp, nbf and iat (default 60 s).
 	Leeway time.Duration
 	// Client fetches JWKSURL (default: a client with a 10 s timeout).
-	Client *http.Client
+	Client Doer
 	// Now is the clock (default time.Now).
 	Now func() time.Time
 }
@@ -113,7 +113,7 @@ func New(cfg Config) (*Verifier, error) {
 		cfg.Now = time.Now
 	}
 	if cfg.Client == nil {
-		cfg.Client = &http.Client{Timeout: 10 * time.Second}
+		cfg.Client = defaultClient()
 	}
 	return &Verifier{cfg: cfg, keys: newKeyCache(cfg)}, nil
 }
