@@ -26,6 +26,9 @@ type Options struct {
 	ProgressEvery time.Duration
 	// Logf writes the server's stderr lines (nil: none).
 	Logf func(format string, args ...any)
+	// Notifier, when set, shows a desktop notification for every ask that
+	// waits for a person.
+	Notifier *Notifier
 }
 
 // Broker puts asks and ask_user questions to a person. It implements
@@ -39,6 +42,7 @@ type Broker struct {
 	progressEvery time.Duration
 	hints         *hinted
 	logf          func(format string, args ...any)
+	notifier      *Notifier
 }
 
 var (
@@ -71,7 +75,7 @@ func New(opts Options) (*Broker, error) {
 		logf = func(string, ...any) {}
 	}
 	return &Broker{seal: s, mem: newMemory(now, maxRememberedPerID), console: opts.Console, now: now, progressEvery: every,
-		hints: &hinted{seen: map[string]bool{}}, logf: logf}, nil
+		hints: &hinted{seen: map[string]bool{}}, logf: logf, notifier: opts.Notifier}, nil
 }
 
 // Approve implements toolkit.Approver: remembered approvals first, then one
@@ -96,6 +100,7 @@ func (b *Broker) Approve(ctx context.Context, call toolkit.ApprovalCall) (toolki
 		progress: progressToken(call.Request),
 		every:    call.Policy.Limits.ApprovalProgress,
 		fill:     func(t *ticket) { t.Asks, t.Context = asks, cc },
+		notify:   func() { b.notifier.notify(call.Tool, cc, asks) },
 	})
 	if pending != nil {
 		return toolkit.ApprovalOutcome{}, pending
@@ -178,6 +183,8 @@ type askSpec struct {
 	// on progress waiting.
 	progress mcp.ProgressToken
 	every    time.Duration // how often (default: the broker's)
+	// notify tells the person on the desktop (nil: no notification).
+	notify func()
 }
 
 // ask gets an answer for s: from a modern client's retry, by handing a
@@ -203,6 +210,9 @@ func (b *Broker) ask(ctx context.Context, s askSpec) (answer, *mcp.CallToolResul
 			t := b.ticket(nonce, s)
 			t.retried = true
 			_ = b.console.add(t) // a full console still leaves the client's form
+		}
+		if s.notify != nil {
+			s.notify()
 		}
 		return answer{}, server.NewInputRequestBuilder(state).Elicit(elicitKey, s.form).ToolResult(), ""
 	case r.elicit && !r.modern, b.console != nil:
@@ -245,6 +255,9 @@ func (b *Broker) wait(ctx context.Context, s askSpec, elicit bool) (answer, *mcp
 	onConsole := false
 	if b.console != nil {
 		onConsole = b.console.add(t) == nil
+	}
+	if s.notify != nil && (onConsole || elicit) {
+		s.notify()
 	}
 	srv := server.ServerFromContext(ctx)
 	if elicit && srv != nil {

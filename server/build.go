@@ -3,6 +3,7 @@ package server
 import (
 	"fmt"
 	"log"
+	"os"
 	"path/filepath"
 
 	"github.com/onellm/onellm-mcp/approval"
@@ -45,7 +46,14 @@ func Open(p *grants.Policy, logger *log.Logger) (*Server, error) {
 			return nil, fmt.Errorf("approval console: %w", err)
 		}
 	}
-	broker, err := approval.New(approval.Options{Console: console, Logf: logger.Printf})
+	consoleURL := ""
+	if console != nil {
+		consoleURL = console.URL()
+	}
+	// Desktop notifications when the person's session bus exists; none
+	// (and no error) otherwise.
+	notifier := approval.NewNotifier(os.Getenv("DBUS_SESSION_BUS_ADDRESS"), consoleURL, logger.Printf)
+	broker, err := approval.New(approval.Options{Console: console, Logf: logger.Printf, Notifier: notifier})
 	if err != nil {
 		audit.Close()
 		return nil, err

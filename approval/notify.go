@@ -1,0 +1,111 @@
+package approval
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/godbus/dbus/v5"
+
+	"github.com/onellm/onellm-mcp/grants"
+	"github.com/onellm/onellm-mcp/internal/display"
+)
+
+// Desktop notifications (freedesktop Notifications over the session bus).
+const (
+	notifyDest   = "org.freedesktop.Notifications"
+	notifyPath   = "/org/freedesktop/Notifications"
+	notifyMethod = notifyDest + ".Notify"
+	// notifyTimeout bounds one Notify call: a slow notification daemon never
+	// holds up an ask.
+	notifyTimeout = 2 * time.Second
+)
+
+// Notifier tells the person on the desktop that an ask is pending, naming
+// the tool, the command and the risk, with the console's address. It never
+// fails an ask: without a session bus, or when the daemon does not answer,
+// nothing is shown and the ask waits as before.
+type Notifier struct {
+	conn       *dbus.Conn
+	consoleURL string
+	logf       func(string, ...any)
+}
+
+// NewNotifier connects to the session bus at address (the value of
+// DBUS_SESSION_BUS_ADDRESS). It returns nil when there is no bus.
+func NewNotifier(address, consoleURL string, logf func(string, ...any)) *Notifier {
+	if address == "" {
+		return nil
+	}
+	conn, err := dbus.Connect(address)
+	if err != nil {
+		if logf != nil {
+			logf("approval: no desktop notifications (session bus: %v)", err)
+		}
+		return nil
+	}
+	if logf == nil {
+		logf = func(string, ...any) {}
+	}
+	return &Notifier{conn: conn, consoleURL: consoleURL, logf: logf}
+}
+
+// Close closes the bus connection.
+func (n *Notifier) Close() error {
+	if n == nil {
+		return nil
+	}
+	return n.conn.Close()
+}
+
+// notify shows one pending ask, in the background.
+func (n *Notifier) notify(tool string, cc callContext, asks []grants.Decision) {
+	if n == nil {
+		return
+	}
+	summary, body, urgency := notification(tool, cc, asks, n.consoleURL)
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), notifyTimeout)
+		defer cancel()
+		call := n.conn.Object(notifyDest, notifyPath).CallWithContext(ctx, notifyMethod, 0,
+			"onellm-mcp", uint32(0), "dialog-warning", summary, body,
+			[]string{"default", "Open the approval console"},
+			map[string]dbus.Variant{"urgency": dbus.MakeVariant(urgency)}, int32(-1))
+		if call.Err != nil {
+			n.logf("approval: desktop notification: %v", call.Err)
+		}
+	}()
+}
+
+// notification is what the desktop shows: the tool and highest risk in
+// the summary; the call, each ask and the console address in the body
+// (markup-escaped: notification bodies may be rendered as markup).
+func notification(tool string, cc callContext, asks []grants.Decision, consoleURL string) (summary, body string, urgency byte) {
+	var top grants.Risk
+	for _, d := range asks {
+		top = max(top, d.Request.Risk)
+	}
+	urgency = 1
+	if top >= grants.RiskHigh {
+		urgency = 2
+	}
+	summary = fmt.Sprintf("Approval needed: %s (risk %s)", display.Escape(tool), top)
+	var b strings.Builder
+	if cc.Line != "" {
+		b.WriteString(cc.Line + "\n")
+	}
+	for _, d := range asks {
+		b.WriteString(d.Request.Describe() + "\n")
+	}
+	if consoleURL != "" {
+		b.WriteString("Answer on the console: " + consoleURL)
+	} else {
+		b.WriteString("Answer in " + cc.Client)
+	}
+	return summary, markupEscape(b.String()), urgency
+}
+
+func markupEscape(s string) string {
+	return strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;").Replace(s)
+}
