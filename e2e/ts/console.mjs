@@ -56,9 +56,14 @@ async function load(pg, fn) {
     const n = performance.getEntriesByType('navigation')[0];
     return n ? { responseEnd: n.responseEnd, domContentLoaded: n.domContentLoadedEventEnd, load: n.loadEventEnd, transferSize: n.transferSize, bodySize: n.decodedBodySize } : null;
   }).catch(() => null);
-  // Requests of the page's own resources, counted after the load settles.
+  // Requests of the page's own resources (styles, scripts, images), counted
+  // after the load settles. The page's own polling of api/state (fetch) is
+  // not a resource of the load: it starts on a timer that a slow machine
+  // can reach within the settling time.
   await pg.waitForTimeout(200);
-  const resources = await pg.evaluate(() => performance.getEntriesByType('resource').map((r) => r.name)).catch(() => []);
+  const resources = await pg.evaluate(() => performance.getEntriesByType('resource')
+    .filter((r) => r.initiatorType !== 'fetch' && r.initiatorType !== 'xmlhttprequest')
+    .map((r) => r.name)).catch(() => []);
   return {
     status: resp ? resp.status() : 0,
     url: pg.url(),
