@@ -16,12 +16,24 @@ import (
 func closestFirst(word string, known []string) []string {
 	out := slices.Clone(known)
 	dist := make(map[string]int, len(out))
+	w := strings.ToLower(word)
 	for _, k := range out {
-		dist[k] = editDistance(strings.ToLower(word), strings.ToLower(k))
+		d := editDistance(w, strings.ToLower(k))
+		// A name that holds the word whole ("files.read" in
+		// "workspace.files.read") is what was meant, more often than one
+		// a few letters away.
+		if w != "" && strings.Contains(strings.ToLower(k), w) {
+			d = min(d, 1)
+		}
+		dist[k] = d
 	}
 	slices.SortStableFunc(out, func(a, b string) int { return dist[a] - dist[b] })
 	return out
 }
+
+// Closest returns known sorted by edit distance to word, closest first: for
+// messages that list the names a mistyped one could have meant.
+func Closest(word string, known []string) []string { return closestFirst(word, known) }
 
 // knownList renders "use one of a, b, c" with the closest name first.
 func knownList(word string, known []string) string {
