@@ -58,6 +58,7 @@ func toolsSignature(tools []mcpserver.ServerTool) []byte {
 // A writer that pauses longer than this between steps can still be read
 // half-way: the README tells people to write the config atomically.
 const reloadSettle = time.Second
+
 // WatchConfig watches the config file at path and, after each change,
 // builds a policy with load (which must load and compile exactly as at
 // start-up). A good policy is put in force with SetPolicy; a bad one is
