@@ -67,6 +67,13 @@ func editDistance(a, b string) int {
 // alternatives.
 func globProblem(pattern string, braces bool) string {
 	at := func(i int) int { return utf8.RuneCountInString(pattern[:i]) + 1 }
+	if !utf8.ValidString(pattern) {
+		for i, r := range pattern {
+			if r == utf8.RuneError {
+				return fmt.Sprintf("it is not valid UTF-8 at character %d", at(i))
+			}
+		}
+	}
 	var openBraces []int
 	for i := 0; i < len(pattern); i++ {
 		switch pattern[i] {
@@ -86,7 +93,10 @@ func globProblem(pattern string, braces bool) string {
 				openBraces = append(openBraces, i)
 			}
 		case '}':
-			if braces && len(openBraces) > 0 {
+			if braces && len(openBraces) == 0 {
+				return fmt.Sprintf(`the "}" at character %d closes no "{"; write "\}" for a literal "}"`, at(i))
+			}
+			if braces {
 				openBraces = openBraces[:len(openBraces)-1]
 			}
 		}
