@@ -162,3 +162,48 @@ func writeInTwoSteps(t *testing.T, path, writer, first, second string, gap time.
 		t.Fatal(err)
 	}
 }
+
+// TestReloadRefusesFailingPolicyTests: a change whose [[tests]] fail is
+// refused on reload, naming the test, and the policy in force stays.
+func TestReloadRefusesFailingPolicyTests(t *testing.T) {
+	const test = `
+[[tests]]
+name       = "notes are closed"
+capability = "workspace.files.read"
+target     = { path = "notes/a.txt" }
+expect     = "deny"
+rule_id    = "no-notes"
+`
+	f := newFixture(t, reloadDeny+test)
+	f.write(t, "notes/a.txt", "note\n")
+	stderr := &lockedBuffer{}
+	tr := transport.NewStdioWithOptions(binary, []string{"HOME=" + f.Root}, []string{"serve", "--config", f.Config},
+		transport.WithCommandStderrWriter(stderr))
+	c := client.NewClient(tr)
+	if err := c.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		c.Close()
+		if t.Failed() {
+			t.Logf("server stderr:\n%s", stderr)
+		}
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	init := mcp.InitializeRequest{}
+	init.Params.ProtocolVersion = string(Legacy)
+	init.Params.ClientInfo = mcp.Implementation{Name: "reload-tests", Version: "1"}
+	if _, err := c.Initialize(ctx, init); err != nil {
+		t.Fatal(err)
+	}
+	f.rewrite(t, strings.Replace(reloadDeny, "notes/**", "other/**", 1)+test)
+	eventually(t, 10*time.Second, "the failing test refuses the change", func() bool {
+		s := stderr.String()
+		return strings.Contains(s, "config change refused, the policy in force stays") && strings.Contains(s, `[[tests]] #1 "notes are closed"`) &&
+			strings.Contains(s, "policy test failed: expected deny, got allow")
+	})
+	if res := call(t, c, "read_file", map[string]any{"path": "notes/a.txt"}); !res.IsError || !strings.Contains(text(res), "no-notes") {
+		t.Errorf("the policy in force changed: %q", text(res))
+	}
+}

@@ -274,6 +274,21 @@ func Parse(data []byte, file, dir string) (cfg *Config, err error) {
 	v := viper.New()
 	v.SetConfigType("toml")
 	if err := v.ReadConfig(bytes.NewReader(data)); err != nil {
+		// viper's error hides the decoder's position: decode again for it.
+		var m map[string]any
+		derr := toml.Unmarshal(data, &m)
+		var de *toml.DecodeError
+		if errors.As(derr, &de) {
+			return nil, tomlError(file, derr)
+		}
+		// A key or table defined twice comes without a position; the
+		// schema walk finds it with its line.
+		if _, serr := checkSchema(data, file); serr != nil {
+			return nil, serr
+		}
+		if derr != nil {
+			err = derr
+		}
 		return nil, tomlError(file, err)
 	}
 	// viper and the typed decoder both fold the case of keys; the schema

@@ -85,6 +85,20 @@ func TestConfigErrors(t *testing.T) {
 		{"secret_bad_host", P + "[secrets.gh]\nenv = \"GH\"\nhosts = [\"api.github.com/x\"]\n", 4, "secrets.gh.hosts"},
 		{"escaped_unknown_key", P + "\"\\u0000\" = 1\n", 2, "\x00"}, // go-toml panicked on this
 		{"workspace_missing", P + "workspace = \"does-not-exist\"\n", 2, "workspace"},
+		{"workspace_root", P + "workspace = \"/\"\n", 2, "workspace"},
+		{"workspace_not_a_folder", P + "workspace = \"/dev/null\"\n", 2, "workspace"},
+		{"bad_sandbox_env", P + "[sandbox]\nenv = [\"PATH\", \"MY VAR\"]\n", 3, "sandbox.env"},
+		{"bad_http_auth", P + "[http]\nauth = \"basic\"\n", 3, "http.auth"},
+		{"bad_http_token_env", P + "[http]\ntoken_env = \"$TOKEN\"\n", 3, "http.token_env"},
+		{"secret_bad_name", P + "[secrets.\"git hub\"]\nenv = \"GH\"\n", 2, "secrets.git hub"},
+		{"secret_bad_env", P + "[secrets.gh]\nenv = \"GH-TOKEN\"\n", 3, "secrets.gh.env"},
+		{"secret_bad_format", P + "[secrets.gh]\nenv = \"GH\"\nformat = \"Bearer\"\n", 4, "secrets.gh.format"},
+		{"secret_bad_header", P + "[secrets.gh]\nenv = \"GH\"\nheader = \"Authorization: x\"\n", 4, "secrets.gh.header"},
+		{"duplicate_key", P + "[sandbox]\nnetwork = \"none\"\nnetwork = \"full\"\n", 4, "sandbox.network"},
+		{"duplicate_table", P + "[sandbox]\nnetwork = \"none\"\n[sandbox]\nrequired = true\n", 4, "sandbox"},
+		{"test_bad_surface", P + "[[tests]]\nname = \"a\"\ncapability = \"process.exec\"\nexpect = \"allow\"\nexecution_surface = \"vm\"\n", 6, "tests[0].execution_surface"},
+		{"test_bad_data_class", P + "[[tests]]\nname = \"a\"\ncapability = \"user.ask\"\nexpect = \"allow\"\ndata_classes = [\"pii\"]\n", 6, "tests[0].data_classes"},
+		{"test_bad_port", P + "[[tests]]\nname = \"a\"\ncapability = \"network.http.get\"\nexpect = \"ask\"\ntarget = { host = \"a.com\", port = 70000 }\n", 6, "tests[0].target.port"},
 		// [[tests]]: checked like rules, and a failing one refuses the config.
 		{"test_missing_name", P + "[[tests]]\ncapability = \"user.ask\"\nexpect = \"allow\"\n", 2, "tests[0].name"},
 		{"test_duplicate_name", P + "[[tests]]\nname = \"a\"\ncapability = \"user.ask\"\nexpect = \"allow\"\n[[tests]]\nname = \"a\"\ncapability = \"user.ask\"\nexpect = \"allow\"\n", 7, "tests[1].name"},
@@ -429,7 +443,30 @@ func TestConfigTrust(t *testing.T) {
 			if err != nil && strings.Count(err.Error(), "\n") > 0 {
 				t.Errorf("not one line: %q", err)
 			}
+			if err != nil {
+				got := strings.ReplaceAll(err.Error(), dir, "$DIR") + "\n"
+				goldenFile(t, "trust_"+strings.ReplaceAll(tt.name, " ", "_"), got)
+			}
 		})
+	}
+}
+
+// goldenFile compares got with testdata/errors/NAME.golden (-update rewrites it).
+func goldenFile(t *testing.T, name, got string) {
+	t.Helper()
+	golden := filepath.Join("testdata", "errors", name+".golden")
+	if *update {
+		if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatalf("%v (run with -update to create it)", err)
+	}
+	if got != string(want) {
+		t.Errorf("message changed:\n got  %s want %s(run with -update if intended)", got, want)
 	}
 }
 

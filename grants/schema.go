@@ -55,6 +55,7 @@ func checkSchema(data []byte, file string) (keyLines, error) {
 		return &ConfigError{File: file, Line: line, Key: key, Msg: msg}
 	}
 	arrayCount := map[string]int{}
+	headers := map[string]int{} // table headers seen, by path
 	table, tableType := "", configType
 	for p.NextExpression() {
 		e := p.Expression()
@@ -79,6 +80,10 @@ func checkSchema(data []byte, file string) (keyLines, error) {
 			} else if k := elem(t).Kind(); k != reflect.Struct && k != reflect.Map {
 				return nil, bad(path, line, fmt.Sprintf("is a value, not a table: write %s = …", parts[len(parts)-1]))
 			}
+			if first, dup := headers[path]; dup {
+				return nil, bad(path, line, fmt.Sprintf("the table is defined twice (first on line %d); merge the two", first))
+			}
+			headers[path] = line
 			lines[path] = line
 			table, tableType = path, elem(t)
 		case unstable.KeyValue:
@@ -215,6 +220,9 @@ func checkKeyValue(table string, t reflect.Type, kv *unstable.Node, lines keyLin
 	path, ft, err := resolveKey(table, t, parts, lines, line)
 	if err != nil {
 		return err
+	}
+	if first, dup := lines[path]; dup {
+		return &schemaError{key: path, line: line, msg: fmt.Sprintf("is set twice (first on line %d); keep one", first)}
 	}
 	lines[path] = line
 	return checkValue(path, ft, kv.Value(), lines, lineOf, line)
