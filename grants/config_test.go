@@ -445,7 +445,12 @@ func TestConfigTrust(t *testing.T) {
 			}
 			if err != nil {
 				got := strings.ReplaceAll(err.Error(), dir, "$DIR") + "\n"
-				goldenFile(t, "trust_"+strings.ReplaceAll(tt.name, " ", "_"), got)
+				goldenFile(t, "trust_"+strings.Map(func(r rune) rune {
+					if r >= 'a' && r <= 'z' || r >= '0' && r <= '9' {
+						return r
+					}
+					return '_'
+				}, tt.name), got)
 			}
 		})
 	}
