@@ -142,7 +142,7 @@ func TestCLIHelp(t *testing.T) {
 			t.Errorf("%s --no-such-flag: exit %d, stdout %q, stderr %q", cmd, code, out, errOut)
 		}
 	}
-	for _, args := range [][]string{{"help"}, {"--help"}, {"-h"}} {
+	for _, args := range [][]string{{"help"}, {"--help"}, {"-h"}, {"help", "--help"}, {"help", "help"}, {"--help", "-h"}} {
 		out, _, code := runCLI(t, dir, args...)
 		if code != 0 || !strings.Contains(out, "usage: onellm-mcp COMMAND") || !strings.Contains(out, "init") {
 			t.Errorf("%q: exit %d %q", args, code, out)

@@ -93,7 +93,7 @@ func help(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 		return nil
 	case len(args) > 1:
 		return usageErr(usage, "help takes one command name")
-	case args[0] == "help":
+	case args[0] == "help" || args[0] == "-h" || args[0] == "--help" || args[0] == "-help":
 		fmt.Fprint(stdout, usage)
 		return nil
 	}
