@@ -3,6 +3,7 @@ package grants
 import (
 	"fmt"
 	"reflect"
+	"sort"
 	"strconv"
 	"strings"
 
@@ -45,11 +46,19 @@ func checkSchema(data []byte, file string) (keyLines, error) {
 	lines := keyLines{}
 	var p unstable.Parser
 	p.Reset(data)
+	// Line numbers from byte offsets through an index of the newlines
+	// (the parser's Shape scans from the start for every node).
+	var newlines []int
+	for i, c := range data {
+		if c == '\n' {
+			newlines = append(newlines, i)
+		}
+	}
 	lineOf := func(n *unstable.Node) int {
 		if n == nil || n.Raw.Length == 0 && n.Raw.Offset == 0 {
 			return 0
 		}
-		return p.Shape(n.Raw).Start.Line
+		return sort.SearchInts(newlines, int(n.Raw.Offset)) + 1
 	}
 	bad := func(key string, line int, msg string) error {
 		return &ConfigError{File: file, Line: line, Key: key, Msg: msg}
