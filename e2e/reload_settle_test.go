@@ -90,11 +90,11 @@ func TestReloadNeverAppliesAPartialConfig(t *testing.T) {
 				if i == 199 {
 					second += finalDeny
 				}
-				// Most writers finish within milliseconds; every 20th pauses
+				// Most writers finish within milliseconds; every 40th pauses
 				// 400 ms between its steps, longer than a short debounce
 				// (this server's used to be 150 ms), shorter than the settle.
 				gap := 2 * time.Millisecond
-				if i%20 == 10 {
+				if i%40 == 20 {
 					gap = 400 * time.Millisecond
 				}
 				writeInTwoSteps(t, f.Config, writer, head, second, gap)
