@@ -180,6 +180,12 @@ const keyChars = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789
 // timeout_seconds", "[[rules.allow]] #1 \"x\" target.path", "[secrets.gh] env".
 func displayKey(key, name string) string {
 	if strings.IndexFunc(key, func(r rune) bool { return !strings.ContainsRune(keyChars, r) }) >= 0 {
+		// A name written quoted, such as a secret's: quote it again.
+		if first, rest, ok := strings.Cut(key, "."); ok {
+			if f, known := fieldByTag(configType, first); known && elem(f.Type).Kind() == reflect.Map {
+				return "[" + first + "." + strconv.Quote(rest) + "]"
+			}
+		}
 		return strconv.Quote(key)
 	}
 	if i := strings.IndexByte(key, '['); i > 0 {
@@ -360,7 +366,7 @@ func (c *Config) validate() error {
 	}
 	for _, e := range c.Sandbox.Env {
 		if !envNamePattern.MatchString(e) {
-			return bad("sandbox.env", fmt.Sprintf("%q is not an environment variable name", e))
+			return bad("sandbox.env", fmt.Sprintf("%q is not an environment variable name (letters, digits and _, not starting with a digit)", e))
 		}
 	}
 	l := c.Limits
@@ -381,7 +387,7 @@ func (c *Config) validate() error {
 		return bad("http.auth", fmt.Sprintf("unknown value %q; use \"token\" or \"none\"", c.HTTP.Auth))
 	}
 	if c.HTTP.TokenEnv != "" && !envNamePattern.MatchString(c.HTTP.TokenEnv) {
-		return bad("http.token_env", "not an environment variable name")
+		return bad("http.token_env", fmt.Sprintf("%q is not an environment variable name (letters, digits and _, not starting with a digit); name the variable, without $", c.HTTP.TokenEnv))
 	}
 	for name, s := range c.Secrets {
 		key := "secrets." + name
@@ -391,11 +397,11 @@ func (c *Config) validate() error {
 		case (s.Env == "") == (s.File == ""):
 			return bad(key, "set exactly one of env or file as the value's source")
 		case s.Env != "" && !envNamePattern.MatchString(s.Env):
-			return bad(key+".env", "not an environment variable name")
+			return bad(key+".env", fmt.Sprintf("%q is not an environment variable name (letters, digits and _, not starting with a digit)", s.Env))
 		case s.Format != "" && !strings.Contains(s.Format, "{value}"):
-			return bad(key+".format", "must contain {value}")
+			return bad(key+".format", fmt.Sprintf("%q must contain {value}, where the secret goes (e.g. \"Bearer {value}\")", s.Format))
 		case strings.ContainsAny(s.Header, " :\r\n"):
-			return bad(key+".header", "not a header name")
+			return bad(key+".header", fmt.Sprintf("%q is not a header name; write the name alone (e.g. \"Authorization\"), the value comes from format", s.Header))
 		}
 		for _, h := range s.Hosts {
 			if err := validateHostGlob(h); err != nil {

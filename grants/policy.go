@@ -244,7 +244,7 @@ func resolveWorkspace(cfg *Config, home string) (string, error) {
 	}
 	real, err := filepath.EvalSymlinks(ws)
 	if err != nil {
-		return "", fmt.Errorf("cannot use %s as the workspace: %v", ws, unwrapPathError(err))
+		return "", fmt.Errorf("cannot use %s as the workspace: %v; create the folder or fix workspace (a relative path starts from the config's folder)", ws, unwrapPathError(err))
 	}
 	fi, err := os.Stat(real)
 	if err != nil || !fi.IsDir() {
@@ -337,7 +337,7 @@ func (p *Policy) compileRule(rc RuleConfig, effect Effect, source string) (*Rule
 	for _, m := range c.Method {
 		up := strings.ToUpper(m)
 		if _, ok := HTTPCapability(up); !ok {
-			return nil, fmt.Errorf("conditions.method: unknown HTTP method %q", m)
+			return nil, fmt.Errorf("conditions.method: unknown HTTP method %q; use GET, HEAD, POST, PUT, PATCH, DELETE or OPTIONS", m)
 		}
 		r.methods = append(r.methods, up)
 	}
