@@ -252,12 +252,23 @@ func checkValue(path string, t reflect.Type, v *unstable.Node, lines keyLines, l
 		if v.Kind != unstable.Bool {
 			return wrong()
 		}
-	case reflect.Int, reflect.Int64:
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
 		if v.Kind != unstable.Integer {
 			return wrong()
 		}
-		if _, err := strconv.ParseInt(string(v.Data), 0, 64); err != nil {
-			return &schemaError{key: path, line: line, msg: fmt.Sprintf("%s is out of range for an integer", v.Data)}
+		if _, err := strconv.ParseInt(string(v.Data), 0, t.Bits()); err != nil {
+			return &schemaError{key: path, line: line, msg: fmt.Sprintf("%s is out of range for this integer", v.Data)}
+		}
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		if v.Kind != unstable.Integer {
+			return wrong()
+		}
+		if _, err := strconv.ParseUint(strings.TrimPrefix(string(v.Data), "+"), 0, t.Bits()); err != nil {
+			return &schemaError{key: path, line: line, msg: fmt.Sprintf("%s is out of range: want an integer from 0 up", v.Data)}
+		}
+	case reflect.Float32, reflect.Float64:
+		if v.Kind != unstable.Float && v.Kind != unstable.Integer {
+			return wrong()
 		}
 	case reflect.Slice:
 		if v.Kind != unstable.Array {
@@ -296,8 +307,11 @@ func tomlTypeName(t reflect.Type) string {
 		return "a string"
 	case reflect.Bool:
 		return "true or false"
-	case reflect.Int, reflect.Int64:
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
 		return "an integer"
+	case reflect.Float32, reflect.Float64:
+		return "a number"
 	case reflect.Slice:
 		switch elem(t.Elem()).Kind() {
 		case reflect.String:
