@@ -168,6 +168,16 @@ func newCommand(name, synopsis, about string) *command {
 	return &command{FlagSet: fs, synopsis: synopsis, about: about}
 }
 
+// newFlags is the plain flag set with --config that subcommands used before
+// newCommand (kept so a subcommand written against it still builds; new
+// ones use newCommand, which gives --help and exit code 2 for mistakes).
+func newFlags(name string, stderr io.Writer) (*flag.FlagSet, *string) {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	cfg := fs.String("config", "", "config file (TOML); the embedded default when empty")
+	return fs, cfg
+}
+
 // configFlag adds --config.
 func (c *command) configFlag() *string {
 	return c.String("config", "", "the config `FILE` (TOML); without it, the embedded default (profile interactive-dev, this folder)")
