@@ -138,8 +138,8 @@ func exitCode(err error, stderr io.Writer) int {
 	var ue *usageError
 	var ee exitError
 	switch {
-	case err == nil, errors.Is(err, errHelpShown):
-		return 0
+	case err == nil, errors.Is(err, errHelpShown), errors.Is(err, flag.ErrHelp):
+		return 0 // flag.ErrHelp: a plain flag set printed its usage itself
 	case errors.As(err, &ue):
 		fmt.Fprintf(stderr, "onellm-mcp: %v\n\n%s", ue.err, ue.usage)
 		return 2
