@@ -65,27 +65,131 @@ func TestCLIExplain(t *testing.T) {
 	tests := []struct {
 		name string
 		args []string
+		code int // 0 allow, 1 deny, 3 ask
 	}{
-		{"explain-read", []string{"workspace.files.read", "src/main.go"}},
-		{"explain-denied-write", []string{"workspace.files.write", "deploy/prod/app.toml"}},
-		{"explain-git-push", []string{"process.exec", "git push origin main"}},
-		{"explain-credential", []string{"workspace.files.read", ".env"}},
-		{"explain-protected", []string{"filesystem.write", f.Config}},
-		{"explain-network", []string{"network.http.post", "https://api.github.com/repos"}},
-		{"explain-host-exec", []string{"--surface", "host", "process.exec", "ls"}},
+		{"explain-read", []string{"workspace.files.read", "src/main.go"}, 0},
+		{"explain-denied-write", []string{"workspace.files.write", "deploy/prod/app.toml"}, 1},
+		{"explain-git-push", []string{"process.exec", "git push origin main"}, 3},
+		{"explain-credential", []string{"workspace.files.read", ".env"}, 1},
+		{"explain-protected", []string{"filesystem.write", f.Config}, 1},
+		{"explain-network", []string{"network.http.post", "https://api.github.com/repos"}, 3},
+		{"explain-host-exec", []string{"--surface", "host", "process.exec", "ls"}, 3},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			args := append([]string{"explain", "--config", f.Config}, tt.args...)
-			if tt.args[0] == "--surface" {
-				args = append([]string{"explain", "--config", f.Config}, tt.args...)
-			}
 			out, errOut, code := runCLI(t, f.Root, args...)
-			if code != 0 {
-				t.Fatalf("exit %d: %s", code, errOut)
+			if code != tt.code {
+				t.Fatalf("exit %d, want %d: %s%s", code, tt.code, out, errOut)
 			}
 			golden(t, "cli/"+tt.name, f.Root, out)
 		})
+	}
+	// Usage mistakes and refused configs exit 2.
+	bad := filepath.Join(f.Root, "bad.toml")
+	if err := os.WriteFile(bad, []byte("profile = \"yolo\"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{
+		{"explain"},
+		{"explain", "--config", f.Config, "files.read", "x"},
+		{"explain", "--config", f.Config, "--surface", "vm", "process.exec", "ls"},
+		{"explain", "--bogus", "user.ask"},
+		{"explain", "--config", bad, "user.ask"},
+		{"explain", "--config", f.Config, "network.http.get", "port=x"},
+	} {
+		out, errOut, code := runCLI(t, f.Root, args...)
+		if code != 2 || out != "" || errOut == "" {
+			t.Errorf("%q: exit %d, stdout %q, stderr %q; want 2 and a message", args, code, out, errOut)
+		}
+	}
+	_, errOut, _ := runCLI(t, f.Root, "explain", "--config", f.Config, "files.read", "x")
+	if !strings.Contains(errOut, `known, closest first: workspace.files.read`) {
+		t.Errorf("unknown capability does not list the closest first: %s", errOut)
+	}
+}
+
+// TestCLIHelp: help and --help/-h on every command print its usage with
+// every flag to stdout and exit 0; an unknown flag or command prints the
+// usage to stderr and exits 2.
+func TestCLIHelp(t *testing.T) {
+	dir := t.TempDir()
+	flags := map[string][]string{
+		"serve":   {"--config", "--http"},
+		"check":   {"--config"},
+		"explain": {"--config", "--surface", "exit codes: 0 allow, 1 deny, 3 ask", "2 a usage mistake or a config that is refused"},
+		"init":    {"--profile", "--host", "claude-desktop|claude-code|cursor|vscode|http", "--console", "--http"},
+		"version": {},
+	}
+	for cmd, want := range flags {
+		for _, args := range [][]string{{cmd, "--help"}, {cmd, "-h"}, {"help", cmd}} {
+			out, errOut, code := runCLI(t, dir, args...)
+			if code != 0 || errOut != "" || !strings.HasPrefix(out, "usage: onellm-mcp "+cmd) {
+				t.Errorf("%q: exit %d, stderr %q, stdout %q", args, code, errOut, out)
+				continue
+			}
+			for _, w := range append(want, "-h, --help") {
+				if !strings.Contains(out, w) {
+					t.Errorf("%q: usage lacks %q:\n%s", args, w, out)
+				}
+			}
+		}
+		if cmd == "version" {
+			continue
+		}
+		out, errOut, code := runCLI(t, dir, cmd, "--no-such-flag")
+		if code != 2 || out != "" || !strings.Contains(errOut, "--no-such-flag") && !strings.Contains(errOut, "-no-such-flag") || !strings.Contains(errOut, "usage: onellm-mcp "+cmd) {
+			t.Errorf("%s --no-such-flag: exit %d, stdout %q, stderr %q", cmd, code, out, errOut)
+		}
+	}
+	for _, args := range [][]string{{"help"}, {"--help"}, {"-h"}, {"help", "--help"}, {"help", "help"}, {"--help", "-h"}} {
+		out, _, code := runCLI(t, dir, args...)
+		if code != 0 || !strings.Contains(out, "usage: onellm-mcp COMMAND") || !strings.Contains(out, "init") {
+			t.Errorf("%q: exit %d %q", args, code, out)
+		}
+	}
+	for _, args := range [][]string{{}, {"frobnicate"}, {"help", "frobnicate"}} {
+		out, errOut, code := runCLI(t, dir, args...)
+		if code != 2 || out != "" || !strings.Contains(errOut, "usage: onellm-mcp COMMAND") {
+			t.Errorf("%q: exit %d, stdout %q, stderr %q", args, code, out, errOut)
+		}
+	}
+}
+
+// TestCLIPolicyTests: check prints each [[tests]] entry's result; a failing
+// test refuses the config in check, serve and explain, naming the test.
+func TestCLIPolicyTests(t *testing.T) {
+	const tests = `
+[[tests]]
+name       = "prod config is closed"
+capability = "workspace.files.write"
+target     = { path = "deploy/prod/app.toml" }
+expect     = "deny"
+rule_id    = "no-prod-config"
+
+[[tests]]
+name       = "force push is critical"
+capability = "process.exec"
+target     = { command = "git push --force origin main" }
+expect     = "ask"
+`
+	f := newFixture(t, cliConfig+tests)
+	out, errOut, code := runCLI(t, f.Root, "check", "--config", f.Config)
+	if code != 0 || !strings.Contains(out, "pass prod config is closed: deny (rule no-prod-config)") || !strings.Contains(out, "pass force push is critical: ask") {
+		t.Fatalf("check: exit %d\n%s%s", code, out, errOut)
+	}
+	failing := newFixture(t, strings.Replace(cliConfig, "deploy/prod/**", "deploy/production/**", 1)+tests)
+	out, errOut, code = runCLI(t, failing.Root, "check", "--config", failing.Config)
+	if code != 1 || !strings.Contains(out, "FAIL prod config is closed: expected deny, got allow") ||
+		!strings.Contains(errOut, `[[tests]] #1 "prod config is closed" (line`) {
+		t.Fatalf("check of a failing test: exit %d\n%s%s", code, out, errOut)
+	}
+	golden(t, "cli/error-policy-test", failing.Root, errOut)
+	for _, args := range [][]string{{"serve", "--config", failing.Config}, {"explain", "--config", failing.Config, "user.ask"}} {
+		out, e, code := runCLI(t, failing.Root, args...)
+		if code == 0 || out != "" || e != errOut {
+			t.Errorf("%q: exit %d, stdout %q, stderr %q; want check's refusal", args, code, out, e)
+		}
 	}
 }
 
@@ -100,6 +204,9 @@ func TestCLIConfigErrors(t *testing.T) {
 		{name: "bad-regexp", body: "profile = \"interactive-dev\"\n[[rules.ask]]\nrule_id = \"x\"\ncapability = \"process.exec\"\ntarget = { command = \"re:git (push\" }\n"},
 		{name: "syntax", body: "profile = \"interactive-dev\n"},
 		{name: "writable-by-others", body: "profile = \"interactive-dev\"\n", mode: 0o666},
+		{name: "wrong-type", body: "profile = \"interactive-dev\"\n\n[approval]\ntimeout_seconds = \"soon\"\n"},
+		{name: "case-variant", body: "profile = \"strict-production\"\nPROFILE = \"permissive-dev\"\n"},
+		{name: "bad-glob", body: "profile = \"interactive-dev\"\n[[rules.deny]]\nrule_id = \"x\"\ncapability = \"*\"\ntarget = { path = \"deploy/[prod/**\" }\n"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -2,6 +2,8 @@ package grants
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -96,6 +98,36 @@ target = { command = "re:go (test|vet) .*" }
 	b.ReportAllocs()
 	for b.Loop() {
 		if _, err := e.compile(src); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkParseExample: reading config.example.toml strictly (viper, the
+// schema walk with exact keys and lines, the typed decode, validation).
+func BenchmarkParseExample(b *testing.B) {
+	data, err := os.ReadFile(filepath.Join("..", "config.example.toml"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	dir := b.TempDir()
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := Parse(data, "config.example.toml", dir); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkCheckSchema: the schema walk alone.
+func BenchmarkCheckSchema(b *testing.B) {
+	data, err := os.ReadFile(filepath.Join("..", "config.example.toml"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := checkSchema(data, "config.example.toml"); err != nil {
 			b.Fatal(err)
 		}
 	}

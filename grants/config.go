@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"regexp"
+	"strconv"
 	"strings"
 
 	toml "github.com/pelletier/go-toml/v2"
@@ -25,11 +27,20 @@ type Config struct {
 	Audit     AuditConfig             `toml:"audit"`
 	HTTP      HTTPConfig              `toml:"http"`
 	Secrets   map[string]SecretConfig `toml:"secrets"`
+	Tests     []PolicyTestConfig      `toml:"tests"`
 
 	// Path is the config file's absolute path ("" for the embedded default).
 	Path string `toml:"-"`
 	// Dir is the folder relative paths are resolved against.
 	Dir string `toml:"-"`
+
+	// lines holds the line each key was written on, for messages.
+	lines keyLines
+}
+
+// errAt builds a ConfigError about key, at the line the key was written on.
+func (c *Config) errAt(key, name, msg string) *ConfigError {
+	return &ConfigError{File: c.Path, Line: c.lines.line(key), Key: key, Name: name, Msg: msg}
 }
 
 // RuleSets holds a config's own rules by effect.
@@ -136,10 +147,17 @@ type SecretConfig struct {
 type ConfigError struct {
 	File string // "" for the embedded default
 	Line int    // 0 when unknown
-	Key  string // dotted key, "" when not about one key
+	// Key is the dotted key path the problem is about ("profile",
+	// "approval.timeout_seconds", "rules.allow[0].target.path"); "" when
+	// not about one key.
+	Key string
+	// Name is the rule_id or test name of the entry Key lies in, if any.
+	Name string
 	Msg  string
 }
 
+// Error renders the problem in the config's words:
+// `config FILE: [approval] timeout_seconds (line 4): want an integer, got a string "soon"`.
 func (e *ConfigError) Error() string {
 	var b strings.Builder
 	b.WriteString("config ")
@@ -148,15 +166,71 @@ func (e *ConfigError) Error() string {
 	} else {
 		b.WriteString(e.File)
 	}
-	if e.Line > 0 {
-		fmt.Fprintf(&b, ":%d", e.Line)
-	}
 	if e.Key != "" {
-		fmt.Fprintf(&b, ": %s", e.Key)
+		b.WriteString(": ")
+		b.WriteString(displayKey(e.Key, e.Name))
+	}
+	if e.Line > 0 {
+		fmt.Fprintf(&b, " (line %d)", e.Line)
 	}
 	b.WriteString(": ")
 	b.WriteString(e.Msg)
 	return b.String()
+}
+
+// keyChars are the characters of TOML bare keys, dots and indexes.
+const keyChars = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-.[]"
+
+// displayKey writes a dotted key path as the config spells it: "[approval]
+// timeout_seconds", "[[rules.allow]] #1 \"x\" target.path", "[secrets.gh] env".
+func displayKey(key, name string) string {
+	if strings.IndexFunc(key, func(r rune) bool { return !strings.ContainsRune(keyChars, r) }) >= 0 {
+		// A name written quoted, such as a secret's: quote it again.
+		if first, rest, ok := strings.Cut(key, "."); ok {
+			if f, known := fieldByTag(configType, first); known && elem(f.Type).Kind() == reflect.Map {
+				return "[" + first + "." + strconv.Quote(rest) + "]"
+			}
+		}
+		return strconv.Quote(key)
+	}
+	if i := strings.IndexByte(key, '['); i > 0 {
+		j := strings.IndexByte(key[i:], ']')
+		if j > 0 {
+			n, err := strconv.Atoi(key[i+1 : i+j])
+			if err == nil {
+				s := fmt.Sprintf("[[%s]] #%d", key[:i], n+1)
+				if name != "" {
+					s += fmt.Sprintf(" %q", name)
+				}
+				if rest := strings.TrimPrefix(key[i+j+1:], "."); rest != "" {
+					s += " " + rest
+				}
+				return s
+			}
+		}
+	}
+	first, rest, dotted := strings.Cut(key, ".")
+	f, ok := fieldByTag(configType, first)
+	if !ok {
+		return key
+	}
+	switch elem(f.Type).Kind() {
+	case reflect.Struct:
+		if !dotted {
+			return "[" + first + "]"
+		}
+		return "[" + first + "] " + rest
+	case reflect.Map:
+		entry, sub, ok := strings.Cut(rest, ".")
+		if !dotted {
+			return "[" + first + "]"
+		}
+		if !ok {
+			return "[" + first + "." + entry + "]"
+		}
+		return "[" + first + "." + entry + "] " + sub
+	}
+	return key
 }
 
 // DefaultConfigTOML is the embedded default: the interactive-dev profile with
@@ -164,23 +238,15 @@ func (e *ConfigError) Error() string {
 const DefaultConfigTOML = `profile = "interactive-dev"
 `
 
-// LoadFile reads and validates a config file. It refuses a file that group
-// or others can write, as ssh refuses such keys.
+// LoadFile reads and validates a config file. It refuses a file that others
+// than the server's user and root could change (see checkTrust).
 func LoadFile(path string) (*Config, error) {
 	abs, err := filepath.Abs(path)
 	if err != nil {
 		return nil, &ConfigError{File: path, Msg: err.Error()}
 	}
-	fi, err := os.Stat(abs)
-	if err != nil {
-		return nil, &ConfigError{File: abs, Msg: "cannot read: " + unwrapPathError(err)}
-	}
-	if !fi.Mode().IsRegular() {
-		return nil, &ConfigError{File: abs, Msg: "not a regular file"}
-	}
-	if perm := fi.Mode().Perm(); perm&0o022 != 0 {
-		return nil, &ConfigError{File: abs, Msg: fmt.Sprintf(
-			"refused: writable by group or others (mode %04o), so someone else could change the policy; fix with: chmod go-w %s", perm, abs)}
+	if err := checkTrust(abs, os.Geteuid()); err != nil {
+		return nil, err
 	}
 	data, err := os.ReadFile(abs)
 	if err != nil {
@@ -202,9 +268,10 @@ func unwrapPathError(err error) string {
 	return err.Error()
 }
 
-// Parse decodes config text strictly: a syntax error, an unknown key or a
-// value of the wrong type is an error naming the line and the key. file is
-// the name used in messages; dir is where relative paths are resolved.
+// Parse decodes config text strictly: a syntax error, an unknown key (keys
+// are case-sensitive) or a value of the wrong type is an error naming the
+// key and its line. file is the name used in messages; dir is where relative
+// paths are resolved.
 func Parse(data []byte, file, dir string) (cfg *Config, err error) {
 	// go-toml v2.2.4 panics while reporting an unknown key written with
 	// escapes ("\u0000" = 1): a config must never crash the server.
@@ -213,21 +280,41 @@ func Parse(data []byte, file, dir string) (cfg *Config, err error) {
 			cfg, err = nil, &ConfigError{File: file, Msg: "cannot be read as TOML; check quoted keys and their escapes"}
 		}
 	}()
-	// viper reads the file the same way the live reload does later, so a
-	// config that loads at start-up also loads on change.
+	// viper reads the file first: syntax errors and duplicate keys come
+	// from the TOML decoder with their line.
 	v := viper.New()
 	v.SetConfigType("toml")
 	if err := v.ReadConfig(bytes.NewReader(data)); err != nil {
+		// viper's error hides the decoder's position: decode again for it.
+		var m map[string]any
+		derr := toml.Unmarshal(data, &m)
+		var de *toml.DecodeError
+		if errors.As(derr, &de) {
+			return nil, tomlError(file, derr)
+		}
+		// A key or table defined twice comes without a position; the
+		// schema walk finds it with its line.
+		if _, serr := checkSchema(data, file); serr != nil {
+			return nil, serr
+		}
+		if derr != nil {
+			err = derr
+		}
 		return nil, tomlError(file, err)
 	}
-	// viper forgets positions and accepts unknown keys; a strict typed
-	// decode gives both line numbers and unknown-key errors.
+	// viper and the typed decoder both fold the case of keys; the schema
+	// walk holds every key to its exact spelling and every value to its
+	// TOML type, and records lines for the checks below.
+	lines, err := checkSchema(data, file)
+	if err != nil {
+		return nil, err
+	}
 	var c Config
 	dec := toml.NewDecoder(bytes.NewReader(data)).DisallowUnknownFields()
 	if err := dec.Decode(&c); err != nil {
 		return nil, tomlError(file, err)
 	}
-	c.Path, c.Dir = file, dir
+	c.Path, c.Dir, c.lines = file, dir, lines
 	if err := c.validate(); err != nil {
 		return nil, err
 	}
@@ -246,7 +333,11 @@ func tomlError(file string, err error) error {
 	var de *toml.DecodeError
 	if errors.As(err, &de) {
 		row, _ := de.Position()
-		return &ConfigError{File: file, Line: row, Key: strings.Join(de.Key(), "."), Msg: de.Error()}
+		msg := "not valid TOML: " + strings.TrimPrefix(de.Error(), "toml: ")
+		if strings.Contains(msg, "value out of range") {
+			msg = "the number is out of range for an integer (at most 9223372036854775807)"
+		}
+		return &ConfigError{File: file, Line: row, Key: strings.Join(de.Key(), "."), Msg: msg}
 	}
 	return &ConfigError{File: file, Msg: err.Error()}
 }
@@ -259,15 +350,15 @@ var (
 // validate checks values that decode fine but mean nothing. Rule contents
 // are checked when compiled.
 func (c *Config) validate() error {
-	bad := func(key, msg string) error { return &ConfigError{File: c.Path, Key: key, Msg: msg} }
+	bad := func(key, msg string) error { return c.errAt(key, "", msg) }
 	if c.Profile != "" {
 		if _, ok := profiles[c.Profile]; !ok {
-			return bad("profile", fmt.Sprintf("unknown profile %q; use one of %s", c.Profile, strings.Join(ProfileNames(), ", ")))
+			return bad("profile", fmt.Sprintf("unknown profile %q; use one of %s", c.Profile, knownList(c.Profile, ProfileNames())))
 		}
 	}
 	if c.Mode != "" {
 		if _, ok := parseMode(c.Mode); !ok {
-			return bad("mode", fmt.Sprintf("unknown mode %q; use permissive, interactive or strict", c.Mode))
+			return bad("mode", fmt.Sprintf("unknown mode %q; use one of %s", c.Mode, knownList(c.Mode, []string{"interactive", "permissive", "strict"})))
 		}
 	}
 	if c.Profile == "" && c.Mode == "" {
@@ -283,7 +374,7 @@ func (c *Config) validate() error {
 	}
 	for _, e := range c.Sandbox.Env {
 		if !envNamePattern.MatchString(e) {
-			return bad("sandbox.env", fmt.Sprintf("%q is not an environment variable name", e))
+			return bad("sandbox.env", fmt.Sprintf("%q is not an environment variable name (letters, digits and _, not starting with a digit)", e))
 		}
 	}
 	l := c.Limits
@@ -305,7 +396,7 @@ func (c *Config) validate() error {
 		return bad("http.auth", fmt.Sprintf("unknown value %q; use \"token\" or \"none\"", c.HTTP.Auth))
 	}
 	if c.HTTP.TokenEnv != "" && !envNamePattern.MatchString(c.HTTP.TokenEnv) {
-		return bad("http.token_env", "not an environment variable name")
+		return bad("http.token_env", fmt.Sprintf("%q is not an environment variable name (letters, digits and _, not starting with a digit); name the variable, without $", c.HTTP.TokenEnv))
 	}
 	for name, s := range c.Secrets {
 		key := "secrets." + name
@@ -315,11 +406,11 @@ func (c *Config) validate() error {
 		case (s.Env == "") == (s.File == ""):
 			return bad(key, "set exactly one of env or file as the value's source")
 		case s.Env != "" && !envNamePattern.MatchString(s.Env):
-			return bad(key+".env", "not an environment variable name")
+			return bad(key+".env", fmt.Sprintf("%q is not an environment variable name (letters, digits and _, not starting with a digit)", s.Env))
 		case s.Format != "" && !strings.Contains(s.Format, "{value}"):
-			return bad(key+".format", "must contain {value}")
+			return bad(key+".format", fmt.Sprintf("%q must contain {value}, where the secret goes (e.g. \"Bearer {value}\")", s.Format))
 		case strings.ContainsAny(s.Header, " :\r\n"):
-			return bad(key+".header", "not a header name")
+			return bad(key+".header", fmt.Sprintf("%q is not a header name; write the name alone (e.g. \"Authorization\"), the value comes from format", s.Header))
 		}
 		for _, h := range s.Hosts {
 			if err := validateHostGlob(h); err != nil {

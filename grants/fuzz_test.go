@@ -5,6 +5,8 @@ import (
 	"path"
 	"strings"
 	"testing"
+
+	"github.com/bmatcuk/doublestar/v4"
 )
 
 // Seeds live in testdata/fuzz/FuzzX/ as go fuzz corpus files.
@@ -108,6 +110,28 @@ func FuzzPathGlob(f *testing.F) {
 		}
 		if got && path.IsAbs(p) && path.Clean(p) == p && p != ws && !strings.HasPrefix(p, ws+"/") {
 			t.Fatalf("relative %q (compiled %q) matches %q outside %s", pattern, g.pattern, p, ws)
+		}
+	})
+}
+
+// FuzzGlobProblem: explaining a glob never panics, and every pattern the
+// glob compilers refuse gets a reason that names a character position.
+func FuzzGlobProblem(f *testing.F) {
+	for _, s := range []string{"src/[", "a\\", "{a,b", "[]", "[a-]", "[-a]", "x[!]", "**/*.go", "[\\]]", "a{b}c}"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, pattern string) {
+		for _, braces := range []bool{false, true} {
+			why := globProblem(pattern, braces)
+			if why != "" && !strings.Contains(why, "character ") {
+				t.Fatalf("%q: reason without a position: %s", pattern, why)
+			}
+		}
+		if _, err := path.Match(pattern, ""); err != nil && globProblem(pattern, false) == "" {
+			t.Fatalf("path.Match refuses %q but no reason is found", pattern)
+		}
+		if !doublestar.ValidatePattern(pattern) && globProblem(pattern, true) == "" {
+			t.Fatalf("doublestar refuses %q but no reason is found", pattern)
 		}
 	})
 }

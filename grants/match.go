@@ -36,6 +36,7 @@ func compilePathGlob(pattern, workspace, home string) (pathGlob, error) {
 	if strings.ContainsRune(pattern, 0) {
 		return pathGlob{}, errors.New("path pattern holds a NUL byte")
 	}
+	written := pattern
 	switch {
 	case pattern == "~":
 		pattern = escapeGlob(home)
@@ -48,7 +49,7 @@ func compilePathGlob(pattern, workspace, home string) (pathGlob, error) {
 		pattern = escapeGlob(workspace) + "/" + pattern
 	}
 	if !doublestar.ValidatePattern(pattern) {
-		return pathGlob{}, fmt.Errorf("bad glob %q", pattern)
+		return pathGlob{}, badGlob("glob", written, true)
 	}
 	base, rest := doublestar.SplitPattern(pattern)
 	// Folders that do not exist yet keep their names; the existing part
@@ -152,7 +153,7 @@ func compileHostGlob(pattern string) (hostGlob, error) {
 			return hostGlob{}, fmt.Errorf("host pattern %q has an empty label", pattern)
 		}
 		if _, err := path.Match(l, ""); err != nil {
-			return hostGlob{}, fmt.Errorf("bad host pattern %q: %v", pattern, err)
+			return hostGlob{}, badGlob("host pattern", pattern, false)
 		}
 	}
 	g := hostGlob{labels: labels, literal: !hasGlobMeta(p), name: p}
@@ -212,7 +213,7 @@ func compileWordGlob(pattern string) (wordGlob, error) {
 		return wordGlob{}, errors.New("pattern holds a NUL byte")
 	}
 	if _, err := path.Match(pattern, ""); err != nil {
-		return wordGlob{}, fmt.Errorf("bad glob %q: %v", pattern, err)
+		return wordGlob{}, badGlob("glob", pattern, false)
 	}
 	return wordGlob{pattern: pattern}, nil
 }
@@ -272,7 +273,7 @@ func compileCommandPattern(pattern string) (commandPattern, error) {
 	}
 	for _, w := range words {
 		if _, err := path.Match(w, ""); err != nil {
-			return commandPattern{}, fmt.Errorf("bad glob %q in command pattern: %v", w, err)
+			return commandPattern{}, badGlob("glob", w, false)
 		}
 	}
 	c := commandPattern{words: words}

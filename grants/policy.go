@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"time"
@@ -59,6 +60,7 @@ type Policy struct {
 	outer     *Policy
 	byCap     [][3]ruleList // per capability index: its deny, ask and allow rules
 	protected []string
+	tests     []PolicyTest
 }
 
 // CompileOptions carries what compiling needs from the environment, so tests
@@ -71,7 +73,7 @@ type CompileOptions struct {
 // Compile resolves and checks every rule of cfg (profile rules first) and
 // returns the policy. Any bad rule fails the whole config.
 func Compile(cfg *Config, opts CompileOptions) (*Policy, error) {
-	bad := func(key, msg string) error { return &ConfigError{File: cfg.Path, Key: key, Msg: msg} }
+	bad := func(key, msg string) error { return cfg.errAt(key, "", msg) }
 	home := opts.Home
 	if home == "" {
 		home = homeDir()
@@ -142,23 +144,49 @@ func Compile(cfg *Config, opts CompileOptions) (*Policy, error) {
 	seen := map[string]bool{}
 	for _, g := range groups {
 		for i, rc := range g.rules {
-			key := fmt.Sprintf("%s[%d]", g.key, i)
-			if rc.RuleID != "" {
-				key += " (" + rc.RuleID + ")"
+			// A rule's error names the key inside it ("target.path: …"
+			// becomes rules.deny[0].target.path), so the message can give
+			// the line it was written on.
+			ruleErr := func(msg string) error {
+				if g.src != "config" {
+					return bad("profile", fmt.Sprintf("built-in rule %s: %s", rc.RuleID, msg))
+				}
+				key := fmt.Sprintf("%s[%d]", g.key, i)
+				if sub, rest, ok := splitSubKey(msg); ok {
+					key, msg = key+"."+sub, rest
+				}
+				return cfg.errAt(key, rc.RuleID, msg)
 			}
 			r, err := p.compileRule(rc, g.effect, g.src)
 			if err != nil {
-				return nil, bad(key, err.Error())
+				return nil, ruleErr(err.Error())
 			}
 			if seen[r.ID] {
-				return nil, bad(key, fmt.Sprintf("rule_id %q is used twice; rule ids must be unique", r.ID))
+				return nil, ruleErr(fmt.Sprintf("rule_id %q is used twice; rule ids must be unique", r.ID))
 			}
 			seen[r.ID] = true
 			*g.into = append(*g.into, r)
 		}
 	}
 	p.indexRules()
+	if p.tests, err = compileTests(cfg); err != nil {
+		return nil, err
+	}
 	return p, nil
+}
+
+// splitSubKey splits a rule error "target.path: bad glob …" or "rule_id is
+// missing" into the key inside the rule and the rest of the message.
+func splitSubKey(msg string) (sub, rest string, ok bool) {
+	end := strings.IndexAny(msg, ": ")
+	if end <= 0 {
+		return "", msg, false
+	}
+	sub = msg[:end]
+	if _, t, err := resolveKey("", reflect.TypeFor[RuleConfig](), strings.Split(sub, "."), keyLines{}, 0); err != nil || t == nil {
+		return "", msg, false
+	}
+	return sub, strings.TrimLeft(msg[end:], ": "), true
 }
 
 func orString(v, d string) string {
@@ -217,7 +245,7 @@ func resolveWorkspace(cfg *Config, home string) (string, error) {
 	}
 	real, err := filepath.EvalSymlinks(ws)
 	if err != nil {
-		return "", fmt.Errorf("cannot use %s as the workspace: %v", ws, unwrapPathError(err))
+		return "", fmt.Errorf("cannot use %s as the workspace: %v; create the folder or fix workspace (a relative path starts from the config's folder)", ws, unwrapPathError(err))
 	}
 	fi, err := os.Stat(real)
 	if err != nil || !fi.IsDir() {
@@ -244,7 +272,7 @@ func (p *Policy) compileRule(rc RuleConfig, effect Effect, source string) (*Rule
 		}
 	}
 	if r.caps == 0 {
-		return nil, fmt.Errorf("capability %q matches no known capability; known: %s", rc.Capability, capabilityList())
+		return nil, fmt.Errorf("capability %q matches no known capability; known, closest first: %s", rc.Capability, knownList(rc.Capability, capabilityNames()))
 	}
 	t := rc.Target
 	var err error
@@ -303,14 +331,14 @@ func (p *Policy) compileRule(rc RuleConfig, effect Effect, source string) (*Rule
 	}
 	for _, g := range c.ExcludeCapability {
 		if !slices.ContainsFunc(capabilities, func(k Capability) bool { return matchCapability(g, k) }) {
-			return nil, fmt.Errorf("conditions.exclude_capability: %q matches no known capability", g)
+			return nil, fmt.Errorf("conditions.exclude_capability: %q matches no known capability; known, closest first: %s", g, knownList(g, capabilityNames()))
 		}
 		r.exclCaps = append(r.exclCaps, g)
 	}
 	for _, m := range c.Method {
 		up := strings.ToUpper(m)
 		if _, ok := HTTPCapability(up); !ok {
-			return nil, fmt.Errorf("conditions.method: unknown HTTP method %q", m)
+			return nil, fmt.Errorf("conditions.method: unknown HTTP method %q; use GET, HEAD, POST, PUT, PATCH, DELETE or OPTIONS", m)
 		}
 		r.methods = append(r.methods, up)
 	}
@@ -344,13 +372,16 @@ func parseSurface(s string) (Surface, error) {
 	return "", fmt.Errorf("unknown surface %q; use sandbox or host", s)
 }
 
-func capabilityList() string {
+func capabilityNames() []string {
 	names := make([]string, len(capabilities))
 	for i, c := range capabilities {
 		names[i] = string(c)
 	}
-	return strings.Join(names, ", ")
+	return names
 }
+
+// SuggestCapabilities lists the known capabilities, closest to word first.
+func SuggestCapabilities(word string) []string { return closestFirst(word, capabilityNames()) }
 
 // Rules returns the compiled rules in evaluation order: deny, ask, allow;
 // within each, profile rules first.

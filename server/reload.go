@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"time"
 	"unsafe"
 
@@ -50,9 +51,13 @@ func toolsSignature(tools []mcpserver.ServerTool) []byte {
 	return b.Bytes()
 }
 
-// reloadDebounce is how long the watcher waits for a burst of file events
-// (an editor's write, rename and chmod) to end before reloading.
-const reloadDebounce = 150 * time.Millisecond
+// reloadSettle is how long the config must stay unchanged after its last
+// change before it is read: a writer that writes it in steps (a truncating
+// write then an append, or several writes before the close) is never read
+// half-way, so a config whose deny rule comes last never runs without it.
+// A writer that pauses longer than this between steps can still be read
+// half-way: the README tells people to write the config atomically.
+const reloadSettle = time.Second
 
 // WatchConfig watches the config file at path and, after each change,
 // builds a policy with load (which must load and compile exactly as at
@@ -135,47 +140,71 @@ func readInotify(f *os.File, names []string, changes chan<- struct{}) {
 	}
 }
 
+// watchLoop reloads the config once it has settled: after each change
+// event it waits until the file's identity, size, times and mode have stayed
+// the same for reloadSettle (so writes that send no event, such as a
+// write(2) before the close, also hold it back), reads it, and applies the
+// result only when the file did not change while it was read.
 func (s *Server) watchLoop(ctx context.Context, changes <-chan struct{}, abs string, load func() (*grants.Policy, error)) {
-	var timer *time.Timer
-	fire := make(chan struct{}, 1)
+	timer := time.NewTimer(reloadSettle)
+	timer.Stop()
+	defer timer.Stop()
 	var last []byte // the config text in force, to skip no-op events
 	if b, err := os.ReadFile(abs); err == nil {
 		last = b
 	}
 	lastMode := fileMode(abs)
+	var seen fileState // the file as it was when the settle period began
 	for {
 		select {
 		case <-ctx.Done():
-			if timer != nil {
-				timer.Stop()
-			}
 			return
 		case _, ok := <-changes:
 			if !ok {
 				return
 			}
-			if timer == nil {
-				timer = time.AfterFunc(reloadDebounce, func() {
-					select {
-					case fire <- struct{}{}:
-					default:
-					}
-				})
-			} else {
-				timer.Reset(reloadDebounce)
+			seen = statFile(abs)
+			timer.Reset(reloadSettle)
+		case <-timer.C:
+			if now := statFile(abs); now != seen {
+				seen = now // still being written: wait for another quiet period
+				timer.Reset(reloadSettle)
+				continue
 			}
-		case <-fire:
 			b, err := os.ReadFile(abs)
 			mode := fileMode(abs)
 			if err == nil && bytes.Equal(b, last) && mode == lastMode {
 				continue
 			}
-			s.reload(load)
+			p, loadErr := load()
+			if now := statFile(abs); now != seen {
+				seen = now // changed while being read: what was read may be half
+				timer.Reset(reloadSettle)
+				continue
+			}
+			s.apply(p, loadErr)
 			if err == nil {
 				last, lastMode = b, mode
 			}
 		}
 	}
+}
+
+// fileState is what changes when a file is written, replaced, moved or
+// re-permissioned.
+type fileState struct {
+	dev, ino, size uint64
+	mtime, ctime   unix.Timespec
+	mode, uid      uint32
+	err            bool
+}
+
+func statFile(path string) fileState {
+	var st unix.Stat_t
+	if err := unix.Stat(path, &st); err != nil {
+		return fileState{err: true}
+	}
+	return fileState{dev: st.Dev, ino: st.Ino, size: uint64(st.Size), mtime: st.Mtim, ctime: st.Ctim, mode: st.Mode, uid: st.Uid}
 }
 
 // isK8sSwap spots the "..data" symlink swap of a mounted config map.
@@ -192,6 +221,12 @@ func fileMode(path string) os.FileMode {
 // reload builds the next policy and puts it in force, or refuses it.
 func (s *Server) reload(load func() (*grants.Policy, error)) {
 	p, err := load()
+	s.apply(p, err)
+}
+
+// apply puts a reloaded policy in force, or logs why it is refused; a
+// change that weakens the policy is logged with what it opens.
+func (s *Server) apply(p *grants.Policy, err error) {
 	if err != nil {
 		s.log.Printf("config change refused, the policy in force stays: %v", err)
 		return
@@ -202,6 +237,11 @@ func (s *Server) reload(load func() (*grants.Policy, error)) {
 	if inUse := s.audit.Path(); p.AuditPath != inUse {
 		s.log.Printf("config change refused, the policy in force stays: audit.path changed to %s; the audit log stays at %s, restart to move it", p.AuditPath, inUse)
 		return
+	}
+	if old := s.policy.Load(); old != nil {
+		if weaker := grants.Weakenings(old, p); len(weaker) > 0 {
+			s.log.Printf("config change weakens the policy: %s", strings.Join(weaker, "; "))
+		}
 	}
 	changed := s.SetPolicy(p)
 	what := "tool list unchanged"

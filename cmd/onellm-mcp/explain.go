@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"net/url"
@@ -14,37 +15,50 @@ import (
 	"github.com/onellm/onellm-mcp/shelltool"
 )
 
-const explainUsage = `explain [--config FILE] [--surface sandbox|host] CAPABILITY TARGET...
-  explain workspace.files.read src/main.go
-  explain process.exec 'git push origin main'
-  explain network.http.get https://api.github.com/repos
-  explain secret.use github
-  TARGET may also be key=value pairs: path= host= port= resource= command= tool_name= risk=`
+const explainAbout = `Decide one request exactly as a tool call would be decided, and print the
+decision, the reason code, the rule and the risk. A command line is split as
+execute_terminal_command splits it: every command in it is decided.
+
+  onellm-mcp explain workspace.files.read src/main.go
+  onellm-mcp explain process.exec 'git push origin main'
+  onellm-mcp explain --surface host process.exec ls
+  onellm-mcp explain network.http.get https://api.github.com/repos
+  onellm-mcp explain secret.use github
+
+TARGET may also be key=value words: path= host= port= resource= command= tool_name= risk=
+
+exit codes: 0 allow, 1 deny, 3 ask (a person would be asked),
+            2 a usage mistake or a config that is refused`
 
 func explain(args []string, stdout, stderr io.Writer) error {
-	fs, cfgPath := newFlags("explain", stderr)
-	surface := fs.String("surface", "sandbox", "execution surface for process.exec: sandbox or host")
-	if err := fs.Parse(args); err != nil {
+	cmd := newCommand("explain", "explain [--config FILE] [--surface sandbox|host] CAPABILITY TARGET...", explainAbout)
+	cfgPath := cmd.configFlag()
+	surface := cmd.String("surface", "sandbox", "`WHERE` a process.exec request runs: sandbox or host")
+	if err := cmd.parse(args, stdout, -1); err != nil {
 		return err
 	}
-	if fs.NArg() < 1 {
-		return fmt.Errorf("explain needs a capability\n%s", explainUsage)
+	if cmd.NArg() < 1 {
+		return &usageError{usage: cmd.usage(), err: errors.New("explain needs a capability")}
+	}
+	if s := grants.Surface(*surface); s != grants.SurfaceSandbox && s != grants.SurfaceHost {
+		return &usageError{usage: cmd.usage(), err: fmt.Errorf("--surface %q: use sandbox or host", *surface)}
+	}
+	c := grants.Capability(cmd.Arg(0))
+	if !c.Known() {
+		return &usageError{usage: cmd.usage(), err: fmt.Errorf("unknown capability %q; known, closest first: %s",
+			c, strings.Join(grants.SuggestCapabilities(string(c)), ", "))}
 	}
 	p, err := loadPolicy(*cfgPath, stderr, false)
 	if err != nil {
-		return err
+		return exitError{code: 2, err: err}
 	}
-	req, err := explainRequest(p, grants.Capability(fs.Arg(0)), fs.Args()[1:], grants.Surface(*surface))
+	target, risk, err := explainTarget(c, cmd.Args()[1:])
 	if err != nil {
-		return err
+		return &usageError{usage: cmd.usage(), err: err}
 	}
-	reqs := []grants.Request{req}
-	if req.Capability == grants.CapProcessExec && !strings.Contains(strings.Join(fs.Args()[1:], " "), "resource=") {
-		// A command line is decided as the tool decides it: every command
-		// in it, with the risk its words carry.
-		if reqs, err = shelltool.LineRequests(p, req.Target.Command, p.Workspace, req.Surface); err != nil {
-			return err
-		}
+	reqs, err := buildRequests(p, c, target, grants.Surface(*surface), risk)
+	if err != nil {
+		return exitError{code: 2, err: err}
 	}
 	v := p.DecideAll(reqs)
 	for i, d := range v.Decisions {
@@ -60,7 +74,13 @@ func explain(args []string, stdout, stderr io.Writer) error {
 	if len(v.Decisions) > 1 {
 		fmt.Fprintf(stdout, "\nthe call as a whole: %s\n", v.Effect)
 	}
-	return nil
+	switch v.Effect {
+	case grants.Allow:
+		return nil
+	case grants.Ask:
+		return exitError{code: 3}
+	}
+	return exitError{code: 1}
 }
 
 func orNone(s string) string {
@@ -70,13 +90,12 @@ func orNone(s string) string {
 	return s
 }
 
-// explainRequest builds the request a tool would make for the capability
-// and target words.
-func explainRequest(p *grants.Policy, c grants.Capability, words []string, surface grants.Surface) (grants.Request, error) {
-	if !c.Known() {
-		return grants.Request{}, fmt.Errorf("unknown capability %q", c)
-	}
-	req := grants.Request{Capability: c}
+// explainTarget reads the target words of explain: key=value pairs, and the
+// rest as the capability's natural target (a path, a command line, a URL, a
+// secret name).
+func explainTarget(c grants.Capability, words []string) (grants.TestTargetConfig, grants.Risk, error) {
+	var t grants.TestTargetConfig
+	var risk grants.Risk
 	var free []string
 	for _, w := range words {
 		k, v, ok := strings.Cut(w, "=")
@@ -86,27 +105,27 @@ func explainRequest(p *grants.Policy, c grants.Capability, words []string, surfa
 		}
 		switch k {
 		case "path":
-			req.Target.Path = v
+			t.Path = v
 		case "host":
-			req.Target.Host = strings.ToLower(v)
+			t.Host = v
 		case "port":
 			n, err := strconv.Atoi(v)
-			if err != nil {
-				return req, fmt.Errorf("port=%q: not a number", v)
+			if err != nil || n < 1 || n > 65535 {
+				return t, 0, fmt.Errorf("port=%q: want a port number (1-65535)", v)
 			}
-			req.Target.Port = n
+			t.Port = n
 		case "resource":
-			req.Target.Resource = v
+			t.Resource = v
 		case "command":
-			req.Target.Command = v
+			t.Command = v
 		case "tool_name":
-			req.Target.ToolName = v
+			t.ToolName = v
 		case "risk":
 			r, ok := grants.ParseRisk(v)
 			if !ok {
-				return req, fmt.Errorf("risk=%q: use low, medium, high or critical", v)
+				return t, 0, fmt.Errorf("risk=%q: use low, medium, high or critical", v)
 			}
-			req.Risk = r
+			risk = r
 		default:
 			free = append(free, w)
 		}
@@ -114,52 +133,97 @@ func explainRequest(p *grants.Policy, c grants.Capability, words []string, surfa
 	rest := strings.Join(free, " ")
 	switch {
 	case c.IsFile():
-		if req.Target.Path == "" {
-			req.Target.Path = rest
+		if t.Path == "" {
+			t.Path = rest
 		}
-		res, err := fstools.Resolve(p, req.Target.Path)
-		if err != nil {
-			return req, err
-		}
-		req.Target.Path = res.Real
 	case c == grants.CapProcessExec:
-		if req.Target.Command == "" {
-			req.Target.Command = rest
+		if t.Command == "" {
+			t.Command = rest
 		}
-		if req.Target.Resource == "" {
-			req.Target.Resource, _, _ = strings.Cut(req.Target.Command, " ")
-		}
-		req.Surface = surface
 	case c.IsNetwork():
-		if req.Target.Host == "" && rest != "" {
+		if t.Host == "" && rest != "" {
 			if !strings.Contains(rest, "://") {
 				rest = "https://" + rest
 			}
 			u, err := url.Parse(rest)
 			if err != nil {
-				return req, fmt.Errorf("target %q: %v", rest, err)
+				return t, 0, fmt.Errorf("target %q: %v", rest, err)
 			}
-			req.Target.Host, req.Target.Path = strings.ToLower(u.Hostname()), u.Path
-			if req.Target.Port == 0 {
-				req.Target.Port = 443
+			t.Host, t.Path = u.Hostname(), u.Path
+			if t.Port == 0 {
+				t.Port = 443
 				if u.Scheme == "http" {
-					req.Target.Port = 80
+					t.Port = 80
 				}
 				if n, err := strconv.Atoi(u.Port()); err == nil {
-					req.Target.Port = n
+					t.Port = n
 				}
 			}
 		}
-		req.Target.Method = strings.ToUpper(strings.TrimPrefix(string(c), "network.http."))
 	case c == grants.CapSecretUse:
-		if req.Target.Resource == "" {
-			req.Target.Resource = rest
+		if t.Resource == "" {
+			t.Resource = rest
 		}
 	}
+	return t, risk, nil
+}
+
+// testRequests builds a [[tests]] entry's requests as explain builds them.
+func testRequests(p *grants.Policy, t grants.PolicyTest) ([]grants.Request, error) {
+	surface := t.Surface
+	if surface == grants.SurfaceNone {
+		surface = grants.SurfaceSandbox
+	}
+	return buildRequests(p, t.Capability, t.Target, surface, t.Risk)
+}
+
+// buildRequests makes the requests a tool would make for the capability
+// and target: a path resolved as the file tools resolve it, a command line
+// split as execute_terminal_command splits it (unless resource names one
+// command). risk, when set, replaces the tools' risk.
+func buildRequests(p *grants.Policy, c grants.Capability, t grants.TestTargetConfig, surface grants.Surface, risk grants.Risk) ([]grants.Request, error) {
+	req := grants.Request{Capability: c, Target: grants.Target{ToolName: t.ToolName, Resource: t.Resource, Command: t.Command, Port: t.Port}}
+	switch {
+	case c.IsFile():
+		res, err := fstools.Resolve(p, t.Path)
+		if err != nil {
+			return nil, err
+		}
+		req.Target.Path = res.Real
+	case c == grants.CapProcessExec:
+		req.Surface = surface
+		if t.Resource == "" {
+			// A command line is decided as the tool decides it: every
+			// command in it, with the risk its words carry.
+			reqs, err := shelltool.LineRequests(p, t.Command, p.Workspace, surface)
+			if err != nil {
+				return nil, err
+			}
+			for i := range reqs {
+				if risk != 0 {
+					reqs[i].Risk = risk
+				}
+				if reqs[i].Target.ToolName == "" {
+					reqs[i].Target.ToolName = t.ToolName
+				}
+			}
+			return reqs, nil
+		}
+		if req.Target.Command == "" {
+			req.Target.Command = t.Resource
+		}
+	case c.IsNetwork():
+		req.Target.Host, req.Target.Path = strings.ToLower(t.Host), t.Path
+		if req.Target.Port == 0 {
+			req.Target.Port = 443
+		}
+		req.Target.Method = strings.ToUpper(strings.TrimPrefix(string(c), "network.http."))
+	}
+	req.Risk = risk
 	if req.Risk == 0 {
 		req.Risk = grants.BaseRisk(c, req.Surface)
 	}
-	return req, nil
+	return []grants.Request{req}, nil
 }
 
 // landlockABI asks the kernel which landlock ABI it offers.

@@ -29,12 +29,22 @@ var (
 	commit  = ""
 )
 
-const usage = `usage:
-  onellm-mcp serve   [--config FILE] [--http ADDR]   serve MCP (stdio unless --http)
-  onellm-mcp check   [--config FILE]                 validate a config, print the effective rules
-  onellm-mcp explain [--config FILE] CAPABILITY TARGET...
-                                                     decide one request and say why
-  onellm-mcp version                                 version, commit, Go, landlock ABI
+// usage is `onellm-mcp help`. A new subcommand gets a line here and a case
+// in run.
+const usage = `onellm-mcp serves read_file, apply_patch, execute_terminal_command,
+http_request and ask_user over MCP, under a policy from your config.
+
+usage: onellm-mcp COMMAND [flags]
+
+commands:
+  init      write onellm-mcp.toml in this folder and print what to paste into your MCP host
+  serve     serve MCP (stdio unless --http)
+  check     validate a config, run its [[tests]], print the effective rules
+  explain   decide one request and say why (exit 0 allow, 1 deny, 3 ask, 2 usage or config error)
+  version   version, commit, Go, landlock ABI
+  help      this text; "onellm-mcp help COMMAND" or "onellm-mcp COMMAND --help" for a command's flags
+
+Start here: onellm-mcp init --host claude-code   (or claude-desktop, cursor, vscode, http)
 `
 
 func main() {
@@ -46,6 +56,9 @@ func main() {
 	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 }
 
+// run dispatches to a subcommand and turns its error into the exit code:
+// 0 done (or help shown), 2 a usage mistake (the command's usage is
+// printed), an exitError's own code, 1 any other failure.
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
 		fmt.Fprint(stderr, usage)
@@ -59,41 +72,171 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		err = check(args[1:], stdout, stderr)
 	case "explain":
 		err = explain(args[1:], stdout, stderr)
+	case "init":
+		err = initConfig(args[1:], stdout, stderr)
 	case "version", "--version", "-v":
-		err = printVersion(stdout)
-	case "help", "-h", "--help":
-		fmt.Fprint(stdout, usage)
+		err = printVersion(args[1:], stdout)
+	case "help", "-h", "--help", "-help":
+		err = help(args[1:], stdin, stdout, stderr)
 	default:
-		fmt.Fprintf(stderr, "onellm-mcp: unknown command %q\n%s", args[0], usage)
+		fmt.Fprintf(stderr, "onellm-mcp: unknown command %q\n\n%s", args[0], usage)
 		return 2
 	}
-	if err != nil {
-		if !errors.Is(err, flag.ErrHelp) {
-			fmt.Fprintf(stderr, "onellm-mcp: %v\n", err)
-		}
-		return 1
-	}
-	return 0
+	return exitCode(err, stderr)
 }
 
-// loadPolicy loads --config, or the embedded default for the current folder.
-func loadPolicy(configPath string, stderr io.Writer, announce bool) (*grants.Policy, error) {
-	var cfg *grants.Config
-	var err error
-	if configPath == "" {
-		wd, werr := os.Getwd()
-		if werr != nil {
-			return nil, werr
+// help prints the overview, or a command's usage.
+func help(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+	switch {
+	case len(args) == 0:
+		fmt.Fprint(stdout, usage)
+		return nil
+	case len(args) > 1:
+		return usageErr(usage, "help takes one command name")
+	case args[0] == "help" || args[0] == "-h" || args[0] == "--help" || args[0] == "-help":
+		fmt.Fprint(stdout, usage)
+		return nil
+	}
+	if code := run([]string{args[0], "--help"}, stdin, stdout, stderr); code != 0 {
+		return exitError{code: code}
+	}
+	return nil
+}
+
+// errHelpShown: a command's --help printed its usage; exit 0.
+var errHelpShown = errors.New("help shown")
+
+// usageError is a mistake in how a command was called; its usage follows
+// the message on stderr and the exit code is 2.
+type usageError struct {
+	usage string
+	err   error
+}
+
+func (e *usageError) Error() string { return e.err.Error() }
+func (e *usageError) Unwrap() error { return e.err }
+
+func usageErr(usage, format string, args ...any) error {
+	return &usageError{usage: usage, err: fmt.Errorf(format, args...)}
+}
+
+// exitError ends the command with code, after printing err (when set).
+type exitError struct {
+	code int
+	err  error
+}
+
+func (e exitError) Error() string {
+	if e.err == nil {
+		return fmt.Sprintf("exit %d", e.code)
+	}
+	return e.err.Error()
+}
+func (e exitError) Unwrap() error { return e.err }
+
+func exitCode(err error, stderr io.Writer) int {
+	var ue *usageError
+	var ee exitError
+	switch {
+	case err == nil, errors.Is(err, errHelpShown), errors.Is(err, flag.ErrHelp):
+		return 0 // flag.ErrHelp: a plain flag set printed its usage itself
+	case errors.As(err, &ue):
+		fmt.Fprintf(stderr, "onellm-mcp: %v\n\n%s", ue.err, ue.usage)
+		return 2
+	case errors.As(err, &ee):
+		if ee.err != nil {
+			fmt.Fprintf(stderr, "onellm-mcp: %v\n", ee.err)
 		}
-		cfg, err = grants.LoadDefault(wd)
-	} else {
-		cfg, err = grants.LoadFile(configPath)
+		return ee.code
 	}
-	if err != nil {
-		return nil, err
+	fmt.Fprintf(stderr, "onellm-mcp: %v\n", err)
+	return 1
+}
+
+// command is a subcommand's flags and usage text.
+type command struct {
+	*flag.FlagSet
+	synopsis, about string
+}
+
+// newCommand makes a subcommand's flag set. synopsis is its one-line form,
+// about what it does (and any examples).
+func newCommand(name, synopsis, about string) *command {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
+	return &command{FlagSet: fs, synopsis: synopsis, about: about}
+}
+
+// newFlags is the plain flag set with --config that subcommands used before
+// newCommand (kept so a subcommand written against it still builds; new
+// ones use newCommand, which gives --help and exit code 2 for mistakes).
+func newFlags(name string, stderr io.Writer) (*flag.FlagSet, *string) {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	cfg := fs.String("config", "", "config file (TOML); the embedded default when empty")
+	return fs, cfg
+}
+
+// configFlag adds --config.
+func (c *command) configFlag() *string {
+	return c.String("config", "", "the config `FILE` (TOML); without it, the embedded default (profile interactive-dev, this folder)")
+}
+
+// usage renders the command's usage with every flag, as --name.
+func (c *command) usage() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "usage: onellm-mcp %s\n", c.synopsis)
+	if c.about != "" {
+		fmt.Fprintf(&b, "\n%s\n", strings.TrimRight(c.about, "\n"))
 	}
-	exe, _ := os.Executable()
-	p, err := grants.Compile(cfg, grants.CompileOptions{Executable: exe})
+	first := true
+	c.VisitAll(func(f *flag.Flag) {
+		if first {
+			b.WriteString("\nflags:\n")
+			first = false
+		}
+		name, text := flag.UnquoteUsage(f)
+		left := "  --" + f.Name
+		if name != "" {
+			left += " " + name
+		}
+		if f.DefValue != "" && f.DefValue != "false" {
+			text += fmt.Sprintf(" (default %q)", f.DefValue)
+		}
+		fmt.Fprintf(&b, "%-24s %s\n", left, text)
+	})
+	fmt.Fprintf(&b, "%-24s %s\n", "  -h, --help", "print this help")
+	return b.String()
+}
+
+// parse parses args: --help or -h anywhere prints the usage to stdout
+// (errHelpShown); an unknown flag is a usageError. maxArgs < 0 allows any
+// number of arguments.
+func (c *command) parse(args []string, stdout io.Writer, maxArgs int) error {
+	for _, a := range args {
+		if a == "--" {
+			break
+		}
+		if a == "-h" || a == "--help" || a == "-help" {
+			fmt.Fprint(stdout, c.usage())
+			return errHelpShown
+		}
+	}
+	if err := c.Parse(args); err != nil {
+		return &usageError{usage: c.usage(), err: fmt.Errorf("%s: %v", c.Name(), err)}
+	}
+	if maxArgs >= 0 && c.NArg() > maxArgs {
+		return &usageError{usage: c.usage(), err: fmt.Errorf("%s: unexpected argument %q", c.Name(), c.Arg(maxArgs))}
+	}
+	return nil
+}
+
+// loadPolicy loads --config, or the embedded default for the current
+// folder, compiles it and runs its [[tests]]: a config whose tests fail is
+// refused like one with a bad key.
+func loadPolicy(configPath string, stderr io.Writer, announce bool) (*grants.Policy, error) {
+	p, _, err := loadPolicyTests(configPath)
 	if err != nil {
 		return nil, err
 	}
@@ -103,21 +246,42 @@ func loadPolicy(configPath string, stderr io.Writer, announce bool) (*grants.Pol
 	return p, nil
 }
 
-func newFlags(name string, stderr io.Writer) (*flag.FlagSet, *string) {
-	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	cfg := fs.String("config", "", "config file (TOML); the embedded default when empty")
-	return fs, cfg
+// loadPolicyTests is loadPolicy that also returns every test's result.
+func loadPolicyTests(configPath string) (*grants.Policy, []grants.TestResult, error) {
+	var cfg *grants.Config
+	var err error
+	if configPath == "" {
+		wd, werr := os.Getwd()
+		if werr != nil {
+			return nil, nil, werr
+		}
+		cfg, err = grants.LoadDefault(wd)
+	} else {
+		cfg, err = grants.LoadFile(configPath)
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	exe, _ := os.Executable()
+	p, err := grants.Compile(cfg, grants.CompileOptions{Executable: exe})
+	if err != nil {
+		return nil, nil, err
+	}
+	results := p.RunTests(testRequests)
+	if err := grants.TestsError(results); err != nil {
+		return nil, results, err
+	}
+	return p, results, nil
 }
 
 func serve(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
-	fs, cfgPath := newFlags("serve", stderr)
-	httpAddr := fs.String("http", "", "serve streamable HTTP at ADDR (e.g. 127.0.0.1:8080) instead of stdio")
-	if err := fs.Parse(args); err != nil {
+	cmd := newCommand("serve", "serve [--config FILE] [--http ADDR]",
+		"Serve the tools over MCP: stdio (what a host that starts the server uses) unless --http.\n"+
+			"The config is reloaded when it changes on disk (write it atomically: a temp file renamed over it).")
+	cfgPath := cmd.configFlag()
+	httpAddr := cmd.String("http", "", "serve streamable HTTP at `ADDR` (e.g. 127.0.0.1:8080, path /mcp) instead of stdio")
+	if err := cmd.parse(args, stdout, 0); err != nil {
 		return err
-	}
-	if fs.NArg() > 0 {
-		return fmt.Errorf("serve: unexpected argument %q", fs.Arg(0))
 	}
 	p, err := loadPolicy(*cfgPath, stderr, true)
 	if err != nil {
@@ -181,14 +345,28 @@ func serveHTTP(ctx context.Context, s *server.Server, p *grants.Policy, addr str
 }
 
 func check(args []string, stdout, stderr io.Writer) error {
-	fs, cfgPath := newFlags("check", stderr)
-	if err := fs.Parse(args); err != nil {
+	cmd := newCommand("check", "check [--config FILE]",
+		"Validate a config exactly as serve loads it, run its [[tests]] (pass/fail each), and print\n"+
+			"the built-in protections and the effective rules, profile first, with their ids.\n"+
+			"Exit 0 when the config would be accepted, 1 when it would be refused.")
+	cfgPath := cmd.configFlag()
+	if err := cmd.parse(args, stdout, 0); err != nil {
 		return err
 	}
-	p, err := loadPolicy(*cfgPath, stderr, false)
+	p, results, err := loadPolicyTests(*cfgPath)
+	printTests := func() {
+		if len(results) > 0 {
+			fmt.Fprintf(stdout, "tests ([[tests]] in the config):\n")
+			for _, r := range results {
+				fmt.Fprintf(stdout, "  %s\n", r.Summary())
+			}
+		}
+	}
 	if err != nil {
+		printTests()
 		return err
 	}
+	defer printTests()
 	src := p.ConfigPath
 	if src == "" {
 		src = "(embedded default)"
@@ -213,7 +391,11 @@ func check(args []string, stdout, stderr io.Writer) error {
 	return nil
 }
 
-func printVersion(stdout io.Writer) error {
+func printVersion(args []string, stdout io.Writer) error {
+	cmd := newCommand("version", "version", "Print the version, the commit, the Go version and the landlock ABI this kernel offers.")
+	if err := cmd.parse(args, stdout, 0); err != nil {
+		return err
+	}
 	c := commit
 	if c == "" {
 		if bi, ok := debug.ReadBuildInfo(); ok {
