@@ -43,7 +43,7 @@ func TestToolchainsConfigKey(t *testing.T) {
 	for _, tt := range []struct{ toml, wantErr string }{
 		{`toolchains = "none"`, ""},
 		{`toolchains = ["go", "git"]`, ""},
-		{`toolchains = ["cobol"]`, "sandbox.toolchains"},
+		{`toolchains = ["cobol"]`, "[sandbox] toolchains"},
 	} {
 		dir := t.TempDir()
 		path := filepath.Join(dir, "c.toml")
