@@ -7,18 +7,26 @@ COMMIT  ?= $(shell git rev-parse HEAD 2>/dev/null)
 LDFLAGS := -X main.version=$(VERSION) -X main.commit=$(COMMIT)
 FUZZTIME ?= 10s
 
+# A host may run `make -C /path/to/onellm-mcp run`: make's "Entering
+# directory" lines would otherwise go to the MCP stdout.
+MAKEFLAGS += --no-print-directory
+
 .PHONY: build run run-http test test-unit test-e2e bench fuzz-short vet clean
 
 build:
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/onellm-mcp
 
 # Serve the embedded default (profile interactive-dev, workspace = this folder) over stdio.
-run: build
-	./$(BIN) serve
+# stdout carries only the server's MCP messages: make echoes nothing, and the
+# build's own output goes to stderr.
+run:
+	@$(MAKE) --no-print-directory -s build >&2
+	@exec ./$(BIN) serve
 
-# Serve streamable HTTP on loopback.
-run-http: build
-	./$(BIN) serve --http 127.0.0.1:8080
+# Serve streamable HTTP on loopback (stdout, likewise, is the server's alone).
+run-http:
+	@$(MAKE) --no-print-directory -s build >&2
+	@exec ./$(BIN) serve --http 127.0.0.1:8080
 
 # Every test: unit tests with the race detector (fuzz seed corpora run as
 # ordinary tests), then the end-to-end tests against the built binary.

@@ -55,7 +55,7 @@ func newCountingServer(t testing.TB, addr string, tls bool) *countingServer {
 	t.Helper()
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
-		t.Skipf("cannot listen on %s: %v", addr, err)
+		missing(t, "cannot listen on %s: %v", addr, err)
 	}
 	s := &countingServer{}
 	s.Server = httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -74,7 +74,7 @@ func newCountingServer(t testing.TB, addr string, tls bool) *countingServer {
 func needCurl(t testing.TB) {
 	t.Helper()
 	if _, err := exec.LookPath("curl"); err != nil {
-		t.Skip("curl is not installed: the egress proxy e2e test needs it")
+		missing(t, "curl is not installed: the egress proxy e2e test needs it")
 	}
 }
 
