@@ -21,6 +21,8 @@
 //       auto-submits a form to the console) in a new page of the main context
 //       and report the status of the console's answer to it (URL contains T)
 //   {"cmd":"text"}                        the main page's body text
+//   {"cmd":"screenshot","path":P}         save the main page as a PNG at P, and
+//       report each pending card's text, class and computed border colour
 //   {"cmd":"close"}
 import { createInterface } from 'node:readline';
 import { chromium } from 'playwright-core';
@@ -124,6 +126,15 @@ const handlers = {
   },
   async text() {
     return { text: await page.evaluate(() => document.body.innerText) };
+  },
+  async screenshot({ path }) {
+    await page.setViewportSize({ width: 900, height: 900 });
+    await page.screenshot({ path, fullPage: true });
+    const cards = await page.evaluate(() => [...document.querySelectorAll('#pending .card')].map((c) => ({
+      text: c.innerText, class: c.className, border: getComputedStyle(c).borderTopColor,
+      borderWidth: getComputedStyle(c).borderTopWidth,
+    })));
+    return { cards };
   },
   async close() {
     await browser.close();
