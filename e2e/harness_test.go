@@ -125,8 +125,15 @@ func (f *fixture) auditLines(t testing.TB) []map[string]any {
 // mcp-go client of the given era.
 func stdioClient(t testing.TB, f *fixture, era Era, opts ...client.ClientOption) *client.Client {
 	t.Helper()
-	tr := transport.NewStdioWithOptions(binary, append([]string{"HOME=" + f.Root}, f.Env...), []string{"serve", "--config", f.Config},
-		transport.WithCommandStderrWriter(testWriter{t}))
+	return stdioClientWith(t, f, era, binary, nil, opts...)
+}
+
+// stdioClientWith is stdioClient for another binary path and with options
+// for the process (for example, another user's credentials).
+func stdioClientWith(t testing.TB, f *fixture, era Era, bin string, trOpts []transport.StdioOption, opts ...client.ClientOption) *client.Client {
+	t.Helper()
+	tr := transport.NewStdioWithOptions(bin, append([]string{"HOME=" + f.Root}, f.Env...), []string{"serve", "--config", f.Config},
+		append([]transport.StdioOption{transport.WithCommandStderrWriter(testWriter{t})}, trOpts...)...)
 	if era == Legacy {
 		opts = append(opts, client.WithProtocolVersion(mcp.ProtocolVersion20251125))
 	}

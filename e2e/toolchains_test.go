@@ -2,15 +2,35 @@ package e2e
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
+	"os/user"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
+	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 )
+
+// copyFile copies src to dst with mode.
+func copyFile(t *testing.T, src, dst string, mode os.FileMode) {
+	t.Helper()
+	b, err := os.ReadFile(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(dst, b, mode); err != nil {
+		t.Fatal(err)
+	}
+}
 
 // TestToolchainsInTheSandbox: a new user's first commands — git, go, node,
 // python and make — work in the sandbox on the interactive-dev profile
@@ -23,6 +43,40 @@ func TestToolchainsInTheSandbox(t *testing.T) {
 			missing(t, "%s is not installed: %v", tool, err)
 		}
 	}
+	t.Run("root", func(t *testing.T) { toolchainsInTheSandbox(t, nil) })
+	t.Run("unprivileged", func(t *testing.T) {
+		if os.Getuid() != 0 {
+			t.Skip("creating a user needs root; this run is unprivileged already")
+		}
+		toolchainsInTheSandbox(t, testUser(t))
+	})
+}
+
+// unprivileged is a user made for the test.
+type unprivileged struct{ uid, gid uint32 }
+
+// testUser creates a user for the test (removed after it) or fails: every
+// CI run is root and useradd works there.
+func testUser(t *testing.T) *unprivileged {
+	t.Helper()
+	if _, err := exec.LookPath("useradd"); err != nil {
+		missing(t, "useradd is not installed: %v", err)
+	}
+	name := fmt.Sprintf("onellm-e2e-%d", os.Getpid())
+	if out, err := exec.Command("useradd", "--no-create-home", "--shell", "/usr/sbin/nologin", name).CombinedOutput(); err != nil {
+		t.Fatalf("useradd: %v %s", err, out)
+	}
+	t.Cleanup(func() { exec.Command("userdel", name).Run() })
+	u, err := user.Lookup(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	uid, _ := strconv.Atoi(u.Uid)
+	gid, _ := strconv.Atoi(u.Gid)
+	return &unprivileged{uint32(uid), uint32(gid)}
+}
+
+func toolchainsInTheSandbox(t *testing.T, as *unprivileged) {
 	f := newFixture(t, `profile = "interactive-dev"`)
 	home := f.Root // the server's HOME
 	const token = "ghp_e2eTOKENnotForCommands"
@@ -47,7 +101,28 @@ func TestToolchainsInTheSandbox(t *testing.T) {
 		t.Fatalf("git init: %v %s", err, out)
 	}
 
-	c := stdioClient(t, f, Modern)
+	bin := binary
+	var trOpts []transport.StdioOption
+	if as != nil {
+		// The user owns the fixture (workspace, config, home); the binary is
+		// root's, readable and executable by everyone.
+		bin = filepath.Join(f.Root, "bin", "onellm-mcp")
+		copyFile(t, binary, bin, 0o755)
+		filepath.Walk(f.Root, func(p string, _ os.FileInfo, err error) error {
+			if err == nil && !strings.HasPrefix(p, filepath.Dir(bin)) {
+				os.Lchown(p, int(as.uid), int(as.gid))
+			}
+			return nil
+		})
+		os.Chmod(filepath.Dir(f.Root), 0o755) // the test's temp folder, so the user can reach its own
+		trOpts = append(trOpts, transport.WithCommandFunc(func(ctx context.Context, command string, env, args []string) (*exec.Cmd, error) {
+			cmd := exec.CommandContext(ctx, command, args...)
+			cmd.Env = append(os.Environ(), env...)
+			cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: as.uid, Gid: as.gid}}
+			return cmd, nil
+		}))
+	}
+	c := stdioClientWith(t, f, Modern, bin, trOpts)
 	run := func(command string) (string, string) {
 		t.Helper()
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
