@@ -184,3 +184,28 @@ func toolchainsInTheSandbox(t *testing.T, as *unprivileged) {
 		}
 	}
 }
+
+// TestDoctor: doctor reports the sandbox, the toolchains and how commands
+// see them, and each thing that will not work with the config line that
+// changes it; a config without toolchains is told how to get them.
+func TestDoctor(t *testing.T) {
+	f := newFixture(t, "profile = \"interactive-dev\"\n[sandbox]\ntoolchains = \"none\"\n")
+	out, errOut, code := runCLI(t, f.Root, "doctor", "--config", f.Config)
+	if code != 0 {
+		t.Fatalf("doctor: exit %d\n%s\n%s", code, out, errOut)
+	}
+	for _, want := range []string{"landlock       ABI", "sandbox        ok", "toolchains ([sandbox] toolchains = \"none\")",
+		"what will not work:", "`[sandbox] toolchains = \"auto\"`"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("doctor lacks %q:\n%s", want, out)
+		}
+	}
+	f2 := newFixture(t, "profile = \"interactive-dev\"\n")
+	out, _, code = runCLI(t, f2.Root, "doctor", "--config", f2.Config)
+	if code != 0 || !strings.Contains(out, "git: git at") || !strings.Contains(out, "HOME = a fresh empty folder per call") {
+		t.Errorf("doctor with toolchains: exit %d\n%s", code, out)
+	}
+	if _, _, code := runCLI(t, f2.Root, "doctor", "--bogus"); code != 2 {
+		t.Errorf("doctor --bogus: exit %d, want 2", code)
+	}
+}

@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/onellm/onellm-mcp/grants"
+	"github.com/onellm/onellm-mcp/shelltool/toolchains"
 )
 
 // initFile is the config init writes, in the current folder.
@@ -30,9 +31,6 @@ var hosts = []struct {
 	{"vscode", true, "VS Code (.vscode/mcp.json)"},
 	{"http", false, "any MCP client over streamable HTTP"},
 }
-
-// toolchains init looks for in PATH, to list in the config's comments.
-var toolchains = []string{"go", "python3", "node", "cargo", "git"}
 
 const initAbout = `Write a commented onellm-mcp.toml in the current folder (the workspace), mode 0600,
 starting from the profile; then print exactly what to paste into the host and one
@@ -133,22 +131,17 @@ func writeNew(path, text string) error {
 	return f.Close()
 }
 
-// findToolchains returns "name (path)" for each toolchain found in PATH.
+// findToolchains describes the toolchains commands will see, found the
+// way the server finds them ([sandbox] toolchains = "auto").
 func findToolchains(path string) []string {
-	var found []string
-	for _, name := range toolchains {
-		for _, dir := range filepath.SplitList(path) {
-			if dir == "" || !filepath.IsAbs(dir) {
-				continue
-			}
-			p := filepath.Join(dir, name)
-			if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() && fi.Mode().Perm()&0o111 != 0 {
-				found = append(found, fmt.Sprintf("%s (%s)", name, p))
-				break
-			}
+	home, _ := os.UserHomeDir()
+	getenv := func(k string) string {
+		if k == "PATH" {
+			return path
 		}
+		return os.Getenv(k)
 	}
-	return found
+	return toolchains.Detect(toolchains.Host{Home: home, Getenv: getenv}, grants.KnownToolchains()).Describe()
 }
 
 // initTOML is the commented config init writes.

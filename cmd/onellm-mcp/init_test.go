@@ -59,8 +59,12 @@ func TestFindToolchains(t *testing.T) {
 	if err := os.Mkdir(filepath.Join(a, "cargo"), 0o755); err != nil { // a folder is no toolchain
 		t.Fatal(err)
 	}
+	t.Setenv("HOME", t.TempDir()) // no pyenv, nvm or rustup to find
+	for _, k := range []string{"PYENV_ROOT", "NVM_DIR", "VOLTA_HOME", "CARGO_HOME", "RUSTUP_HOME", "GOROOT", "GOPATH", "GOMODCACHE", "VIRTUAL_ENV"} {
+		t.Setenv(k, "")
+	}
 	got := strings.Join(findToolchains("relative/bin:"+a+"::"+b), ", ")
-	want := "go (" + a + "/go), node (" + b + "/node), git (" + b + "/git)"
+	want := "git: git at " + b + "/git, go: go in " + filepath.Dir(a) + ", node: node at " + b + "/node"
 	if got != want {
 		t.Errorf("found %q, want %q", got, want)
 	}

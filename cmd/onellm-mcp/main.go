@@ -41,6 +41,7 @@ commands:
   serve     serve MCP (stdio unless --http)
   check     validate a config, run its [[tests]], print the effective rules
   explain   decide one request and say why (exit 0 allow, 1 deny, 3 ask, 2 usage or config error)
+  doctor    what this machine gives the sandbox, which toolchains commands see, what will not work
   version   version, commit, Go, landlock ABI
   help      this text; "onellm-mcp help COMMAND" or "onellm-mcp COMMAND --help" for a command's flags
 
@@ -74,6 +75,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		err = explain(args[1:], stdout, stderr)
 	case "init":
 		err = initConfig(args[1:], stdout, stderr)
+	case "doctor":
+		err = doctor(args[1:], stdout, stderr)
 	case "version", "--version", "-v":
 		err = printVersion(args[1:], stdout)
 	case "help", "-h", "--help", "-help":

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -28,34 +29,9 @@ type cgroup struct {
 // writable cgroup2 mount that delegates the pids controller. Any failure
 // means "run without a cgroup".
 func newCgroup(pidsMax int, memoryMax int64) (*cgroup, error) {
-	root := ""
-	for _, r := range []string{"/sys/fs/cgroup", "/sys/fs/cgroup/unified"} {
-		var st unix.Statfs_t
-		if unix.Statfs(r, &st) == nil && st.Type == unix.CGROUP2_SUPER_MAGIC {
-			root = r
-			break
-		}
-	}
-	if root == "" {
-		return nil, errors.New("no cgroup2 mount")
-	}
-	own, err := ownCgroup()
+	parent, has, err := cgroupParent()
 	if err != nil {
 		return nil, err
-	}
-	parent := filepath.Join(root, own)
-	ctl, err := os.ReadFile(filepath.Join(parent, "cgroup.subtree_control"))
-	if err != nil {
-		return nil, err
-	}
-	fields := strings.Fields(string(ctl))
-	has := func(c string) bool {
-		for _, f := range fields {
-			if f == c {
-				return true
-			}
-		}
-		return false
 	}
 	if !has("pids") {
 		return nil, fmt.Errorf("pids controller not delegated in %s", parent)
@@ -98,6 +74,46 @@ func (cg *cgroup) setLimits(pidsMax int, memoryMax int64) error {
 		return os.WriteFile(filepath.Join(cg.dir, "memory.max"), []byte(strconv.FormatInt(memoryMax, 10)), 0)
 	}
 	return nil
+}
+
+// cgroupParent finds the server's own cgroup on a cgroup2 mount and the
+// controllers it delegates to children.
+func cgroupParent() (parent string, has func(string) bool, err error) {
+	root := ""
+	for _, r := range []string{"/sys/fs/cgroup", "/sys/fs/cgroup/unified"} {
+		var st unix.Statfs_t
+		if unix.Statfs(r, &st) == nil && st.Type == unix.CGROUP2_SUPER_MAGIC {
+			root = r
+			break
+		}
+	}
+	if root == "" {
+		return "", nil, errors.New("no cgroup2 mount")
+	}
+	own, err := ownCgroup()
+	if err != nil {
+		return "", nil, err
+	}
+	parent = filepath.Join(root, own)
+	ctl, err := os.ReadFile(filepath.Join(parent, "cgroup.subtree_control"))
+	if err != nil {
+		return "", nil, err
+	}
+	fields := strings.Fields(string(ctl))
+	return parent, func(c string) bool { return slices.Contains(fields, c) }, nil
+}
+
+// CgroupLimits reports whether commands get a cgroup with a pids limit (and
+// a memory limit), and why not.
+func CgroupLimits() (pids, memory bool, err error) {
+	parent, has, err := cgroupParent()
+	if err != nil {
+		return false, false, err
+	}
+	if !has("pids") {
+		return false, false, fmt.Errorf("the pids controller is not delegated in %s", parent)
+	}
+	return true, has("memory"), nil
 }
 
 func ownCgroup() (string, error) {

@@ -85,3 +85,6 @@ func (*Runner) Run(ctx context.Context, s Spec) (Result, error) { return Result{
 
 // Close does nothing outside Linux.
 func (*Runner) Close() {}
+
+// CgroupLimits reports that commands get no cgroup on this system.
+func CgroupLimits() (pids, memory bool, err error) { return false, false, errOS() }
