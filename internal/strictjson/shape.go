@@ -23,6 +23,7 @@ const (
 	kindUint
 	kindFloat
 	kindScalar // string or bool
+	kindSkip   // syntax only: nothing checked (Members)
 )
 
 // Shape is the form the server will decode a JSON value into. Build one with
@@ -36,7 +37,10 @@ type Shape struct {
 	elem   *Shape
 }
 
-var freeShape = &Shape{kind: kindFree}
+var (
+	freeShape = &Shape{kind: kindFree}
+	skipShape = &Shape{kind: kindSkip}
+)
 
 // Free is any JSON value decoded into `any`: every number must fit a float64.
 func Free() *Shape { return freeShape }
@@ -104,7 +108,7 @@ func (s *Shape) member(key string) (*Shape, *Error) {
 		return s.extra, nil
 	case kindMap:
 		return s.elem, nil
-	case kindRaw:
+	case kindRaw, kindSkip:
 		return s, nil
 	}
 	return freeShape, nil // a type mismatch encoding/json reports itself
@@ -116,7 +120,7 @@ func (s *Shape) element() *Shape {
 		return freeShape
 	case s.kind == kindArray:
 		return s.elem
-	case s.kind == kindRaw:
+	case s.kind == kindRaw || s.kind == kindSkip:
 		return s
 	}
 	return freeShape
@@ -131,7 +135,7 @@ func (s *Shape) fits(lit string) *Error {
 	var err error
 	var want string
 	switch {
-	case s.kind == kindRaw:
+	case s.kind == kindRaw || s.kind == kindSkip:
 		return nil
 	case s.kind == kindInt:
 		_, err = strconv.ParseInt(lit, 10, s.bits)
@@ -296,4 +300,18 @@ func jsonFields(t reflect.Type) map[string]reflect.Type {
 		}
 	}
 	return out
+}
+
+// Skip is any JSON value, checked for syntax only: for a part of a document
+// that another Check reads with its own shape.
+func Skip() *Shape { return skipShape }
+
+// Field is the shape of an object shape's known field (Free when unknown).
+func (s *Shape) Field(name string) *Shape {
+	if s != nil {
+		if f, ok := s.fields[name]; ok {
+			return f
+		}
+	}
+	return freeShape
 }

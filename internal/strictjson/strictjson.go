@@ -185,8 +185,10 @@ func (w *walker) object(s *Shape, depth int) *Error {
 			return err
 		}
 		key := decodeKey(raw, plain)
-		if err := w.unique(key, first, &seen); err != nil {
-			return err
+		if s == nil || s.kind != kindSkip {
+			if err := w.unique(key, first, &seen); err != nil {
+				return err
+			}
 		}
 		child, err := s.member(key)
 		if err != nil {
@@ -378,4 +380,63 @@ func (w *walker) digits() bool {
 		w.pos++
 	}
 	return w.pos > start
+}
+
+// Members calls fn with each key of a top-level object, in order, until fn
+// returns false; value scans and returns the key's raw value, and is valid
+// only during the call. Members checks nothing beyond the syntax it reads:
+// it is for peeking (a message's method and id) before Check, or at
+// messages the server itself wrote, and it reads no further than it must
+// (a cut-off prefix of a message still yields its first keys).
+func Members(data []byte, fn func(key string, value func() ([]byte, error)) bool) error {
+	w := walker{data: data}
+	w.space()
+	if w.pos >= len(w.data) || w.data[w.pos] != '{' {
+		return w.syntax("expected an object")
+	}
+	w.pos++
+	w.space()
+	if w.pos < len(w.data) && w.data[w.pos] == '}' {
+		return nil
+	}
+	for {
+		w.space()
+		if w.pos >= len(w.data) || w.data[w.pos] != '"' {
+			return w.syntax("expected a string key")
+		}
+		raw, plain, err := w.str()
+		if err != nil {
+			return err
+		}
+		w.space()
+		if w.pos >= len(w.data) || w.data[w.pos] != ':' {
+			return w.syntax("expected ':' after a key")
+		}
+		w.pos++
+		w.space()
+		start, scanned := w.pos, false
+		var verr *Error
+		value := func() ([]byte, error) {
+			if !scanned {
+				scanned = true
+				verr = w.value(skipShape, 1)
+			}
+			if verr != nil {
+				return nil, verr
+			}
+			return w.data[start:w.pos], nil
+		}
+		if !fn(decodeKey(raw, plain), value) {
+			return nil
+		}
+		if _, err := value(); err != nil {
+			return err
+		}
+		w.space()
+		if w.pos < len(w.data) && w.data[w.pos] == ',' {
+			w.pos++
+			continue
+		}
+		return nil
+	}
 }
