@@ -77,9 +77,9 @@ func newIngress() *ingress {
 	}](), false, nil)
 	// Types with their own UnmarshalJSON, by what they read.
 	overrides := map[reflect.Type]*strictjson.Shape{
-		reflect.TypeFor[mcp.Meta]():          meta,
-		reflect.TypeFor[mcp.RequestId]():     strictjson.Free(),
-		reflect.TypeFor[mcp.InputResponse](): elicitResult,
+		reflect.TypeFor[mcp.Meta]():           meta,
+		reflect.TypeFor[mcp.RequestId]():      strictjson.Free(),
+		reflect.TypeFor[mcp.InputResponse]():  elicitResult,
 		reflect.TypeFor[mcp.CallToolParams](): callParams(strictjson.Free()),
 	}
 	envelope := func(s *strictjson.Shape) *strictjson.Shape {
