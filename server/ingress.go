@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -82,11 +83,19 @@ func newIngress() *ingress {
 		reflect.TypeFor[mcp.InputResponse]():  elicitResult,
 		reflect.TypeFor[mcp.CallToolParams](): callParams(strictjson.Free()),
 	}
+	// Every message may carry every JSON-RPC member: mcp-go reads them all
+	// before it looks at the method.
 	envelope := func(s *strictjson.Shape) *strictjson.Shape {
-		return s.With(map[string]*strictjson.Shape{
+		add := map[string]*strictjson.Shape{}
+		for k, v := range map[string]*strictjson.Shape{
 			"jsonrpc": str, "id": strictjson.Free(), "method": str,
-			"result": strictjson.Free(), "error": errDetails,
-		})
+			"params": strictjson.Free(), "result": strictjson.Free(), "error": errDetails,
+		} {
+			if !slices.Contains(s.Fields(), k) {
+				add[k] = v
+			}
+		}
+		return s.With(add)
 	}
 	in := &ingress{byMethod: map[string]*strictjson.Shape{}}
 	for method, t := range map[mcp.MCPMethod]reflect.Type{
@@ -141,11 +150,11 @@ type peek struct {
 
 func peekMessage(msg []byte) peek {
 	var p peek
-	_ = strictjson.Members(msg, func(key string, value func() ([]byte, error)) bool {
-		switch key {
+	_ = strictjson.Members(msg, func(key []byte, value func() ([]byte, error)) bool {
+		switch string(key) {
 		case "method":
 			if raw, err := value(); err == nil && p.method == "" {
-				_ = json.Unmarshal(raw, &p.method)
+				p.method, _ = strictjson.String(raw)
 			}
 		case "id":
 			if raw, err := value(); err == nil && !p.hasID {

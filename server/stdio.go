@@ -311,8 +311,8 @@ func (l *stdioLink) answerUnanswered(msg string) {
 func responseID(msg []byte) (json.RawMessage, bool) {
 	var id json.RawMessage
 	response := false
-	_ = strictjson.Members(msg, func(key string, value func() ([]byte, error)) bool {
-		switch key {
+	_ = strictjson.Members(msg, func(key []byte, value func() ([]byte, error)) bool {
+		switch string(key) {
 		case "id":
 			raw, err := value()
 			if err != nil {

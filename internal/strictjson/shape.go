@@ -1,6 +1,7 @@
 package strictjson
 
 import (
+	"bytes"
 	"encoding"
 	"encoding/json"
 	"fmt"
@@ -88,22 +89,22 @@ func (s *Shape) index() {
 }
 
 // member is the shape of the value under key in an object of shape s.
-func (s *Shape) member(key string) (*Shape, *Error) {
+func (s *Shape) member(key []byte) (*Shape, *Error) {
 	if s == nil {
 		return freeShape, nil
 	}
 	switch s.kind {
 	case kindObject:
-		if f, ok := s.fields[key]; ok {
+		if f, ok := s.fields[string(key)]; ok {
 			return f, nil
 		}
 		for _, name := range s.names {
-			if strings.EqualFold(key, name) {
-				return nil, &Error{Key: key, Problem: CaseVariant, Msg: fmt.Sprintf("unknown key; keys are case-sensitive: did you mean %q?", name)}
+			if bytes.EqualFold(key, []byte(name)) {
+				return nil, &Error{Key: string(key), Problem: CaseVariant, Msg: fmt.Sprintf("unknown key; keys are case-sensitive: did you mean %q?", name)}
 			}
 		}
 		if s.extra == nil {
-			return nil, &Error{Key: key, Problem: Unknown, Msg: "unknown key; accepted: " + strings.Join(s.names, ", ")}
+			return nil, &Error{Key: string(key), Problem: Unknown, Msg: "unknown key; accepted: " + strings.Join(s.names, ", ")}
 		}
 		return s.extra, nil
 	case kindMap:

@@ -28,6 +28,7 @@
 package strictjson
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"strconv"
@@ -97,7 +98,8 @@ func (e *Error) In(path ...string) bool {
 // Check reads data as exactly one JSON value of the given shape and returns
 // the first *Error found, or nil.
 func Check(data []byte, s *Shape) error {
-	w := walker{data: data}
+	var keys [16][]byte
+	w := walker{data: data, keys: keys[:0]}
 	w.space()
 	if err := w.value(s, 0); err != nil {
 		return err
@@ -112,7 +114,7 @@ func Check(data []byte, s *Shape) error {
 type walker struct {
 	data []byte
 	pos  int
-	keys []string // keys of the objects being walked, innermost last
+	keys [][]byte // keys of the objects being walked, innermost last
 }
 
 func (w *walker) syntax(msg string) *Error {
@@ -168,7 +170,7 @@ func (w *walker) object(s *Shape, depth int) *Error {
 	}
 	w.pos++ // {
 	first := len(w.keys)
-	defer func() { w.keys = w.keys[:first] }()
+	defer w.popKeys(first)
 	var seen map[string]struct{} // for large objects only
 	w.space()
 	if w.pos < len(w.data) && w.data[w.pos] == '}' {
@@ -184,7 +186,7 @@ func (w *walker) object(s *Shape, depth int) *Error {
 		if err != nil {
 			return err
 		}
-		key := decodeKey(raw, plain)
+		key := keyBytes(raw, plain)
 		if s == nil || s.kind != kindSkip {
 			if err := w.unique(key, first, &seen); err != nil {
 				return err
@@ -201,7 +203,7 @@ func (w *walker) object(s *Shape, depth int) *Error {
 		w.pos++
 		w.space()
 		if err := w.value(child, depth); err != nil {
-			err.Path = append([]string{key}, err.Path...)
+			err.Path = append([]string{string(key)}, err.Path...)
 			return err
 		}
 		w.space()
@@ -220,29 +222,34 @@ func (w *walker) object(s *Shape, depth int) *Error {
 	}
 }
 
+func (w *walker) popKeys(first int) { w.keys = w.keys[:first] }
+
 // unique records key among the current object's keys and refuses a repeat.
-func (w *walker) unique(key string, first int, seen *map[string]struct{}) *Error {
-	dup := &Error{Key: key, Problem: Duplicate, Msg: "duplicate key; a key may appear only once"}
+func (w *walker) unique(key []byte, first int, seen *map[string]struct{}) *Error {
 	if *seen != nil {
-		if _, ok := (*seen)[key]; ok {
-			return dup
+		if _, ok := (*seen)[string(key)]; ok {
+			return duplicate(key)
 		}
-		(*seen)[key] = struct{}{}
+		(*seen)[string(key)] = struct{}{}
 		return nil
 	}
 	for _, k := range w.keys[first:] {
-		if k == key {
-			return dup
+		if string(k) == string(key) {
+			return duplicate(key)
 		}
 	}
 	w.keys = append(w.keys, key)
 	if len(w.keys)-first > 16 {
 		*seen = make(map[string]struct{}, 32)
 		for _, k := range w.keys[first:] {
-			(*seen)[k] = struct{}{}
+			(*seen)[string(k)] = struct{}{}
 		}
 	}
 	return nil
+}
+
+func duplicate(key []byte) *Error {
+	return &Error{Key: string(key), Problem: Duplicate, Msg: "duplicate key; a key may appear only once"}
 }
 
 func (w *walker) array(s *Shape, depth int) *Error {
@@ -331,16 +338,17 @@ func isHex4(b []byte) bool {
 	return true
 }
 
-// decodeKey is the key as encoding/json reads it.
-func decodeKey(raw []byte, plain bool) string {
+// keyBytes is the key as encoding/json reads it: the bytes between the
+// quotes when plain, else the unescaped (and U+FFFD-repaired) string.
+func keyBytes(raw []byte, plain bool) []byte {
 	if plain {
-		return string(raw[1 : len(raw)-1])
+		return raw[1 : len(raw)-1]
 	}
 	var s string
 	if json.Unmarshal(raw, &s) != nil {
-		return string(raw) // unreachable: str validated it
+		return raw // unreachable: str validated it
 	}
-	return s
+	return []byte(s)
 }
 
 func (w *walker) number(s *Shape) *Error {
@@ -388,7 +396,7 @@ func (w *walker) digits() bool {
 // it is for peeking (a message's method and id) before Check, or at
 // messages the server itself wrote, and it reads no further than it must
 // (a cut-off prefix of a message still yields its first keys).
-func Members(data []byte, fn func(key string, value func() ([]byte, error)) bool) error {
+func Members(data []byte, fn func(key []byte, value func() ([]byte, error)) bool) error {
 	w := walker{data: data}
 	w.space()
 	if w.pos >= len(w.data) || w.data[w.pos] != '{' {
@@ -398,6 +406,19 @@ func Members(data []byte, fn func(key string, value func() ([]byte, error)) bool
 	w.space()
 	if w.pos < len(w.data) && w.data[w.pos] == '}' {
 		return nil
+	}
+	var start int
+	var scanned bool
+	var verr *Error
+	value := func() ([]byte, error) {
+		if !scanned {
+			scanned = true
+			verr = w.value(skipShape, 1)
+		}
+		if verr != nil {
+			return nil, verr
+		}
+		return w.data[start:w.pos], nil
 	}
 	for {
 		w.space()
@@ -414,19 +435,8 @@ func Members(data []byte, fn func(key string, value func() ([]byte, error)) bool
 		}
 		w.pos++
 		w.space()
-		start, scanned := w.pos, false
-		var verr *Error
-		value := func() ([]byte, error) {
-			if !scanned {
-				scanned = true
-				verr = w.value(skipShape, 1)
-			}
-			if verr != nil {
-				return nil, verr
-			}
-			return w.data[start:w.pos], nil
-		}
-		if !fn(decodeKey(raw, plain), value) {
+		start, scanned, verr = w.pos, false, nil
+		if !fn(keyBytes(raw, plain), value) {
 			return nil
 		}
 		if _, err := value(); err != nil {
@@ -439,4 +449,14 @@ func Members(data []byte, fn func(key string, value func() ([]byte, error)) bool
 		}
 		return nil
 	}
+}
+
+// String is the value of a raw JSON string as encoding/json reads it.
+func String(raw []byte) (string, bool) {
+	if len(raw) >= 2 && raw[0] == '"' && raw[len(raw)-1] == '"' && !bytes.ContainsAny(raw[1:len(raw)-1], "\\\"") && utf8.Valid(raw) {
+		return string(raw[1 : len(raw)-1]), true
+	}
+	var s string
+	err := json.Unmarshal(raw, &s)
+	return s, err == nil
 }
