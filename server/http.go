@@ -282,7 +282,6 @@ func (g *httpGuard) readBody(w http.ResponseWriter, r *http.Request, limit int64
 	rc := http.NewResponseController(w)
 	if g.opts.BodyTimeout > 0 {
 		_ = rc.SetReadDeadline(time.Now().Add(g.opts.BodyTimeout)) // unsupported in recorders
-		defer rc.SetReadDeadline(time.Time{})
 	}
 	body, err := io.ReadAll(io.LimitReader(r.Body, limit+1))
 	if err != nil {
@@ -298,6 +297,8 @@ func (g *httpGuard) readBody(w http.ResponseWriter, r *http.Request, limit int64
 		tooLarge(w, r, limit)
 		return nil, false
 	}
+	// The body is in: the call itself may take longer than the body could.
+	_ = rc.SetReadDeadline(time.Time{})
 	return body, true
 }
 

@@ -472,6 +472,16 @@ func TestServeHTTPGracefulShutdown(t *testing.T) {
 				case <-time.After(5 * time.Second):
 					t.Fatal("the call was never cancelled")
 				}
+				// mcp-go drops the response of a cancelled request; the
+				// client still gets a JSON-RPC error, not an empty 200.
+				select {
+				case o := <-done:
+					if o.err == nil || !strings.Contains(o.err.Error(), "shut down before the call finished") {
+						t.Errorf("the cancelled call's answer: %v %+v", o.err, o.res)
+					}
+				case <-time.After(5 * time.Second):
+					t.Fatal("the cancelled call got no answer")
+				}
 			}
 			select {
 			case err := <-served:
