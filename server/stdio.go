@@ -117,6 +117,9 @@ func (r *stdioReader) run(in io.Reader, to io.Writer) error {
 				return werr
 			}
 		}
+		if cap(buf) > 1<<20 {
+			buf = nil // a long message's buffer is not kept for the next
+		}
 		if err != nil {
 			return err
 		}
@@ -169,6 +172,13 @@ func readLine(br *bufio.Reader, max int64, buf *[]byte) (line, over []byte, err 
 				}
 				*buf = (*buf)[:0]
 			} else {
+				if need := len(*buf) + len(frag); need > cap(*buf) && need > 1<<20 {
+					// A long line: grow once to the cap rather than by steps,
+					// each of which would leave garbage as large.
+					grown := make([]byte, len(*buf), max+int64(br.Size())+2)
+					copy(grown, *buf)
+					*buf = grown
+				}
 				*buf = append(*buf, frag...)
 			}
 		}
