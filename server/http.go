@@ -7,7 +7,6 @@ import (
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -447,17 +446,6 @@ func sameLoopbackOrigin(r *http.Request, origin string) bool {
 
 func isModernHeader(h http.Header) bool {
 	return h.Get("MCP-Protocol-Version") >= "2026-07-28"
-}
-
-// isListen reports whether a JSON-RPC body opens a modern listening stream.
-func isListen(body []byte) bool {
-	if !bytes.Contains(body, []byte("subscriptions/listen")) {
-		return false
-	}
-	var m struct {
-		Method string `json:"method"`
-	}
-	return json.Unmarshal(body, &m) == nil && m.Method == "subscriptions/listen"
 }
 
 // mergeCancel returns ctx, also cancelled when other ends.

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -193,6 +194,10 @@ func (in *ingress) shapeFor(p peek) *strictjson.Shape {
 // for a refused notification). principal names the caller for the audit
 // log.
 func (s *Server) admit(principal string, msg []byte) (reply []byte, pass bool) {
+	if t := bytes.TrimLeft(msg, " \t\r\n"); len(t) > 0 && t[0] == '[' {
+		// mcp-go serves no batches; refused here, an array is never read.
+		return rpcError(nil, rpcInvalidRequest, "refused: a message must be one JSON object (batches are not supported)"), false
+	}
 	p := peekMessage(msg)
 	err := strictjson.Check(msg, s.ingress.shapeFor(p))
 	if err == nil {

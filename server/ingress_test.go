@@ -59,6 +59,7 @@ func TestAdmit(t *testing.T) {
 		{"notification with a duplicate", `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1,"requestId":2}}`, silent, 0, ""},
 		{"cancel notification case variant", `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"RequestId":1}}`, silent, 0, ""},
 		{"not JSON", `{"jsonrpc":"2.0","id":1,`, rpcErr, rpcParseError, `"id":null`},
+		{"a batch", `[{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"read_file","Name":"x"}}]`, rpcErr, rpcInvalidRequest, `batches`},
 		{"two values", `{"jsonrpc":"2.0","id":1,"method":"ping"}{"jsonrpc":"2.0","id":2,"method":"ping"}`, rpcErr, rpcParseError, ""},
 
 		{"argument twice", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"read_file","arguments":{"path":"a","path":"b"}}}`, toolError, 0, `argument \"path\" is given more than once`},
