@@ -191,20 +191,20 @@ func TestIngressHTTP(t *testing.T) {
 	checkNothingRan(t, f)
 }
 
-// vmHWM is a process's peak resident memory in KiB.
-func vmHWM(t *testing.T, pid int) int {
+// procStatusKiB is a memory figure of /proc/PID/status ("VmRSS:", "VmHWM:").
+func procStatusKiB(t *testing.T, pid int, field string) int {
 	t.Helper()
 	status, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, line := range strings.Split(string(status), "\n") {
-		if fields := strings.Fields(line); len(fields) > 1 && fields[0] == "VmHWM:" {
+		if fields := strings.Fields(line); len(fields) > 1 && fields[0] == field {
 			n, _ := strconv.Atoi(fields[1])
 			return n
 		}
 	}
-	t.Fatal("no VmHWM")
+	t.Fatalf("no %s in /proc/%d/status", field, pid)
 	return 0
 }
 
@@ -230,7 +230,7 @@ func TestStdioHugeLine(t *testing.T) {
 		t.Errorf("the 64 MiB line was answered %v", m)
 	}
 	r.expect(8)
-	hwm := vmHWM(t, r.cmd.Process.Pid)
+	hwm := procStatusKiB(t, r.cmd.Process.Pid, "VmHWM:")
 	t.Logf("peak resident memory after a 64 MiB line: %d KiB", hwm)
 	if hwm >= 64<<10 {
 		t.Errorf("peak resident memory %d KiB, want under 64 MiB", hwm)
@@ -262,13 +262,21 @@ func isExec(cmd string) func(map[string]any) bool {
 	}
 }
 
+// commandInFlight starts a server and a command call with the id, and
+// returns once the command was allowed (so it is running or about to).
+func commandInFlight(t *testing.T, id int, command string) (*rawStdio, *fixture) {
+	t.Helper()
+	f := newFixture(t, prodDenyConfig)
+	r := startRawStdio(t, f)
+	r.send(toolCall(id, fmt.Sprintf(`{"name":"execute_terminal_command","arguments":{"command":%q}}`, command)))
+	waitAudit(t, f, isExec("sleep"))
+	return r, f
+}
+
 // TestStdioSIGTERMGrace: SIGTERM lets a 2 s command in flight finish and
 // answers it before the server exits.
 func TestStdioSIGTERMGrace(t *testing.T) {
-	f := newFixture(t, prodDenyConfig)
-	r := startRawStdio(t, f)
-	r.send(toolCall(3, `{"name":"execute_terminal_command","arguments":{"command":"sleep 2; echo finished"}}`))
-	waitAudit(t, f, isExec("sleep"))
+	r, _ := commandInFlight(t, 3, "sleep 2; echo finished")
 	begin := time.Now()
 	if err := r.cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
@@ -292,10 +300,7 @@ func TestStdioSIGTERMGrace(t *testing.T) {
 // TestStdioCancelledNoResponse: a request the client cancelled gets no
 // response, and its command is killed.
 func TestStdioCancelledNoResponse(t *testing.T) {
-	f := newFixture(t, prodDenyConfig)
-	r := startRawStdio(t, f)
-	r.send(toolCall(5, `{"name":"execute_terminal_command","arguments":{"command":"sleep 30"}}`))
-	waitAudit(t, f, isExec("sleep"))
+	r, f := commandInFlight(t, 5, "sleep 30")
 	begin := time.Now()
 	r.send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":5,"reason":"the user pressed stop"}}`)
 	// The command is killed and its outcome audited.

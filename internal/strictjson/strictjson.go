@@ -178,15 +178,10 @@ func (w *walker) object(s *Shape, depth int) *Error {
 		return nil
 	}
 	for {
-		w.space()
-		if w.pos >= len(w.data) || w.data[w.pos] != '"' {
-			return w.syntax("expected a string key")
-		}
-		raw, plain, err := w.str()
+		key, err := w.key()
 		if err != nil {
 			return err
 		}
-		key := keyBytes(raw, plain)
 		if s == nil || s.kind != kindSkip {
 			if err := w.unique(key, first, &seen); err != nil {
 				return err
@@ -196,30 +191,51 @@ func (w *walker) object(s *Shape, depth int) *Error {
 		if err != nil {
 			return err
 		}
-		w.space()
-		if w.pos >= len(w.data) || w.data[w.pos] != ':' {
-			return w.syntax("expected ':' after a key")
-		}
-		w.pos++
-		w.space()
 		if err := w.value(child, depth); err != nil {
 			err.Path = append([]string{string(key)}, err.Path...)
 			return err
 		}
-		w.space()
-		if w.pos >= len(w.data) {
-			return w.syntax("unexpected end of input in an object")
-		}
-		switch w.data[w.pos] {
-		case ',':
-			w.pos++
-		case '}':
-			w.pos++
-			return nil
-		default:
-			return w.syntax("expected ',' or '}' in an object")
+		if more, err := w.more('}'); !more || err != nil {
+			return err
 		}
 	}
+}
+
+// key reads an object member's key and the colon after it.
+func (w *walker) key() ([]byte, *Error) {
+	w.space()
+	if w.pos >= len(w.data) || w.data[w.pos] != '"' {
+		return nil, w.syntax("expected a string key")
+	}
+	raw, plain, err := w.str()
+	if err != nil {
+		return nil, err
+	}
+	w.space()
+	if w.pos >= len(w.data) || w.data[w.pos] != ':' {
+		return nil, w.syntax("expected ':' after a key")
+	}
+	w.pos++
+	w.space()
+	return keyBytes(raw, plain), nil
+}
+
+// more reads what follows a member or an element: true after a comma,
+// false after the closer.
+func (w *walker) more(closer byte) (bool, *Error) {
+	w.space()
+	if w.pos >= len(w.data) {
+		return false, w.syntax("unexpected end of input")
+	}
+	switch w.data[w.pos] {
+	case ',':
+		w.pos++
+		return true, nil
+	case closer:
+		w.pos++
+		return false, nil
+	}
+	return false, w.syntax(fmt.Sprintf("expected ',' or '%c'", closer))
 }
 
 func (w *walker) popKeys(first int) { w.keys = w.keys[:first] }
@@ -269,18 +285,8 @@ func (w *walker) array(s *Shape, depth int) *Error {
 			err.Path = append([]string{"[" + strconv.Itoa(i) + "]"}, err.Path...)
 			return err
 		}
-		w.space()
-		if w.pos >= len(w.data) {
-			return w.syntax("unexpected end of input in an array")
-		}
-		switch w.data[w.pos] {
-		case ',':
-			w.pos++
-		case ']':
-			w.pos++
-			return nil
-		default:
-			return w.syntax("expected ',' or ']' in an array")
+		if more, err := w.more(']'); !more || err != nil {
+			return err
 		}
 	}
 }
@@ -421,33 +427,20 @@ func Members(data []byte, fn func(key []byte, value func() ([]byte, error)) bool
 		return w.data[start:w.pos], nil
 	}
 	for {
-		w.space()
-		if w.pos >= len(w.data) || w.data[w.pos] != '"' {
-			return w.syntax("expected a string key")
-		}
-		raw, plain, err := w.str()
+		key, err := w.key()
 		if err != nil {
 			return err
 		}
-		w.space()
-		if w.pos >= len(w.data) || w.data[w.pos] != ':' {
-			return w.syntax("expected ':' after a key")
-		}
-		w.pos++
-		w.space()
 		start, scanned, verr = w.pos, false, nil
-		if !fn(keyBytes(raw, plain), value) {
+		if !fn(key, value) {
 			return nil
 		}
 		if _, err := value(); err != nil {
 			return err
 		}
-		w.space()
-		if w.pos < len(w.data) && w.data[w.pos] == ',' {
-			w.pos++
-			continue
+		if more, err := w.more('}'); !more || err != nil {
+			return err
 		}
-		return nil
 	}
 }
 

@@ -15,6 +15,7 @@ import (
 	"reflect"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/mark3labs/mcp-go/mcp"
 
@@ -181,7 +182,7 @@ func Decode(raw json.RawMessage, dst any) error {
 	if len(bytes.TrimSpace(raw)) == 0 || string(bytes.TrimSpace(raw)) == "null" {
 		raw = json.RawMessage("{}")
 	}
-	if err := strictjson.Check(raw, strictjson.Of(reflect.TypeOf(dst), true, nil)); err != nil {
+	if err := strictjson.Check(raw, argShape(reflect.TypeOf(dst))); err != nil {
 		return &ArgError{Msg: DescribeArgProblem(err, 0)}
 	}
 	dec := json.NewDecoder(bytes.NewReader(raw))
@@ -193,6 +194,19 @@ func Decode(raw json.RawMessage, dst any) error {
 		return &ArgError{Msg: "arguments: unexpected data after the object"}
 	}
 	return nil
+}
+
+// argShapes memoises strictjson.Of for argument types. It is a cache of a
+// pure function of the type (as encoding/json caches its field lists), not
+// state: every entry is what Of would return again.
+var argShapes sync.Map // reflect.Type → *strictjson.Shape
+
+func argShape(t reflect.Type) *strictjson.Shape {
+	if s, ok := argShapes.Load(t); ok {
+		return s.(*strictjson.Shape)
+	}
+	s, _ := argShapes.LoadOrStore(t, strictjson.Of(t, true, nil))
+	return s.(*strictjson.Shape)
 }
 
 // DescribeArgProblem words a strictjson error found in a call's arguments
