@@ -50,7 +50,8 @@ func serveForTest(t *testing.T, s *Server, opts HTTPOptions) string {
 // closed within the timeouts, and a real client gets its answers meanwhile.
 func TestHTTPStalledConnections(t *testing.T) {
 	s, _ := testServer(t, probeTool{})
-	const timeout = 800 * time.Millisecond
+	const timeout = 1500 * time.Millisecond
+	const slack = 3 * time.Second // scheduling 1,000 connections on a loaded machine, -race
 	addr := serveForTest(t, s, HTTPOptions{HeaderTimeout: timeout, BodyTimeout: timeout, IdleTimeout: 2 * timeout, MaxConns: 1100})
 	c := connect(t, "http://"+addr+"/mcp", true)
 
@@ -59,10 +60,10 @@ func TestHTTPStalledConnections(t *testing.T) {
 		start string
 		limit time.Duration // closed within
 	}{
-		{"headers never finished", "POST /mcp HTTP/1.1\r\nHost: " + addr + "\r\n", timeout + time.Second},
-		{"wrong token, body never sent", "POST /mcp HTTP/1.1\r\nHost: " + addr + "\r\nAuthorization: Bearer wrong-token-wrong-token\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{", time.Second / 2},
-		{"right token, body never sent", "POST /mcp HTTP/1.1\r\nHost: " + addr + "\r\nAuthorization: Bearer " + testToken + "\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{", timeout + time.Second},
-		{"idle after a request", "GET /healthz HTTP/1.1\r\nHost: " + addr + "\r\n\r\n", 2*timeout + time.Second},
+		{"headers never finished", "POST /mcp HTTP/1.1\r\nHost: " + addr + "\r\n", timeout + slack},
+		{"wrong token, body never sent", "POST /mcp HTTP/1.1\r\nHost: " + addr + "\r\nAuthorization: Bearer wrong-token-wrong-token\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{", timeout + slack},
+		{"right token, body never sent", "POST /mcp HTTP/1.1\r\nHost: " + addr + "\r\nAuthorization: Bearer " + testToken + "\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{", timeout + slack},
+		{"idle after a request", "GET /healthz HTTP/1.1\r\nHost: " + addr + "\r\n\r\n", 2*timeout + slack},
 	}
 	const perKind = 250
 	type result struct {
@@ -125,6 +126,26 @@ func TestHTTPStalledConnections(t *testing.T) {
 	}
 	if res, err := callTool(context.Background(), c, "probe", nil); err != nil || res.IsError {
 		t.Fatalf("real client after the stall: %v %v", err, res)
+	}
+}
+
+// A request refused for its token is answered and closed without waiting
+// for its body: with a body timeout of a minute, the connection still
+// closes at once.
+func TestHTTPRefusedRequestNotRead(t *testing.T) {
+	s, _ := testServer(t)
+	addr := serveForTest(t, s, HTTPOptions{BodyTimeout: time.Minute})
+	conn, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	io.WriteString(conn, "POST /mcp HTTP/1.1\r\nHost: "+addr+"\r\nAuthorization: Bearer wrong-token-wrong-token\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n{")
+	conn.SetReadDeadline(time.Now().Add(20 * time.Second))
+	br := bufio.NewReader(conn)
+	status, _ := br.ReadString('\n')
+	if _, err := io.Copy(io.Discard, br); err != nil || !strings.Contains(status, "401") {
+		t.Fatalf("answered %q, then %v; want 401 and the connection closed", status, err)
 	}
 }
 
