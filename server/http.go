@@ -184,27 +184,9 @@ func (g *httpGuard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	g.calls.Add(1)
 	defer g.calls.Done()
 	set := g.settings()
-	if !hostAllowed(r, g.opts, set.AllowedHosts) {
-		refuse(w, r, http.StatusForbidden, fmt.Sprintf("Forbidden: Host %q does not name this server (DNS rebinding defence); use the address it listens on, or list the name in http.allowed_hosts", r.Host))
+	principal, ok := g.authorize(w, r, set)
+	if !ok {
 		return
-	}
-	if origin := r.Header.Get("Origin"); origin != "" && !originAllowed(origin, set.AllowedOrigins) && !(g.opts.Loopback && sameLoopbackOrigin(r, origin)) {
-		refuse(w, r, http.StatusForbidden, fmt.Sprintf("Forbidden: Origin %q is not in http.allowed_origins", origin))
-		return
-	}
-	principal := "http:anonymous"
-	if !g.opts.NoAuth {
-		tok, ok := bearer(r.Header.Get("Authorization"))
-		sum := sha256.Sum256([]byte(tok))
-		if !ok || subtle.ConstantTimeCompare(sum[:], g.tokenSum[:]) != 1 {
-			w.Header().Set("WWW-Authenticate", `Bearer realm="onellm-mcp"`)
-			if ok {
-				w.Header().Set("WWW-Authenticate", `Bearer realm="onellm-mcp", error="invalid_token"`)
-			}
-			refuse(w, r, http.StatusUnauthorized, "Unauthorized: a valid bearer token is required")
-			return
-		}
-		principal = principalForToken(g.opts.Token)
 	}
 	ctx := WithPrincipal(r.Context(), principal)
 
@@ -231,19 +213,7 @@ func (g *httpGuard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	var msg peek
 	if body != nil {
-		msg = peekMessage(body)
-		if g.admit != nil {
-			auditAs := principal
-			if sid != "" && g.sessions.owns(sid, principal) {
-				auditAs += "/" + sid
-			}
-			if reply, pass := g.admit(auditAs, body); !pass {
-				writeReply(w, r, reply)
-				return
-			}
-		}
-		if msg.method == string(mcp.MethodInitialize) && !isModernHeader(r.Header) && !g.sessions.roomFor(set.MaxSessions) {
-			http.Error(w, fmt.Sprintf("Service Unavailable: %d sessions are open and none is idle (http.max_sessions)", set.MaxSessions), http.StatusServiceUnavailable)
+		if msg, ok = g.admitMessage(w, r, body, principal, set.MaxSessions); !ok {
 			return
 		}
 	}
@@ -267,6 +237,56 @@ func (g *httpGuard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusOK)
 		w.Write(append(rpcError(msg.id, rpcShuttingDown, "the server shut down before the call finished; it was cancelled"), '\n'))
 	}
+}
+
+// admitMessage passes a POSTed message through the ingress, and a new
+// legacy session through the session cap; it answers a refused one and
+// returns false.
+func (g *httpGuard) admitMessage(w http.ResponseWriter, r *http.Request, body []byte, principal string, maxSessions int) (peek, bool) {
+	msg := peekMessage(body)
+	if g.admit != nil {
+		auditAs := principal
+		if sid := r.Header.Get(mcpserver.HeaderKeySessionID); sid != "" && g.sessions.owns(sid, principal) {
+			auditAs += "/" + sid
+		}
+		if reply, pass := g.admit(auditAs, body); !pass {
+			writeReply(w, r, reply)
+			return msg, false
+		}
+	}
+	if msg.method == string(mcp.MethodInitialize) && !isModernHeader(r.Header) && !g.sessions.roomFor(maxSessions) {
+		http.Error(w, fmt.Sprintf("Service Unavailable: %d sessions are open and none is idle (http.max_sessions)", maxSessions), http.StatusServiceUnavailable)
+		return msg, false
+	}
+	return msg, true
+}
+
+// authorize runs the checks before anything of the request is read: Host,
+// Origin and the bearer token. It returns the principal, or answers the
+// request and returns false.
+func (g *httpGuard) authorize(w http.ResponseWriter, r *http.Request, set grants.HTTPSettings) (string, bool) {
+	if !hostAllowed(r, g.opts, set.AllowedHosts) {
+		refuse(w, r, http.StatusForbidden, fmt.Sprintf("Forbidden: Host %q does not name this server (DNS rebinding defence); use the address it listens on, or list the name in http.allowed_hosts", r.Host))
+		return "", false
+	}
+	if origin := r.Header.Get("Origin"); origin != "" && !originAllowed(origin, set.AllowedOrigins) && !(g.opts.Loopback && sameLoopbackOrigin(r, origin)) {
+		refuse(w, r, http.StatusForbidden, fmt.Sprintf("Forbidden: Origin %q is not in http.allowed_origins", origin))
+		return "", false
+	}
+	if g.opts.NoAuth {
+		return "http:anonymous", true
+	}
+	tok, ok := bearer(r.Header.Get("Authorization"))
+	sum := sha256.Sum256([]byte(tok))
+	if !ok || subtle.ConstantTimeCompare(sum[:], g.tokenSum[:]) != 1 {
+		w.Header().Set("WWW-Authenticate", `Bearer realm="onellm-mcp"`)
+		if ok {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="onellm-mcp", error="invalid_token"`)
+		}
+		refuse(w, r, http.StatusUnauthorized, "Unauthorized: a valid bearer token is required")
+		return "", false
+	}
+	return principalForToken(g.opts.Token), true
 }
 
 // readBody reads a POST body within the body timeout and the size cap.
