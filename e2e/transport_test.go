@@ -326,3 +326,30 @@ func TestHTTPPublicBindRefused(t *testing.T) {
 		t.Errorf("exit %d, stderr %q; want a refusal naming [http] public = true", code, stderr)
 	}
 }
+
+// TestHTTPHostVariants: the Host header must name the bound address and
+// port (or localhost on this loopback bind).
+func TestHTTPHostVariants(t *testing.T) {
+	f := newFixture(t, prodDenyConfig+httpConfig)
+	f.write(t, "a.txt", "hello\n")
+	srv := startHTTP(t, f)
+	hostport := strings.TrimPrefix(srv.Base, "http://")
+	_, port, _ := strings.Cut(hostport, ":")
+	for _, tc := range []struct {
+		host string
+		want int
+	}{
+		{hostport, 200},
+		{"localhost:" + port, 200},
+		{"127.0.0.1:1", 403},
+		{"127.0.0.2:" + port, 403},
+		{"evil.example.com:" + port, 403},
+		{"localhost", 403},
+	} {
+		hdr := map[string]string{"Authorization": "Bearer " + srv.Token, "MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/call", "Mcp-Name": "read_file", "Host": tc.host}
+		resp, body := rawPost(t, srv.URL, modernCall("a.txt"), hdr)
+		if resp.StatusCode != tc.want {
+			t.Errorf("Host %q: status %d (%s), want %d", tc.host, resp.StatusCode, strings.TrimSpace(body), tc.want)
+		}
+	}
+}
