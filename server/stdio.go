@@ -108,7 +108,11 @@ func (r *stdioReader) run(in io.Reader, to io.Writer) error {
 		if over != nil {
 			p := peekMessage(over)
 			r.s.log.Printf("refused a stdio message over %d bytes (limits.stdio_max_message_bytes)", r.max)
-			if p.hasID || p.method == "" { // not a notification (as far as the prefix tells)
+			// Answered when it is a request, or when the prefix does not say
+			// what it is; a notification or a response to the server gets
+			// no answer, as JSON-RPC says.
+			request, unknown := p.method != "" && p.hasID, p.method == "" && !p.hasID
+			if request || unknown {
 				r.link.write(rpcError(p.id, rpcInvalidRequest, fmt.Sprintf(
 					"refused: the message is larger than %d bytes (limits.stdio_max_message_bytes); it was skipped", r.max)))
 			}

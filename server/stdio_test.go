@@ -114,6 +114,18 @@ func TestStdioMessageCap(t *testing.T) {
 	if m := p.expect(10); m["error"] != nil {
 		t.Errorf("a line at the cap: %v", m)
 	}
+	// An over-long notification gets no answer: the next message out is the
+	// ping's.
+	p.send(`{"jsonrpc":"2.0","method":"notifications/progress","params":{"x":"` + strings.Repeat("x", 5000) + `"}}`)
+	p.send(`{"jsonrpc":"2.0","id":11,"method":"ping"}`)
+	select {
+	case m := <-p.out:
+		if fmt.Sprint(m["id"]) != "11" {
+			t.Errorf("after an over-long notification the server wrote %v", m)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("no answer to the ping")
+	}
 	p.rest()
 }
 
