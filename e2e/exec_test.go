@@ -115,17 +115,7 @@ func serverPID(t *testing.T, f *fixture) int {
 // residentKiB is a process's resident memory.
 func residentKiB(t *testing.T, pid int) int {
 	t.Helper()
-	status, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, line := range strings.Split(string(status), "\n") {
-		if fields := strings.Fields(line); len(fields) > 1 && fields[0] == "VmRSS:" {
-			n, _ := strconv.Atoi(fields[1])
-			return n
-		}
-	}
-	return 0
+	return procStatusKiB(t, pid, "VmRSS:")
 }
 
 // BenchmarkExecuteEchoRoundTrip is `echo hi` through the tool over stdio,

@@ -109,6 +109,7 @@ type LimitsConfig struct {
 	CommandMaxTimeoutSeconds int   `toml:"command_max_timeout_seconds"`
 	HTTPTimeoutSeconds       int   `toml:"http_timeout_seconds"`
 	HTTPMaxBytes             int64 `toml:"http_max_bytes"`
+	StdioMaxMessageBytes     int64 `toml:"stdio_max_message_bytes"`
 }
 
 // ApprovalConfig is the [approval] section.
@@ -132,6 +133,13 @@ type HTTPConfig struct {
 	AllowedOrigins []string `toml:"allowed_origins"`
 	MaxBodyBytes   int64    `toml:"max_body_bytes"`
 	Listen         string   `toml:"listen"`
+	// Public allows a non-loopback bind; TLSCert and TLSKey serve HTTPS.
+	Public             bool     `toml:"public"`
+	TLSCert            string   `toml:"tls_cert"`
+	TLSKey             string   `toml:"tls_key"`
+	AllowedHosts       []string `toml:"allowed_hosts"`
+	MaxSessions        int      `toml:"max_sessions"`
+	SessionIdleSeconds int      `toml:"session_idle_seconds"`
 }
 
 // SecretConfig is one [secrets.NAME] section.
@@ -384,7 +392,8 @@ func (c *Config) validate() error {
 		"limits.command_max_timeout_seconds": int64(l.CommandMaxTimeoutSeconds), "limits.http_timeout_seconds": int64(l.HTTPTimeoutSeconds),
 		"limits.http_max_bytes": l.HTTPMaxBytes, "approval.timeout_seconds": int64(c.Approval.TimeoutSeconds),
 		"approval.progress_seconds": int64(c.Approval.ProgressSeconds),
-		"http.max_body_bytes":       c.HTTP.MaxBodyBytes,
+		"http.max_body_bytes":       c.HTTP.MaxBodyBytes, "limits.stdio_max_message_bytes": l.StdioMaxMessageBytes,
+		"http.max_sessions": int64(c.HTTP.MaxSessions), "http.session_idle_seconds": int64(c.HTTP.SessionIdleSeconds),
 	} {
 		if n < 0 {
 			return bad(key, "must not be negative")
@@ -394,6 +403,9 @@ func (c *Config) validate() error {
 	case "", "token", "none":
 	default:
 		return bad("http.auth", fmt.Sprintf("unknown value %q; use \"token\" or \"none\"", c.HTTP.Auth))
+	}
+	if (c.HTTP.TLSCert == "") != (c.HTTP.TLSKey == "") {
+		return bad("http.tls_cert", "set both tls_cert and tls_key (PEM files), or neither")
 	}
 	if c.HTTP.TokenEnv != "" && !envNamePattern.MatchString(c.HTTP.TokenEnv) {
 		return bad("http.token_env", fmt.Sprintf("%q is not an environment variable name (letters, digits and _, not starting with a digit); name the variable, without $", c.HTTP.TokenEnv))

@@ -111,7 +111,12 @@ func Compile(cfg *Config, opts CompileOptions) (*Policy, error) {
 		p.Sandbox.Readable = append(p.Sandbox.Readable, p.realPath(p.absPath(r, cfg.Dir)))
 	}
 	p.HTTP = HTTPSettings{TokenEnv: cfg.HTTP.TokenEnv, Auth: orString(cfg.HTTP.Auth, "token"),
-		AllowedOrigins: cfg.HTTP.AllowedOrigins, MaxBodyBytes: p.Limits.HTTPMaxRequestBody}
+		AllowedOrigins: cfg.HTTP.AllowedOrigins, MaxBodyBytes: p.Limits.HTTPMaxRequestBody,
+		Public: cfg.HTTP.Public, AllowedHosts: cfg.HTTP.AllowedHosts,
+		MaxSessions: orDefault(cfg.HTTP.MaxSessions, 256), SessionIdle: seconds(orDefault(cfg.HTTP.SessionIdleSeconds, 1800))}
+	if cfg.HTTP.TLSCert != "" {
+		p.HTTP.TLSCert, p.HTTP.TLSKey = p.absPath(cfg.HTTP.TLSCert, cfg.Dir), p.absPath(cfg.HTTP.TLSKey, cfg.Dir)
+	}
 
 	p.AuditPath = cfg.Audit.Path
 	if p.AuditPath == "" {

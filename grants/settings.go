@@ -22,6 +22,8 @@ type Limits struct {
 	ApprovalTimeout    time.Duration
 	ApprovalProgress   time.Duration // how often a waiting call sends progress
 	HTTPMaxRequestBody int64
+	// StdioMaxMessageBytes caps one stdio message (a line).
+	StdioMaxMessageBytes int64
 }
 
 // Sandbox is the [sandbox] section with defaults filled in and paths resolved.
@@ -42,6 +44,12 @@ type HTTPSettings struct {
 	Auth           string // token or none
 	AllowedOrigins []string
 	MaxBodyBytes   int64
+	Public         bool     // a non-loopback bind is allowed
+	TLSCert        string   // absolute; "" serves plain HTTP
+	TLSKey         string   // absolute
+	AllowedHosts   []string // Host header names accepted beside the bound address
+	MaxSessions    int      // legacy MCP sessions kept at once (default 256)
+	SessionIdle    time.Duration
 }
 
 // Secret is a brokered secret as configured (the value is read when used).
@@ -77,6 +85,8 @@ func (c *Config) limits() Limits {
 		ApprovalTimeout:    seconds(orDefault(c.Approval.TimeoutSeconds, 120)),
 		ApprovalProgress:   seconds(orDefault(c.Approval.ProgressSeconds, 10)),
 		HTTPMaxRequestBody: orDefault(c.HTTP.MaxBodyBytes, 4<<20),
+
+		StdioMaxMessageBytes: orDefault(l.StdioMaxMessageBytes, 8<<20),
 	}
 }
 

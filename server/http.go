@@ -7,10 +7,10 @@ import (
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"log"
 	"log/slog"
 	"net"
 	"net/http"
@@ -21,6 +21,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mark3labs/mcp-go/mcp"
 	mcpserver "github.com/mark3labs/mcp-go/server"
 
 	"github.com/onellm/onellm-mcp/grants"
@@ -29,22 +30,32 @@ import (
 // The HTTP transport's security model, in order of the checks each request
 // to /mcp goes through:
 //
-//  1. Host: on a loopback bind the Host header must name a loopback host, so
-//     a web page whose domain was rebound to 127.0.0.1 cannot reach us (DNS
-//     rebinding). mcp-go does the same check; ours also covers handlers
-//     mounted elsewhere and is unit-tested. A non-loopback bind accepts any
-//     Host: the bearer token is what protects it.
+//  0. Connections are bounded before any request is read: at most
+//     HTTPOptions.MaxConns at once (more wait in the kernel's queue), headers
+//     within HeaderTimeout, the body within BodyTimeout, and an idle
+//     keep-alive connection is closed after IdleTimeout.
+//  1. Host must name this server: the address and port the connection came
+//     in on (localhost too, on a loopback bind), or a name in
+//     http.allowed_hosts with that port, so that a web page whose domain was
+//     rebound to our address cannot reach us (DNS rebinding).
 //  2. Origin: absent is fine (non-browser clients); present, it must be in
 //     http.allowed_origins, else 403 before anything is parsed or run.
 //  3. Bearer token, compared in constant time; 401 with WWW-Authenticate.
 //     The principal for approvals and the audit log is a short hash of the
-//     token, never the token.
+//     token, never the token. A refused request is answered and its
+//     connection closed without reading its body.
 //  4. Body cap (http.max_body_bytes): 413 before mcp-go sees the request.
-//  5. Legacy sessions are bound to the principal that created them: another
-//     token presenting the same Mcp-Session-Id gets 404, as an unknown id does.
+//  5. The ingress (ingress.go): the one strict parse of the message.
+//  6. Legacy sessions are bound to the principal that created them: another
+//     token presenting the same Mcp-Session-Id gets 404, as an unknown id
+//     does. At most http.max_sessions are kept; a new one evicts the one
+//     idle longest, and one idle for http.session_idle_seconds is dropped.
 //
-// Not covered: TLS (put a TLS-terminating proxy in front for non-loopback
-// use), rate limiting, and per-client tokens (one token per server).
+// A call still running when the shutdown grace ends is cancelled and
+// answered with a JSON-RPC error. A non-loopback bind needs http.public and
+// is plain HTTP unless http.tls_cert and http.tls_key are set.
+//
+// Not covered: rate limiting, and per-client tokens (one token per server).
 
 // HTTPOptions configure the HTTP transport.
 type HTTPOptions struct {
@@ -58,6 +69,34 @@ type HTTPOptions struct {
 	// Grace is how long calls in flight may run after a shutdown begins
 	// before their contexts are cancelled (default 10 s).
 	Grace time.Duration
+	// Addr is the bound address, for the Host check of a request whose
+	// connection does not say where it came in (ServeHTTP sets it).
+	Addr string
+	// Connection bounds (defaults: 10 s, 30 s, 60 s, 1024).
+	HeaderTimeout time.Duration
+	BodyTimeout   time.Duration
+	IdleTimeout   time.Duration
+	MaxConns      int
+	// TLSCert and TLSKey are PEM files; set, ServeHTTP serves HTTPS.
+	TLSCert, TLSKey string
+}
+
+func (o *HTTPOptions) defaults() {
+	if o.Grace <= 0 {
+		o.Grace = defaultGrace
+	}
+	if o.HeaderTimeout <= 0 {
+		o.HeaderTimeout = 10 * time.Second
+	}
+	if o.BodyTimeout <= 0 {
+		o.BodyTimeout = 30 * time.Second
+	}
+	if o.IdleTimeout <= 0 {
+		o.IdleTimeout = 60 * time.Second
+	}
+	if o.MaxConns <= 0 {
+		o.MaxConns = 1024
+	}
 }
 
 // HTTPAuth is the resolved authentication for serve --http.
@@ -134,60 +173,35 @@ type httpGuard struct {
 	// listenCtx ends long-lived listening streams when a shutdown begins, so
 	// that they do not hold the grace period.
 	listenCtx context.Context
-	next      http.Handler
+	// admit is the ingress (nil in tests of the guard alone).
+	admit func(principal string, msg []byte) ([]byte, bool)
+	// calls tracks requests inside the handler, for the shutdown.
+	calls sync.WaitGroup
+	next  http.Handler
 }
 
 func (g *httpGuard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if g.opts.Loopback && !isLoopbackName(hostOnly(r.Host)) {
-		http.Error(w, fmt.Sprintf("Forbidden: Host %q is not this loopback server (DNS rebinding defence)", r.Host), http.StatusForbidden)
-		return
-	}
+	g.calls.Add(1)
+	defer g.calls.Done()
 	set := g.settings()
-	if origin := r.Header.Get("Origin"); origin != "" && !originAllowed(origin, set.AllowedOrigins) && !(g.opts.Loopback && sameLoopbackOrigin(r, origin)) {
-		http.Error(w, fmt.Sprintf("Forbidden: Origin %q is not in http.allowed_origins", origin), http.StatusForbidden)
+	principal, ok := g.authorize(w, r, set)
+	if !ok {
 		return
-	}
-	principal := "http:anonymous"
-	if !g.opts.NoAuth {
-		tok, ok := bearer(r.Header.Get("Authorization"))
-		sum := sha256.Sum256([]byte(tok))
-		if !ok || subtle.ConstantTimeCompare(sum[:], g.tokenSum[:]) != 1 {
-			w.Header().Set("WWW-Authenticate", `Bearer realm="onellm-mcp"`)
-			if ok {
-				w.Header().Set("WWW-Authenticate", `Bearer realm="onellm-mcp", error="invalid_token"`)
-			}
-			http.Error(w, "Unauthorized: a valid bearer token is required", http.StatusUnauthorized)
-			return
-		}
-		principal = principalForToken(g.opts.Token)
 	}
 	ctx := WithPrincipal(r.Context(), principal)
 
 	var body []byte
 	if r.Method == http.MethodPost {
-		limit := set.MaxBodyBytes
-		if limit <= 0 {
-			limit = 4 << 20
-		}
-		if r.ContentLength > limit {
-			tooLarge(w, limit)
-			return
-		}
-		var err error
-		body, err = io.ReadAll(io.LimitReader(r.Body, limit+1))
-		if err != nil {
-			http.Error(w, "Bad Request: reading the body: "+err.Error(), http.StatusBadRequest)
-			return
-		}
-		if int64(len(body)) > limit {
-			tooLarge(w, limit)
+		var ok bool
+		if body, ok = g.readBody(w, r, set.MaxBodyBytes); !ok {
 			return
 		}
 	}
+	sid := r.Header.Get(mcpserver.HeaderKeySessionID)
 	// A legacy session belongs to the principal that opened it. POSTs are
 	// checked by the session manager; GET and DELETE are not checked by
 	// mcp-go against a store, so check them here.
-	if sid := r.Header.Get(mcpserver.HeaderKeySessionID); sid != "" && (r.Method == http.MethodGet || r.Method == http.MethodDelete) {
+	if sid != "" && (r.Method == http.MethodGet || r.Method == http.MethodDelete) {
 		if !g.sessions.owns(sid, principal) {
 			http.Error(w, "Not Found: unknown session", http.StatusNotFound)
 			return
@@ -197,19 +211,206 @@ func (g *httpGuard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "Bad Request: Mcp-Session-Id is required to listen", http.StatusBadRequest)
 		return
 	}
-	if r.Method == http.MethodGet || (body != nil && isListen(body)) {
+	var msg peek
+	if body != nil {
+		if msg, ok = g.admitMessage(w, r, body, principal, set.MaxSessions); !ok {
+			return
+		}
+	}
+	if r.Method == http.MethodGet || (body != nil && msg.method == "subscriptions/listen") {
 		ctx = mergeCancel(ctx, g.listenCtx)
+	}
+	if sid != "" {
+		defer g.sessions.use(sid)()
 	}
 	r = r.WithContext(ctx)
 	if body != nil {
 		r.Body = io.NopCloser(bytes.NewReader(body))
 		r.ContentLength = int64(len(body))
 	}
-	g.next.ServeHTTP(w, r)
+	tw := &trackingWriter{ResponseWriter: w}
+	g.next.ServeHTTP(tw, r)
+	if !tw.wrote && msg.method != "" && msg.hasID && ctx.Err() != nil {
+		// mcp-go drops the response of a request whose context ended: a call
+		// the shutdown cancelled still gets an answer.
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusOK)
+		w.Write(append(rpcError(msg.id, rpcShuttingDown, "the server shut down before the call finished; it was cancelled"), '\n'))
+	}
 }
 
-func tooLarge(w http.ResponseWriter, limit int64) {
-	http.Error(w, fmt.Sprintf("Request Entity Too Large: the body exceeds %d bytes (http.max_body_bytes)", limit), http.StatusRequestEntityTooLarge)
+// admitMessage passes a POSTed message through the ingress, and a new
+// legacy session through the session cap; it answers a refused one and
+// returns false.
+func (g *httpGuard) admitMessage(w http.ResponseWriter, r *http.Request, body []byte, principal string, maxSessions int) (peek, bool) {
+	msg := peekMessage(body)
+	if g.admit != nil {
+		auditAs := principal
+		if sid := r.Header.Get(mcpserver.HeaderKeySessionID); sid != "" && g.sessions.owns(sid, principal) {
+			auditAs += "/" + sid
+		}
+		if reply, pass := g.admit(auditAs, body); !pass {
+			writeReply(w, r, reply)
+			return msg, false
+		}
+	}
+	if msg.method == string(mcp.MethodInitialize) && !isModernHeader(r.Header) && !g.sessions.roomFor(maxSessions) {
+		http.Error(w, fmt.Sprintf("Service Unavailable: %d sessions are open and none is idle (http.max_sessions)", maxSessions), http.StatusServiceUnavailable)
+		return msg, false
+	}
+	return msg, true
+}
+
+// authorize runs the checks before anything of the request is read: Host,
+// Origin and the bearer token. It returns the principal, or answers the
+// request and returns false.
+func (g *httpGuard) authorize(w http.ResponseWriter, r *http.Request, set grants.HTTPSettings) (string, bool) {
+	if !hostAllowed(r, g.opts, set.AllowedHosts) {
+		refuse(w, r, http.StatusForbidden, fmt.Sprintf("Forbidden: Host %q does not name this server (DNS rebinding defence); use the address it listens on, or list the name in http.allowed_hosts", r.Host))
+		return "", false
+	}
+	if origin := r.Header.Get("Origin"); origin != "" && !originAllowed(origin, set.AllowedOrigins) && !(g.opts.Loopback && sameLoopbackOrigin(r, origin)) {
+		refuse(w, r, http.StatusForbidden, fmt.Sprintf("Forbidden: Origin %q is not in http.allowed_origins", origin))
+		return "", false
+	}
+	if g.opts.NoAuth {
+		return "http:anonymous", true
+	}
+	tok, ok := bearer(r.Header.Get("Authorization"))
+	sum := sha256.Sum256([]byte(tok))
+	if !ok || subtle.ConstantTimeCompare(sum[:], g.tokenSum[:]) != 1 {
+		w.Header().Set("WWW-Authenticate", `Bearer realm="onellm-mcp"`)
+		if ok {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="onellm-mcp", error="invalid_token"`)
+		}
+		refuse(w, r, http.StatusUnauthorized, "Unauthorized: a valid bearer token is required")
+		return "", false
+	}
+	return principalForToken(g.opts.Token), true
+}
+
+// readBody reads a POST body within the body timeout and the size cap.
+func (g *httpGuard) readBody(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, bool) {
+	if limit <= 0 {
+		limit = 4 << 20
+	}
+	if r.ContentLength > limit {
+		tooLarge(w, r, limit)
+		return nil, false
+	}
+	rc := http.NewResponseController(w)
+	if g.opts.BodyTimeout > 0 {
+		_ = rc.SetReadDeadline(time.Now().Add(g.opts.BodyTimeout)) // unsupported in recorders
+	}
+	body, err := io.ReadAll(io.LimitReader(r.Body, limit+1))
+	if err != nil {
+		var ne net.Error
+		if errors.As(err, &ne) && ne.Timeout() {
+			refuse(w, r, http.StatusRequestTimeout, fmt.Sprintf("Request Timeout: the body did not arrive within %s", g.opts.BodyTimeout))
+			return nil, false
+		}
+		refuse(w, r, http.StatusBadRequest, "Bad Request: reading the body: "+err.Error())
+		return nil, false
+	}
+	if int64(len(body)) > limit {
+		tooLarge(w, r, limit)
+		return nil, false
+	}
+	// The body is in: the call itself may take longer than the body could.
+	_ = rc.SetReadDeadline(time.Time{})
+	return body, true
+}
+
+// refuse answers a request that goes no further and closes its connection
+// without reading the rest of its body: a client that was refused holds
+// nothing open.
+func refuse(w http.ResponseWriter, r *http.Request, status int, msg string) {
+	w.Header().Set("Connection", "close")
+	// The server drains an unread body after the handler; a deadline in the
+	// past makes that drain end at once.
+	_ = http.NewResponseController(w).SetReadDeadline(time.Now())
+	http.Error(w, msg, status)
+}
+
+// writeReply sends the ingress's answer to a refused message.
+func writeReply(w http.ResponseWriter, r *http.Request, reply []byte) {
+	if reply == nil {
+		w.WriteHeader(http.StatusAccepted) // a notification: nothing to say
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	status := http.StatusOK
+	if isModernHeader(r.Header) && bytes.Contains(reply[:min(len(reply), 64)], []byte(`"error"`)) {
+		status = http.StatusBadRequest // the modern era maps JSON-RPC errors to HTTP statuses
+	}
+	w.WriteHeader(status)
+	w.Write(append(reply, '\n'))
+}
+
+// trackingWriter records whether the handler wrote anything.
+type trackingWriter struct {
+	http.ResponseWriter
+	wrote bool
+}
+
+func (t *trackingWriter) WriteHeader(code int) { t.wrote = true; t.ResponseWriter.WriteHeader(code) }
+func (t *trackingWriter) Write(b []byte) (int, error) {
+	t.wrote = true
+	return t.ResponseWriter.Write(b)
+}
+func (t *trackingWriter) Unwrap() http.ResponseWriter { return t.ResponseWriter }
+func (t *trackingWriter) Flush() {
+	if f, ok := t.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+func tooLarge(w http.ResponseWriter, r *http.Request, limit int64) {
+	refuse(w, r, http.StatusRequestEntityTooLarge, fmt.Sprintf("Request Entity Too Large: the body exceeds %d bytes (http.max_body_bytes)", limit))
+}
+
+// hostAllowed reports whether the Host header names this server: the
+// address and port the connection came in on (or opts.Addr when the
+// connection does not say), localhost with that port when that address is
+// loopback, or a name in allowed with that port. An absent port means the
+// scheme's default.
+func hostAllowed(r *http.Request, opts HTTPOptions, allowed []string) bool {
+	bound := opts.Addr
+	if local, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr); ok {
+		bound = local.String()
+	}
+	bhost, bport, err := net.SplitHostPort(bound)
+	if err != nil {
+		return false
+	}
+	host, port, err := net.SplitHostPort(r.Host)
+	if err != nil {
+		host, port = r.Host, ""
+	}
+	host = strings.ToLower(strings.Trim(host, "[]"))
+	if port == "" {
+		port = "80"
+		if r.TLS != nil {
+			port = "443"
+		}
+	}
+	if port != bport || host == "" {
+		return false
+	}
+	for _, a := range allowed {
+		if strings.EqualFold(strings.TrimSpace(a), host) {
+			return true
+		}
+	}
+	if host == "localhost" {
+		return isLoopbackName(bhost)
+	}
+	hip, err1 := netip.ParseAddr(host)
+	bip, err2 := netip.ParseAddr(strings.Trim(bhost, "[]"))
+	if err1 != nil || err2 != nil {
+		return strings.EqualFold(host, bhost) // a bound name, e.g. localhost
+	}
+	return hip.Unmap() == bip.Unmap()
 }
 
 func bearer(h string) (string, bool) {
@@ -267,17 +468,6 @@ func isModernHeader(h http.Header) bool {
 	return h.Get("MCP-Protocol-Version") >= "2026-07-28"
 }
 
-// isListen reports whether a JSON-RPC body opens a modern listening stream.
-func isListen(body []byte) bool {
-	if !bytes.Contains(body, []byte("subscriptions/listen")) {
-		return false
-	}
-	var m struct {
-		Method string `json:"method"`
-	}
-	return json.Unmarshal(body, &m) == nil && m.Method == "subscriptions/listen"
-}
-
 // mergeCancel returns ctx, also cancelled when other ends.
 func mergeCancel(ctx, other context.Context) context.Context {
 	if other == nil {
@@ -291,24 +481,103 @@ func mergeCancel(ctx, other context.Context) context.Context {
 
 // sessionStore tracks legacy MCP sessions and the principal that opened
 // each, so an id is honoured only for its owner and an unknown id gets 404.
+// It also bounds them: at most max sessions (http.max_sessions) are kept, and
+// opening one more evicts the session idle longest (none of its requests in
+// flight); mcp-go's sweeper drops those idle for http.session_idle_seconds.
 type sessionStore struct {
-	mu sync.Mutex
-	m  map[string]string // id → principal
+	mu  sync.Mutex
+	m   map[string]*sessionEntry
+	max func() int
+	// drop makes mcp-go forget an evicted session (nil: nothing to tell).
+	drop func(id, principal string)
+	now  func() time.Time
 }
 
-func newSessionStore() *sessionStore { return &sessionStore{m: map[string]string{}} }
+type sessionEntry struct {
+	principal string
+	lastUsed  time.Time
+	busy      int // requests in flight
+}
+
+func newSessionStore() *sessionStore {
+	return &sessionStore{m: map[string]*sessionEntry{}, max: func() int { return 256 }, now: time.Now}
+}
 
 func (s *sessionStore) owns(id, principal string) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	p, ok := s.m[id]
-	return ok && p == principal
+	e, ok := s.m[id]
+	return ok && e.principal == principal
 }
 
 func (s *sessionStore) count() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return len(s.m)
+}
+
+// roomFor reports whether a new session can be opened under max: below it,
+// or with an idle session to evict.
+func (s *sessionStore) roomFor(max int) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if max <= 0 || len(s.m) < max {
+		return true
+	}
+	_, ok := s.idlest()
+	return ok
+}
+
+// use marks a request of session id in flight until the returned func runs.
+func (s *sessionStore) use(id string) func() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	e, ok := s.m[id]
+	if !ok {
+		return func() {}
+	}
+	e.busy++
+	e.lastUsed = s.now()
+	return func() {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		e.busy--
+		e.lastUsed = s.now()
+	}
+}
+
+// idlest is the session idle longest with nothing in flight; s.mu is held.
+func (s *sessionStore) idlest() (string, bool) {
+	var best string
+	var at time.Time
+	for id, e := range s.m {
+		if e.busy == 0 && (best == "" || e.lastUsed.Before(at)) {
+			best, at = id, e.lastUsed
+		}
+	}
+	return best, best != ""
+}
+
+// add records a new session, evicting the idlest ones over the cap.
+func (s *sessionStore) add(id, principal string) {
+	var evicted []string
+	var owners []string
+	s.mu.Lock()
+	for max := s.max(); max > 0 && len(s.m) >= max; {
+		victim, ok := s.idlest()
+		if !ok {
+			break // all busy: the guard refuses new sessions until one is idle
+		}
+		evicted, owners = append(evicted, victim), append(owners, s.m[victim].principal)
+		delete(s.m, victim)
+	}
+	s.m[id] = &sessionEntry{principal: principal, lastUsed: s.now()}
+	s.mu.Unlock()
+	for i, v := range evicted {
+		if s.drop != nil {
+			s.drop(v, owners[i])
+		}
+	}
 }
 
 // ResolveSessionIdManager implements mcpserver.SessionIdManagerResolver; r
@@ -336,9 +605,7 @@ func (b boundSessions) Generate() string {
 		panic(err) // crypto/rand does not fail on Linux
 	}
 	id := sessionPrefix + hex.EncodeToString(r[:])
-	b.store.mu.Lock()
-	b.store.m[id] = b.principal
-	b.store.mu.Unlock()
+	b.store.add(id, b.principal)
 	return id
 }
 
@@ -352,7 +619,7 @@ func (b boundSessions) Validate(id string) (bool, error) {
 func (b boundSessions) Terminate(id string) (bool, error) {
 	b.store.mu.Lock()
 	defer b.store.mu.Unlock()
-	if p, ok := b.store.m[id]; ok && (!b.bound || p == b.principal) {
+	if e, ok := b.store.m[id]; ok && (!b.bound || e.principal == b.principal) {
 		delete(b.store.m, id)
 	}
 	return false, nil
@@ -361,20 +628,45 @@ func (b boundSessions) Terminate(id string) (bool, error) {
 // HTTPHandler returns the full HTTP handler: /mcp behind the guard, and
 // /healthz. listenCtx ends listening streams (nil: never).
 func (s *Server) HTTPHandler(opts HTTPOptions, listenCtx context.Context) http.Handler {
+	return s.httpHandler(opts, listenCtx, nil)
+}
+
+func (s *Server) httpHandler(opts HTTPOptions, listenCtx context.Context, guard **httpGuard) http.Handler {
+	opts.defaults()
+	settings := func() grants.HTTPSettings { return s.Policy().HTTP }
 	sessions := newSessionStore()
+	sessions.max = func() int { return settings().MaxSessions }
+	idle := settings().SessionIdle
+	if idle <= 0 {
+		idle = 30 * time.Minute
+	}
 	mcpHTTP := mcpserver.NewStreamableHTTPServer(s.mcp,
 		mcpserver.WithEndpointPath("/mcp"),
 		mcpserver.WithSessionIdManagerResolver(sessions),
-		mcpserver.WithSessionIdleTTL(30*time.Minute),
+		mcpserver.WithSessionIdleTTL(idle),
 		mcpserver.WithStreamableHTTPLogger(slog.New(slog.NewTextHandler(s.log.Writer(), &slog.HandlerOptions{Level: slog.LevelWarn}))),
 	)
+	// An evicted session is terminated as a DELETE from its owner would
+	// terminate it, so mcp-go forgets everything it kept for it.
+	sessions.drop = func(id, principal string) {
+		r, err := http.NewRequestWithContext(WithPrincipal(context.Background(), principal), http.MethodDelete, "/mcp", nil)
+		if err != nil {
+			return
+		}
+		r.Header.Set(mcpserver.HeaderKeySessionID, id)
+		mcpHTTP.ServeHTTP(discardResponse{h: http.Header{}}, r)
+	}
 	g := &httpGuard{
 		opts:      opts,
-		settings:  func() grants.HTTPSettings { return s.Policy().HTTP },
+		settings:  settings,
 		sessions:  sessions,
 		tokenSum:  sha256Sum(opts.Token),
 		listenCtx: listenCtx,
+		admit:     s.admit,
 		next:      mcpHTTP,
+	}
+	if guard != nil {
+		*guard = g
 	}
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", g)
@@ -391,28 +683,38 @@ func (s *Server) HTTPHandler(opts HTTPOptions, listenCtx context.Context) http.H
 // ServeHTTP serves streamable HTTP on ln until ctx ends, then shuts down
 // gracefully: it stops accepting, ends listening streams, lets calls in
 // flight finish for opts.Grace, then cancels their contexts (which kills
-// their commands) and closes the connections.
+// their commands), answers them with a JSON-RPC error and closes the
+// connections.
 func (s *Server) ServeHTTP(ctx context.Context, ln net.Listener, opts HTTPOptions) error {
-	if opts.Grace <= 0 {
-		opts.Grace = 10 * time.Second
-	}
+	opts.defaults()
 	if !opts.NoAuth && opts.Token == "" {
 		return errors.New("serve --http: no token")
+	}
+	if opts.Addr == "" {
+		opts.Addr = ln.Addr().String()
 	}
 	callsCtx, cancelCalls := context.WithCancel(context.Background())
 	defer cancelCalls()
 	listenCtx, endListening := context.WithCancel(context.Background())
 	defer endListening()
+	var guard *httpGuard
 	srv := &http.Server{
-		Handler:           s.HTTPHandler(opts, listenCtx),
-		ReadHeaderTimeout: 10 * time.Second,
-		IdleTimeout:       2 * time.Minute,
+		Handler:           s.httpHandler(opts, listenCtx, &guard),
+		ReadHeaderTimeout: opts.HeaderTimeout,
+		IdleTimeout:       opts.IdleTimeout,
 		MaxHeaderBytes:    64 << 10,
 		BaseContext:       func(net.Listener) context.Context { return callsCtx },
-		ErrorLog:          s.log,
+		ErrorLog:          log.New(io.Discard, "", 0), // refused and timed-out connections are not news
 	}
+	ln = limitListener(ln, opts.MaxConns)
 	served := make(chan error, 1)
-	go func() { served <- srv.Serve(ln) }()
+	go func() {
+		if opts.TLSCert != "" {
+			served <- srv.ServeTLS(ln, opts.TLSCert, opts.TLSKey)
+			return
+		}
+		served <- srv.Serve(ln)
+	}()
 	select {
 	case err := <-served:
 		return err
@@ -425,13 +727,70 @@ func (s *Server) ServeHTTP(ctx context.Context, ln net.Listener, opts HTTPOption
 	if err := srv.Shutdown(graceCtx); err != nil {
 		s.log.Printf("grace period over: cancelling the calls still running")
 		cancelCalls()
-		// Give cancelled handlers a moment to write their results and the
-		// audit log before the connections go.
-		time.Sleep(500 * time.Millisecond)
+		// Cancelled handlers write their results, the audit log and the
+		// JSON-RPC error for a dropped response before the connections go.
+		waitGroupFor(&guard.calls, 5*time.Second)
 		srv.Close()
 	}
 	<-served
 	return nil
+}
+
+func waitGroupFor(wg *sync.WaitGroup, d time.Duration) {
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(d):
+	}
+}
+
+// limitListener accepts at most n connections at once; more wait in the
+// kernel's accept queue until one closes.
+func limitListener(ln net.Listener, n int) net.Listener {
+	return &boundedListener{Listener: ln, slots: make(chan struct{}, n)}
+}
+
+type boundedListener struct {
+	net.Listener
+	slots chan struct{}
+}
+
+func (l *boundedListener) Accept() (net.Conn, error) {
+	l.slots <- struct{}{}
+	c, err := l.Listener.Accept()
+	if err != nil {
+		<-l.slots
+		return nil, err
+	}
+	return &boundedConn{Conn: c, release: sync.OnceFunc(func() { <-l.slots })}, nil
+}
+
+type boundedConn struct {
+	net.Conn
+	release func()
+}
+
+func (c *boundedConn) Close() error {
+	err := c.Conn.Close()
+	c.release()
+	return err
+}
+
+// CheckHTTPBind refuses a bind that the config does not allow: a
+// non-loopback address without http.public. It returns the warning to print
+// at start-up for a public bind.
+func CheckHTTPBind(addr string, h grants.HTTPSettings) (warning string, err error) {
+	if IsLoopbackAddr(addr) {
+		return "", nil
+	}
+	if !h.Public {
+		return "", fmt.Errorf("serve --http %s: not a loopback address; serving other machines needs [http] public = true in the config (and tls_cert/tls_key for HTTPS), or bind 127.0.0.1", addr)
+	}
+	if h.TLSCert == "" {
+		return fmt.Sprintf("WARNING: serving %s to the network over plain HTTP: the bearer token and every tool result can be read on the way; set [http] tls_cert and tls_key to serve HTTPS", addr), nil
+	}
+	return fmt.Sprintf("serving %s to the network over HTTPS (%s)", addr, h.TLSCert), nil
 }
 
 // HTTPBanner is what serve --http prints at start-up: where to connect and
@@ -467,3 +826,10 @@ func EndpointURL(addr net.Addr) string {
 }
 
 func sha256Sum(s string) [32]byte { return sha256.Sum256([]byte(s)) }
+
+// discardResponse is a ResponseWriter that keeps nothing.
+type discardResponse struct{ h http.Header }
+
+func (d discardResponse) Header() http.Header         { return d.h }
+func (d discardResponse) Write(b []byte) (int, error) { return len(b), nil }
+func (d discardResponse) WriteHeader(int)             {}

@@ -38,6 +38,9 @@ func guardFor(opts HTTPOptions, set grants.HTTPSettings) (*httpGuard, *atomic.In
 	if opts.Token == "" && !opts.NoAuth {
 		opts.Token = testToken
 	}
+	if opts.Addr == "" {
+		opts.Addr = "127.0.0.1:8080"
+	}
 	g := &httpGuard{
 		opts:     opts,
 		settings: func() grants.HTTPSettings { return set },
@@ -136,33 +139,46 @@ func TestGuardOrigin(t *testing.T) {
 	}
 }
 
+// The Host header must name the address and port the server is bound to
+// (localhost too when that is loopback), or a name in http.allowed_hosts.
 func TestGuardHost(t *testing.T) {
 	auth := "Bearer " + testToken
-	loop, _, _ := guardFor(HTTPOptions{Loopback: true}, grants.HTTPSettings{})
-	wide, _, _ := guardFor(HTTPOptions{Loopback: false}, grants.HTTPSettings{})
+	loop, _, _ := guardFor(HTTPOptions{Loopback: true, Addr: "127.0.0.1:8080"}, grants.HTTPSettings{})
+	wide, _, _ := guardFor(HTTPOptions{Addr: "192.0.2.7:8080"}, grants.HTTPSettings{AllowedHosts: []string{"mcp.example.com"}})
+	v6, _, _ := guardFor(HTTPOptions{Loopback: true, Addr: "[::1]:8080"}, grants.HTTPSettings{})
 	for _, tc := range []struct {
-		host       string
-		loop, wide int
+		host           string
+		loop, wide, v6 int
 	}{
-		{"127.0.0.1:8080", 200, 200},
-		{"localhost:8080", 200, 200},
-		{"LOCALHOST", 200, 200},
-		{"[::1]:8080", 200, 200},
-		{"127.1.2.3", 200, 200},
-		{"evil.example.com:8080", 403, 200},
-		{"localhost.evil.example.com", 403, 200},
-		{"10.0.0.5:8080", 403, 200},
+		{"127.0.0.1:8080", 200, 403, 403},
+		{"localhost:8080", 200, 403, 200},
+		{"LOCALHOST:8080", 200, 403, 200},
+		{"localhost", 403, 403, 403}, // port 80 is not the bound port
+		{"127.0.0.1:8081", 403, 403, 403},
+		{"[::1]:8080", 403, 403, 200},
+		{"[::ffff:127.0.0.1]:8080", 200, 403, 403},
+		{"127.1.2.3:8080", 403, 403, 403}, // loopback, but not the bound address
+		{"192.0.2.7:8080", 403, 200, 403},
+		{"mcp.example.com:8080", 403, 200, 403},
+		{"MCP.example.com:8080", 403, 200, 403},
+		{"mcp.example.com:9999", 403, 403, 403},
+		{"evil.example.com:8080", 403, 403, 403},
+		{"localhost.evil.example.com:8080", 403, 403, 403},
+		{"", 403, 403, 403},
 	} {
 		for _, g := range []struct {
 			g    *httpGuard
 			want int
-		}{{loop, tc.loop}, {wide, tc.wide}} {
+		}{{loop, tc.loop}, {wide, tc.wide}, {v6, tc.v6}} {
 			r := post("{}", "Authorization", auth)
 			r.Host = tc.host
 			w := httptest.NewRecorder()
 			g.g.ServeHTTP(w, r)
 			if w.Code != g.want {
-				t.Errorf("Host %q loopback=%v: status %d, want %d", tc.host, g.g.opts.Loopback, w.Code, g.want)
+				t.Errorf("Host %q bound %s: status %d, want %d", tc.host, g.g.opts.Addr, w.Code, g.want)
+			}
+			if w.Code == 403 && w.Header().Get("Connection") != "close" {
+				t.Errorf("Host %q: a refused request keeps its connection", tc.host)
 			}
 		}
 	}
@@ -210,7 +226,7 @@ func TestGuardSessions(t *testing.T) {
 		{http.MethodDelete, other, 404},
 		{http.MethodDelete, mine, 200},
 	} {
-		r := httptest.NewRequest(tc.method, "http://127.0.0.1/mcp", nil)
+		r := httptest.NewRequest(tc.method, "http://127.0.0.1:8080/mcp", nil)
 		r.Header.Set("Authorization", "Bearer "+testToken)
 		if tc.sid != "" {
 			r.Header.Set("Mcp-Session-Id", tc.sid)
@@ -455,6 +471,16 @@ func TestServeHTTPGracefulShutdown(t *testing.T) {
 					}
 				case <-time.After(5 * time.Second):
 					t.Fatal("the call was never cancelled")
+				}
+				// mcp-go drops the response of a cancelled request; the
+				// client still gets a JSON-RPC error, not an empty 200.
+				select {
+				case o := <-done:
+					if o.err == nil || !strings.Contains(o.err.Error(), "shut down before the call finished") {
+						t.Errorf("the cancelled call's answer: %v %+v", o.err, o.res)
+					}
+				case <-time.After(5 * time.Second):
+					t.Fatal("the cancelled call got no answer")
 				}
 			}
 			select {

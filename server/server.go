@@ -44,6 +44,7 @@ type Server struct {
 	policyMu sync.Mutex
 	roots    clientRoots
 	tools    []toolkit.Tool
+	ingress  *ingress // the strict parse of every client message
 	approver toolkit.Approver
 	asker    toolkit.Asker
 	console  *approval.Console // nil unless [approval] console is set
@@ -60,7 +61,7 @@ func New(p *grants.Policy, opts Options) (*Server, error) {
 	if opts.Audit == nil {
 		return nil, fmt.Errorf("server: an audit log is required")
 	}
-	s := &Server{tools: opts.Tools, approver: opts.Approver, asker: opts.Asker, audit: opts.Audit, log: opts.Log}
+	s := &Server{tools: opts.Tools, ingress: newIngress(), approver: opts.Approver, asker: opts.Asker, audit: opts.Audit, log: opts.Log}
 	if s.approver == nil {
 		s.approver = toolkit.NoApprover{}
 	}
@@ -113,16 +114,6 @@ func (s *Server) ToolNames() []string {
 		names = append(names, st.Tool.Name)
 	}
 	return names
-}
-
-// ServeStdio serves one client over in/out until ctx ends or in closes.
-func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) error {
-	std := mcpserver.NewStdioServer(s.mcp)
-	// Calls waiting for a person must not starve other calls of workers.
-	mcpserver.WithWorkerPoolSize(64)(std)
-	mcpserver.WithQueueSize(256)(std)
-	std.SetErrorLogger(s.log)
-	return std.Listen(ctx, in, out)
 }
 
 // handler is the one path every call of tool t takes: validate, decide,

@@ -333,6 +333,10 @@ func serve(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 // serveHTTP serves streamable HTTP at addr until ctx ends.
 func serveHTTP(ctx context.Context, s *server.Server, p *grants.Policy, addr string, logger *log.Logger) error {
 	loopback := server.IsLoopbackAddr(addr)
+	warning, err := server.CheckHTTPBind(addr, p.HTTP)
+	if err != nil {
+		return err
+	}
 	auth, err := server.ResolveHTTPAuth(p.HTTP, loopback, os.Getenv)
 	if err != nil {
 		return fmt.Errorf("serve --http %s: %w", addr, err)
@@ -341,10 +345,18 @@ func serveHTTP(ctx context.Context, s *server.Server, p *grants.Policy, addr str
 	if err != nil {
 		return fmt.Errorf("serve --http: %w", err)
 	}
-	for _, line := range strings.Split(strings.TrimRight(server.HTTPBanner(server.EndpointURL(ln.Addr()), auth), "\n"), "\n") {
+	if warning != "" {
+		logger.Print(warning)
+	}
+	endpoint := server.EndpointURL(ln.Addr())
+	if p.HTTP.TLSCert != "" {
+		endpoint = "https://" + strings.TrimPrefix(endpoint, "http://")
+	}
+	for _, line := range strings.Split(strings.TrimRight(server.HTTPBanner(endpoint, auth), "\n"), "\n") {
 		logger.Print(line)
 	}
-	return s.ServeHTTP(ctx, ln, server.HTTPOptions{Token: auth.Token, NoAuth: auth.NoAuth, Loopback: loopback})
+	return s.ServeHTTP(ctx, ln, server.HTTPOptions{Token: auth.Token, NoAuth: auth.NoAuth, Loopback: loopback,
+		TLSCert: p.HTTP.TLSCert, TLSKey: p.HTTP.TLSKey})
 }
 
 func check(args []string, stdout, stderr io.Writer) error {

@@ -14,10 +14,10 @@ type fuzzArgs struct {
 }
 
 // FuzzDecode: arbitrary arguments never panic; what Decode accepts holds
-// only known fields (re-encoding and decoding again gives the same value),
-// and what it refuses is an *ArgError.
+// only known fields, spelled exactly and once (re-encoding and decoding
+// again gives the same value), and what it refuses is an *ArgError.
 func FuzzDecode(f *testing.F) {
-	for _, seed := range []string{`{}`, `{"path":"a"}`, `{"path":1}`, `{"extra":1}`, `[]`, `null`, `{"path":"a"} {}`, `{"names":["a",2]}`, `{"offset":1e999}`, `{"path":"\u0000"}`} {
+	for _, seed := range []string{`{}`, `{"path":"a"}`, `{"path":1}`, `{"extra":1}`, `[]`, `null`, `{"path":"a"} {}`, `{"names":["a",2]}`, `{"offset":1e999}`, `{"path":"\u0000"}`, `{"Path":"a"}`, `{"path":"a","path":"b"}`, `{"offset":1.5}`} {
 		f.Add(seed)
 	}
 	f.Fuzz(func(t *testing.T, raw string) {
@@ -29,11 +29,23 @@ func FuzzDecode(f *testing.F) {
 			}
 			return
 		}
-		var m map[string]any
-		if json.Unmarshal([]byte(raw), &m) == nil {
-			for k := range m {
-				if !strings.Contains(`path offset names flag`, k) && !strings.EqualFold(k, "path") && !strings.EqualFold(k, "offset") && !strings.EqualFold(k, "names") && !strings.EqualFold(k, "flag") {
-					t.Fatalf("Decode(%q) accepted unknown field %q", raw, k)
+		// Accepted keys are exactly the known ones, each at most once.
+		dec := json.NewDecoder(strings.NewReader(raw))
+		if tok, err := dec.Token(); err == nil && tok == json.Delim('{') {
+			seen := map[string]bool{}
+			for dec.More() {
+				tok, err := dec.Token()
+				if err != nil {
+					break
+				}
+				k, _ := tok.(string)
+				if !map[string]bool{"path": true, "offset": true, "names": true, "flag": true}[k] || seen[k] {
+					t.Fatalf("Decode(%q) accepted key %q (unknown, a case variant or repeated)", raw, k)
+				}
+				seen[k] = true
+				var skip json.RawMessage
+				if dec.Decode(&skip) != nil {
+					break
 				}
 			}
 		}
@@ -43,4 +55,40 @@ func FuzzDecode(f *testing.F) {
 			t.Fatalf("re-decoding %s: %v", again, err)
 		}
 	})
+}
+
+func TestDecodeStrict(t *testing.T) {
+	type edit struct {
+		Path string `json:"path"`
+	}
+	type callArgs struct {
+		Command string `json:"command"`
+		Offset  int    `json:"offset,omitempty"`
+		Edits   []edit `json:"edits,omitempty"`
+	}
+	for _, tc := range []struct{ raw, want string }{
+		{`{"command":"ls"}`, ""},
+		{`{"Command":"ls"}`, `argument "Command": keys are case-sensitive: did you mean "command"?`},
+		{`{"command":"a","COMMAND":"b"}`, `argument "COMMAND": keys are case-sensitive`},
+		{`{"command":"a","command":"b"}`, `argument "command" is given more than once`},
+		{`{"command":"a","comm\u0061nd":"b"}`, `argument "command" is given more than once`},
+		{`{"command":"a","offset":1e400}`, `argument "offset": number 1e400 is out of range: expected an integer`},
+		{`{"command":"a","offset":2.5}`, `argument "offset": number 2.5 is out of range`},
+		{`{"edits":[{"path":"a"},{"PATH":"b"}]}`, `argument "edits[1].PATH": keys are case-sensitive`},
+		{`{"edits":[{"path":"a","path":"b"}]}`, `argument "edits[0].path" is given more than once`},
+		{`{"mode":"x"}`, `unknown argument "mode"; accepted: command, edits, offset`},
+		{`{"command":1}`, `argument "command": expected a string`},
+	} {
+		var a callArgs
+		err := Decode(json.RawMessage(tc.raw), &a)
+		if tc.want == "" {
+			if err != nil {
+				t.Errorf("%s: %v", tc.raw, err)
+			}
+			continue
+		}
+		if _, ok := err.(*ArgError); !ok || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: got %v, want an *ArgError containing %q", tc.raw, err, tc.want)
+		}
+	}
 }

@@ -15,9 +15,12 @@ import (
 	"reflect"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/mark3labs/mcp-go/mcp"
+
 	"github.com/onellm/onellm-mcp/grants"
+	"github.com/onellm/onellm-mcp/internal/strictjson"
 )
 
 // Tool is one built-in tool.
@@ -170,11 +173,17 @@ func (e *Refusal) Error() string { return e.Msg }
 func Argf(format string, a ...any) error { return &ArgError{Msg: fmt.Sprintf(format, a...)} }
 
 // Decode decodes a tool's arguments strictly into dst (a pointer to a
-// struct): unknown fields, wrong types and trailing data are *ArgError with a
-// message that names the argument and lists the accepted ones.
+// struct): unknown fields, a duplicate key, a key that matches an argument
+// only case-insensitively, a number out of its field's range, wrong types
+// and trailing data are *ArgError with a message that names the argument
+// and lists the accepted ones. The strict check (strictjson) comes first, so
+// the lenient decode after it cannot read the arguments differently.
 func Decode(raw json.RawMessage, dst any) error {
 	if len(bytes.TrimSpace(raw)) == 0 || string(bytes.TrimSpace(raw)) == "null" {
 		raw = json.RawMessage("{}")
+	}
+	if err := strictjson.Check(raw, argShape(reflect.TypeOf(dst))); err != nil {
+		return &ArgError{Msg: DescribeArgProblem(err, 0)}
 	}
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.DisallowUnknownFields()
@@ -185,6 +194,44 @@ func Decode(raw json.RawMessage, dst any) error {
 		return &ArgError{Msg: "arguments: unexpected data after the object"}
 	}
 	return nil
+}
+
+// argShapes memoises strictjson.Of for argument types. It is a cache of a
+// pure function of the type (as encoding/json caches its field lists), not
+// state: every entry is what Of would return again.
+var argShapes sync.Map // reflect.Type → *strictjson.Shape
+
+func argShape(t reflect.Type) *strictjson.Shape {
+	if s, ok := argShapes.Load(t); ok {
+		return s.(*strictjson.Shape)
+	}
+	s, _ := argShapes.LoadOrStore(t, strictjson.Of(t, true, nil))
+	return s.(*strictjson.Shape)
+}
+
+// DescribeArgProblem words a strictjson error found in a call's arguments
+// for the model; skip drops the leading path elements that lead to the
+// arguments object.
+func DescribeArgProblem(err error, skip int) string {
+	se, ok := err.(*strictjson.Error)
+	if !ok {
+		return "arguments: " + err.Error()
+	}
+	where := se.Where(skip)
+	switch se.Problem {
+	case strictjson.Syntax:
+		return "arguments are not valid JSON: " + se.Msg
+	case strictjson.Duplicate:
+		return fmt.Sprintf("argument %q is given more than once; give each argument once", where)
+	case strictjson.CaseVariant:
+		return fmt.Sprintf("argument %q: %s", where, strings.TrimPrefix(se.Msg, "unknown key; "))
+	case strictjson.Unknown:
+		return fmt.Sprintf("unknown argument %q; %s", where, strings.TrimPrefix(se.Msg, "unknown key; "))
+	}
+	if where == "" {
+		return "arguments: " + se.Msg
+	}
+	return fmt.Sprintf("argument %q: %s", where, se.Msg)
 }
 
 func describeDecodeError(err error, dst any) string {

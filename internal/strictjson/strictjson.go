@@ -1,0 +1,455 @@
+// Package strictjson owns the one strict reading of JSON input that the
+// server applies at every door: JSON-RPC messages on both transports and the
+// arguments of every tool call.
+//
+// Security model: encoding/json, which mcp-go and the tools decode with,
+// resolves ambiguity silently. It takes the last of two duplicate keys, and
+// it matches a key to a struct field case-insensitively (with Unicode simple
+// folding, so "ſ" matches "s" and "K" matches "k"). Two readers of the same
+// message, or a reader and a person reviewing it, can therefore disagree on
+// what it says: {"name":"read_file","Name":"execute_terminal_command"}
+// routes to the second tool. Check walks a document once, against the Shape
+// of what the server will decode it into, and refuses every such ambiguity
+// before anything is decoded, decided or run:
+//
+//   - a duplicate key in any object, at any depth (keys compared after
+//     unescaping, as encoding/json compares them);
+//   - a key that matches a known field only case-insensitively;
+//   - an unknown key, where the shape is closed;
+//   - a number that does not fit the field it fills (an integer field given
+//     1.5 or 1e400, any number beyond float64);
+//   - nesting deeper than MaxDepth, and anything that is not one JSON value.
+//
+// After Check accepts a document, every lenient decoder reads it the same
+// way, so what is checked is what is decided, audited and run.
+//
+// Not covered: type mismatches that encoding/json itself reports (a string
+// for an integer), and the meaning of values.
+package strictjson
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+)
+
+// MaxDepth is the deepest nesting of objects and arrays accepted.
+const MaxDepth = 512
+
+// Problem is what is wrong with a document.
+type Problem int
+
+// The problems Check reports.
+const (
+	Syntax Problem = iota
+	Duplicate
+	CaseVariant
+	Unknown
+	Range
+	TooDeep
+)
+
+// Error is the first problem found, and where.
+type Error struct {
+	// Path leads from the document's root to the object holding Key (or to
+	// the value at fault): object keys, and array indexes as "[i]".
+	Path    []string
+	Key     string
+	Problem Problem
+	Msg     string
+}
+
+func (e *Error) Error() string {
+	if where := e.Where(0); where != "" {
+		return fmt.Sprintf("%s: %s", where, e.Msg)
+	}
+	return e.Msg
+}
+
+// Where names the key or value at fault as a dotted path ("edits[0].path"),
+// leaving out the first skip elements of Path.
+func (e *Error) Where(skip int) string {
+	var parts []string
+	if skip < len(e.Path) {
+		parts = append(parts, e.Path[skip:]...)
+	}
+	if e.Key != "" {
+		parts = append(parts, e.Key)
+	}
+	return strings.ReplaceAll(strings.Join(parts, "."), ".[", "[")
+}
+
+// In reports whether the problem lies at or below the path.
+func (e *Error) In(path ...string) bool {
+	if len(e.Path) < len(path) {
+		return false
+	}
+	for i, p := range path {
+		if e.Path[i] != p {
+			return false
+		}
+	}
+	return true
+}
+
+// Check reads data as exactly one JSON value of the given shape and returns
+// the first *Error found, or nil.
+func Check(data []byte, s *Shape) error {
+	var keys [16][]byte
+	w := walker{data: data, keys: keys[:0]}
+	w.space()
+	if err := w.value(s, 0); err != nil {
+		return err
+	}
+	w.space()
+	if w.pos != len(w.data) {
+		return w.syntax("unexpected data after the JSON value")
+	}
+	return nil
+}
+
+type walker struct {
+	data []byte
+	pos  int
+	keys [][]byte // keys of the objects being walked, innermost last
+}
+
+func (w *walker) syntax(msg string) *Error {
+	return &Error{Problem: Syntax, Msg: fmt.Sprintf("not valid JSON at byte %d: %s", w.pos, msg)}
+}
+
+func (w *walker) space() {
+	for w.pos < len(w.data) {
+		switch w.data[w.pos] {
+		case ' ', '\t', '\n', '\r':
+			w.pos++
+		default:
+			return
+		}
+	}
+}
+
+func (w *walker) value(s *Shape, depth int) *Error {
+	if w.pos >= len(w.data) {
+		return w.syntax("unexpected end of input")
+	}
+	switch c := w.data[w.pos]; {
+	case c == '{':
+		return w.object(s, depth+1)
+	case c == '[':
+		return w.array(s, depth+1)
+	case c == '"':
+		_, _, err := w.str()
+		return err
+	case c == 't':
+		return w.literal("true")
+	case c == 'f':
+		return w.literal("false")
+	case c == 'n':
+		return w.literal("null")
+	case c == '-' || (c >= '0' && c <= '9'):
+		return w.number(s)
+	}
+	return w.syntax(fmt.Sprintf("unexpected character %q", w.data[w.pos]))
+}
+
+func (w *walker) literal(lit string) *Error {
+	if len(w.data)-w.pos < len(lit) || string(w.data[w.pos:w.pos+len(lit)]) != lit {
+		return w.syntax("invalid literal")
+	}
+	w.pos += len(lit)
+	return nil
+}
+
+func (w *walker) object(s *Shape, depth int) *Error {
+	if depth > MaxDepth {
+		return &Error{Problem: TooDeep, Msg: fmt.Sprintf("nested deeper than %d levels", MaxDepth)}
+	}
+	w.pos++ // {
+	first := len(w.keys)
+	defer w.popKeys(first)
+	var seen map[string]struct{} // for large objects only
+	w.space()
+	if w.pos < len(w.data) && w.data[w.pos] == '}' {
+		w.pos++
+		return nil
+	}
+	for {
+		key, err := w.key()
+		if err != nil {
+			return err
+		}
+		if s == nil || s.kind != kindSkip {
+			if err := w.unique(key, first, &seen); err != nil {
+				return err
+			}
+		}
+		child, err := s.member(key)
+		if err != nil {
+			return err
+		}
+		if err := w.value(child, depth); err != nil {
+			err.Path = append([]string{string(key)}, err.Path...)
+			return err
+		}
+		if more, err := w.more('}'); !more || err != nil {
+			return err
+		}
+	}
+}
+
+// key reads an object member's key and the colon after it.
+func (w *walker) key() ([]byte, *Error) {
+	w.space()
+	if w.pos >= len(w.data) || w.data[w.pos] != '"' {
+		return nil, w.syntax("expected a string key")
+	}
+	raw, plain, err := w.str()
+	if err != nil {
+		return nil, err
+	}
+	w.space()
+	if w.pos >= len(w.data) || w.data[w.pos] != ':' {
+		return nil, w.syntax("expected ':' after a key")
+	}
+	w.pos++
+	w.space()
+	return keyBytes(raw, plain), nil
+}
+
+// more reads what follows a member or an element: true after a comma,
+// false after the closer.
+func (w *walker) more(closer byte) (bool, *Error) {
+	w.space()
+	if w.pos >= len(w.data) {
+		return false, w.syntax("unexpected end of input")
+	}
+	switch w.data[w.pos] {
+	case ',':
+		w.pos++
+		return true, nil
+	case closer:
+		w.pos++
+		return false, nil
+	}
+	return false, w.syntax(fmt.Sprintf("expected ',' or '%c'", closer))
+}
+
+func (w *walker) popKeys(first int) { w.keys = w.keys[:first] }
+
+// unique records key among the current object's keys and refuses a repeat.
+func (w *walker) unique(key []byte, first int, seen *map[string]struct{}) *Error {
+	if *seen != nil {
+		if _, ok := (*seen)[string(key)]; ok {
+			return duplicate(key)
+		}
+		(*seen)[string(key)] = struct{}{}
+		return nil
+	}
+	for _, k := range w.keys[first:] {
+		if string(k) == string(key) {
+			return duplicate(key)
+		}
+	}
+	w.keys = append(w.keys, key)
+	if len(w.keys)-first > 16 {
+		*seen = make(map[string]struct{}, 32)
+		for _, k := range w.keys[first:] {
+			(*seen)[string(k)] = struct{}{}
+		}
+	}
+	return nil
+}
+
+func duplicate(key []byte) *Error {
+	return &Error{Key: string(key), Problem: Duplicate, Msg: "duplicate key; a key may appear only once"}
+}
+
+func (w *walker) array(s *Shape, depth int) *Error {
+	if depth > MaxDepth {
+		return &Error{Problem: TooDeep, Msg: fmt.Sprintf("nested deeper than %d levels", MaxDepth)}
+	}
+	w.pos++ // [
+	elem := s.element()
+	w.space()
+	if w.pos < len(w.data) && w.data[w.pos] == ']' {
+		w.pos++
+		return nil
+	}
+	for i := 0; ; i++ {
+		w.space()
+		if err := w.value(elem, depth); err != nil {
+			err.Path = append([]string{"[" + strconv.Itoa(i) + "]"}, err.Path...)
+			return err
+		}
+		if more, err := w.more(']'); !more || err != nil {
+			return err
+		}
+	}
+}
+
+// str scans a string and returns its raw bytes (quotes included) and
+// whether it is plain: no escapes, valid UTF-8, so its value is the bytes
+// between the quotes.
+func (w *walker) str() ([]byte, bool, *Error) {
+	start := w.pos
+	w.pos++ // "
+	plain := true
+	for w.pos < len(w.data) {
+		c := w.data[w.pos]
+		switch {
+		case c == '"':
+			w.pos++
+			return w.data[start:w.pos], plain, nil
+		case c == '\\':
+			plain = false
+			if w.pos+1 >= len(w.data) {
+				return nil, false, w.syntax("unterminated escape")
+			}
+			switch w.data[w.pos+1] {
+			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+				w.pos += 2
+			case 'u':
+				if w.pos+6 > len(w.data) || !isHex4(w.data[w.pos+2:w.pos+6]) {
+					return nil, false, w.syntax("invalid \\u escape")
+				}
+				w.pos += 6
+			default:
+				return nil, false, w.syntax("invalid escape")
+			}
+		case c < 0x20:
+			return nil, false, w.syntax("control character in a string")
+		case c < utf8.RuneSelf:
+			w.pos++
+		default:
+			r, n := utf8.DecodeRune(w.data[w.pos:])
+			if r == utf8.RuneError && n == 1 {
+				plain = false // encoding/json replaces it with U+FFFD
+			}
+			w.pos += n
+		}
+	}
+	return nil, false, w.syntax("unterminated string")
+}
+
+func isHex4(b []byte) bool {
+	for _, c := range b {
+		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F') {
+			return false
+		}
+	}
+	return true
+}
+
+// keyBytes is the key as encoding/json reads it: the bytes between the
+// quotes when plain, else the unescaped (and U+FFFD-repaired) string.
+func keyBytes(raw []byte, plain bool) []byte {
+	if plain {
+		return raw[1 : len(raw)-1]
+	}
+	var s string
+	if json.Unmarshal(raw, &s) != nil {
+		return raw // unreachable: str validated it
+	}
+	return []byte(s)
+}
+
+func (w *walker) number(s *Shape) *Error {
+	start := w.pos
+	if w.data[w.pos] == '-' {
+		w.pos++
+	}
+	switch {
+	case w.pos < len(w.data) && w.data[w.pos] == '0':
+		w.pos++
+	case w.pos < len(w.data) && w.data[w.pos] >= '1' && w.data[w.pos] <= '9':
+		w.digits()
+	default:
+		return w.syntax("invalid number")
+	}
+	if w.pos < len(w.data) && w.data[w.pos] == '.' {
+		w.pos++
+		if !w.digits() {
+			return w.syntax("invalid number")
+		}
+	}
+	if w.pos < len(w.data) && (w.data[w.pos] == 'e' || w.data[w.pos] == 'E') {
+		w.pos++
+		if w.pos < len(w.data) && (w.data[w.pos] == '+' || w.data[w.pos] == '-') {
+			w.pos++
+		}
+		if !w.digits() {
+			return w.syntax("invalid number")
+		}
+	}
+	return s.fits(string(w.data[start:w.pos]))
+}
+
+func (w *walker) digits() bool {
+	start := w.pos
+	for w.pos < len(w.data) && w.data[w.pos] >= '0' && w.data[w.pos] <= '9' {
+		w.pos++
+	}
+	return w.pos > start
+}
+
+// Members calls fn with each key of a top-level object, in order, until fn
+// returns false; value scans and returns the key's raw value, and is valid
+// only during the call. Members checks nothing beyond the syntax it reads:
+// it is for peeking (a message's method and id) before Check, or at
+// messages the server itself wrote, and it reads no further than it must
+// (a cut-off prefix of a message still yields its first keys).
+func Members(data []byte, fn func(key []byte, value func() ([]byte, error)) bool) error {
+	w := walker{data: data}
+	w.space()
+	if w.pos >= len(w.data) || w.data[w.pos] != '{' {
+		return w.syntax("expected an object")
+	}
+	w.pos++
+	w.space()
+	if w.pos < len(w.data) && w.data[w.pos] == '}' {
+		return nil
+	}
+	var start int
+	var scanned bool
+	var verr *Error
+	value := func() ([]byte, error) {
+		if !scanned {
+			scanned = true
+			verr = w.value(skipShape, 1)
+		}
+		if verr != nil {
+			return nil, verr
+		}
+		return w.data[start:w.pos], nil
+	}
+	for {
+		key, err := w.key()
+		if err != nil {
+			return err
+		}
+		start, scanned, verr = w.pos, false, nil
+		if !fn(key, value) {
+			return nil
+		}
+		if _, err := value(); err != nil {
+			return err
+		}
+		if more, err := w.more('}'); !more || err != nil {
+			return err
+		}
+	}
+}
+
+// String is the value of a raw JSON string as encoding/json reads it.
+func String(raw []byte) (string, bool) {
+	if len(raw) >= 2 && raw[0] == '"' && raw[len(raw)-1] == '"' && !bytes.ContainsAny(raw[1:len(raw)-1], "\\\"") && utf8.Valid(raw) {
+		return string(raw[1 : len(raw)-1]), true
+	}
+	var s string
+	err := json.Unmarshal(raw, &s)
+	return s, err == nil
+}

@@ -1,0 +1,322 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"slices"
+	"strings"
+
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/onellm/onellm-mcp/internal/strictjson"
+	"github.com/onellm/onellm-mcp/internal/toolkit"
+)
+
+// The ingress is the one strict parse every client message goes through on
+// both transports, before mcp-go dispatches it. mcp-go reads messages with
+// encoding/json, which takes the last of duplicate keys and matches keys to
+// fields case-insensitively: {"name":"read_file","Name":"execute_terminal_command"}
+// would run the second tool while a log or a person reading the message saw
+// the first. The ingress checks each message against the shape of what
+// mcp-go will decode it into (strictjson) and refuses any ambiguity:
+//
+//   - in a tool call's arguments (a duplicate key, a number beyond what
+//     mcp-go can decode): a tool error with reason invalid_arguments naming
+//     the key, audited like any invalid call; case variants of argument
+//     names are refused by toolkit.Decode, which knows each tool's fields;
+//   - anywhere else in the message: a JSON-RPC error (-32700 when it is not
+//     JSON, -32602 inside params, -32600 in the envelope); a notification
+//     gets none, as JSON-RPC says, and is dropped.
+//
+// A message the ingress accepts is unambiguous, so mcp-go's lenient decode,
+// the policy, the audit and the tool all read the same values from it.
+
+// JSON-RPC error codes.
+const (
+	rpcParseError     = -32700
+	rpcInvalidRequest = -32600
+	rpcInvalidParams  = -32602
+)
+
+// ingress holds the shape of every message the server reads, by method.
+type ingress struct {
+	byMethod     map[string]*strictjson.Shape
+	other        *strictjson.Shape // a request with another method
+	notification *strictjson.Shape
+	response     *strictjson.Shape // a client's answer to a server request
+	callSkipArgs *strictjson.Shape // tools/call with its arguments skipped
+}
+
+func newIngress() *ingress {
+	str := strictjson.Of(reflect.TypeFor[string](), false, nil)
+	elicitResult := strictjson.Of(reflect.TypeFor[mcp.ElicitationResult](), false, nil)
+	meta := strictjson.Object(map[string]*strictjson.Shape{
+		"progressToken":                strictjson.Free(),
+		mcp.MetaKeyProtocolVersion:     str,
+		mcp.MetaKeyClientInfo:          strictjson.Of(reflect.TypeFor[mcp.Implementation](), false, nil),
+		mcp.MetaKeyClientCapabilities:  strictjson.Of(reflect.TypeFor[mcp.ClientCapabilities](), false, nil),
+		mcp.MetaKeyLogLevel:            str,
+		mcp.MetaKeySubscriptionID:      strictjson.Free(),
+		"io.modelcontextprotocol/task": strictjson.Free(),
+	}, strictjson.Free())
+	callParams := func(args *strictjson.Shape) *strictjson.Shape {
+		return strictjson.Object(map[string]*strictjson.Shape{
+			"name":           str,
+			"arguments":      args,
+			"_meta":          meta,
+			"task":           strictjson.Of(reflect.TypeFor[mcp.TaskParams](), false, nil),
+			"inputResponses": strictjson.Map(elicitResult),
+			"requestState":   str,
+		}, strictjson.Free())
+	}
+	errDetails := strictjson.Of(reflect.TypeFor[struct {
+		Code    int    `json:"code"`
+		Message string `json:"message"`
+		Data    any    `json:"data"`
+	}](), false, nil)
+	// Types with their own UnmarshalJSON, by what they read.
+	overrides := map[reflect.Type]*strictjson.Shape{
+		reflect.TypeFor[mcp.Meta]():           meta,
+		reflect.TypeFor[mcp.RequestId]():      strictjson.Free(),
+		reflect.TypeFor[mcp.InputResponse]():  elicitResult,
+		reflect.TypeFor[mcp.CallToolParams](): callParams(strictjson.Free()),
+	}
+	// Every message may carry every JSON-RPC member: mcp-go reads them all
+	// before it looks at the method.
+	envelope := func(s *strictjson.Shape) *strictjson.Shape {
+		add := map[string]*strictjson.Shape{}
+		for k, v := range map[string]*strictjson.Shape{
+			"jsonrpc": str, "id": strictjson.Free(), "method": str,
+			"params": strictjson.Free(), "result": strictjson.Free(), "error": errDetails,
+		} {
+			if !slices.Contains(s.Fields(), k) {
+				add[k] = v
+			}
+		}
+		return s.With(add)
+	}
+	in := &ingress{byMethod: map[string]*strictjson.Shape{}}
+	for method, t := range map[mcp.MCPMethod]reflect.Type{
+		mcp.MethodInitialize:             reflect.TypeFor[mcp.InitializeRequest](),
+		mcp.MethodPing:                   reflect.TypeFor[mcp.PingRequest](),
+		mcp.MethodServerDiscover:         reflect.TypeFor[mcp.DiscoverRequest](),
+		mcp.MethodSubscriptionsListen:    reflect.TypeFor[mcp.SubscriptionsListenRequest](),
+		mcp.MethodSetLogLevel:            reflect.TypeFor[mcp.SetLevelRequest](),
+		mcp.MethodResourcesList:          reflect.TypeFor[mcp.ListResourcesRequest](),
+		mcp.MethodResourcesTemplatesList: reflect.TypeFor[mcp.ListResourceTemplatesRequest](),
+		mcp.MethodResourcesRead:          reflect.TypeFor[mcp.ReadResourceRequest](),
+		mcp.MethodResourcesSubscribe:     reflect.TypeFor[mcp.SubscribeRequest](),
+		mcp.MethodResourcesUnsubscribe:   reflect.TypeFor[mcp.UnsubscribeRequest](),
+		mcp.MethodPromptsList:            reflect.TypeFor[mcp.ListPromptsRequest](),
+		mcp.MethodPromptsGet:             reflect.TypeFor[mcp.GetPromptRequest](),
+		mcp.MethodToolsList:              reflect.TypeFor[mcp.ListToolsRequest](),
+		mcp.MethodToolsCall:              reflect.TypeFor[mcp.CallToolRequest](),
+		mcp.MethodTasksGet:               reflect.TypeFor[mcp.GetTaskRequest](),
+		mcp.MethodTasksList:              reflect.TypeFor[mcp.ListTasksRequest](),
+		mcp.MethodTasksResult:            reflect.TypeFor[mcp.TaskResultRequest](),
+		mcp.MethodTasksCancel:            reflect.TypeFor[mcp.CancelTaskRequest](),
+	} {
+		in.byMethod[string(method)] = envelope(strictjson.Of(t, false, overrides))
+	}
+	in.callSkipArgs = in.byMethod[string(mcp.MethodToolsCall)].With(map[string]*strictjson.Shape{"params": callParams(strictjson.Skip())})
+	in.other = envelope(strictjson.Object(map[string]*strictjson.Shape{
+		"params": strictjson.Object(map[string]*strictjson.Shape{"_meta": meta}, strictjson.Free()),
+	}, strictjson.Free()))
+	// Notifications' params are read from a map by exact key (requestId of
+	// notifications/cancelled): the fields named are the ones read.
+	in.notification = envelope(strictjson.Object(map[string]*strictjson.Shape{
+		"params": strictjson.Object(map[string]*strictjson.Shape{
+			"_meta": strictjson.Free(), "requestId": strictjson.Free(), "reason": str,
+		}, strictjson.Free()),
+	}, strictjson.Free()))
+	// A client's answer: to elicitation/create or roots/list.
+	roots := strictjson.Of(reflect.TypeFor[mcp.ListRootsResult](), false, nil)
+	in.response = envelope(strictjson.Object(map[string]*strictjson.Shape{
+		"result": elicitResult.With(map[string]*strictjson.Shape{"roots": roots.Field("roots")}),
+	}, strictjson.Free()))
+	return in
+}
+
+// peek is what the ingress reads before the strict check chooses a shape:
+// the exact top-level "method" and the raw "id" (first occurrences; the
+// strict check refuses any other).
+type peek struct {
+	method string
+	id     json.RawMessage // nil: none, or not a valid JSON-RPC id
+	hasID  bool
+}
+
+func peekMessage(msg []byte) peek {
+	var p peek
+	_ = strictjson.Members(msg, func(key []byte, value func() ([]byte, error)) bool {
+		switch string(key) {
+		case "method":
+			if raw, err := value(); err == nil && p.method == "" {
+				p.method, _ = strictjson.String(raw)
+			}
+		case "id":
+			if raw, err := value(); err == nil && !p.hasID {
+				p.hasID = true
+				p.id = validID(raw)
+			}
+		}
+		return true
+	})
+	return p
+}
+
+// validID is raw when it is a JSON-RPC id (a string or a number).
+func validID(raw []byte) json.RawMessage {
+	if len(raw) > 0 && (raw[0] == '"' || raw[0] == '-' || (raw[0] >= '0' && raw[0] <= '9')) {
+		return json.RawMessage(raw)
+	}
+	return nil
+}
+
+func (in *ingress) shapeFor(p peek) *strictjson.Shape {
+	switch {
+	case p.method == "" && p.hasID:
+		return in.response
+	case strings.HasPrefix(p.method, "notifications/"):
+		return in.notification
+	}
+	if s, ok := in.byMethod[p.method]; ok {
+		return s
+	}
+	return in.other
+}
+
+// admit checks one client message. It returns pass when the message may go
+// on to mcp-go; otherwise reply is what to send back instead (nil: nothing,
+// for a refused notification). principal names the caller for the audit
+// log.
+func (s *Server) admit(principal string, msg []byte) (reply []byte, pass bool) {
+	if t := bytes.TrimLeft(msg, " \t\r\n"); len(t) > 0 && t[0] == '[' {
+		// mcp-go serves no batches; refused here, an array is never read.
+		return rpcError(nil, rpcInvalidRequest, "refused: a message must be one JSON object (batches are not supported)"), false
+	}
+	p := peekMessage(msg)
+	err := strictjson.Check(msg, s.ingress.shapeFor(p))
+	if err == nil {
+		return nil, true
+	}
+	se, _ := err.(*strictjson.Error)
+	if se == nil {
+		se = &strictjson.Error{Msg: err.Error()}
+	}
+	if p.method == string(mcp.MethodToolsCall) && se.Problem != strictjson.Syntax && se.In("params", "arguments") {
+		if res := s.refuseArguments(principal, msg, se); res != nil {
+			return rpcResult(p.id, res), false
+		}
+	}
+	code := rpcInvalidRequest
+	switch {
+	case se.Problem == strictjson.Syntax:
+		code = rpcParseError
+		p.id = nil
+	case se.In("params"):
+		code = rpcInvalidParams
+	}
+	if len(se.Path) == 0 && strings.EqualFold(se.Key, "id") {
+		p.id = nil // which id is meant is the ambiguity
+	}
+	s.log.Printf("refused a client message (%s): %v", orString(p.method, "no method"), se)
+	if !p.hasID && code != rpcParseError {
+		return nil, false // a notification gets no answer, not even an error
+	}
+	return rpcError(p.id, code, "refused: "+se.Error()), false
+}
+
+// refuseArguments answers a tool call whose arguments are ambiguous with an
+// audited invalid_arguments tool error, when the rest of the message names
+// a listed tool unambiguously; nil otherwise.
+func (s *Server) refuseArguments(principal string, msg []byte, se *strictjson.Error) *mcp.CallToolResult {
+	if strictjson.Check(msg, s.ingress.callSkipArgs) != nil {
+		return nil
+	}
+	var call struct {
+		Params struct {
+			Name string `json:"name"`
+		} `json:"params"`
+	}
+	if json.Unmarshal(msg, &call) != nil {
+		return nil
+	}
+	var tool toolkit.Tool
+	for _, st := range s.serverTools(s.Policy()) {
+		if st.Tool.Name == call.Params.Name {
+			tool = s.toolNamed(st.Tool.Name)
+		}
+	}
+	if tool == nil {
+		return nil
+	}
+	ref := callRef{id: fmt.Sprintf("c%d", s.callSeq.Add(1)), session: principal, tool: tool.Name()}
+	return s.invalid(ref, toolkit.DescribeArgProblem(se, 2))
+}
+
+func (s *Server) toolNamed(name string) toolkit.Tool {
+	for _, t := range s.tools {
+		if t.Name() == name {
+			return t
+		}
+	}
+	return nil
+}
+
+func rpcID(id json.RawMessage) json.RawMessage {
+	if id == nil {
+		return json.RawMessage("null")
+	}
+	return id
+}
+
+func rpcResult(id json.RawMessage, res *mcp.CallToolResult) []byte {
+	b, err := json.Marshal(struct {
+		JSONRPC string              `json:"jsonrpc"`
+		ID      json.RawMessage     `json:"id"`
+		Result  *mcp.CallToolResult `json:"result"`
+	}{mcp.JSONRPC_VERSION, rpcID(id), res})
+	if err != nil {
+		return rpcError(id, -32603, "the result cannot be encoded")
+	}
+	return b
+}
+
+func rpcError(id json.RawMessage, code int, msg string) []byte {
+	b, _ := json.Marshal(struct {
+		JSONRPC string          `json:"jsonrpc"`
+		ID      json.RawMessage `json:"id"`
+		Error   struct {
+			Code    int    `json:"code"`
+			Message string `json:"message"`
+		} `json:"error"`
+	}{JSONRPC: mcp.JSONRPC_VERSION, ID: rpcID(id), Error: struct {
+		Code    int    `json:"code"`
+		Message string `json:"message"`
+	}{code, msg}})
+	return b
+}
+
+func orString(s, d string) string {
+	if s == "" {
+		return d
+	}
+	return s
+}
+
+// principalFromContext is the audit principal of a message read on ctx's
+// connection, before mcp-go attaches its session.
+func principalFromContext(ctx context.Context, sessionID string) string {
+	p, _ := ctx.Value(principalKey{}).(string)
+	if p == "" {
+		p = "stdio"
+	}
+	if sessionID != "" {
+		p += "/" + sessionID
+	}
+	return p
+}

@@ -1,0 +1,361 @@
+package server
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strconv"
+	"sync"
+	"time"
+
+	mcpserver "github.com/mark3labs/mcp-go/server"
+
+	"github.com/onellm/onellm-mcp/internal/strictjson"
+)
+
+// The stdio transport puts a reader of its own between the client and
+// mcp-go's stdio server, because mcp-go reads a line whole whatever its
+// size, answers requests the client cancelled, and cancels every call at
+// once when the server is told to stop. The reader:
+//
+//   - reads at most limits.stdio_max_message_bytes of a line; a longer one is
+//     answered with a JSON-RPC error and skipped without being kept;
+//   - passes each message through the ingress (admit) before mcp-go sees it;
+//   - tracks the requests in flight, so that a request the client cancelled
+//     (notifications/cancelled) gets no response, as the MCP spec says, and
+//     so that a shutdown can wait for them;
+//   - on SIGTERM/SIGINT (ctx ending) refuses new requests and gives the calls
+//     in flight the grace period before cancelling them; a call that still
+//     gets no result is answered with a JSON-RPC error.
+
+// StdioOptions configure the stdio transport.
+type StdioOptions struct {
+	// MaxMessage caps one message (default limits.stdio_max_message_bytes).
+	MaxMessage int64
+	// Grace is how long calls in flight may run after ctx ends (default 10 s).
+	Grace time.Duration
+}
+
+const defaultGrace = 10 * time.Second
+
+// rpcShuttingDown is the JSON-RPC error code of a request refused or
+// cancelled because the server is shutting down.
+const rpcShuttingDown = -32000
+
+// ServeStdio serves one client over in/out until in closes, or ctx ends and
+// the calls in flight have finished or had their grace period.
+func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) error {
+	return s.ServeStdioWith(ctx, in, out, StdioOptions{})
+}
+
+// ServeStdioWith is ServeStdio with options.
+func (s *Server) ServeStdioWith(ctx context.Context, in io.Reader, out io.Writer, opts StdioOptions) error {
+	if opts.MaxMessage <= 0 {
+		opts.MaxMessage = s.Policy().Limits.StdioMaxMessageBytes
+	}
+	if opts.Grace <= 0 {
+		opts.Grace = defaultGrace
+	}
+	link := &stdioLink{out: out, inflight: map[string]bool{}, idle: make(chan struct{}, 1)}
+	std := mcpserver.NewStdioServer(s.mcp)
+	// Calls waiting for a person must not starve other calls of workers.
+	mcpserver.WithWorkerPoolSize(64)(std)
+	mcpserver.WithQueueSize(256)(std)
+	std.SetErrorLogger(s.log)
+
+	listenCtx, stopListening := context.WithCancel(context.WithoutCancel(ctx))
+	defer stopListening()
+	pr, pw := io.Pipe()
+	reader := &stdioReader{s: s, link: link, max: opts.MaxMessage, ctx: ctx}
+	go func() { pw.CloseWithError(reader.run(in, pw)) }()
+	go func() {
+		select {
+		case <-ctx.Done():
+		case <-listenCtx.Done():
+			return
+		}
+		s.log.Printf("shutting down: no new requests; calls in flight have %s to finish", opts.Grace)
+		if !link.waitIdle(opts.Grace) {
+			s.log.Printf("grace period over: cancelling the calls still running")
+		}
+		stopListening()
+	}()
+	err := std.Listen(listenCtx, pr, link)
+	pr.Close()
+	link.answerUnanswered("the server shut down before the call finished; it was cancelled")
+	if err == context.Canceled || err == io.EOF {
+		return nil
+	}
+	return err
+}
+
+// stdioReader reads client messages, bounded, through the ingress into
+// mcp-go.
+type stdioReader struct {
+	s    *Server
+	link *stdioLink
+	max  int64
+	ctx  context.Context // ends when the server is told to stop
+}
+
+func (r *stdioReader) run(in io.Reader, to io.Writer) error {
+	br := bufio.NewReaderSize(in, 64<<10)
+	var buf []byte
+	for {
+		line, over, err := readLine(br, r.max, &buf)
+		if over != nil {
+			p := peekMessage(over)
+			r.s.log.Printf("refused a stdio message over %d bytes (limits.stdio_max_message_bytes)", r.max)
+			// Answered when it is a request, or when the prefix does not say
+			// what it is; a notification or a response to the server gets
+			// no answer, as JSON-RPC says.
+			request, unknown := p.method != "" && p.hasID, p.method == "" && !p.hasID
+			if request || unknown {
+				r.link.write(rpcError(p.id, rpcInvalidRequest, fmt.Sprintf(
+					"refused: the message is larger than %d bytes (limits.stdio_max_message_bytes); it was skipped", r.max)))
+			}
+		} else if len(line) > 0 {
+			if werr := r.message(line, to); werr != nil {
+				return werr
+			}
+		}
+		if cap(buf) > 1<<20 {
+			buf = nil // a long message's buffer is not kept for the next
+		}
+		if err != nil {
+			return err
+		}
+	}
+}
+
+// message admits one message and hands it to mcp-go.
+func (r *stdioReader) message(line []byte, to io.Writer) error {
+	p := peekMessage(line)
+	if p.method != "" && p.hasID && r.ctx.Err() != nil {
+		r.link.write(rpcError(p.id, rpcShuttingDown, "refused: the server is shutting down"))
+		return nil
+	}
+	reply, pass := r.s.admit("stdio", line)
+	if !pass {
+		if reply != nil {
+			r.link.write(reply)
+		}
+		return nil
+	}
+	switch {
+	case p.method != "" && p.hasID:
+		r.link.begin(p.id)
+	case p.method == "notifications/cancelled":
+		var n struct {
+			Params struct {
+				RequestID json.RawMessage `json:"requestId"`
+			} `json:"params"`
+		}
+		if json.Unmarshal(line, &n) == nil {
+			r.link.cancel(n.Params.RequestID)
+		}
+	}
+	_, err := to.Write(append(line, '\n'))
+	return err
+}
+
+// readLine reads the next line into *buf, without its newline. A line over
+// max bytes is consumed and dropped: over holds its first few KiB (to find
+// its id) and line is nil.
+func readLine(br *bufio.Reader, max int64, buf *[]byte) (line, over []byte, err error) {
+	*buf = (*buf)[:0]
+	for {
+		frag, err := br.ReadSlice('\n')
+		if over == nil {
+			if !fitsWithNewline(*buf, frag, max) {
+				over = append([]byte(nil), (*buf)[:min(len(*buf), 4<<10)]...)
+				if len(over) < 4<<10 {
+					over = append(over, frag[:min(len(frag), 4<<10-len(over))]...)
+				}
+				*buf = (*buf)[:0]
+			} else {
+				if need := len(*buf) + len(frag); need > cap(*buf) && need > 1<<20 {
+					// A long line: grow once to the cap rather than by steps,
+					// each of which would leave garbage as large.
+					grown := make([]byte, len(*buf), max+int64(br.Size())+2)
+					copy(grown, *buf)
+					*buf = grown
+				}
+				*buf = append(*buf, frag...)
+			}
+		}
+		if err == bufio.ErrBufferFull {
+			continue
+		}
+		if over != nil {
+			return nil, over, err
+		}
+		return trimNewline(*buf), nil, err
+	}
+}
+
+// fitsWithNewline reports whether buf+frag is at most max bytes once its
+// line ending is removed.
+func fitsWithNewline(buf, frag []byte, max int64) bool {
+	n := int64(len(buf) + len(frag))
+	if len(frag) > 0 && frag[len(frag)-1] == '\n' {
+		n--
+		if (len(frag) > 1 && frag[len(frag)-2] == '\r') || (len(frag) == 1 && len(buf) > 0 && buf[len(buf)-1] == '\r') {
+			n--
+		}
+	}
+	return n <= max
+}
+
+func trimNewline(b []byte) []byte {
+	if len(b) > 0 && b[len(b)-1] == '\n' {
+		b = b[:len(b)-1]
+	}
+	if len(b) > 0 && b[len(b)-1] == '\r' {
+		b = b[:len(b)-1]
+	}
+	return b
+}
+
+// stdioLink is the writer every stdio message leaves by: mcp-go's responses,
+// its requests to the client and the ingress's own answers, one message per
+// Write. It tracks the client's requests in flight.
+type stdioLink struct {
+	mu       sync.Mutex
+	out      io.Writer
+	inflight map[string]bool // request id → cancelled by the client
+	ids      map[string]json.RawMessage
+	idle     chan struct{} // signalled when inflight empties
+}
+
+// Write implements io.Writer for mcp-go: b is one message and its newline.
+func (l *stdioLink) Write(b []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if len(l.inflight) > 0 {
+		if id, ok := responseID(b); ok {
+			key := idKey(id)
+			if cancelled, tracked := l.inflight[key]; tracked {
+				l.finish(key)
+				if cancelled {
+					return len(b), nil // the client cancelled it: no response
+				}
+			}
+		}
+	}
+	return l.out.Write(b)
+}
+
+// write sends one message the ingress made.
+func (l *stdioLink) write(msg []byte) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.out.Write(append(msg, '\n'))
+}
+
+func (l *stdioLink) begin(id json.RawMessage) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	key := idKey(id)
+	l.inflight[key] = false
+	if l.ids == nil {
+		l.ids = map[string]json.RawMessage{}
+	}
+	l.ids[key] = append(json.RawMessage(nil), id...)
+}
+
+func (l *stdioLink) cancel(id json.RawMessage) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if key := idKey(id); key != "" {
+		if _, ok := l.inflight[key]; ok {
+			l.inflight[key] = true
+		}
+	}
+}
+
+// finish forgets a request; l.mu is held.
+func (l *stdioLink) finish(key string) {
+	delete(l.inflight, key)
+	delete(l.ids, key)
+	if len(l.inflight) == 0 {
+		select {
+		case l.idle <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// waitIdle waits until no request is in flight, at most d.
+func (l *stdioLink) waitIdle(d time.Duration) bool {
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	for {
+		l.mu.Lock()
+		n := len(l.inflight)
+		l.mu.Unlock()
+		if n == 0 {
+			return true
+		}
+		select {
+		case <-l.idle:
+		case <-timer.C:
+			return false
+		}
+	}
+}
+
+// answerUnanswered sends an error for every request still in flight that the
+// client did not cancel.
+func (l *stdioLink) answerUnanswered(msg string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for key, cancelled := range l.inflight {
+		if !cancelled {
+			l.out.Write(append(rpcError(l.ids[key], rpcShuttingDown, msg), '\n'))
+		}
+		delete(l.inflight, key)
+	}
+}
+
+// responseID returns the id of a message when it is a response (an id and
+// a result or an error, no method), reading only as far as it must.
+func responseID(msg []byte) (json.RawMessage, bool) {
+	var id json.RawMessage
+	response := false
+	_ = strictjson.Members(msg, func(key []byte, value func() ([]byte, error)) bool {
+		switch string(key) {
+		case "id":
+			raw, err := value()
+			if err != nil {
+				return false
+			}
+			id = raw
+		case "method":
+			response = false
+			return false
+		case "result", "error":
+			response = true
+		}
+		return id == nil || !response
+	})
+	return id, response && id != nil
+}
+
+// idKey is a request id in a canonical form: the number or the string it
+// decodes to, so the client's 1 and mcp-go's echo 1.0 are one id.
+func idKey(raw json.RawMessage) string {
+	var v any
+	if json.Unmarshal(raw, &v) != nil {
+		return ""
+	}
+	switch v := v.(type) {
+	case string:
+		return "s:" + v
+	case float64:
+		return "n:" + strconv.FormatFloat(v, 'g', -1, 64)
+	}
+	return ""
+}
