@@ -140,6 +140,12 @@ type HTTPConfig struct {
 	AllowedHosts       []string `toml:"allowed_hosts"`
 	MaxSessions        int      `toml:"max_sessions"`
 	SessionIdleSeconds int      `toml:"session_idle_seconds"`
+	// auth = "oauth": an OAuth 2.1 resource server (server/oauth).
+	Issuer         string   `toml:"issuer"`
+	Audience       string   `toml:"audience"`
+	JWKSURL        string   `toml:"jwks_url"`
+	JWKSFile       string   `toml:"jwks_file"`
+	RequiredScopes []string `toml:"required_scopes"`
 }
 
 // SecretConfig is one [secrets.NAME] section.
@@ -401,8 +407,12 @@ func (c *Config) validate() error {
 	}
 	switch c.HTTP.Auth {
 	case "", "token", "none":
+	case "oauth":
+		if c.HTTP.Issuer == "" || c.HTTP.Audience == "" || (c.HTTP.JWKSURL == "") == (c.HTTP.JWKSFile == "") {
+			return bad("http.auth", `"oauth" needs issuer, audience (this server's /mcp URL) and exactly one of jwks_url and jwks_file`)
+		}
 	default:
-		return bad("http.auth", fmt.Sprintf("unknown value %q; use \"token\" or \"none\"", c.HTTP.Auth))
+		return bad("http.auth", fmt.Sprintf("unknown value %q; use \"token\", \"oauth\" or \"none\"", c.HTTP.Auth))
 	}
 	if (c.HTTP.TLSCert == "") != (c.HTTP.TLSKey == "") {
 		return bad("http.tls_cert", "set both tls_cert and tls_key (PEM files), or neither")

@@ -117,6 +117,11 @@ func Compile(cfg *Config, opts CompileOptions) (*Policy, error) {
 	if cfg.HTTP.TLSCert != "" {
 		p.HTTP.TLSCert, p.HTTP.TLSKey = p.absPath(cfg.HTTP.TLSCert, cfg.Dir), p.absPath(cfg.HTTP.TLSKey, cfg.Dir)
 	}
+	p.HTTP.Issuer, p.HTTP.Audience, p.HTTP.JWKSURL = cfg.HTTP.Issuer, cfg.HTTP.Audience, cfg.HTTP.JWKSURL
+	p.HTTP.RequiredScopes = cfg.HTTP.RequiredScopes
+	if cfg.HTTP.JWKSFile != "" {
+		p.HTTP.JWKSFile = p.absPath(cfg.HTTP.JWKSFile, cfg.Dir)
+	}
 
 	p.AuditPath = cfg.Audit.Path
 	if p.AuditPath == "" {

@@ -50,6 +50,9 @@ type HTTPSettings struct {
 	AllowedHosts   []string // Host header names accepted beside the bound address
 	MaxSessions    int      // legacy MCP sessions kept at once (default 256)
 	SessionIdle    time.Duration
+	// Auth "oauth": who issues tokens for this server and where its keys are.
+	Issuer, Audience, JWKSURL, JWKSFile string
+	RequiredScopes                      []string
 }
 
 // Secret is a brokered secret as configured (the value is read when used).

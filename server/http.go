@@ -25,6 +25,7 @@ import (
 	mcpserver "github.com/mark3labs/mcp-go/server"
 
 	"github.com/onellm/onellm-mcp/grants"
+	"github.com/onellm/onellm-mcp/server/oauth"
 )
 
 // The HTTP transport's security model, in order of the checks each request
@@ -79,6 +80,9 @@ type HTTPOptions struct {
 	MaxConns      int
 	// TLSCert and TLSKey are PEM files; set, ServeHTTP serves HTTPS.
 	TLSCert, TLSKey string
+	// OAuth, when set, verifies OAuth access tokens instead of Token, and
+	// the protected resource metadata is served.
+	OAuth *oauth.Verifier
 }
 
 func (o *HTTPOptions) defaults() {
@@ -105,6 +109,9 @@ type HTTPAuth struct {
 	NoAuth    bool
 	Generated bool   // the token was made at start-up
 	Source    string // "$VAR" when it came from the environment
+	// OAuth verifies access tokens from the configured identity provider
+	// (http.auth = "oauth"); Token is then empty.
+	OAuth *oauth.Verifier
 }
 
 // minTokenLen is the shortest token accepted from the environment: shorter
@@ -120,6 +127,14 @@ func ResolveHTTPAuth(h grants.HTTPSettings, loopback bool, getenv func(string) s
 			return HTTPAuth{}, fmt.Errorf("http.auth = \"none\" is allowed only on a loopback address; bind 127.0.0.1 or configure a token (http.token_env)")
 		}
 		return HTTPAuth{NoAuth: true}, nil
+	}
+	if h.Auth == "oauth" {
+		v, err := oauth.New(oauth.Config{Issuer: h.Issuer, Audience: h.Audience, JWKSURL: h.JWKSURL, JWKSFile: h.JWKSFile,
+			RequiredScopes: h.RequiredScopes})
+		if err != nil {
+			return HTTPAuth{}, err
+		}
+		return HTTPAuth{OAuth: v}, nil
 	}
 	if h.TokenEnv != "" {
 		tok := strings.TrimSpace(getenv(h.TokenEnv))
@@ -276,6 +291,9 @@ func (g *httpGuard) authorize(w http.ResponseWriter, r *http.Request, set grants
 	if g.opts.NoAuth {
 		return "http:anonymous", true
 	}
+	if v := g.opts.OAuth; v != nil {
+		return g.authorizeOAuth(w, r, v)
+	}
 	tok, ok := bearer(r.Header.Get("Authorization"))
 	sum := sha256.Sum256([]byte(tok))
 	if !ok || subtle.ConstantTimeCompare(sum[:], g.tokenSum[:]) != 1 {
@@ -287,6 +305,38 @@ func (g *httpGuard) authorize(w http.ResponseWriter, r *http.Request, set grants
 		return "", false
 	}
 	return principalForToken(g.opts.Token), true
+}
+
+// authorizeOAuth checks an OAuth access token (signature, issuer,
+// audience, expiry, scopes). The principal is the token's subject, so two
+// subjects never share an approval, a remembered approval or the
+// credential data-flow mark. A refusal carries the challenge that points
+// the client at the protected resource metadata.
+func (g *httpGuard) authorizeOAuth(w http.ResponseWriter, r *http.Request, v *oauth.Verifier) (string, bool) {
+	tok, ok := bearer(r.Header.Get("Authorization"))
+	if !ok {
+		w.Header().Set("WWW-Authenticate", v.Challenge(nil))
+		refuse(w, r, http.StatusUnauthorized, "Unauthorized: an OAuth access token for this server is required")
+		return "", false
+	}
+	p, err := v.Verify(r.Context(), tok)
+	if err != nil {
+		status := http.StatusUnauthorized
+		var e *oauth.Error
+		if errors.As(err, &e) {
+			status = e.Status
+		}
+		w.Header().Set("WWW-Authenticate", v.Challenge(err))
+		refuse(w, r, status, http.StatusText(status)+": "+err.Error())
+		return "", false
+	}
+	return principalForSubject(p.Subject), true
+}
+
+// principalForSubject names an OAuth subject as a principal.
+func principalForSubject(sub string) string {
+	sum := sha256.Sum256([]byte("onellm-mcp oauth subject\x00" + sub))
+	return "oauth:" + hex.EncodeToString(sum[:8])
 }
 
 // readBody reads a POST body within the body timeout and the size cap.
@@ -670,6 +720,11 @@ func (s *Server) httpHandler(opts HTTPOptions, listenCtx context.Context, guard 
 	}
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", g)
+	if opts.OAuth != nil {
+		// RFC 9728: public, so a client can find where to get a token.
+		mux.HandleFunc(oauth.WellKnownPath, opts.OAuth.ServeMetadata)
+		mux.HandleFunc(oauth.WellKnownPath+"/mcp", opts.OAuth.ServeMetadata)
+	}
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		fmt.Fprintf(w, "{\"status\":\"ok\",\"version\":%q}\n", Version)
@@ -687,7 +742,7 @@ func (s *Server) httpHandler(opts HTTPOptions, listenCtx context.Context, guard 
 // connections.
 func (s *Server) ServeHTTP(ctx context.Context, ln net.Listener, opts HTTPOptions) error {
 	opts.defaults()
-	if !opts.NoAuth && opts.Token == "" {
+	if !opts.NoAuth && opts.Token == "" && opts.OAuth == nil {
 		return errors.New("serve --http: no token")
 	}
 	if opts.Addr == "" {
@@ -802,6 +857,10 @@ func HTTPBanner(endpoint string, auth HTTPAuth) string {
 	switch {
 	case auth.NoAuth:
 		b.WriteString("WARNING: http.auth = \"none\": NO AUTHENTICATION. Any local process can call the tools. Loopback only.\n")
+	case auth.OAuth != nil:
+		m := auth.OAuth.Metadata()
+		fmt.Fprintf(&b, "OAuth resource server: tokens from %s for %s (metadata: %s)\n", m.AuthorizationServers[0], m.Resource, auth.OAuth.MetadataURL())
+		header = ` --header "Authorization: Bearer $ACCESS_TOKEN"`
 	case auth.Generated:
 		fmt.Fprintf(&b, "bearer token (generated for this run, shown once): %s\n", auth.Token)
 		header = ` --header "Authorization: Bearer ` + auth.Token + `"`
@@ -809,9 +868,14 @@ func HTTPBanner(endpoint string, auth HTTPAuth) string {
 		fmt.Fprintf(&b, "bearer token: the value of %s\n", auth.Source)
 		header = ` --header "Authorization: Bearer ` + auth.Source + `"`
 	}
-	fmt.Fprintf(&b, "MCP Inspector: npx @modelcontextprotocol/inspector --cli %s --transport http%s --method tools/list\n", endpoint, header)
+	fmt.Fprintf(&b, "MCP Inspector: npx -y @modelcontextprotocol/inspector@%s --cli %s --transport http%s --method tools/list\n", InspectorVersion, endpoint, header)
 	return b.String()
 }
+
+// InspectorVersion is the MCP Inspector the printed command pins: the one
+// e2e tests run (e2e/ts/package-lock.json). Unpinned, npx on Node 20 picks
+// an old Inspector without --header.
+const InspectorVersion = "2.12.0"
 
 // EndpointURL is the /mcp URL for a listener's address.
 func EndpointURL(addr net.Addr) string {

@@ -355,7 +355,7 @@ func serveHTTP(ctx context.Context, s *server.Server, p *grants.Policy, addr str
 	for _, line := range strings.Split(strings.TrimRight(server.HTTPBanner(endpoint, auth), "\n"), "\n") {
 		logger.Print(line)
 	}
-	return s.ServeHTTP(ctx, ln, server.HTTPOptions{Token: auth.Token, NoAuth: auth.NoAuth, Loopback: loopback,
+	return s.ServeHTTP(ctx, ln, server.HTTPOptions{Token: auth.Token, NoAuth: auth.NoAuth, OAuth: auth.OAuth, Loopback: loopback,
 		TLSCert: p.HTTP.TLSCert, TLSKey: p.HTTP.TLSKey})
 }
 
