@@ -45,7 +45,11 @@
 //     nested deeper than MaxDepth is an error (the caller refuses the call).
 //
 // Lists are best effort: a program not in the tables is medium, however
-// dangerous it may be. The tables (wrappers, risky options, network
-// programs, risky environment variables, devices) are in tables.go, each in
-// one place.
+// dangerous it may be. The tables (wrappers, interpreters, programs of fixed
+// risk, network programs, risky environment variables, devices) are data in
+// tables.go, each in one place; a program whose risk depends on its
+// arguments is analysed by a function in the file of its family (git.go,
+// sedawk.go, findxargs.go, archive.go, network.go, destructive.go,
+// builtins.go, tools.go, wrappers.go, interpreters.go), which the programs
+// map in tables.go names.
 package cmdline
