@@ -1,6 +1,9 @@
 package cmdline
 
-import "strings"
+import (
+	"slices"
+	"strings"
+)
 
 // find runs commands with -exec and friends; parallel runs its arguments.
 
@@ -28,7 +31,14 @@ func (k *call) find() {
 				}
 			}
 			if j > i+1 {
-				argv := args[i+1 : j]
+				// {} is a found file's name: a word holding it is only
+				// known when the command runs (-exec {} \; runs the files).
+				argv := slices.Clone(args[i+1 : j])
+				for n := range argv {
+					if strings.Contains(argv[n].text, "{}") {
+						argv[n].lit = false
+					}
+				}
 				if argv[0].lit && has("rm shred unlink rmdir", baseName(argv[0].text)) {
 					deletes = true
 				}

@@ -19,6 +19,11 @@ type call struct {
 	net     bool
 	runs    []run    // commands this one runs, with their own argv
 	scripts []script // shell scripts this one runs
+	// readsHome: it runs what configuration under $HOME says (a login or
+	// interactive shell; see homeReaders).
+	readsHome bool
+	envSet    []string // variables it sets in the environment of what it runs (env NAME=v)
+	reads     []string // variables it sets from input (read NAME, printf -v NAME)
 }
 
 type run struct {
@@ -70,6 +75,16 @@ func (a *analyzer) simple(args []arg, c ctx, parent int, floor riskNote) {
 		cmd.Name = Dynamic
 	}
 	idx := a.emit(cmd, parent)
+	if k.readsHome || has(homeReaders, k.norm) {
+		a.homeReaders = append(a.homeReaders, idx)
+	}
+	for _, n := range k.envSet {
+		a.noteAssign(n)
+	}
+	for _, n := range k.reads {
+		a.noteAssign(n)
+		a.taint(n)
+	}
 	for _, s := range k.scripts {
 		a.nested(s.text, idx, s.c)
 	}

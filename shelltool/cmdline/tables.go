@@ -34,6 +34,10 @@ type wrapperSpec struct {
 	joinOff      string      // options turning shellJoin off (watch -x)
 	dropStdin    bool        // the command does not get the wrapper's stdin (xargs)
 	runFloor     riskNote    // minimum risk of the command it runs
+	optsAfter    bool        // options may follow the positional operands too (setarch ARCH -R cmd)
+	argOpts2     string      // options taking the next two words (bwrap --bind SRC DEST)
+	eqLong       bool        // any --option=value is accepted (valgrind --tool=memcheck)
+	replace      string      // options setting a string replaced by input in the command (xargs -I)
 }
 
 // wrappers maps a base name to how it runs its command.
@@ -49,10 +53,10 @@ var wrappers = map[string]*wrapperSpec{
 	"time": {argOpts: "-f --format -o --output", flags: "-p --portability -v --verbose -a --append -q --quiet",
 		noRun: "--help -V --version"},
 	"stdbuf": {argOpts: "-i -o -e --input --output --error", noRun: "--help --version"},
-	"xargs": {risk: high, idle: high, runFloor: riskNote{high, "xargs"}, dropStdin: true,
-		argOpts: "-a --arg-file -d --delimiter -E -I -L -n --max-args -P --max-procs -s --max-chars --process-slot-var",
+	"xargs": {risk: high, idle: high, runFloor: riskNote{high, "xargs"}, dropStdin: true, replace: "-I -i --replace",
+		argOpts: "-a --arg-file -d --delimiter -E -L -n --max-args -P --max-procs -s --max-chars --process-slot-var",
 		flags:   "-0 --null -o --open-tty -p --interactive -r --no-run-if-empty -t --verbose -x --exit --show-limits",
-		optArgs: "-e --eof -i --replace -l --max-lines", noRun: "--help --version"},
+		optArgs: "-e --eof -l --max-lines", noRun: "--help --version"},
 	"sudo": {risk: high, idle: high,
 		argOpts: "-u --user -g --group -C --close-from -D --chdir -h --host -p --prompt -r --role -t --type -T --command-timeout -U --other-user -R --chroot",
 		flags:   "-A --askpass -b --background -B --bell -E -H --set-home -k --reset-timestamp -n --non-interactive -P --preserve-groups -S --stdin -N --no-update",
@@ -80,10 +84,66 @@ var wrappers = map[string]*wrapperSpec{
 		argOpts: "-T --sched-runtime -P --sched-period -D --sched-deadline", noRun: "-p --pid -m --max", positional: 1},
 	"strace": {argOpts: "-e -o -p -P -s -u -E -a -b -I -O -S -X -U",
 		flags: "-f -F -c -C -d -D -h -i -k -q -r -t -T -v -V -w -x -y -z -Z -n -A -Y"},
-	"ltrace":  {argOpts: "-e -o -p -s -u -a -A -D -F -l -n -w -x -L", flags: "-b -c -C -d -f -h -i -r -S -t -T -V"},
+	"ltrace": {argOpts: "-e -o -p -s -u -a -A -D -F -l -n -w -x -L", flags: "-b -c -C -d -f -h -i -r -S -t -T -V"},
+	// Wrappers that set limits, personalities, privileges or an
+	// environment, then run their command.
+	"prlimit": {argOpts: "-o --output", flags: "--noheadings --raw --verbose", noRun: "-p --pid -h --help -V --version",
+		optArgs: "-c -d -e -f -i -l -m -n -q -r -s -t -u -v -x -y --core --data --nice --fsize --sigpending --memlock " +
+			"--rss --nofile --msgqueue --rtprio --stack --cpu --nproc --as --locks --rttime"},
+	"setarch": {positional: 1, optsAfter: true, shellIfNoCmd: true, noRun: "--list -h --help -V --version", flags: setarchFlags},
+	"linux32": {shellIfNoCmd: true, flags: setarchFlags}, "linux64": {shellIfNoCmd: true, flags: setarchFlags},
+	"i386": {shellIfNoCmd: true, flags: setarchFlags}, "x86_64": {shellIfNoCmd: true, flags: setarchFlags},
+	"uname26": {shellIfNoCmd: true, flags: setarchFlags},
+	"setpriv": {risk: high, idle: high, noRun: "-d --dump -h --help -V --version",
+		argOpts: "--ruid --euid --reuid --rgid --egid --regid --groups --inh-caps --ambient-caps --bounding-set " +
+			"--securebits --pdeathsig --selinux-label --apparmor-profile --landlock-access --landlock-rule --seccomp-filter",
+		flags: "--clear-groups --keep-groups --init-groups --nnp --no-new-privs --reset-env"},
+	"run0": {risk: high, idle: high, shellIfNoCmd: true, argOpts: "-u --user -g --group -D --chdir --setenv --unit --property --description --slice --nice --machine --background",
+		flags: "--no-ask-password", noRun: "-h --help --version"},
+	"numactl": {argOpts: "-i --interleave -p --preferred -m --membind -N --cpunodebind -C --physcpubind -w --weighted-interleave",
+		flags: "-l --localalloc -a --all -b --balancing", noRun: "-s --show -H --hardware -h --help -V --version"},
+	"cgexec":   {argOpts: "-g", flags: "--sticky -r"},
+	"choom":    {argOpts: "-n --adjust", noRun: "-p --pid -h --help -V --version"},
+	"sg":       {positional: 1, strOpts: "-c", shellJoin: true, shellIfNoCmd: true, flags: "-"},
+	"unbuffer": {flags: "-p"}, "eatmydata": {}, "nocache": {}, "catchsegv": {}, "chronic": {flags: "-e -v"},
+	"ifne":        {flags: "-n"},
+	"faketime":    {positional: 1, flags: "-f --exclude-monotonic", argOpts: "-m", noRun: "-h --help -v --version"},
+	"fakeroot":    {argOpts: "-l --lib --faked -s -i -b", flags: "-u --unknown-is-real", noRun: "-h --help -v --version"},
+	"torsocks":    {argOpts: "-u --user -p --pass -a --address -P --port", flags: "-i --isolate -d --debug -q --quiet -6 --ipv6", noRun: "-h --help --version", shellOpts: "--shell"},
+	"proxychains": {argOpts: "-f", flags: "-q"}, "proxychains4": {argOpts: "-f", flags: "-q"},
+	"dbus-run-session": {argOpts: "--config-file --dbus-daemon", noRun: "--help --version"},
+	"ssh-agent":        {argOpts: "-a -E -O -P -t", flags: "-c -s -D -d", noRun: "-k"},
+	"xvfb-run": {argOpts: "-n --server-num -e --error-file -f --auth-file -p --xauth-protocol -s --server-args -w --wait",
+		flags: "-a --auto-servernum -l --listen-tcp", noRun: "-h --help"},
+	"valgrind": {eqLong: true, flags: "-q --quiet -v --verbose", noRun: "-h --help --version"},
+	"firejail": {risk: high, idle: high, eqLong: true, shellIfNoCmd: true, flags: "--quiet --noprofile --private --net=none",
+		noRun: "--help --version --list --tree"},
+	"bwrap": {argOpts: "--args --userns --userns2 --pidns --uid --gid --hostname --chdir --unsetenv --lock-file --sync-fd " +
+		"--remount-ro --exec-label --file-label --proc --dev --tmpfs --mqueue --dir --seccomp --add-seccomp-fd --block-fd " +
+		"--userns-block-fd --info-fd --json-status-fd --cap-add --cap-drop --perms --size --argv0",
+		argOpts2: "--setenv --bind --bind-try --dev-bind --dev-bind-try --ro-bind --ro-bind-try --file --bind-data " +
+			"--ro-bind-data --symlink --chmod --overlay-src",
+		flags: "--unshare-all --share-net --unshare-user --unshare-user-try --unshare-ipc --unshare-pid --unshare-net " +
+			"--unshare-uts --unshare-cgroup --unshare-cgroup-try --die-with-parent --as-pid-1 --new-session --clearenv --disable-userns --assert-userns-disabled",
+		noRun: "--help --version"},
+	"systemd-run": {risk: high, idle: high, shellOpts: "-S --shell",
+		argOpts: "-u --unit -p --property --description --slice -E --setenv -M --machine -H --host --uid --gid --nice " +
+			"--working-directory --on-active --on-boot --on-startup --on-unit-active --on-unit-inactive --on-calendar --timer-property --path-property --socket-property --service-type",
+		flags: "--user --system --scope -r --remain-after-exit -t --pty -P --pipe -q --quiet --wait -G --collect --no-block --no-ask-password --same-dir -d",
+		noRun: "-h --help --version"},
+	"ld.so": ldso, "ld-linux.so.2": ldso, "ld-linux-x86-64.so.2": ldso, "ld-linux-aarch64.so.1": ldso,
+	"ld-linux-armhf.so.3": ldso, "ld-musl-x86_64.so.1": ldso, "ld-musl-aarch64.so.1": ldso,
 	"exec":    {risk: high, argOpts: "-a", flags: "-c -l"},
 	"busybox": {noRun: "--list --help"},
 }
+
+// setarchFlags are setarch's personality flags.
+const setarchFlags = "-v --verbose -3 --3gb -B --32bit -F --fdpic-funcptrs -I --short-inode -L --addr-compat-layout " +
+	"-R --addr-no-randomize -S --whole-seconds -T --sticky-timeouts -Z --read-implies-exec -X --read-implies-exec --4gb --uname-2.6"
+
+// ldso is the dynamic loader run directly: it runs the program it is given.
+var ldso = &wrapperSpec{risk: high, argOpts: "--library-path --inhibit-rpath --audit --preload --argv0 --glibc-hwcaps-mask --glibc-hwcaps-prepend",
+	flags: "--inhibit-cache", noRun: "--list --verify --help --version --list-tunables --list-diagnostics"}
 
 // interpSpec describes an interpreter's options.
 type interpSpec struct {
@@ -143,8 +203,10 @@ var programs = map[string]func(*call){
 	"alias": (*call).alias, "enable": (*call).enable, "hash": (*call).hash,
 	"mapfile": (*call).mapfile, "readarray": (*call).mapfile, "compgen": (*call).mapfile,
 	"complete": (*call).complete, "fc": (*call).fc,
+	"read": (*call).read, "printf": (*call).printf, "getopts": (*call).getopts, "unset": (*call).unset,
 	// Programs that run other programs (findxargs.go, wrappers.go).
 	"find": (*call).find, "parallel": (*call).parallel, "su": (*call).su, "gdb": (*call).gdb,
+	"capsh": (*call).capsh, "script": (*call).script, "pee": (*call).pee, "make": (*call).make, "gmake": (*call).make,
 	// Text tools with a program language (sedawk.go) and others (tools.go).
 	"awk": (*call).awk, "gawk": (*call).awk, "mawk": (*call).awk, "nawk": (*call).awk,
 	"sed": (*call).sed, "gsed": (*call).sed,
@@ -210,17 +272,38 @@ var network = map[string]string{
 	"helm":     "install upgrade repo pull push",
 }
 
-// riskyEnvNames are assignments that change which programs run or how
-// (PATH, the dynamic loader, shell start-up files, git's programs, pagers
-// and editors, interpreter start-up options); riskyEnvPrefixes are
-// families of them.
-const riskyEnvNames = "PATH LD_PRELOAD LD_LIBRARY_PATH LD_AUDIT BASH_ENV ENV PROMPT_COMMAND PS4 SHELLOPTS BASHOPTS " +
+// riskyEnvNames are assignments that change which programs run or how:
+// PATH and the dynamic loader; bash's own (BASH_CMDS is the command hash
+// table, BASH_ALIASES the aliases, which POSIXLY_CORRECT or posix mode
+// expands in scripts; BASH_ENV and ENV are start-up files; EXECIGNORE
+// changes which files PATH lookup finds; the prompts and PROMPT_COMMAND
+// run command substitutions; TEXTDOMAIN* make $"..." strings come from a
+// catalog, expanded); git's programs and configuration; pagers and
+// editors; interpreter start-up options; programs' option variables that
+// can make them run a program (TAR_OPTIONS --to-command, ZIPOPT -TT,
+// RSYNC_RSH). riskyEnvPrefixes are families of them (BASH_FUNC_name%% is
+// a function a child bash imports; LD_ the loader's).
+const riskyEnvNames = "PATH GCONV_PATH GLIBC_TUNABLES BASH_ENV ENV PROMPT_COMMAND PS0 PS1 PS2 PS3 PS4 SHELLOPTS BASHOPTS " +
+	"BASH_CMDS BASH_ALIASES POSIXLY_CORRECT EXECIGNORE BASH_LOADABLES_PATH TEXTDOMAIN TEXTDOMAINDIR " +
 	"GIT_DIR GIT_CONFIG GIT_CONFIG_GLOBAL GIT_CONFIG_SYSTEM GIT_CONFIG_COUNT GIT_CONFIG_PARAMETERS GIT_EXEC_PATH " +
 	"GIT_SSH GIT_SSH_COMMAND GIT_EXTERNAL_DIFF GIT_PAGER GIT_EDITOR GIT_SEQUENCE_EDITOR GIT_ASKPASS GIT_PROXY_COMMAND " +
 	"GIT_TEMPLATE_DIR PAGER MANPAGER EDITOR VISUAL BROWSER LESSOPEN LESSCLOSE PYTHONPATH PYTHONSTARTUP PYTHONHOME " +
-	"NODE_OPTIONS NODE_PATH PERL5OPT PERL5LIB PERLLIB RUBYOPT RUBYLIB SSH_ASKPASS SUDO_ASKPASS RUSTC_WRAPPER"
+	"PYTHONBREAKPOINT NODE_OPTIONS NODE_PATH PERL5OPT PERL5LIB PERLLIB PERL5DB RUBYOPT RUBYLIB SSH_ASKPASS SUDO_ASKPASS " +
+	"RUSTC_WRAPPER RUSTC_WORKSPACE_WRAPPER JAVA_TOOL_OPTIONS _JAVA_OPTIONS TAR_OPTIONS ZIPOPT RSYNC_RSH " +
+	"RSYNC_CONNECT_PROG CVS_RSH MAKEFILES npm_config_script_shell NPM_CONFIG_SCRIPT_SHELL"
 
-var riskyEnvPrefixes = []string{"GIT_CONFIG_KEY_", "GIT_CONFIG_VALUE_", "DYLD_"}
+var riskyEnvPrefixes = []string{"GIT_CONFIG_KEY_", "GIT_CONFIG_VALUE_", "DYLD_", "LD_", "BASH_FUNC_"}
+
+// homeEnvNames are assignments that move the configuration the programs
+// of homeReaders read (~/.gitconfig, ~/.bashrc, ~/.ssh/config, ~/.npmrc,
+// Python's user site-packages, ...), where an entry can make them run a
+// program: high when the line runs one of them.
+const homeEnvNames = "HOME XDG_CONFIG_HOME"
+
+// homeReaders are the programs (base names without version) that run
+// what their configuration under $HOME says; a shell is one when it is a
+// login or interactive shell (interpreters.go).
+const homeReaders = "git ssh scp sftp npm npx pnpm yarn pip pipx python pypy node"
 
 // harmlessDevices are redirect targets that are not files (skipped), as are
 // paths under harmlessDevicePrefix.

@@ -1,6 +1,9 @@
 package cmdline
 
-import "strings"
+import (
+	"slices"
+	"strings"
+)
 
 // wrapParse is the state of parsing one wrapper's options.
 type wrapParse struct {
@@ -11,6 +14,8 @@ type wrapParse struct {
 	noRun, shell, join bool
 	dyn, hadScript     bool
 	dynArg             arg
+	assigned           bool   // env: a NAME=value word was seen, options are over
+	repl               string // xargs -I: the string replaced by input in the command
 }
 
 // wrap parses a wrapper's options and records the command it runs.
@@ -23,6 +28,12 @@ func (k *call) wrap(sp *wrapperSpec) {
 			break
 		}
 		i++
+	}
+	if sp.optsAfter {
+		// setarch ARCH [options] command
+		p.i = i
+		p.options()
+		i = p.i
 	}
 	// flock FILE -c 'cmd'
 	if i < len(args) && args[i].lit && has(sp.strOpts, args[i].text) {
@@ -68,6 +79,15 @@ func (p *wrapParse) runRest(rest []arg) {
 	if sp.dropStdin {
 		c = ctx{}
 	}
+	if p.repl != "" {
+		// xargs -I{}: words holding the replacement string are input.
+		rest = slices.Clone(rest)
+		for i := range rest {
+			if strings.Contains(rest[i].text, p.repl) {
+				rest[i].lit = false
+			}
+		}
+	}
 	k.runs = append(k.runs, run{argv: rest, c: c, floor: sp.runFloor})
 }
 
@@ -108,14 +128,19 @@ func (p *wrapParse) options() {
 		case t == "--":
 			p.i++
 			return
-		case sp.assigns && t == "-":
+		case sp.assigns && t == "-" && !p.assigned:
 			continue
-		case sp.assigns && isAssignWord(t):
-			if opt := riskyEnv(t[:strings.IndexByte(t, '=')]); opt != "" {
+		case sp.assigns && t != "" && t[0] != '-' && strings.Contains(t, "="):
+			// GNU env takes every such word as an assignment, whatever
+			// the name ("./x=1", "BASH_FUNC_f%%=() { ...; }").
+			p.assigned = true
+			name := t[:strings.IndexByte(t, '=')]
+			p.k.envSet = append(p.k.envSet, name)
+			if opt := riskyEnv(name); opt != "" {
 				p.k.raise(high, opt)
 			}
 			continue
-		case len(t) < 2 || t[0] != '-':
+		case len(t) < 2 || t[0] != '-' || p.assigned:
 			return
 		case strings.HasPrefix(t, "--"):
 			p.long(t)
@@ -130,6 +155,11 @@ func (p *wrapParse) long(t string) {
 	sp, k := p.sp, p.k
 	name, val, hasVal := strings.Cut(t, "=")
 	switch {
+	case has(sp.replace, name):
+		p.repl = "{}"
+		if hasVal {
+			p.repl = val
+		}
 	case has(sp.noRun, name):
 		p.noRun = true
 	case has(sp.shellOpts, name):
@@ -154,7 +184,9 @@ func (p *wrapParse) long(t string) {
 		if !hasVal {
 			p.i++
 		}
-	case has(sp.flags, name) || has(sp.optArgs, name):
+	case has(sp.argOpts2, name):
+		p.i += 2
+	case has(sp.flags, name) || has(sp.optArgs, name) || sp.eqLong && hasVal:
 	default:
 		k.raise(high, k.name+" "+name)
 	}
@@ -169,6 +201,12 @@ func (p *wrapParse) short(t string) {
 			return
 		}
 		switch {
+		case has(sp.replace, o):
+			p.repl = "{}"
+			if v := rest; o == "-I" || v != "" {
+				p.repl = p.value(v).text
+			}
+			return
 		case has(sp.noRun, o):
 			p.noRun = true
 		case has(sp.shellOpts, o):
@@ -244,6 +282,69 @@ func (k *call) gdb() {
 		if a.lit && a.text == "--args" && i+1 < len(k.args) {
 			k.runs = append(k.runs, run{argv: k.args[i+1:]})
 			break
+		}
+	}
+}
+
+// capsh runs bash with the words after "--" (capsh -- -c 'cmd'); "=="
+// runs capsh again; --shell= names another shell.
+func (k *call) capsh() {
+	k.raise(high, "capsh")
+	for i, a := range k.args {
+		switch {
+		case a.lit && strings.HasPrefix(a.text, "--shell="):
+			k.dynamic = true
+			return
+		case a.lit && a.text == "--":
+			k.runs = append(k.runs, run{argv: append([]arg{{text: "bash", lit: true}}, k.args[i+1:]...), c: k.c})
+			return
+		case a.lit && a.text == "==":
+			k.runs = append(k.runs, run{argv: append([]arg{{text: "capsh", lit: true}}, k.args[i+1:]...), c: k.c})
+			return
+		}
+	}
+}
+
+// script runs its -c command through the shell, else an interactive
+// shell reading stdin; its operand is the typescript file it writes.
+func (k *call) script() {
+	args := k.args
+	for i := 0; i < len(args); i++ {
+		name, val, hasVal := strings.Cut(args[i].text, "=")
+		switch {
+		case args[i].lit && (name == "-c" || name == "--command"):
+			v := arg{text: val, lit: true}
+			if !hasVal {
+				if i+1 >= len(args) {
+					return
+				}
+				v = args[i+1]
+			}
+			if v.lit {
+				k.scripts = append(k.scripts, script{text: v.text})
+			} else {
+				k.dynamic = true
+				k.raise(high, "script -c")
+			}
+			return
+		case args[i].lit && has("-V --version -h --help", name):
+			return
+		case args[i].lit && has("-E --echo -I --log-in -O --log-out -B --log-io -T --log-timing -m --logging-format -o --output-limit", name) && !hasVal:
+			i++
+		}
+	}
+	k.stdinShell("script")
+}
+
+// pee (moreutils) runs each argument as a shell command line.
+func (k *call) pee() {
+	for _, a := range k.args {
+		switch {
+		case !a.lit:
+			k.dynamic = true
+			k.raise(high, "pee dynamic command")
+		case !strings.HasPrefix(a.text, "--"):
+			k.scripts = append(k.scripts, script{text: a.text})
 		}
 	}
 }
