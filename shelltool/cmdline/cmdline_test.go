@@ -306,8 +306,11 @@ var analyzeCases = []analyzeCase{
 	{"ls )", nil, nil, "line 1, column 4: a command can only contain words and redirects; encountered `)`"},
 }
 
-func TestAnalyze(t *testing.T) {
-	for _, tc := range analyzeCases {
+func TestAnalyze(t *testing.T) { runCases(t, analyzeCases) }
+
+func runCases(t *testing.T, cases []analyzeCase) {
+	t.Helper()
+	for _, tc := range cases {
 		an, err := Analyze(tc.line)
 		if tc.err != "" {
 			if err == nil || !strings.Contains(err.Error(), tc.err) {

@@ -14,7 +14,7 @@ import (
 // Command with that name or a Dynamic one whose words start with it.
 // The fuzzer's lines are only parsed, never run.
 func FuzzAnalyze(f *testing.F) {
-	for _, tc := range analyzeCases {
+	for _, tc := range append(analyzeCases, classCases...) {
 		f.Add(tc.line)
 	}
 	f.Fuzz(func(t *testing.T, line string) {
