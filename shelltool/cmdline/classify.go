@@ -9,6 +9,7 @@ import (
 // tables in tables.go: wrappers, shells, interpreters, programs of fixed
 // risk, then the per-program analysis the programs map names.
 func classify(k *call) {
+	k.installs()
 	if sp, ok := wrappers[k.name]; ok {
 		k.wrap(sp)
 		return

@@ -71,6 +71,7 @@ type Redirect struct {
 type Analysis struct {
 	Commands  []Command
 	Redirects []Redirect
+	Packages  []Package // packages installed, one per package and index (packages.go)
 }
 
 // Risk is the highest risk of the analysis (medium when it is empty).
@@ -108,6 +109,7 @@ func Analyze(line string) (Analysis, error) {
 		return Analysis{}, a.err
 	}
 	a.taintedRefs()
+	a.packages()
 	if a.configMoved {
 		// HOME= or XDG_CONFIG_HOME= anywhere in the line (a loop or a
 		// function may run it first) moves the configuration these read.
@@ -211,9 +213,19 @@ type analyzer struct {
 	// are the indexes of the commands that read configuration there.
 	configMoved bool
 	homeReaders []int
-	refs        []arithRef      // variables read by arithmetic evaluation (arith.go)
-	tainted     map[string]bool // variables set from text the analyzer cannot see
-	inSubst     int             // depth of $( ), ` ` and <( ) being walked
+	refs        []arithRef        // variables read by arithmetic evaluation (arith.go)
+	tainted     map[string]bool   // variables set from text the analyzer cannot see
+	inSubst     int               // depth of $( ), ` ` and <( ) being walked
+	env         map[string]string // literal values assigned in the line (Dynamic when not literal)
+	installs    []*install        // package installs, resolved to Packages after the walk
+}
+
+// setEnv records the value assigned to name.
+func (a *analyzer) setEnv(name, value string) {
+	if a.env == nil {
+		a.env = map[string]string{}
+	}
+	a.env[name] = value
 }
 
 // noteAssign records an assignment to name anywhere in the line.
@@ -599,6 +611,11 @@ func (a *analyzer) assignment(as *syntax.Assign) string {
 		a.arith(as.Index)
 	}
 	a.noteAssign(as.Name.Value)
+	if v := a.word(as.Value, false); v.lit {
+		a.setEnv(as.Name.Value, v.text)
+	} else {
+		a.setEnv(as.Name.Value, Dynamic)
+	}
 	if !numericValue(as.Value) || as.Array != nil && !arrayLiteral(as.Array) {
 		a.taint(as.Name.Value)
 	}

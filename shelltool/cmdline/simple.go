@@ -24,6 +24,7 @@ type call struct {
 	readsHome bool
 	envSet    []string // variables it sets in the environment of what it runs (env NAME=v)
 	reads     []string // variables it sets from input (read NAME, printf -v NAME)
+	pkgs      []*install
 }
 
 type run struct {
@@ -79,7 +80,13 @@ func (a *analyzer) simple(args []arg, c ctx, parent int, floor riskNote) {
 		a.homeReaders = append(a.homeReaders, idx)
 	}
 	for _, n := range k.envSet {
-		a.noteAssign(n)
+		name, val, _ := strings.Cut(n, "=")
+		a.noteAssign(name)
+		a.setEnv(name, val)
+	}
+	for _, in := range k.pkgs {
+		in.cmd = idx
+		a.installs = append(a.installs, in)
 	}
 	for _, n := range k.reads {
 		a.noteAssign(n)

@@ -272,6 +272,73 @@ var network = map[string]string{
 	"helm":     "install upgrade repo pull push",
 }
 
+// installerSpec describes a package manager's install subcommands
+// (packages.go). Option lists are space-separated; an option not listed is
+// a flag.
+type installerSpec struct {
+	subs         string // subcommands that install
+	manifestSubs string // those that install only what the manifest lists (npm ci)
+	bareInstall  bool   // the program with no subcommand installs (yarn)
+	versionSubs  string // subcommands whose operands are packages only with @version (go install X@V)
+	manifest     string // the resource when no package is named
+	host         string // the default index ("" when the system's configuration names it)
+	hostOpts     string // options whose value is the index (replacing the default)
+	extraOpts    string // options adding an index: one request per index
+	offlineOpts  string // options after which no index is used (--no-index)
+	versionOpts  string // options whose value is the version of the package (cargo install X --version V)
+	manifestOpts string // options naming a manifest (pip -r requirements.txt)
+	pkgOpts      string // options whose value is a package (pip -e PATH)
+	argOpts      string // other options taking a value
+	env          string // variables naming the index, first found wins
+}
+
+const (
+	npmArgOpts = "--prefix --tag -w --workspace --omit --include --install-strategy --cache --userconfig --globalconfig --filter -C --dir --cwd"
+	pipArgOpts = "-c --constraint -t --target --prefix --root --platform --python-version --implementation --abi " +
+		"--src --upgrade-strategy --progress-bar --trusted-host --cache-dir --log --timeout --retries --proxy --cert --client-cert " +
+		"-f --find-links --python -p --only-binary --no-binary --config-settings -C --report --group"
+	pipEnv = "PIP_INDEX_URL UV_INDEX_URL UV_DEFAULT_INDEX"
+)
+
+// installers maps a package manager (base name without version) to its
+// install forms. "python -m pip" and "uv pip" are pip.
+var installers = map[string]*installerSpec{
+	"npm": {subs: "install i add in ins inst insta instal isnt isnta isntal isntall ci clean-install install-clean isntall-clean ic install-test it install-ci-test cit",
+		manifestSubs: "ci clean-install install-clean isntall-clean ic install-ci-test cit", manifest: "(package.json)", host: "registry.npmjs.org",
+		hostOpts: "--registry", argOpts: npmArgOpts, env: "npm_config_registry NPM_CONFIG_REGISTRY"},
+	"pnpm": {subs: "install i add", manifest: "(package.json)", host: "registry.npmjs.org", hostOpts: "--registry",
+		argOpts: npmArgOpts, env: "npm_config_registry NPM_CONFIG_REGISTRY"},
+	"yarn": {subs: "install add", bareInstall: true, manifest: "(package.json)", host: "registry.yarnpkg.com", hostOpts: "--registry",
+		argOpts: npmArgOpts + " --modules-folder --network-timeout", env: "YARN_REGISTRY YARN_NPM_REGISTRY_SERVER npm_config_registry"},
+	"bun": {subs: "install i add a", manifest: "(package.json)", host: "registry.npmjs.org", hostOpts: "--registry",
+		argOpts: npmArgOpts + " --backend --concurrent-scripts", env: "BUN_CONFIG_REGISTRY NPM_CONFIG_REGISTRY npm_config_registry"},
+	"pip": {subs: "install download wheel", manifest: "(requirements)", host: "pypi.org",
+		hostOpts: "-i --index-url --default-index", extraOpts: "--extra-index-url --index", offlineOpts: "--no-index",
+		manifestOpts: "-r --requirement", pkgOpts: "-e --editable", argOpts: pipArgOpts, env: pipEnv},
+	"pipx": {subs: "install inject", host: "pypi.org", hostOpts: "-i --index-url", argOpts: "--python --pip-args --suffix --spec", env: "PIP_INDEX_URL"},
+	"uv": {subs: "add sync", manifestSubs: "sync", manifest: "(pyproject.toml)", host: "pypi.org",
+		hostOpts: "-i --index-url --default-index", extraOpts: "--extra-index-url --index", offlineOpts: "--no-index --offline",
+		argOpts: pipArgOpts + " --package --extra --optional --dev-group --branch --tag --rev --script --directory --project", env: pipEnv},
+	"poetry": {subs: "add install", manifestSubs: "install", manifest: "(pyproject.toml)", host: "pypi.org",
+		argOpts: "-G --group --source --python -E --extras --with --without --only --directory -C"},
+	"go": {subs: "get install", versionSubs: "install", manifest: "(go.mod)", host: "proxy.golang.org",
+		argOpts: "-C -o -modfile -pgo -tags -ldflags -gcflags -asmflags -p -toolexec -exec -overlay -mod -buildmode -compiler -installsuffix -pkgdir", env: "GOPROXY"},
+	"cargo": {subs: "add install", manifest: "(Cargo.toml)", host: "index.crates.io", hostOpts: "--index --registry --git",
+		versionOpts: "--version --vers", pkgOpts: "--path", argOpts: "--branch --tag --rev --features -F --target --root -j --jobs --profile --package -p --rename --manifest-path --bin --example --target-dir --config -Z"},
+	"gem": {subs: "install i", host: "rubygems.org", hostOpts: "-s --source", versionOpts: "-v --version", argOpts: "-i --install-dir -n --bindir --platform -g --file"},
+	"bundle": {subs: "install add", manifestSubs: "install", manifest: "(Gemfile)", host: "rubygems.org", hostOpts: "--source",
+		versionOpts: "--version -v", argOpts: "--path --gemfile --jobs -j --retry --without --with --group -g"},
+	"composer": {subs: "require install update", manifestSubs: "install update", manifest: "(composer.json)", host: "repo.packagist.org", argOpts: "-d --working-dir"},
+	"conda":    {subs: "install create", host: "conda.anaconda.org", hostOpts: "-c --channel", argOpts: "-n --name -p --prefix --file"},
+	"apt-get":  {subs: "install reinstall build-dep source download", argOpts: "-o --option -t --target-release --default-release -c --config-file"},
+	"apt":      {subs: "install reinstall build-dep source download", argOpts: "-o --option -t --target-release --default-release -c --config-file"},
+	"aptitude": {subs: "install reinstall", argOpts: "-o -t --target-release"},
+	"dnf":      {subs: "install reinstall download", argOpts: "--repo --enablerepo --disablerepo --setopt --installroot --releasever -c --config"},
+	"yum":      {subs: "install reinstall", argOpts: "--enablerepo --disablerepo --setopt --installroot --releasever -c --config"},
+	"apk":      {subs: "add", host: "dl-cdn.alpinelinux.org", hostOpts: "-X --repository", argOpts: "-t --virtual -p --root --arch --cache-dir"},
+	"brew":     {subs: "install reinstall", host: "formulae.brew.sh"},
+}
+
 // riskyEnvNames are assignments that change which programs run or how:
 // PATH and the dynamic loader; bash's own (BASH_CMDS is the command hash
 // table, BASH_ALIASES the aliases, which POSIXLY_CORRECT or posix mode

@@ -135,7 +135,7 @@ func (p *wrapParse) options() {
 			// the name ("./x=1", "BASH_FUNC_f%%=() { ...; }").
 			p.assigned = true
 			name := t[:strings.IndexByte(t, '=')]
-			p.k.envSet = append(p.k.envSet, name)
+			p.k.envSet = append(p.k.envSet, t)
 			if opt := riskyEnv(name); opt != "" {
 				p.k.raise(high, opt)
 			}
