@@ -76,7 +76,7 @@ func (*Tool) Name() string { return Name }
 
 // Capabilities implements toolkit.Tool.
 func (*Tool) Capabilities() []grants.Capability {
-	return []grants.Capability{grants.CapProcessExec}
+	return []grants.Capability{grants.CapProcessExec, grants.CapPackageInstall}
 }
 
 func (t *Tool) sandboxRunner(network sandbox.Network) *sandbox.Runner {
@@ -289,6 +289,15 @@ func requests(p *grants.Policy, a cmdline.Analysis, cwd string, surface grants.S
 			req.Risk = max(req.Risk, r.Risk)
 			reqs = append(reqs, req)
 		}
+	}
+	// One package.install per package and index, besides the installing
+	// command's process.exec.
+	for _, pk := range a.Packages {
+		reqs = append(reqs, grants.Request{
+			Capability: grants.CapPackageInstall,
+			Target:     grants.Target{ToolName: Name, Resource: pk.Name, Host: pk.Host},
+			Risk:       grants.BaseRisk(grants.CapPackageInstall, surface), Surface: surface,
+		})
 	}
 	return reqs, nil
 }
