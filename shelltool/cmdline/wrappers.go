@@ -254,19 +254,7 @@ func (k *call) su() {
 		t := args[i].text
 		name, val, hasVal := strings.Cut(t, "=")
 		if args[i].lit && has("-c --command --session-command", name) {
-			v := arg{text: val, lit: true}
-			if !hasVal {
-				if i+1 >= len(args) {
-					return
-				}
-				v = args[i+1]
-			}
-			if v.lit {
-				k.scripts = append(k.scripts, script{text: v.text})
-			} else {
-				k.dynamic = true
-				k.raise(high, "su -c")
-			}
+			k.scriptOption(args, i, val, hasVal, "su -c")
 			return
 		}
 		if args[i].lit && has("-s --shell -g --group -G --supp-group -w --whitelist-environment", t) {
@@ -274,6 +262,25 @@ func (k *call) su() {
 		}
 	}
 	k.stdinShell("su")
+}
+
+// scriptOption records the shell command line given to the option at
+// args[i] (its "=value", or the next word): parsed when literal, else the
+// command is dynamic.
+func (k *call) scriptOption(args []arg, i int, val string, hasVal bool, what string) {
+	v := arg{text: val, lit: true}
+	if !hasVal {
+		if i+1 >= len(args) {
+			return
+		}
+		v = args[i+1]
+	}
+	if v.lit {
+		k.scripts = append(k.scripts, script{text: v.text})
+	} else {
+		k.dynamic = true
+		k.raise(high, what)
+	}
 }
 
 func (k *call) gdb() {
@@ -313,19 +320,7 @@ func (k *call) script() {
 		name, val, hasVal := strings.Cut(args[i].text, "=")
 		switch {
 		case args[i].lit && (name == "-c" || name == "--command"):
-			v := arg{text: val, lit: true}
-			if !hasVal {
-				if i+1 >= len(args) {
-					return
-				}
-				v = args[i+1]
-			}
-			if v.lit {
-				k.scripts = append(k.scripts, script{text: v.text})
-			} else {
-				k.dynamic = true
-				k.raise(high, "script -c")
-			}
+			k.scriptOption(args, i, val, hasVal, "script -c")
 			return
 		case args[i].lit && has("-V --version -h --help", name):
 			return
