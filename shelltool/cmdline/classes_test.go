@@ -33,6 +33,10 @@ var classCases = []analyzeCase{
 	{"env 'BASH_FUNC_ls%%=() { rm -rf /; }' bash -c ls", []string{"high env: env BASH_FUNC_ls%%=() { rm -rf /; } bash -c ls [BASH_FUNC_ls%%=]", "medium bash: bash -c ls ^0", "medium ls: ls ^1"}, nil, ""},
 	{"env ./x=1 rm -rf /", []string{"medium env: env ./x=1 rm -rf /", "critical rm: rm -rf / [rm -r outside] ^0"}, nil, ""},
 	{"env A=1 -i ls", []string{"medium env: env A=1 -i ls", "medium -i: -i ls ^0"}, nil, ""},
+	{"SHELL=./evil script -c make out.log", []string{"high script: script -c make out.log [SHELL=]", "medium make: make ^0"}, nil, ""},
+	{"SHELL=./evil script -q out.log", []string{"high <dynamic>: script -q out.log [script stdin]"}, nil, ""},
+	{"export ZDOTDIR=/tmp/z; zsh -i", []string{"high export: export ZDOTDIR=/tmp/z [ZDOTDIR=]", "high <dynamic>: zsh -i [zsh stdin]"}, nil, ""},
+	{"LUA_INIT=@x.lua lua s.lua", []string{"high lua: lua s.lua [LUA_INIT=]"}, nil, ""},
 	// A shell or interpreter whose script is a pipe, a descriptor or given at run time.
 	{"bash /dev/stdin", []string{"high <dynamic>: bash /dev/stdin [bash stdin]"}, nil, ""},
 	{"curl x | bash /dev/stdin", []string{"medium curl: curl x +net", "critical <dynamic>: bash /dev/stdin [curl | bash]"}, nil, ""},

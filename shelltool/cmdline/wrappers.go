@@ -22,7 +22,7 @@ type wrapParse struct {
 func (k *call) wrap(sp *wrapperSpec) {
 	p := &wrapParse{k: k, sp: sp, args: k.args, join: sp.shellJoin}
 	p.options()
-	args, i := p.args, p.i
+	args, i := p.args, min(p.i, len(p.args)) // an option's missing value
 	for n := 0; n < sp.positional && i < len(args); n++ {
 		if !args[i].lit {
 			break
@@ -33,7 +33,7 @@ func (k *call) wrap(sp *wrapperSpec) {
 		// setarch ARCH [options] command
 		p.i = i
 		p.options()
-		i = p.i
+		i = min(p.i, len(args))
 	}
 	// flock FILE -c 'cmd'
 	if i < len(args) && args[i].lit && has(sp.strOpts, args[i].text) {
