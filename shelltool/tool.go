@@ -124,7 +124,7 @@ func (t *Tool) Definition(p *grants.Policy) mcp.Tool {
 		fmt.Sprintf("Default timeout %s, at most %s; stdout and stderr are each capped at %d bytes (head and tail kept). ",
 			p.Limits.CommandTimeout, p.Limits.CommandMaxTimeout, p.Limits.OutputMaxBytes) +
 		"Every command in the line (pipelines, lists, substitutions, wrappers such as sudo or xargs) is decided by the policy before anything runs; " +
-		"a command name that cannot be known before running is decided as <dynamic> at high risk.\n\n" + p.Summary(t.Capabilities()...)
+		"a command name that cannot be known before running is decided as <dynamic> at high risk; a package install (npm install, pip install, go get, ...) is also one package.install request per package and index.\n\n" + p.Summary(t.Capabilities()...)
 	return mcp.NewTool(Name,
 		mcp.WithDescription(desc),
 		toolkit.WithSchemas(toolkit.EmbeddedSchema(schemaFiles, "execute_terminal_command.input.json"), toolkit.EmbeddedSchema(schemaFiles, "execute_terminal_command.output.json")),
