@@ -37,6 +37,7 @@ var classCases = []analyzeCase{
 	{"SHELL=./evil script -q out.log", []string{"high <dynamic>: script -q out.log [script stdin]"}, nil, ""},
 	{"export ZDOTDIR=/tmp/z; zsh -i", []string{"high export: export ZDOTDIR=/tmp/z [ZDOTDIR=]", "high <dynamic>: zsh -i [zsh stdin]"}, nil, ""},
 	{"LUA_INIT=@x.lua lua s.lua", []string{"high lua: lua s.lua [LUA_INIT=]"}, nil, ""},
+	{"n=$(grep -c x f); if [ $n -gt 0 ]; then echo y; fi", []string{"medium grep: grep -c x f", "medium [: [ $n -gt 0 ]", "medium echo: echo y"}, nil, ""},
 	// A shell or interpreter whose script is a pipe, a descriptor or given at run time.
 	{"bash /dev/stdin", []string{"high <dynamic>: bash /dev/stdin [bash stdin]"}, nil, ""},
 	{"curl x | bash /dev/stdin", []string{"medium curl: curl x +net", "critical <dynamic>: bash /dev/stdin [curl | bash]"}, nil, ""},

@@ -895,7 +895,8 @@ func unescapeUnquoted(sb *strings.Builder, s string) (glob bool) {
 			i++
 			sb.WriteByte(s[i])
 			continue
-		case ch == '*' || ch == '?' || ch == '[':
+		case ch == '*' || ch == '?' || ch == '[' && strings.IndexByte(s[i+1:], ']') >= 0:
+			// A '[' without a closing ']' matches only itself ("[" is test).
 			glob = true
 		}
 		sb.WriteByte(ch)
