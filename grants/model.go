@@ -39,6 +39,11 @@ const (
 	CapHTTPOptions      Capability = "network.http.options"
 	CapSecretUse        Capability = "secret.use"
 	CapUserAsk          Capability = "user.ask"
+	// CapPackageInstall is one package a command installs: Target.Resource
+	// is the package as written, version included ("left-pad@1.3.0", or the
+	// manifest in parentheses, "(package.json)"), Target.Host the index it
+	// comes from (empty when the system's configuration names it).
+	CapPackageInstall Capability = "package.install"
 )
 
 // Capabilities lists every known capability, in documentation order.
@@ -47,7 +52,7 @@ var capabilities = []Capability{
 	CapFilesystemRead, CapFilesystemWrite, CapFilesystemDelete,
 	CapProcessExec,
 	CapHTTPGet, CapHTTPHead, CapHTTPPost, CapHTTPPut, CapHTTPPatch, CapHTTPDelete, CapHTTPOptions,
-	CapSecretUse, CapUserAsk,
+	CapSecretUse, CapUserAsk, CapPackageInstall,
 }
 
 // Capabilities returns every known capability.
@@ -197,9 +202,9 @@ const (
 type Target struct {
 	ToolName string `json:"tool_name,omitempty"`
 	Path     string `json:"path,omitempty"`     // fully resolved real path
-	Host     string `json:"host,omitempty"`     // lower-case host name or IP literal
+	Host     string `json:"host,omitempty"`     // lower-case host name or IP literal (a package's index)
 	Port     int    `json:"port,omitempty"`     // network port
-	Resource string `json:"resource,omitempty"` // command name, secret name
+	Resource string `json:"resource,omitempty"` // command name, secret name, package as written
 	Command  string `json:"command,omitempty"`  // a command's words joined by spaces
 	Method   string `json:"method,omitempty"`   // HTTP method, upper case
 	Option   string `json:"option,omitempty"`   // the option that raised a command's risk
@@ -278,6 +283,11 @@ func (r Request) Describe() string {
 		}
 		if t.Option != "" {
 			what += " (option " + t.Option + ")"
+		}
+	case r.Capability == CapPackageInstall:
+		what = t.Resource
+		if t.Host != "" {
+			what += " from " + t.Host
 		}
 	case r.Capability.IsFile():
 		what = t.Path

@@ -45,9 +45,11 @@ type profile struct {
 	deny, ask, allow []RuleConfig
 }
 
-// The built-in profiles, exactly as SPEC.md's table lists them. The
-// credential-flow deny is built into every policy (deny_credential_flow), so
-// it has no rule here.
+// The built-in profiles, exactly as SPEC.md's table lists them (with
+// package.install: interactive-dev asks, permissive-dev denies,
+// strict-production denies by its mode, so an allow rule can admit an
+// index). The credential-flow deny is built into every policy
+// (deny_credential_flow), so it has no rule here.
 var profiles = map[string]profile{
 	"strict-production": {
 		mode: ModeStrict,
@@ -61,6 +63,7 @@ var profiles = map[string]profile{
 			{RuleID: "interactive-dev/ask-host-exec", Capability: string(CapProcessExec), Conditions: ConditionsConfig{ExecutionSurface: string(SurfaceHost)}},
 			{RuleID: "interactive-dev/ask-network", Capability: "network.*"},
 			{RuleID: "interactive-dev/ask-secret-use", Capability: string(CapSecretUse)},
+			{RuleID: "interactive-dev/ask-package-install", Capability: string(CapPackageInstall)},
 			{RuleID: "interactive-dev/ask-outside-workspace", Capability: "filesystem.*"},
 			{RuleID: "interactive-dev/ask-workspace-delete", Capability: string(CapWorkspaceDelete)},
 			{RuleID: "interactive-dev/ask-high-risk", Capability: "*", Conditions: ConditionsConfig{RiskLevel: []string{"high", "critical"}}},
@@ -79,6 +82,7 @@ var profiles = map[string]profile{
 			{RuleID: "permissive-dev/deny-outside-workspace", Capability: "filesystem.*"},
 			{RuleID: "permissive-dev/deny-network", Capability: "network.*"},
 			{RuleID: "permissive-dev/deny-unconfigured-secrets", Capability: string(CapSecretUse), onlyUnconfiguredSecrets: true},
+			{RuleID: "permissive-dev/deny-package-install", Capability: string(CapPackageInstall)},
 		},
 		allow: []RuleConfig{
 			{RuleID: "permissive-dev/allow-rest", Capability: "*"},

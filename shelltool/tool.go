@@ -76,7 +76,7 @@ func (*Tool) Name() string { return Name }
 
 // Capabilities implements toolkit.Tool.
 func (*Tool) Capabilities() []grants.Capability {
-	return []grants.Capability{grants.CapProcessExec}
+	return []grants.Capability{grants.CapProcessExec, grants.CapPackageInstall}
 }
 
 func (t *Tool) sandboxRunner(network sandbox.Network) *sandbox.Runner {
@@ -124,7 +124,7 @@ func (t *Tool) Definition(p *grants.Policy) mcp.Tool {
 		fmt.Sprintf("Default timeout %s, at most %s; stdout and stderr are each capped at %d bytes (head and tail kept). ",
 			p.Limits.CommandTimeout, p.Limits.CommandMaxTimeout, p.Limits.OutputMaxBytes) +
 		"Every command in the line (pipelines, lists, substitutions, wrappers such as sudo or xargs) is decided by the policy before anything runs; " +
-		"a command name that cannot be known before running is decided as <dynamic> at high risk.\n\n" + p.Summary(t.Capabilities()...)
+		"a command name that cannot be known before running is decided as <dynamic> at high risk; a package install (npm install, pip install, go get, ...) is also one package.install request per package and index.\n\n" + p.Summary(t.Capabilities()...)
 	return mcp.NewTool(Name,
 		mcp.WithDescription(desc),
 		toolkit.WithSchemas(toolkit.EmbeddedSchema(schemaFiles, "execute_terminal_command.input.json"), toolkit.EmbeddedSchema(schemaFiles, "execute_terminal_command.output.json")),
@@ -289,6 +289,15 @@ func requests(p *grants.Policy, a cmdline.Analysis, cwd string, surface grants.S
 			req.Risk = max(req.Risk, r.Risk)
 			reqs = append(reqs, req)
 		}
+	}
+	// One package.install per package and index, besides the installing
+	// command's process.exec.
+	for _, pk := range a.Packages {
+		reqs = append(reqs, grants.Request{
+			Capability: grants.CapPackageInstall,
+			Target:     grants.Target{ToolName: Name, Resource: pk.Name, Host: pk.Host},
+			Risk:       grants.BaseRisk(grants.CapPackageInstall, surface), Surface: surface,
+		})
 	}
 	return reqs, nil
 }

@@ -24,6 +24,7 @@ execute_terminal_command splits it: every command in it is decided.
   onellm-mcp explain --surface host process.exec ls
   onellm-mcp explain network.http.get https://api.github.com/repos
   onellm-mcp explain secret.use github
+  onellm-mcp explain package.install left-pad@1.3.0 host=registry.npmjs.org
 
 TARGET may also be key=value words: path= host= port= resource= command= tool_name= risk=
 
@@ -160,7 +161,7 @@ func explainTarget(c grants.Capability, words []string) (grants.TestTargetConfig
 				}
 			}
 		}
-	case c == grants.CapSecretUse:
+	case c == grants.CapSecretUse || c == grants.CapPackageInstall:
 		if t.Resource == "" {
 			t.Resource = rest
 		}
@@ -218,6 +219,8 @@ func buildRequests(p *grants.Policy, c grants.Capability, t grants.TestTargetCon
 			req.Target.Port = 443
 		}
 		req.Target.Method = strings.ToUpper(strings.TrimPrefix(string(c), "network.http."))
+	case c == grants.CapPackageInstall:
+		req.Target.Host = strings.ToLower(t.Host) // the index
 	}
 	req.Risk = risk
 	if req.Risk == 0 {

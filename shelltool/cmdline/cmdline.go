@@ -71,6 +71,7 @@ type Redirect struct {
 type Analysis struct {
 	Commands  []Command
 	Redirects []Redirect
+	Packages  []Package // packages installed, one per package and index (packages.go)
 }
 
 // Risk is the highest risk of the analysis (medium when it is empty).
@@ -106,6 +107,16 @@ func Analyze(line string) (Analysis, error) {
 	a.stmts(f.Stmts, ctx{})
 	if a.err != nil {
 		return Analysis{}, a.err
+	}
+	a.taintedRefs()
+	a.packages()
+	if a.configMoved {
+		// HOME= or XDG_CONFIG_HOME= anywhere in the line (a loop or a
+		// function may run it first) moves the configuration these read.
+		for _, i := range a.homeReaders {
+			c := &a.out.Commands[i]
+			raise(&c.Risk, &c.Option, grants.RiskHigh, "HOME= before "+baseName(c.Name))
+		}
 	}
 	// A redirection written before a cd (or a HOME assignment) may run
 	// after it: in a loop, a function, a trap. So any cd in the line makes
@@ -198,6 +209,29 @@ type analyzer struct {
 	funcs     []string // names of the functions whose bodies are being walked
 	cwdMoved  bool     // the line has a cd, pushd or popd: relative redirect paths are unknown
 	homeMoved bool     // the line assigns HOME: "~" redirect paths are unknown
+	// configMoved: the line assigns HOME or XDG_CONFIG_HOME; homeReaders
+	// are the indexes of the commands that read configuration there.
+	configMoved bool
+	homeReaders []int
+	refs        []arithRef        // variables read by arithmetic evaluation (arith.go)
+	tainted     map[string]bool   // variables set from text the analyzer cannot see
+	inSubst     int               // depth of $( ), ` ` and <( ) being walked
+	env         map[string]string // literal values assigned in the line (Dynamic when not literal)
+	installs    []*install        // package installs, resolved to Packages after the walk
+}
+
+// setEnv records the value assigned to name.
+func (a *analyzer) setEnv(name, value string) {
+	if a.env == nil {
+		a.env = map[string]string{}
+	}
+	a.env[name] = value
+}
+
+// noteAssign records an assignment to name anywhere in the line.
+func (a *analyzer) noteAssign(name string) {
+	a.homeMoved = a.homeMoved || name == "HOME"
+	a.configMoved = a.configMoved || has(homeEnvNames, name)
 }
 
 func (a *analyzer) enter() bool {
@@ -248,6 +282,7 @@ func (a *analyzer) redirect(r *syntax.Redirect, c *ctx) {
 	var rd Redirect
 	switch r.Op {
 	case syntax.Hdoc, syntax.DashHdoc:
+		a.hdocInSubst(r)
 		if fd0 {
 			*c = ctx{pipeline: c.pipeline, bg: c.bg}
 			if r.Hdoc == nil {
@@ -305,6 +340,29 @@ func (a *analyzer) redirect(r *syntax.Redirect, c *ctx) {
 	a.out.Redirects = append(a.out.Redirects, rd)
 }
 
+// hdocInSubst refuses a here-document inside $( ), backquotes or <( )
+// with a body line that begins with its delimiter: bash ends the document
+// there (and runs the rest of the line as commands), mvdan.cc/sh does not.
+func (a *analyzer) hdocInSubst(r *syntax.Redirect) {
+	if a.inSubst == 0 || r.Hdoc == nil || a.err != nil {
+		return
+	}
+	delim := a.word(r.Word, false).text
+	start, end := int(r.Hdoc.Pos().Offset()), int(r.Hdoc.End().Offset())
+	if delim == "" || start >= end || end > len(a.src) {
+		return
+	}
+	for _, l := range strings.Split(a.src[start:end], "\n") {
+		if r.Op == syntax.DashHdoc {
+			l = strings.TrimLeft(l, "\t")
+		}
+		if strings.HasPrefix(l, delim) && l != delim {
+			a.err = fmt.Errorf("a here-document inside a command substitution has a line beginning with its delimiter %q: bash and this analyzer read it differently", delim)
+			return
+		}
+	}
+}
+
 func (a *analyzer) command(cmd syntax.Command, c ctx) {
 	if a.err != nil {
 		return
@@ -340,6 +398,7 @@ func (a *analyzer) command(cmd syntax.Command, c ctx) {
 		a.stmts(x.Do, c)
 	case *syntax.ForClause:
 		a.substs(x.Loop, ctx{})
+		a.loopVar(x.Loop)
 		a.stmts(x.Do, c)
 	case *syntax.CaseClause:
 		a.substs(x.Word, ctx{})
@@ -363,11 +422,14 @@ func (a *analyzer) command(cmd syntax.Command, c ctx) {
 		a.funcs = a.funcs[:n]
 	case *syntax.ArithmCmd:
 		a.substs(x.X, ctx{})
+		a.arith(x.X)
 	case *syntax.TestClause:
 		a.substs(x.X, ctx{})
+		a.testArith(x.X)
 	case *syntax.LetClause:
 		for _, e := range x.Exprs {
 			a.substs(e, ctx{})
+			a.arith(e)
 		}
 	case *syntax.DeclClause:
 		a.decl(x)
@@ -402,41 +464,93 @@ func (a *analyzer) substs(node syntax.Node, out ctx) {
 		}
 		switch x := n.(type) {
 		case *syntax.ParamExp:
-			if x.Exp != nil && x.Exp.Op == syntax.OtherParamOps && x.Exp.Word != nil && x.Exp.Word.Lit() == "P" {
-				// ${x@P} expands the value as a prompt: its $(...) run.
-				a.sb.Reset()
-				_ = a.printer.Print(&a.sb, x)
-				a.emit(Command{Name: Dynamic, Words: []string{a.sb.String()}, Risk: grants.RiskHigh, Option: "${x@P}"}, a.parent)
-			}
+			a.paramExp(x)
+		case *syntax.ArithmExp:
+			a.arith(x.X)
 		case *syntax.CmdSubst:
+			a.inSubst++
 			a.stmts(x.Stmts, ctx{})
+			a.inSubst--
 			return false
 		case *syntax.ProcSubst:
+			a.inSubst++
 			if x.Op == syntax.CmdOut { // >(cmd): reads what the command writes
 				a.stmts(x.Stmts, ctx{piped: true, fromNet: out.fromNet, pipeline: true})
 			} else {
 				a.stmts(x.Stmts, ctx{})
 			}
+			a.inSubst--
 			return false
 		}
 		return true
 	})
 }
 
+// paramExp checks a parameter expansion: ${x@P} runs the value's
+// substitutions as a prompt; ${!x} takes a variable name (with a
+// subscript, evaluated) from x's value; subscripts and substring offsets
+// are arithmetic; ${x:=v} assigns.
+func (a *analyzer) paramExp(x *syntax.ParamExp) {
+	if x.Exp != nil && x.Exp.Op == syntax.OtherParamOps && x.Exp.Word != nil && x.Exp.Word.Lit() == "P" {
+		a.emit(Command{Name: Dynamic, Words: []string{a.print(x)}, Risk: grants.RiskHigh, Option: "${x@P}"}, a.parent)
+	}
+	iw, _ := x.Index.(*syntax.Word)
+	allIndex := iw != nil && (iw.Lit() == "@" || iw.Lit() == "*")
+	if x.Excl && x.Names == 0 && !allIndex {
+		a.emit(Command{Name: Dynamic, Words: []string{a.print(x)}, Risk: grants.RiskHigh, Option: "${!x}"}, a.parent)
+	}
+	if x.Index != nil && !allIndex {
+		a.arith(x.Index)
+	}
+	if x.Slice != nil {
+		a.arith(x.Slice.Offset)
+		a.arith(x.Slice.Length)
+	}
+	if x.Exp != nil && x.Param != nil && (x.Exp.Op == syntax.AssignUnset || x.Exp.Op == syntax.AssignUnsetOrNull) {
+		a.assigned(x.Param.Value, x.Exp.Word, a.print(x))
+	}
+}
+
+// assigned records an assignment of value to name (text is how it is
+// shown): a risky name makes a Dynamic command, a value the analyzer
+// cannot see taints name.
+func (a *analyzer) assigned(name string, value *syntax.Word, text string) {
+	a.noteAssign(name)
+	if !numericValue(value) {
+		a.taint(name)
+	}
+	if opt := riskyEnv(name); opt != "" {
+		a.emit(Command{Name: Dynamic, Words: []string{text}, Risk: grants.RiskHigh, Option: opt}, a.parent)
+	}
+}
+
+// loopVar taints a for or select variable whose words the analyzer cannot
+// see, and walks a C-style loop's arithmetic.
+func (a *analyzer) loopVar(l syntax.Loop) {
+	switch x := l.(type) {
+	case *syntax.CStyleLoop:
+		a.arith(x)
+	case *syntax.WordIter:
+		if x.Name == nil {
+			return
+		}
+		a.noteAssign(x.Name.Value)
+		if !x.InPos.IsValid() {
+			a.taint(x.Name.Value) // the positional parameters
+		}
+		for _, w := range x.Items {
+			if !numericValue(w) {
+				a.taint(x.Name.Value)
+			}
+		}
+	}
+}
+
 func (a *analyzer) call(x *syntax.CallExpr, c ctx) {
 	var envRisk riskNote
 	for _, as := range x.Assigns {
-		a.substs(as, ctx{})
-		if as.Value != nil {
-			if w := a.word(as.Value, false); w.lit {
-				a.subscriptCode(w.text)
-			}
-		}
-		if as.Name != nil {
-			if opt := riskyEnv(as.Name.Value); opt != "" {
-				envRisk = riskNote{grants.RiskHigh, opt}
-			}
-			a.homeMoved = a.homeMoved || as.Name.Value == "HOME"
+		if opt := a.assignment(as); opt != "" {
+			envRisk = riskNote{grants.RiskHigh, opt}
 		}
 	}
 	if len(x.Args) == 0 {
@@ -451,7 +565,7 @@ func (a *analyzer) call(x *syntax.CallExpr, c ctx) {
 		}
 		return
 	}
-	args := a.argv(x.Args)
+	args, src := a.argv(x.Args)
 	for _, w := range args {
 		if w.lit {
 			a.subscriptCode(w.text)
@@ -461,33 +575,92 @@ func (a *analyzer) call(x *syntax.CallExpr, c ctx) {
 	if len(args) > 0 && args[0].lit {
 		net = net || isNetwork(args[0].text, args[1:])
 	}
-	for _, w := range x.Args {
+	netWord := make([]bool, len(x.Args))
+	for i, w := range x.Args {
+		start := len(a.out.Commands)
 		a.substs(w, ctx{fromNet: net})
+		for _, cm := range a.out.Commands[start:] {
+			netWord[i] = netWord[i] || cm.Network
+		}
+	}
+	for i := range args {
+		args[i].net = netWord[src[i]]
 	}
 	if len(args) == 0 { // every word expanded to nothing (e.g. {,})
 		return
 	}
+	if args[0].lit && args[0].text == "printf" {
+		a.printfArith(x.Args)
+	}
 	a.simple(args, c, a.parent, envRisk)
 }
 
+// assignment walks one assignment (NAME=value, NAME[i]=value, NAME=(...))
+// and returns the option that makes it risky, "" if none.
+func (a *analyzer) assignment(as *syntax.Assign) string {
+	a.substs(as, ctx{})
+	if as.Value != nil {
+		if w := a.word(as.Value, false); w.lit {
+			a.subscriptCode(w.text)
+		}
+	}
+	if as.Name == nil {
+		return ""
+	}
+	if as.Index != nil {
+		a.arith(as.Index)
+	}
+	a.noteAssign(as.Name.Value)
+	if v := a.word(as.Value, false); v.lit {
+		a.setEnv(as.Name.Value, v.text)
+	} else {
+		a.setEnv(as.Name.Value, Dynamic)
+	}
+	if !numericValue(as.Value) || as.Array != nil && !arrayLiteral(as.Array) {
+		a.taint(as.Name.Value)
+	}
+	return riskyEnv(as.Name.Value)
+}
+
+// arrayLiteral reports an array value whose elements do not taint.
+func arrayLiteral(arr *syntax.ArrayExpr) bool {
+	for _, e := range arr.Elems {
+		if !numericValue(e.Value) {
+			return false
+		}
+	}
+	return true
+}
+
 // decl handles declare, local, export, readonly, typeset and nameref: a
-// builtin command whose arguments are assignments.
+// builtin command whose arguments are assignments. -n makes a name a
+// reference to the variable its value names: an assignment to it is one to
+// that variable.
 func (a *analyzer) decl(x *syntax.DeclClause) {
 	words := []string{x.Variant.Value}
 	cmd := Command{Name: x.Variant.Value, Risk: grants.RiskMedium}
+	nameref := x.Variant.Value == "nameref"
 	for _, as := range x.Args {
-		a.substs(as, ctx{})
-		words = append(words, a.assign(as))
-		if as.Value != nil {
-			if w := a.word(as.Value, false); w.lit {
-				a.subscriptCode(w.text)
+		if as.Naked && as.Value != nil {
+			if t := a.word(as.Value, false).text; strings.HasPrefix(t, "-") && strings.Contains(t, "n") {
+				nameref = true
 			}
 		}
-		if as.Name != nil && !as.Naked {
-			if opt := riskyEnv(as.Name.Value); opt != "" {
-				raise(&cmd.Risk, &cmd.Option, grants.RiskHigh, opt)
+	}
+	for _, as := range x.Args {
+		words = append(words, a.assign(as))
+		if as.Naked {
+			a.substs(as, ctx{})
+			continue
+		}
+		if opt := a.assignment(as); opt != "" {
+			raise(&cmd.Risk, &cmd.Option, grants.RiskHigh, opt)
+		}
+		if nameref && as.Value != nil {
+			if v := a.word(as.Value, false); !v.lit || riskyEnv(v.text) != "" || has(homeEnvNames, v.text) {
+				cmd.Name = Dynamic
+				raise(&cmd.Risk, &cmd.Option, grants.RiskHigh, "declare -n")
 			}
-			a.homeMoved = a.homeMoved || as.Name.Value == "HOME"
 		}
 	}
 	cmd.Words = words
@@ -521,16 +694,27 @@ func (a *analyzer) assign(as *syntax.Assign) string {
 	return as.Name.Value + op + val
 }
 
-// subscriptCode emits a dynamic command for a literal value shaped like an
-// array subscript holding a command substitution ('a[$(cmd)]'): bash runs
-// cmd when such a string is later used as a variable name or evaluated
-// arithmetically (printf -v, read, test -v, unset, $((x)), ...).
+// subscriptCode checks a literal value shaped like an array subscript
+// ('a[$(cmd)]', 'a[$i]'): bash expands the subscript when such a string
+// is later used as a variable name or evaluated arithmetically (printf -v,
+// read, test -v, unset, $((x)), ...). A command substitution there is a
+// Dynamic command; a variable there is an arithmetic reference.
 func (a *analyzer) subscriptCode(t string) {
 	i := strings.IndexByte(t, '[')
-	if i < 0 || !strings.Contains(t[i:], "$(") && !strings.Contains(t[i:], "`") {
+	if i < 0 {
 		return
 	}
-	a.emit(Command{Name: Dynamic, Words: []string{t}, Risk: grants.RiskHigh, Option: "command substitution in a subscript"}, a.parent)
+	if subscriptSubstitutes(t) {
+		a.emit(Command{Name: Dynamic, Words: []string{t}, Risk: grants.RiskHigh, Option: "command substitution in a subscript"}, a.parent)
+		return
+	}
+	for j := strings.IndexByte(t[i:], '$'); j >= 0 && strings.IndexByte(t[i+j:], ']') > 0; j = strings.IndexByte(t[i:], '$') {
+		i += j + 1
+		for _, n := range names(strings.TrimPrefix(t[i:], "{")) {
+			a.refs = append(a.refs, arithRef{name: n, text: t, parent: a.parent})
+			break
+		}
+	}
 }
 
 // emit appends cmd run by parent and returns its index.
@@ -579,6 +763,7 @@ type arg struct {
 	// bare is true for a non-literal word with an unquoted expansion at its
 	// start: it may expand to nothing or to several words.
 	bare bool
+	net  bool // its substitutions talk to the network (bash <(curl ...))
 }
 
 func texts(args []arg) []string {
@@ -589,10 +774,14 @@ func texts(args []arg) []string {
 	return out
 }
 
-// argv turns words into args, doing brace expansion as bash would.
-func (a *analyzer) argv(words []*syntax.Word) []arg {
-	out := make([]arg, 0, len(words))
-	for _, w := range words {
+// argv turns words into args, doing brace expansion as bash would; src
+// is the index of the word each arg comes from.
+func (a *analyzer) argv(words []*syntax.Word) (out []arg, src []int) {
+	out = make([]arg, 0, len(words))
+	for i, w := range words {
+		for len(src) < len(out) {
+			src = append(src, i-1)
+		}
 		if !hasBrace(w) {
 			out = append(out, a.word(w, false))
 			continue
@@ -621,7 +810,10 @@ func (a *analyzer) argv(words []*syntax.Word) []arg {
 		}
 		out = append(out, exp...)
 	}
-	return out
+	for len(src) < len(out) {
+		src = append(src, len(words)-1)
+	}
+	return out, src
 }
 
 func hasBrace(w *syntax.Word) bool {
@@ -703,7 +895,8 @@ func unescapeUnquoted(sb *strings.Builder, s string) (glob bool) {
 			i++
 			sb.WriteByte(s[i])
 			continue
-		case ch == '*' || ch == '?' || ch == '[':
+		case ch == '*' || ch == '?' || ch == '[' && strings.IndexByte(s[i+1:], ']') >= 0:
+			// A '[' without a closing ']' matches only itself ("[" is test).
 			glob = true
 		}
 		sb.WriteByte(ch)

@@ -263,7 +263,7 @@ var analyzeCases = []analyzeCase{
 	{"pip install x", []string{"medium pip: pip install x +net"}, nil, ""},
 	{"alias ll='ls -l'", []string{"high <dynamic>: alias ll=ls -l [alias]", "medium ls: ls -l ^0"}, nil, ""},
 	{"trap 'rm -rf /tmp/x' EXIT", []string{"medium trap: trap rm -rf /tmp/x EXIT", "critical rm: rm -rf /tmp/x [rm -r outside] ^0"}, nil, ""},
-	{"trap \"$CLEAN\" EXIT", []string{"high trap: trap \"$CLEAN\" EXIT [trap dynamic action]"}, nil, ""},
+	{"trap \"$CLEAN\" EXIT", []string{"high <dynamic>: trap \"$CLEAN\" EXIT [trap dynamic action]"}, nil, ""},
 	{"su -c 'id' root", []string{"high su: su -c id root [su]", "medium id: id ^0"}, nil, ""},
 	{"su root", []string{"high <dynamic>: su root [su stdin]"}, nil, ""},
 	{"parallel gzip ::: a b", []string{"high parallel: parallel gzip ::: a b [parallel]", "high <dynamic>: gzip ::: a b [parallel] ^0"}, nil, ""},
@@ -306,8 +306,11 @@ var analyzeCases = []analyzeCase{
 	{"ls )", nil, nil, "line 1, column 4: a command can only contain words and redirects; encountered `)`"},
 }
 
-func TestAnalyze(t *testing.T) {
-	for _, tc := range analyzeCases {
+func TestAnalyze(t *testing.T) { runCases(t, analyzeCases) }
+
+func runCases(t *testing.T, cases []analyzeCase) {
+	t.Helper()
+	for _, tc := range cases {
 		an, err := Analyze(tc.line)
 		if tc.err != "" {
 			if err == nil || !strings.Contains(err.Error(), tc.err) {

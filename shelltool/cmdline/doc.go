@@ -21,7 +21,35 @@
 // found too: wrappers (timeout, env, sudo, xargs, nice, ...; see wrappers),
 // find -exec, sh -c 'literal' / eval 'literal' / trap 'literal' / a literal
 // here-document fed to a shell (parsed recursively), and a command after an
-// unquoted expansion that may vanish ($SUDO rm ...).
+// unquoted expansion that may vanish ($SUDO rm ...). Package installs (npm
+// install X, pip install X, go get X, ...) are also listed as Packages: the
+// package as written and the index it comes from (packages.go).
+//
+// # What bash runs that the text does not name
+//
+// The analysis follows bash where bash runs something other than what the
+// words say, and says Dynamic where it cannot know:
+//
+//   - assignments that change what runs are high: PATH, the loader's LD_*,
+//     bash's BASH_ENV, ENV, BASH_CMDS (its command hash), BASH_ALIASES and
+//     POSIXLY_CORRECT (aliases expanded in scripts), EXECIGNORE, the prompts,
+//     BASH_FUNC_name%% (a function a child bash imports), programs' option
+//     variables (TAR_OPTIONS, ZIPOPT, RSYNC_RSH, GIT_CONFIG_*, ...), also
+//     when read, printf -v, mapfile, getopts, declare -n, ${x:=v}, unset or
+//     GNU env (every word with "=") sets them; HOME and XDG_CONFIG_HOME
+//     when the line runs a program that runs what its configuration there
+//     says (git, ssh, npm, pip, python, a login or interactive shell);
+//   - a script read at run time is Dynamic: a shell or interpreter whose
+//     script operand is /dev/stdin, /dev/fd/N or <( ) (critical when the
+//     substitution downloads), bash -c without a script word (xargs bash -c),
+//     make -f -, find -exec {} and xargs -I words, a non-literal trap action;
+//   - arithmetic evaluates text and expands the subscripts in it, so
+//     arithmetic on quoted text holding a command substitution, on command
+//     output, or on a variable the line sets from text it cannot see, and
+//     ${!x}, are Dynamic (arith.go);
+//   - a here-document inside $( ) with a body line beginning with its
+//     delimiter is an error: bash ends the document there, mvdan.cc/sh does
+//     not, so the two would see different commands.
 //
 // # Security model
 //
@@ -45,7 +73,11 @@
 //     nested deeper than MaxDepth is an error (the caller refuses the call).
 //
 // Lists are best effort: a program not in the tables is medium, however
-// dangerous it may be. The tables (wrappers, risky options, network
-// programs, risky environment variables, devices) are in tables.go, each in
-// one place.
+// dangerous it may be. The tables (wrappers, interpreters, programs of fixed
+// risk, network programs, risky environment variables, devices) are data in
+// tables.go, each in one place; a program whose risk depends on its
+// arguments is analysed by a function in the file of its family (git.go,
+// sedawk.go, findxargs.go, archive.go, network.go, destructive.go,
+// builtins.go, tools.go, wrappers.go, interpreters.go), which the programs
+// map in tables.go names.
 package cmdline

@@ -14,7 +14,10 @@ import (
 // Command with that name or a Dynamic one whose words start with it.
 // The fuzzer's lines are only parsed, never run.
 func FuzzAnalyze(f *testing.F) {
-	for _, tc := range analyzeCases {
+	for _, tc := range append(analyzeCases, classCases...) {
+		f.Add(tc.line)
+	}
+	for _, tc := range packageCases {
 		f.Add(tc.line)
 	}
 	f.Fuzz(func(t *testing.T, line string) {
@@ -53,6 +56,11 @@ func FuzzAnalyze(f *testing.F) {
 			}
 			if !found {
 				t.Fatalf("%q: no command for %q: %+v", line, n, an.Commands)
+			}
+		}
+		for _, p := range an.Packages {
+			if p.Command < 0 || p.Command >= len(an.Commands) || p.Name == "" {
+				t.Fatalf("%q: package %+v of %d commands", line, p, len(an.Commands))
 			}
 		}
 		for i, c := range an.Commands {

@@ -19,6 +19,12 @@ type call struct {
 	net     bool
 	runs    []run    // commands this one runs, with their own argv
 	scripts []script // shell scripts this one runs
+	// readsHome: it runs what configuration under $HOME says (a login or
+	// interactive shell; see homeReaders).
+	readsHome bool
+	envSet    []string // variables it sets in the environment of what it runs (env NAME=v)
+	reads     []string // variables it sets from input (read NAME, printf -v NAME)
+	pkgs      []*install
 }
 
 type run struct {
@@ -33,23 +39,6 @@ type script struct {
 }
 
 func (k *call) raise(r grants.Risk, opt string) { raise(&k.risk, &k.option, r, opt) }
-
-// stdinShell records that the program reads its script from stdin: it is
-// dynamic, critical when the pipe comes from the network, and a literal
-// here-document is parsed.
-func (k *call) stdinShell(what string) {
-	k.dynamic = true
-	k.raise(grants.RiskHigh, what+" stdin")
-	if k.risk == grants.RiskHigh {
-		k.option = what + " stdin"
-	}
-	if k.c.fromNet {
-		k.raise(grants.RiskCritical, "curl | "+what)
-	}
-	if k.c.hasScript && isShell(k.norm) {
-		k.scripts = append(k.scripts, script{text: k.c.script})
-	}
-}
 
 // simple analyzes the argv of one simple command run by parent.
 func (a *analyzer) simple(args []arg, c ctx, parent int, floor riskNote) {
@@ -87,6 +76,22 @@ func (a *analyzer) simple(args []arg, c ctx, parent int, floor riskNote) {
 		cmd.Name = Dynamic
 	}
 	idx := a.emit(cmd, parent)
+	if k.readsHome || has(homeReaders, k.norm) {
+		a.homeReaders = append(a.homeReaders, idx)
+	}
+	for _, n := range k.envSet {
+		name, val, _ := strings.Cut(n, "=")
+		a.noteAssign(name)
+		a.setEnv(name, val)
+	}
+	for _, in := range k.pkgs {
+		in.cmd = idx
+		a.installs = append(a.installs, in)
+	}
+	for _, n := range k.reads {
+		a.noteAssign(n)
+		a.taint(n)
+	}
 	for _, s := range k.scripts {
 		a.nested(s.text, idx, s.c)
 	}
@@ -187,284 +192,4 @@ func firstOperand(args []arg, argOpts string) (string, int) {
 		return t, i
 	}
 	return "", len(args)
-}
-
-// wrap parses a wrapper's options and records the command it runs.
-func (k *call) wrap(sp *wrapperSpec) {
-	args := k.args
-	i := 0
-	noRun, shell, join, dyn := false, false, sp.shellJoin, false
-	var dynArg arg
-	hadScript := false
-	// value returns an option's argument: the rest of the word or the next word.
-	value := func(rest string) arg {
-		if rest != "" {
-			return arg{text: rest, lit: true}
-		}
-		if i+1 < len(args) {
-			i++
-			return args[i]
-		}
-		return arg{lit: true}
-	}
-	addScript := func(v arg, opt string) {
-		hadScript = true
-		if v.lit {
-			k.scripts = append(k.scripts, script{text: v.text})
-		} else {
-			k.raise(grants.RiskHigh, k.name+" "+opt)
-			k.runs = append(k.runs, run{argv: []arg{v}})
-		}
-	}
-options:
-	for ; i < len(args); i++ {
-		w := args[i]
-		if !w.lit {
-			break
-		}
-		t := w.text
-		switch {
-		case t == "--":
-			i++
-			break options
-		case sp.assigns && t == "-":
-			continue
-		case sp.assigns && isAssignWord(t):
-			if opt := riskyEnv(t[:strings.IndexByte(t, '=')]); opt != "" {
-				k.raise(grants.RiskHigh, opt)
-			}
-			continue
-		case len(t) < 2 || t[0] != '-':
-			break options
-		case strings.HasPrefix(t, "--"):
-			name, val, hasVal := strings.Cut(t, "=")
-			switch {
-			case has(sp.noRun, name):
-				noRun = true
-			case has(sp.shellOpts, name):
-				shell = true
-			case has(sp.strOpts, name):
-				if hasVal {
-					addScript(arg{text: val, lit: true}, name)
-				} else {
-					addScript(value(""), name)
-				}
-			case has(sp.dynOpts, name):
-				dyn = true
-				k.raise(grants.RiskHigh, k.name+" "+name)
-				if hasVal {
-					dynArg = arg{text: val}
-				} else {
-					dynArg = value("")
-				}
-			case has(sp.joinOff, name):
-				join = false
-			case has(sp.argOpts, name):
-				if !hasVal {
-					i++
-				}
-			case has(sp.flags, name) || has(sp.optArgs, name):
-			default:
-				k.raise(grants.RiskHigh, k.name+" "+name)
-			}
-		default:
-			for j := 1; j < len(t); j++ {
-				o, rest := "-"+t[j:j+1], t[j+1:]
-				if sp.numFlags && t[j] >= '0' && t[j] <= '9' {
-					break
-				}
-				switch {
-				case has(sp.noRun, o):
-					noRun = true
-				case has(sp.shellOpts, o):
-					shell = true
-				case has(sp.strOpts, o):
-					addScript(value(rest), o)
-					j = len(t)
-				case has(sp.dynOpts, o):
-					dyn = true
-					k.raise(grants.RiskHigh, k.name+" "+o)
-					dynArg = value(rest)
-					j = len(t)
-				case has(sp.joinOff, o):
-					join = false
-				case has(sp.argOpts, o):
-					value(rest)
-					j = len(t)
-				case has(sp.optArgs, o):
-					j = len(t)
-				case has(sp.flags, o):
-				default:
-					k.raise(grants.RiskHigh, k.name+" "+o)
-				}
-			}
-		}
-	}
-	for n := 0; n < sp.positional && i < len(args); n++ {
-		if !args[i].lit {
-			break
-		}
-		i++
-	}
-	// flock FILE -c 'cmd'
-	if i < len(args) && args[i].lit && has(sp.strOpts, args[i].text) {
-		if i+1 < len(args) {
-			addScript(args[i+1], args[i].text)
-		}
-		i = len(args)
-	}
-	rest := args[i:]
-	switch {
-	case noRun:
-		k.raise(sp.idle, k.name)
-		return
-	case dyn:
-		k.raise(sp.risk, k.name)
-		dynArg.lit = false // split into words at run time: unknown
-		argv := append([]arg{dynArg}, rest...)
-		k.runs = append(k.runs, run{argv: argv, floor: riskNote{grants.RiskHigh, k.name}})
-		return
-	case len(rest) == 0:
-		k.raise(sp.idle, k.name)
-		if !hadScript && (shell || sp.shellIfNoCmd) {
-			k.stdinShell(k.name)
-		}
-		return
-	}
-	k.raise(sp.risk, k.name)
-	if join {
-		// watch runs its words joined by spaces through sh -c.
-		if allLit(rest) {
-			k.scripts = append(k.scripts, script{text: strings.Join(texts(rest), " ")})
-			return
-		}
-		k.raise(grants.RiskHigh, k.name+" dynamic command")
-	}
-	c := k.c
-	if sp.dropStdin {
-		c = ctx{}
-	}
-	k.runs = append(k.runs, run{argv: rest, c: c, floor: sp.runFloor})
-}
-
-func isAssignWord(t string) bool {
-	eq := strings.IndexByte(t, '=')
-	if eq <= 0 {
-		return false
-	}
-	for i := 0; i < eq; i++ {
-		c := t[i]
-		if !(c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || i > 0 && c >= '0' && c <= '9') {
-			return false
-		}
-	}
-	return true
-}
-
-// shellCmd handles sh, bash and friends: -c 'script' is parsed (when the
-// shell's syntax is bash-like and the script literal); no script file means
-// the program comes from stdin.
-func (k *call) shellCmd(parsable bool) {
-	args := k.args
-	sawC, sawS, info := false, false, false
-	i := 0
-loop:
-	for ; i < len(args); i++ {
-		w := args[i]
-		if !w.lit {
-			break
-		}
-		t := w.text
-		switch {
-		case t == "--" || t == "-":
-			i++
-			break loop
-		case strings.HasPrefix(t, "--"):
-			if t == "--version" || t == "--help" {
-				info = true
-			}
-			if t == "--rcfile" || t == "--init-file" {
-				i++
-			}
-		case len(t) > 1 && (t[0] == '-' || t[0] == '+'):
-			for j := 1; j < len(t); j++ {
-				switch t[j] {
-				case 'c':
-					sawC = true
-				case 's':
-					sawS = true
-				case 'o', 'O':
-					i++
-				}
-			}
-		default:
-			break loop
-		}
-	}
-	rest := args[min(i, len(args)):]
-	switch {
-	case sawC:
-		if len(rest) == 0 {
-			return
-		}
-		if rest[0].lit && parsable {
-			k.scripts = append(k.scripts, script{text: rest[0].text})
-			return
-		}
-		k.dynamic = true
-		k.raise(grants.RiskHigh, k.name+" -c")
-	case info:
-	case sawS || len(rest) == 0:
-		k.stdinShell(k.name)
-	}
-}
-
-// interp handles interpreters: inline code is high, no program means stdin.
-func (k *call) interp(sp *interpSpec) {
-	args := k.args
-	for i := 0; i < len(args); i++ {
-		w := args[i]
-		if !w.lit {
-			return // a script path
-		}
-		t := w.text
-		name, _, hasVal := strings.Cut(t, "=")
-		switch {
-		case t == "-":
-			k.stdinShell(k.norm)
-			return
-		case t == "--" || len(t) < 2 || t[0] != '-':
-			return // the script (or after --, the script)
-		case has(sp.info, t):
-			return
-		case has(sp.inlineLong, name):
-			k.raise(grants.RiskHigh, k.norm+" "+name)
-			return
-		case has(sp.argLong, name):
-			if !hasVal {
-				i++
-			}
-			continue
-		case strings.HasPrefix(t, "--"):
-			continue
-		}
-		for j := 1; j < len(t); j++ {
-			ch := t[j : j+1]
-			switch {
-			case strings.Contains(sp.inline, ch):
-				k.raise(grants.RiskHigh, k.norm+" -"+ch)
-				return
-			case strings.Contains(sp.module, ch):
-				return
-			case strings.Contains(sp.argLetters, ch):
-				if j+1 == len(t) {
-					i++
-				}
-				j = len(t)
-			case strings.Contains(sp.attach, ch):
-				j = len(t)
-			}
-		}
-	}
-	k.stdinShell(k.norm)
 }

@@ -1,0 +1,234 @@
+package cmdline
+
+import (
+	"net/url"
+	"slices"
+	"strings"
+)
+
+// Package installs (package.install requests).
+//
+// A command that installs packages (npm install X, pip install X, go get X,
+// cargo add X, apt-get install X, ...; the forms are in installers,
+// tables.go) yields one Package per package and per index, besides its
+// Command. The index is the one its options name (--registry, --index-url,
+// -i, --extra-index-url: one Package per index), else one an assignment
+// in the line names (npm_config_registry=, PIP_INDEX_URL=, GOPROXY=, ...),
+// else the tool's default index. An install from the project's manifest
+// (npm ci, npm install with no names, pip install -r f) names the
+// manifest in parentheses: "(package.json)", "(requirements.txt)".
+
+// Package is one package a command installs from one index.
+type Package struct {
+	// Name is the package as written, version included ("left-pad@1.3.0",
+	// "requests==2.31.0", "golang.org/x/tools/gopls@v0.16.0"), a manifest
+	// in parentheses, or Dynamic when the word is not literal.
+	Name string
+	// Host is the index's host name ("registry.npmjs.org", "pypi.org"),
+	// Dynamic when an option or assignment names it with an expansion,
+	// and empty when the tool takes it from the system's configuration
+	// (apt's sources) or from no network at all (a local path, --no-index).
+	Host string
+	// Manager is the program that installs it ("npm", "pip", "go", ...).
+	Manager string
+	// Command is the index of the installing command in Analysis.Commands.
+	Command int
+}
+
+// install is what an installing command asked for, resolved to Packages
+// after the walk (an assignment later in the line may name the index).
+type install struct {
+	manager string
+	spec    *installerSpec
+	names   []string // the packages as written
+	hosts   []string // indexes the options named (the first replaces the default)
+	extra   []string // indexes added to the default or named one
+	cmd     int
+	// needVersion: only operands with @version are packages (go install
+	// X@V; without a version it builds a local package).
+	needVersion bool
+}
+
+// installs records the packages the command installs, if it is a package
+// manager's install.
+func (k *call) installs() {
+	name, args := k.norm, k.args
+	switch {
+	case (name == "python" || name == "pypy") && len(args) >= 2 && args[0].text == "-m" && has("pip pip3", args[1].text):
+		name, args = "pip", args[2:]
+	case name == "uv" && len(args) > 0 && args[0].text == "pip":
+		name, args = "pip", args[1:]
+	}
+	sp, ok := installers[name]
+	if !ok {
+		return
+	}
+	sub, i := firstOperand(args, sp.hostOpts+" "+sp.argOpts)
+	rest := args[min(i+1, len(args)):]
+	switch {
+	case has(sp.subs, sub):
+	case sp.bareInstall && sub == "" && i >= len(args):
+		rest = args
+	default:
+		return
+	}
+	in := &install{manager: name, spec: sp, needVersion: has(sp.versionSubs, sub)}
+	in.parse(rest, has(sp.manifestSubs, sub))
+	if len(in.names) > 0 {
+		k.pkgs = append(k.pkgs, in)
+	}
+}
+
+// parse reads an install subcommand's words: options naming indexes,
+// versions and manifests, and the packages.
+func (in *install) parse(args []arg, manifestOnly bool) {
+	sp := in.spec
+	version := ""
+	var manifests []string
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		t := a.text
+		if a.lit && t == "--" {
+			continue
+		}
+		if !a.lit || len(t) < 2 || t[0] != '-' {
+			in.operand(a)
+			continue
+		}
+		opt, val := optionValue(args, &i, sp.valueOpts())
+		switch {
+		case has(sp.hostOpts, opt):
+			in.hosts = append(in.hosts, val)
+		case has(sp.extraOpts, opt):
+			in.extra = append(in.extra, val)
+		case has(sp.versionOpts, opt):
+			version = val
+		case has(sp.manifestOpts, opt):
+			manifests = append(manifests, "("+val+")")
+		case has(sp.pkgOpts, opt):
+			in.names = append(in.names, val)
+		case has(sp.offlineOpts, opt):
+			in.hosts = append(in.hosts, "")
+		}
+	}
+	if version != "" && len(in.names) == 1 {
+		in.names[0] += "@" + version
+	}
+	in.names = append(in.names, manifests...)
+	if len(in.names) == 0 && in.needVersion {
+		return // go install ./cmd/x builds a local package
+	}
+	if len(in.names) == 0 || manifestOnly {
+		in.names = []string{sp.manifest}
+	}
+}
+
+// operand adds a package word, unless the subcommand installs only words
+// of a certain shape (go install X@V: without a version it builds a local
+// package).
+func (in *install) operand(a arg) {
+	if !a.lit {
+		in.names = append(in.names, Dynamic)
+		return
+	}
+	if in.needVersion && !strings.Contains(a.text, "@") {
+		return
+	}
+	in.names = append(in.names, a.text)
+}
+
+// optionValue returns the option at args[*i] and, when valueOpts lists
+// it, its value: after "=", attached to a short option ("-iURL"), or the
+// next word (moving *i). Other options are flags.
+func optionValue(args []arg, i *int, valueOpts string) (opt, val string) {
+	t := args[*i].text
+	switch name, v, ok := strings.Cut(t, "="); {
+	case has(valueOpts, t):
+		if *i+1 >= len(args) {
+			return t, ""
+		}
+		*i++
+		if !args[*i].lit {
+			return t, Dynamic
+		}
+		return t, args[*i].text
+	case ok && has(valueOpts, name):
+		return name, v
+	case len(t) > 2 && t[1] != '-' && has(valueOpts, t[:2]):
+		return t[:2], t[2:]
+	}
+	return t, ""
+}
+
+// valueOpts lists every option of the spec that takes a value.
+func (sp *installerSpec) valueOpts() string {
+	return strings.Join([]string{sp.hostOpts, sp.extraOpts, sp.versionOpts, sp.manifestOpts, sp.pkgOpts, sp.argOpts}, " ")
+}
+
+// packages resolves the installs to Packages once the line's assignments
+// are known.
+func (a *analyzer) packages() {
+	for _, in := range a.installs {
+		hosts := in.hosts
+		if len(hosts) == 0 {
+			hosts = a.envIndexes(in)
+		}
+		if len(hosts) == 0 {
+			hosts = []string{in.spec.host}
+		}
+		hosts = append(slices.Clip(hosts), in.extra...)
+		for _, n := range in.names {
+			for _, h := range hosts {
+				a.out.Packages = append(a.out.Packages, Package{Name: n, Host: indexHost(h, n), Manager: in.manager, Command: in.cmd})
+			}
+		}
+	}
+}
+
+// envIndexes returns the indexes the line's assignments name for the
+// install (GOPROXY=a,b|direct: one per entry, "off" none).
+func (a *analyzer) envIndexes(in *install) []string {
+	for _, name := range strings.Fields(in.spec.env) {
+		v, ok := a.env[name]
+		if !ok {
+			continue
+		}
+		if v == Dynamic {
+			return []string{Dynamic}
+		}
+		var out []string
+		for _, e := range strings.FieldsFunc(v, func(r rune) bool { return r == ',' || r == '|' || r == ' ' }) {
+			if e != "off" {
+				out = append(out, e)
+			}
+		}
+		if len(out) == 0 {
+			out = []string{""}
+		}
+		return out
+	}
+	return nil
+}
+
+// indexHost turns an index as written (a URL, a host, "direct" for Go's
+// module host) into a host name.
+func indexHost(index, pkg string) string {
+	switch {
+	case index == "" || index == Dynamic:
+		return index
+	case index == "direct":
+		h, _, _ := strings.Cut(pkg, "/")
+		h, _, _ = strings.Cut(h, "@")
+		return strings.ToLower(h)
+	case strings.HasPrefix(index, "file:"):
+		return ""
+	}
+	if !strings.Contains(index, "://") {
+		index = "https://" + index
+	}
+	u, err := url.Parse(index)
+	if err != nil || u.Hostname() == "" {
+		return Dynamic
+	}
+	return strings.ToLower(u.Hostname())
+}

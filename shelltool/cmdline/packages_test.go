@@ -1,0 +1,98 @@
+package cmdline
+
+import (
+	"fmt"
+	"slices"
+	"testing"
+)
+
+// packageCases: each line's Packages as "name host manager ^command".
+var packageCases = []struct {
+	line string
+	want []string
+}{
+	// npm and relatives: names with versions and scopes, flags, --registry, manifests.
+	{"npm install left-pad", []string{"left-pad registry.npmjs.org npm ^0"}},
+	{"npm i -D left-pad@1.3.0 @types/node@^20", []string{"left-pad@1.3.0 registry.npmjs.org npm ^0", "@types/node@^20 registry.npmjs.org npm ^0"}},
+	{"npm add --save-exact --registry https://npm.example.com/ x@2", []string{"x@2 npm.example.com npm ^0"}},
+	{"npm install --registry=http://127.0.0.1:4873 x", []string{"x 127.0.0.1 npm ^0"}},
+	{"npm ci", []string{"(package.json) registry.npmjs.org npm ^0"}},
+	{"npm install", []string{"(package.json) registry.npmjs.org npm ^0"}},
+	{"npm ci --omit dev", []string{"(package.json) registry.npmjs.org npm ^0"}},
+	{"npm_config_registry=https://r.example npm install x", []string{"x r.example npm ^0"}},
+	{"npm install -g --prefix /opt/n x", []string{"x registry.npmjs.org npm ^0"}},
+	{"npm test", nil},
+	{"npm install $PKG", []string{"<dynamic> registry.npmjs.org npm ^0"}},
+	{"npm install --registry $R x", []string{"x <dynamic> npm ^0"}},
+	{"pnpm add -D vitest@1", []string{"vitest@1 registry.npmjs.org pnpm ^0"}},
+	{"yarn", []string{"(package.json) registry.yarnpkg.com yarn ^0"}},
+	{"yarn add react@18 --registry https://y.example", []string{"react@18 y.example yarn ^0"}},
+	{"bun add zod", []string{"zod registry.npmjs.org bun ^0"}},
+	// pip, python -m pip, uv pip: specifiers, indexes (one request per index), requirements.
+	{"pip install requests", []string{"requests pypi.org pip ^0"}},
+	{"pip3 install 'requests>=2.31' \"flask==3.0.0\"", []string{"requests>=2.31 pypi.org pip ^0", "flask==3.0.0 pypi.org pip ^0"}},
+	{"python3 -m pip install -U pip", []string{"pip pypi.org pip ^0"}},
+	{"python -m pip install -i https://idx.example/simple x", []string{"x idx.example pip ^0"}},
+	{"pip install --index-url=http://127.0.0.1:8080/simple/ x==1", []string{"x==1 127.0.0.1 pip ^0"}},
+	{"pip install --extra-index-url https://a.example/simple --extra-index-url https://b.example x",
+		[]string{"x pypi.org pip ^0", "x a.example pip ^0", "x b.example pip ^0"}},
+	{"pip install -r requirements.txt", []string{"(requirements.txt) pypi.org pip ^0"}},
+	{"pip install -e . --no-deps", []string{". pypi.org pip ^0"}},
+	{"pip install --no-index --find-links ./wheels x", []string{"x  pip ^0"}},
+	{"PIP_INDEX_URL=https://p.example/simple pip install x", []string{"x p.example pip ^0"}},
+	{"uv pip install ruff==0.5", []string{"ruff==0.5 pypi.org pip ^0"}},
+	{"uv add httpx --index-url https://u.example/simple", []string{"httpx u.example uv ^0"}},
+	{"uv sync", []string{"(pyproject.toml) pypi.org uv ^0"}},
+	{"pipx install black", []string{"black pypi.org pipx ^0"}},
+	{"poetry add pendulum@^2.0", []string{"pendulum@^2.0 pypi.org poetry ^0"}},
+	// Go: go get, go install X@V (a local install is no package), GOPROXY.
+	{"go get example.com/m@v1.2.3", []string{"example.com/m@v1.2.3 proxy.golang.org go ^0"}},
+	{"go get -u ./...", []string{"./... proxy.golang.org go ^0"}},
+	{"go install golang.org/x/tools/gopls@latest", []string{"golang.org/x/tools/gopls@latest proxy.golang.org go ^0"}},
+	{"go install -ldflags '-s -w' ./cmd/x", nil},
+	{"go build ./...", nil},
+	{"GOPROXY=https://goproxy.example,direct go get github.com/a/b@v1",
+		[]string{"github.com/a/b@v1 goproxy.example go ^0", "github.com/a/b@v1 github.com go ^0"}},
+	{"export GOPROXY=off; go get x.org/y", []string{"x.org/y  go ^1"}},
+	{"GOPROXY=file:///tmp/mod go install a.org/b@v1", []string{"a.org/b@v1  go ^0"}},
+	// Rust, Ruby, PHP, conda.
+	{"cargo add serde --features derive", []string{"serde index.crates.io cargo ^0"}},
+	{"cargo add serde@1.0.200", []string{"serde@1.0.200 index.crates.io cargo ^0"}},
+	{"cargo install ripgrep --version 14.1.0", []string{"ripgrep@14.1.0 index.crates.io cargo ^0"}},
+	{"cargo install --git https://github.com/a/b", []string{"(Cargo.toml) github.com cargo ^0"}},
+	{"cargo build", nil},
+	{"gem install rails -v 7.1", []string{"rails@7.1 rubygems.org gem ^0"}},
+	{"bundle install", []string{"(Gemfile) rubygems.org bundle ^0"}},
+	{"composer require monolog/monolog:^3", []string{"monolog/monolog:^3 repo.packagist.org composer ^0"}},
+	{"conda install -c conda-forge numpy=1.26", []string{"numpy=1.26 conda-forge conda ^0"}},
+	// System package managers: the index is the system's sources (no host).
+	{"apt-get install -y --no-install-recommends curl=7.88.1-10 git", []string{"curl=7.88.1-10  apt-get ^0", "git  apt-get ^0"}},
+	{"sudo apt install ./local.deb", []string{"./local.deb  apt ^1"}},
+	{"apt-get update", nil},
+	{"dnf install -y gcc", []string{"gcc  dnf ^0"}},
+	{"apk add --no-cache bash", []string{"bash dl-cdn.alpinelinux.org apk ^0"}},
+	{"brew install jq", []string{"jq formulae.brew.sh brew ^0"}},
+	// Through wrappers and in lists.
+	{"timeout 60 npm ci && pip install x", []string{"(package.json) registry.npmjs.org npm ^1", "x pypi.org pip ^2"}},
+	{"env npm_config_registry=https://e.example npm i x", []string{"x e.example npm ^1"}},
+}
+
+func TestPackages(t *testing.T) {
+	for _, tc := range packageCases {
+		an, err := Analyze(tc.line)
+		if err != nil {
+			t.Errorf("Analyze(%q): %v", tc.line, err)
+			continue
+		}
+		var got []string
+		for _, p := range an.Packages {
+			got = append(got, fmt.Sprintf("%s %s %s ^%d", p.Name, p.Host, p.Manager, p.Command))
+			if p.Command < 0 || p.Command >= len(an.Commands) {
+				t.Errorf("%q: package %q names command %d of %d", tc.line, p.Name, p.Command, len(an.Commands))
+			}
+		}
+		if !slices.Equal(got, tc.want) {
+			t.Errorf("Analyze(%q) packages:\n got  %q\n want %q", tc.line, got, tc.want)
+		}
+	}
+}
