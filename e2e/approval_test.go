@@ -322,9 +322,9 @@ func TestAskUser(t *testing.T) {
 	}
 }
 
-// TestPendingApprovalsDoNotStarve: twenty calls waiting for a person (a
-// legacy client, so each holds a server worker) while read_file calls from
-// the same client keep answering.
+// TestPendingApprovalsDoNotStarve: a hundred calls waiting for a person
+// (more than mcp-go's stdio worker pool can hold) while read_file calls
+// from the same client keep answering.
 func TestPendingApprovalsDoNotStarve(t *testing.T) {
 	f := newFixture(t, sessionConfig)
 	outside := f.write(t, filepath.Join(f.Root, "o.txt"), "O\n")
@@ -335,7 +335,7 @@ func TestPendingApprovalsDoNotStarve(t *testing.T) {
 		return decide("allow_once")(0, mcp.ElicitationRequest{})
 	}}
 	c := stdioClient(t, f, Legacy, client.WithElicitationHandler(e))
-	const pending = 20
+	const pending = 100
 	var wg sync.WaitGroup
 	results := make(chan *mcp.CallToolResult, pending)
 	for range pending {

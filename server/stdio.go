@@ -59,16 +59,17 @@ func (s *Server) ServeStdioWith(ctx context.Context, in io.Reader, out io.Writer
 		opts.Grace = defaultGrace
 	}
 	link := &stdioLink{out: out, inflight: map[string]bool{}, idle: make(chan struct{}, 1)}
+	calls := newStdioCalls(s, link)
 	std := mcpserver.NewStdioServer(s.mcp)
-	// Calls waiting for a person must not starve other calls of workers.
-	mcpserver.WithWorkerPoolSize(64)(std)
-	mcpserver.WithQueueSize(256)(std)
+	// Tool calls do not reach mcp-go's worker pool (stdioCalls runs them);
+	// the context func hands over the stdio session's context.
+	mcpserver.WithStdioContextFunc(calls.bind)(std)
 	std.SetErrorLogger(s.log)
 
 	listenCtx, stopListening := context.WithCancel(context.WithoutCancel(ctx))
 	defer stopListening()
 	pr, pw := io.Pipe()
-	reader := &stdioReader{s: s, link: link, max: opts.MaxMessage, ctx: ctx}
+	reader := &stdioReader{s: s, link: link, max: opts.MaxMessage, ctx: ctx, calls: calls, stop: listenCtx.Done()}
 	go func() { pw.CloseWithError(reader.run(in, pw)) }()
 	go func() {
 		select {
@@ -84,6 +85,7 @@ func (s *Server) ServeStdioWith(ctx context.Context, in io.Reader, out io.Writer
 	}()
 	err := std.Listen(listenCtx, pr, link)
 	pr.Close()
+	calls.wait() // the session's context has ended: each call returns and answers
 	link.answerUnanswered("the server shut down before the call finished; it was cancelled")
 	if err == context.Canceled || err == io.EOF {
 		return nil
@@ -98,6 +100,9 @@ type stdioReader struct {
 	link *stdioLink
 	max  int64
 	ctx  context.Context // ends when the server is told to stop
+	// calls runs tool calls; stop ends when mcp-go stops listening.
+	calls *stdioCalls
+	stop  <-chan struct{}
 }
 
 func (r *stdioReader) run(in io.Reader, to io.Writer) error {
@@ -145,6 +150,11 @@ func (r *stdioReader) message(line []byte, to io.Writer) error {
 		return nil
 	}
 	switch {
+	case p.method == "tools/call" && p.hasID:
+		r.link.begin(p.id)
+		if r.calls.start(r.stop, p.id, line) {
+			return nil
+		}
 	case p.method != "" && p.hasID:
 		r.link.begin(p.id)
 	case p.method == "notifications/cancelled":
@@ -155,6 +165,7 @@ func (r *stdioReader) message(line []byte, to io.Writer) error {
 		}
 		if json.Unmarshal(line, &n) == nil {
 			r.link.cancel(n.Params.RequestID)
+			r.calls.cancel(n.Params.RequestID)
 		}
 	}
 	_, err := to.Write(append(line, '\n'))
@@ -274,6 +285,13 @@ func (l *stdioLink) cancel(id json.RawMessage) {
 			l.inflight[key] = true
 		}
 	}
+}
+
+// drop forgets a request that was answered by write.
+func (l *stdioLink) drop(key string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.finish(key)
 }
 
 // finish forgets a request; l.mu is held.

@@ -1,0 +1,106 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sync"
+)
+
+// maxStdioCalls bounds the tool calls one stdio client may have in flight.
+// Past it a call is refused at once with a JSON-RPC error rather than
+// queued, so the reader never blocks (it must keep reading the client's
+// answers to elicitation).
+const maxStdioCalls = 1024
+
+// rpcBusy is the JSON-RPC error code of a call refused because too many
+// are in flight.
+const rpcBusy = -32001
+
+// stdioCalls runs stdio tool calls each on its own goroutine, in the stdio
+// session's context. mcp-go's stdio server runs them on a fixed pool of
+// workers (at most 100): calls waiting for a person would hold every worker
+// and a read_file from the same client would wait behind them. A waiting
+// call here holds only its own goroutine.
+type stdioCalls struct {
+	s    *Server
+	link *stdioLink
+
+	ready   chan struct{}   // closed once session is set
+	session context.Context // the stdio session's context (from mcp-go)
+	once    sync.Once
+
+	mu      sync.Mutex
+	cancels map[string]context.CancelFunc // request id → its call's cancel
+	wg      sync.WaitGroup
+}
+
+func newStdioCalls(s *Server, link *stdioLink) *stdioCalls {
+	return &stdioCalls{s: s, link: link, ready: make(chan struct{}), cancels: map[string]context.CancelFunc{}}
+}
+
+// bind records the session context mcp-go made (WithStdioContextFunc).
+func (c *stdioCalls) bind(ctx context.Context) context.Context {
+	c.once.Do(func() { c.session = ctx; close(c.ready) })
+	return ctx
+}
+
+// start runs one admitted tools/call request. It reports false when the
+// server stops before the session exists.
+func (c *stdioCalls) start(stop <-chan struct{}, id json.RawMessage, line []byte) bool {
+	select {
+	case <-c.ready:
+	case <-stop:
+		return false
+	}
+	key := idKey(id)
+	c.mu.Lock()
+	if len(c.cancels) >= maxStdioCalls {
+		c.mu.Unlock()
+		c.link.write(rpcError(id, rpcBusy, fmt.Sprintf("refused: %d tool calls are in flight already", maxStdioCalls)))
+		c.link.drop(key)
+		return true
+	}
+	ctx, cancel := context.WithCancel(c.session)
+	c.cancels[key] = cancel
+	c.wg.Add(1)
+	c.mu.Unlock()
+	msg := append([]byte(nil), line...)
+	go func() {
+		defer c.wg.Done()
+		defer c.forget(key)
+		resp := c.s.mcp.HandleMessage(ctx, msg)
+		if resp == nil {
+			return
+		}
+		b, err := json.Marshal(resp)
+		if err != nil {
+			c.s.log.Printf("stdio: encoding a response: %v", err)
+			return
+		}
+		_, _ = c.link.Write(append(b, '\n'))
+	}()
+	return true
+}
+
+// cancel cancels the call with this request id (notifications/cancelled).
+func (c *stdioCalls) cancel(id json.RawMessage) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if cancel, ok := c.cancels[idKey(id)]; ok {
+		cancel()
+	}
+}
+
+func (c *stdioCalls) forget(key string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if cancel, ok := c.cancels[key]; ok {
+		cancel()
+		delete(c.cancels, key)
+	}
+}
+
+// wait waits for every call to return (their contexts end with the
+// session's).
+func (c *stdioCalls) wait() { c.wg.Wait() }
