@@ -94,7 +94,10 @@ func redactPrefix(s string, secrets []Secret, maxOut int, complete bool) (out st
 		safeEnd = max(0, len(s)-len(pairs[0].old)+1)
 	}
 	cut := min(maxOut, safeEnd)
-	type match struct{ at, n int; mark string }
+	type match struct {
+		at, n int
+		mark  string
+	}
 	var ms []match
 	for _, p := range pairs {
 		for off := 0; off < cut; {
