@@ -19,7 +19,7 @@ import (
 func DefaultTools() []toolkit.Tool {
 	return []toolkit.Tool{
 		fstools.ReadFile{},
-		fstools.ApplyPatch{},
+		fstools.NewApplyPatch(),
 		&shelltool.Tool{},
 		webtools.NewTool(),
 		approval.AskUser{},
