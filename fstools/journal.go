@@ -266,3 +266,27 @@ func settleAll(steps []step, dirs []string, cache dirCache, auto bool) (forward 
 	}
 	return forward, errors.Join(errs...)
 }
+
+// RecoverAtStart settles, before the server serves, the patches a crash
+// interrupted, and says on logf what it did.
+func RecoverAtStart(p *grants.Policy, logf func(format string, args ...any)) {
+	dir := JournalDir(p)
+	if dir == "" {
+		logf("apply_patch: the state folder %s lies where tools can reach; multi-file patches run without a crash journal", grants.StateDir(p.Home))
+		return
+	}
+	rs, err := Recover(dir)
+	if err != nil {
+		logf("apply_patch: %v", err)
+	}
+	for _, r := range rs {
+		switch {
+		case r.Err != nil:
+			logf("apply_patch: interrupted patch %s: %v", r.Journal, r.Err)
+		case r.Forward:
+			logf("apply_patch: finished an interrupted patch of %d steps (every new file was in place)", r.Files)
+		default:
+			logf("apply_patch: rolled back an interrupted patch of %d steps", r.Files)
+		}
+	}
+}
