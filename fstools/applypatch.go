@@ -256,7 +256,7 @@ type computed struct {
 
 // maxAttempts bounds how often a patch is placed again against a file that
 // changed on disk meanwhile.
-const maxAttempts = 3
+const maxAttempts = 5
 
 // run reads every file, places every hunk, and only then writes, all or
 // nothing, holding the locks of every file it touches. A file that changed
@@ -416,7 +416,17 @@ func exists(real string) bool {
 // commit writes every computed change, writes first and deletions last
 // (commit.go says how); on a failure everything already done is undone. A
 // patch of several steps is journaled so that a crash is undone too.
-func commit(plan []computed, journalDir string) (err error) {
+func commit(plan []computed, journalDir string) error {
+	return commitUntil(plan, journalDir, -1)
+}
+
+// errCrash is returned by commitUntil when it stops as a crash would.
+var errCrash = errors.New("stopped as if the process died")
+
+// commitUntil is commit, stopping dead (no undo, no clean-up: as SIGKILL
+// would) at point crash when crash >= 0: before switching step crash, or,
+// past the steps, after settling crash-len(steps) of them; for tests.
+func commitUntil(plan []computed, journalDir string, crash int) (err error) {
 	cache := dirCache{}
 	defer cache.close()
 	var steps []step
@@ -470,13 +480,22 @@ func commit(plan []computed, journalDir string) (err error) {
 		steps = append(steps, step{Op: stepDelete, Dir: filepath.Dir(c.op.src.Real), Name: name, Tmp: tmp, Old: c.prev.ino, prev: c.prev})
 	}
 	if len(steps) > 1 && journalDir != "" {
-		jf, jname, err := writeJournal(journalDir, &journal{Version: journalVersion, Steps: steps, Dirs: made})
-		if err != nil {
-			return fail(err)
+		jf, jname, jerr := writeJournal(journalDir, &journal{Version: journalVersion, Steps: steps, Dirs: made})
+		if jerr != nil {
+			return fail(jerr)
 		}
-		defer removeJournal(journalDir, jf, jname)
+		defer func() {
+			if err == errCrash {
+				jf.Close() // a dead process's lock is released, its journal kept
+				return
+			}
+			removeJournal(journalDir, jf, jname)
+		}()
 	}
 	for i := range steps {
+		if i == crash {
+			return errCrash
+		}
 		fd, err := cache.fd(steps[i].Dir)
 		if err == nil {
 			err = steps[i].apply(fd)
@@ -490,6 +509,9 @@ func commit(plan []computed, journalDir string) (err error) {
 	// reported without undoing them.
 	serr := cache.syncAll()
 	for i := range steps {
+		if len(steps)+i == crash {
+			return errCrash
+		}
 		if fd, err := cache.fd(steps[i].Dir); err == nil {
 			steps[i].settle(fd, true)
 		}

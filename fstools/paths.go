@@ -88,24 +88,41 @@ func realPath(abs string) (string, bool, error) {
 
 // kernelRealPath asks the kernel for the real path of an existing file: it
 // opens the path (following symlinks) with O_PATH and reads the descriptor's
-// name back from /proc, three system calls however deep the path is. Without
-// /proc it falls back to walking the path.
+// name back from /proc, a few system calls however deep the path is. A file
+// renamed meanwhile (an editor's save, another patch's exchange) would give
+// its new name, so the path is checked to still lead to the same file, and
+// read again if not. Without /proc it falls back to walking the path.
 func kernelRealPath(p string) (string, error) {
+	for range 8 {
+		real, again, err := kernelRealPathOnce(p)
+		if !again {
+			return real, err
+		}
+	}
+	return filepath.EvalSymlinks(p)
+}
+
+func kernelRealPathOnce(p string) (real string, again bool, err error) {
 	fd, err := unix.Open(p, unix.O_PATH|unix.O_CLOEXEC, 0)
 	if err != nil {
-		return "", &os.PathError{Op: "open", Path: p, Err: err}
+		return "", false, &os.PathError{Op: "open", Path: p, Err: err}
 	}
 	defer unix.Close(fd)
 	buf := make([]byte, unix.PathMax)
 	n, err := unix.Readlink("/proc/self/fd/"+strconv.Itoa(fd), buf)
 	if err != nil || n == 0 || buf[0] != '/' || n >= len(buf) {
-		return filepath.EvalSymlinks(p)
+		real, err := filepath.EvalSymlinks(p)
+		return real, false, err
 	}
-	real := string(buf[:n])
+	var held, now unix.Stat_t
+	if unix.Fstat(fd, &held) != nil || unix.Stat(p, &now) != nil || held.Dev != now.Dev || held.Ino != now.Ino {
+		return "", true, nil // p names another file now: ask again
+	}
+	real = string(buf[:n])
 	if strings.HasSuffix(real, " (deleted)") {
-		return "", &os.PathError{Op: "open", Path: p, Err: unix.ENOENT}
+		return "", true, nil
 	}
-	return real, nil
+	return real, false, nil
 }
 
 func unwrap(err error) error {
