@@ -187,7 +187,7 @@ func planPatch(p *grants.Policy, text string) ([]*fileOp, error) {
 		fc := &changes[i]
 		o := &fileOp{change: fc, op: fc.Op, display: fc.Path()}
 		if fc.OldPath != "" {
-			if o.src, err = resolveArg(p, fc.OldPath); err != nil {
+			if o.src, err = resolvePatchPath(p, fc.OldPath); err != nil {
 				return nil, err
 			}
 			if err := claim(o.src, fc.OldPath); err != nil {
@@ -195,7 +195,7 @@ func planPatch(p *grants.Policy, text string) ([]*fileOp, error) {
 			}
 		}
 		if fc.NewPath != "" {
-			if o.dst, err = resolveArg(p, fc.NewPath); err != nil {
+			if o.dst, err = resolvePatchPath(p, fc.NewPath); err != nil {
 				return nil, err
 			}
 			if fc.OldPath == "" || o.dst.Real != o.src.Real {
@@ -235,6 +235,14 @@ func planEdits(p *grants.Policy, edits []Edit) ([]*fileOp, error) {
 		o.edits = append(o.edits, e)
 	}
 	return ops, nil
+}
+
+func resolvePatchPath(p *grants.Policy, rel string) (Resolved, error) {
+	r, err := ResolveRelative(p, rel)
+	if err != nil {
+		return Resolved{}, toolkit.Argf("patch path %q: %v", rel, err)
+	}
+	return r, nil
 }
 
 func resolveArg(p *grants.Policy, arg string) (Resolved, error) {

@@ -64,6 +64,21 @@ func Resolve(p *grants.Policy, arg string) (Resolved, error) {
 	return Resolved{Real: real, Exists: exists, InWorkspace: p.InWorkspace(real)}, nil
 }
 
+// ResolveRelative resolves a path a patch names (a diff's or an envelope's
+// path): always relative to the workspace, as git apply reads them, so
+// "~/x" is the file "~/x" in the workspace, never one in the home folder.
+// The patch parser has already refused absolute paths and "..".
+func ResolveRelative(p *grants.Policy, rel string) (Resolved, error) {
+	if rel == "" || strings.IndexByte(rel, 0) >= 0 || len(rel) > 4096 || filepath.IsAbs(rel) {
+		return Resolved{}, fmt.Errorf("path %q is not a relative path", rel)
+	}
+	real, exists, err := realPath(filepath.Join(p.Workspace, rel))
+	if err != nil {
+		return Resolved{}, err
+	}
+	return Resolved{Real: real, Exists: exists, InWorkspace: p.InWorkspace(real)}, nil
+}
+
 // realPath resolves symlinks in the longest existing prefix of abs and
 // appends the missing rest.
 func realPath(abs string) (string, bool, error) {
