@@ -171,7 +171,8 @@ func (s *step) apply(dirfd int) error {
 				return fmt.Errorf("writing %s: %w", s.path(), err)
 			}
 		}
-		if !sameFile(dirfd, s.Name, s.prev, true) {
+		pre, ok := sameFile(dirfd, s.Name, s.prev, nil)
+		if !ok {
 			return &ConflictError{Path: s.path()}
 		}
 		err := unix.Renameat2(dirfd, s.Tmp, dirfd, s.Name, unix.RENAME_EXCHANGE)
@@ -193,7 +194,7 @@ func (s *step) apply(dirfd int) error {
 		s.done = true
 		// Tmp now holds what was displaced: exactly what was read, or the
 		// exchange is undone.
-		if !sameFile(dirfd, s.Tmp, s.prev, false) {
+		if _, ok := sameFile(dirfd, s.Tmp, s.prev, &pre); !ok {
 			if unix.Renameat2(dirfd, s.Tmp, dirfd, s.Name, unix.RENAME_EXCHANGE) == nil {
 				s.done = false
 			}
@@ -201,14 +202,15 @@ func (s *step) apply(dirfd int) error {
 		}
 		return nil
 	case stepDelete:
-		if !sameFile(dirfd, s.Name, s.prev, true) {
+		pre, ok := sameFile(dirfd, s.Name, s.prev, nil)
+		if !ok {
 			return &ConflictError{Path: s.path()}
 		}
 		if err := unix.Renameat2(dirfd, s.Name, dirfd, s.Tmp, unix.RENAME_NOREPLACE); err != nil {
 			return fmt.Errorf("deleting %s: %w", s.path(), err)
 		}
 		s.done = true
-		if !sameFile(dirfd, s.Tmp, s.prev, false) {
+		if _, ok := sameFile(dirfd, s.Tmp, s.prev, &pre); !ok {
 			if unix.Renameat2(dirfd, s.Tmp, dirfd, s.Name, unix.RENAME_NOREPLACE) == nil {
 				s.done = false
 			}
@@ -220,31 +222,35 @@ func (s *step) apply(dirfd int) error {
 }
 
 // sameFile reports whether name in dirfd is the file read as prev: the same
-// inode and the same bytes. Without full, the bytes are compared only when
-// the size or change time differ (a cheap check right after a switch).
-func sameFile(dirfd int, name string, prev *original, full bool) bool {
+// inode and the same bytes. With a non-nil since (the stat of a full check
+// made just before), the bytes are compared only when the size or the
+// modification time moved since: a cheap check right after a switch, which
+// changes the change time but never the modification time. It returns the
+// stat it made.
+func sameFile(dirfd int, name string, prev *original, since *unix.Stat_t) (unix.Stat_t, bool) {
 	var st unix.Stat_t
 	if unix.Fstatat(dirfd, name, &st, unix.AT_SYMLINK_NOFOLLOW) != nil {
-		return false
+		return st, false
 	}
 	if uint64(st.Dev) != prev.dev || st.Ino != prev.ino || st.Mode&unix.S_IFMT != unix.S_IFREG || st.Size != int64(len(prev.content)) {
-		return false
+		return st, false
 	}
-	if !full && st.Ctim == prev.ctime {
-		return true
+	if since != nil && st.Mtim == since.Mtim && st.Size == since.Size {
+		return st, true
 	}
 	fd, err := unix.Openat(dirfd, name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
 	if err != nil {
-		return false
+		return st, false
 	}
 	f := os.NewFile(uintptr(fd), name)
 	defer f.Close()
 	var st2 unix.Stat_t
 	if unix.Fstat(fd, &st2) != nil || st2.Ino != prev.ino {
-		return false
+		return st, false
 	}
-	data, err := io.ReadAll(io.LimitReader(f, int64(len(prev.content))+1))
-	return err == nil && bytes.Equal(data, prev.content)
+	buf := make([]byte, len(prev.content)+1)
+	n, err := io.ReadFull(f, buf)
+	return st2, (err == io.ErrUnexpectedEOF || err == io.EOF || (err == nil && n == len(buf))) && bytes.Equal(buf[:n], prev.content)
 }
 
 // inode returns the inode at name in dirfd, 0 when there is none.

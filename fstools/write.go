@@ -39,9 +39,20 @@ func readOriginal(real string) (original, error) {
 	if fi.Size() > maxEditBytes {
 		return original{}, fmt.Errorf("%s is %d bytes, over the %d-byte limit for editing", real, fi.Size(), maxEditBytes)
 	}
-	data, err := io.ReadAll(io.LimitReader(f, maxEditBytes+1))
-	if err != nil {
+	// One read of the size fstat gave (plus one byte, to see growth).
+	data := make([]byte, fi.Size()+1)
+	n, err := io.ReadFull(f, data)
+	if err != nil && err != io.ErrUnexpectedEOF && err != io.EOF {
 		return original{}, err
+	}
+	grew := n == len(data)
+	data = data[:n]
+	if grew { // it grew: read the rest, within the limit
+		rest, err := io.ReadAll(io.LimitReader(f, maxEditBytes+1-int64(n)))
+		if err != nil {
+			return original{}, err
+		}
+		data = append(data, rest...)
 	}
 	if len(data) > maxEditBytes {
 		return original{}, fmt.Errorf("%s grew over the %d-byte limit while read", real, maxEditBytes)
