@@ -10,6 +10,16 @@
 // the workspace file it appears to be (the sandbox and file permissions are
 // the defence there). Writes replace files by rename, so they never write
 // through a hard link into another file.
+//
+// apply_patch also owns what happens between the read and the write: calls
+// changing one real path are serialised (locks.go); each new file is
+// swapped in with RENAME_EXCHANGE and the file it displaced must be the one
+// read, so a change made meanwhile by another process is never overwritten
+// (commit.go); a multi-file patch keeps a journal in the server's state
+// folder that the next start settles, back or forward (journal.go). Patch
+// paths are always relative to the workspace, and every change that reads
+// a file's content also asks to read it, so no error or dry run shows text
+// the policy keeps from the model.
 package fstools
 
 import (

@@ -116,3 +116,21 @@ func TestPatchPathsAreWorkspaceRelative(t *testing.T) {
 		}
 	}
 }
+
+// TestPatchStripsSetuid: a setuid or setgid file that a patch changes comes
+// back with its permission bits only.
+func TestPatchStripsSetuid(t *testing.T) {
+	p, _ := testPolicy(t, `profile = "interactive-dev"`)
+	f := filepath.Join(p.Workspace, "tool.sh")
+	mustWrite(t, f, "echo a\n")
+	if err := os.Chmod(f, 0o755|os.ModeSetuid|os.ModeSetgid); err != nil {
+		t.Fatal(err)
+	}
+	if _, res, err := applyTool(t, p, ApplyPatchArgs{Edits: []Edit{{Path: "tool.sh", OldText: "a", NewText: "b"}}}); err != nil || res.Tool.IsError {
+		t.Fatalf("%v %s", err, resultText(res))
+	}
+	fi, _ := os.Stat(f)
+	if fi.Mode() != 0o755 {
+		t.Fatalf("mode %v, want -rwxr-xr-x", fi.Mode())
+	}
+}
