@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"encoding/json"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -82,18 +83,7 @@ func TestApplyPatchSurvivesSIGKILL(t *testing.T) {
 		for i := range files {
 			f.write(t, fmt.Sprintf("f%02d.txt", i), oldBody(i))
 		}
-		cmd := exec.Command(binary, "serve", "--config", f.Config)
-		cmd.Env = append(os.Environ(), "HOME="+f.Root)
-		stdin, _ := cmd.StdinPipe()
-		stdout, _ := cmd.StdoutPipe()
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		r := bufio.NewReader(stdout)
-		fmt.Fprintln(stdin, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"k","version":"1"}}}`)
-		if _, err := r.ReadString('\n'); err != nil {
-			t.Fatal(err)
-		}
+		cmd, stdin := startInitialized(t, f)
 		fmt.Fprintln(stdin, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
 		fmt.Fprintln(stdin, request)
 		time.Sleep(time.Duration(rng.Int64N(int64(window) * 3 / 2))) // start-up comes first
@@ -138,6 +128,14 @@ func TestApplyPatchSurvivesSIGKILL(t *testing.T) {
 // then it has settled any interrupted patch.
 func restart(t *testing.T, f *fixture) {
 	t.Helper()
+	cmd, stdin := startInitialized(t, f)
+	stdin.Close()
+	cmd.Wait()
+}
+
+// startInitialized starts the server and waits for its answer to initialize.
+func startInitialized(t *testing.T, f *fixture) (*exec.Cmd, io.WriteCloser) {
+	t.Helper()
 	cmd := exec.Command(binary, "serve", "--config", f.Config)
 	cmd.Env = append(os.Environ(), "HOME="+f.Root)
 	stdin, _ := cmd.StdinPipe()
@@ -149,27 +147,5 @@ func restart(t *testing.T, f *fixture) {
 	if _, err := bufio.NewReader(stdout).ReadString('\n'); err != nil {
 		t.Fatal(err)
 	}
-	stdin.Close()
-	cmd.Wait()
-}
-
-// BenchmarkApplyEditRoundTrip is one exact edit of a 2,000-line file through
-// the binary over stdio, synced to disk, undone by the next edit.
-func BenchmarkApplyEditRoundTrip(b *testing.B) {
-	f := newFixture(b, `profile = "interactive-dev"`)
-	var lines []string
-	for i := range 2000 {
-		lines = append(lines, fmt.Sprintf("line %d: %s", i, strings.Repeat("x", 30)))
-	}
-	f.write(b, "big.txt", strings.Join(lines, "\n")+"\n")
-	c := stdioClient(b, f, Legacy)
-	pairs := [2][2]string{{"line 1000: ", "LINE 1000: "}, {"LINE 1000: ", "line 1000: "}}
-	i := 0
-	for b.Loop() {
-		p := pairs[i%2]
-		i++
-		if res := call(b, c, "apply_patch", map[string]any{"edits": []map[string]any{{"path": "big.txt", "old_text": p[0], "new_text": p[1]}}}); res.IsError {
-			b.Fatal(text(res))
-		}
-	}
+	return cmd, stdin
 }

@@ -326,15 +326,7 @@ func TestCrashMidPatch(t *testing.T) {
 			}
 			counts[map[bool]string{true: "finished", false: "rolled back"}[r.Forward]]++
 		}
-		tree := map[string]string{}
-		filepath.Walk(ws, func(path string, fi os.FileInfo, err error) error {
-			if err == nil && !fi.IsDir() {
-				b, _ := os.ReadFile(path)
-				rel, _ := filepath.Rel(ws, path)
-				tree[rel] = string(b)
-			}
-			return nil
-		})
+		tree := filesUnder(ws)
 		switch {
 		case equalTrees(tree, old):
 			counts["old"]++
@@ -349,6 +341,20 @@ func TestCrashMidPatch(t *testing.T) {
 		}
 	}
 	t.Logf("outcomes: %v", counts)
+}
+
+// filesUnder maps each file under dir (relative path) to its content.
+func filesUnder(dir string) map[string]string {
+	tree := map[string]string{}
+	filepath.Walk(dir, func(path string, fi os.FileInfo, err error) error {
+		if err == nil && !fi.IsDir() {
+			b, _ := os.ReadFile(path)
+			rel, _ := filepath.Rel(dir, path)
+			tree[rel] = string(b)
+		}
+		return nil
+	})
+	return tree
 }
 
 func equalTrees(a, b map[string]string) bool {
@@ -422,15 +428,7 @@ func TestRecoverAtEveryPoint(t *testing.T) {
 			t.Logf("journal folder %s: %v", jdir, ents)
 			t.Fatalf("point %d: %v %+v", point, err, rs)
 		}
-		tree := map[string]string{}
-		filepath.Walk(ws, func(path string, fi os.FileInfo, err error) error {
-			if err == nil && !fi.IsDir() {
-				b, _ := os.ReadFile(path)
-				rel, _ := filepath.Rel(ws, path)
-				tree[rel] = string(b)
-			}
-			return nil
-		})
+		tree := filesUnder(ws)
 		want, wantName := old, "old"
 		if point >= 20 {
 			want, wantName = new, "new"
