@@ -164,7 +164,7 @@ func (o *fileOp) readsContent(dryRun bool) bool {
 				return true
 			}
 		}
-		return o.src.Exists
+		return false // only creates: an existing file is refused without a word of it
 	}
 	return len(o.change.Hunks) > 0
 }
