@@ -197,9 +197,13 @@ func leftovers(t *testing.T, dir string) {
 
 // crashTrees are the two states of the crash test's tree: 18 files changed,
 // one created and one deleted between them (20 steps).
-func crashTrees() (old, new map[string]string) {
+func crashTrees() (old, new map[string]string) { return changedTrees(18) }
+
+// changedTrees are two states of a tree: n files changed, one created and
+// one deleted between them (n+2 steps).
+func changedTrees(n int) (old, new map[string]string) {
 	old, new = map[string]string{}, map[string]string{}
-	for i := range 18 {
+	for i := range n {
 		name := fmt.Sprintf("d%d/f%02d.txt", i%3, i)
 		body := strings.Repeat(fmt.Sprintf("file %d line\n", i), 200)
 		old[name] = body + "old end\n"
@@ -384,7 +388,7 @@ func diffTrees(tree, old, new map[string]string) []string {
 	return out
 }
 
-// TestRecoverAtEveryPoint stops a 20-step patch dead at every point (before
+// TestRecoverAtEveryPoint stops an 8-step patch dead at every point (before
 // each switch, after all, after each clean-up step) and recovers: before
 // the last switch it is rolled back, after it finished; no temporary file
 // or journal is ever left, nor a folder the rolled-back patch made.
@@ -400,9 +404,10 @@ func TestRecoverAtEveryPoint(t *testing.T) {
 		t.Fatal(err)
 	}
 	jdir := JournalDir(p)
-	old, new := crashTrees()
+	const steps = 8
+	old, new := changedTrees(steps - 2)
 	fwd := envelope(old, new)
-	for point := 0; point < 40; point++ {
+	for point := 0; point < 2*steps; point++ {
 		os.RemoveAll(ws)
 		for name, body := range old {
 			mustWrite(t, filepath.Join(ws, name), body)
@@ -430,13 +435,13 @@ func TestRecoverAtEveryPoint(t *testing.T) {
 		}
 		tree := filesUnder(ws)
 		want, wantName := old, "old"
-		if point >= 20 {
+		if point >= steps {
 			want, wantName = new, "new"
 		}
-		if !equalTrees(tree, want) || rs[0].Forward != (point >= 20) {
+		if !equalTrees(tree, want) || rs[0].Forward != (point >= steps) {
 			t.Fatalf("point %d: want all %s (forward %v), got %v", point, wantName, rs[0].Forward, diffTrees(tree, old, new))
 		}
-		if _, err := os.Stat(filepath.Join(ws, "made")); (err == nil) != (point >= 20) {
+		if _, err := os.Stat(filepath.Join(ws, "made")); (err == nil) != (point >= steps) {
 			t.Errorf("point %d: folder made by the patch: %v", point, err)
 		}
 		leftovers(t, ws)

@@ -206,6 +206,11 @@ func window(args ReadFileArgs) (start, end int) {
 // limit the budget is the default window; with one, the hard cap. Truncated
 // means the text stops before what was asked because the budget ran out.
 func readWindow(ctx context.Context, r io.Reader, args ReadFileArgs, limits grants.Limits) (ReadFileResult, string, error) {
+	return readWindowBounded(ctx, r, args, limits, maxSeekBytes, maxCountBytes)
+}
+
+// readWindowBounded is readWindow with the seek and count bounds given.
+func readWindowBounded(ctx context.Context, r io.Reader, args ReadFileArgs, limits grants.Limits, seekBytes, countBytes int64) (ReadFileResult, string, error) {
 	start, stop := window(args)
 	budget := limits.ReadDefaultBytes
 	if args.Limit > 0 {
@@ -271,10 +276,10 @@ func readWindow(ctx context.Context, r io.Reader, args ReadFileArgs, limits gran
 		if err != nil && err != bufio.ErrBufferFull {
 			return ReadFileResult{}, "", err
 		}
-		if !full && lineNo <= start && read > maxSeekBytes {
-			return ReadFileResult{}, "", fmt.Errorf("line %d is not within the first %d MiB of the file (%d lines read); read it with a command such as sed -n", start, maxSeekBytes>>20, lineNo-1)
+		if !full && lineNo <= start && read > seekBytes {
+			return ReadFileResult{}, "", fmt.Errorf("line %d is not within the first %d MiB of the file (%d lines read); read it with a command such as sed -n", start, seekBytes>>20, lineNo-1)
 		}
-		if full && read-fullAt > maxCountBytes {
+		if full && read-fullAt > countBytes {
 			approx = true // the rest is not counted: the total is a lower bound
 			break
 		}

@@ -204,18 +204,20 @@ func TestReadWindowHostile(t *testing.T) {
 		t.Errorf("offset MaxInt: %v", err)
 	}
 
-	// 1 GiB of lines: a window at the start reads a bounded amount.
+	// 1 GiB of lines: a window at the start reads a bounded amount (the
+	// bounds scaled down 8 times, so the test is quick).
+	const seek, count = maxSeekBytes / 8, maxCountBytes / 8
 	huge := &countingReader{r: io.LimitReader(repeatReader("0123456789abcdef\n"), 1<<30)}
-	res, _, err := readWindow(context.Background(), huge, ReadFileArgs{Limit: 10}, limits)
+	res, _, err := readWindowBounded(context.Background(), huge, ReadFileArgs{Limit: 10}, limits, seek, count)
 	if err != nil || res.EndLine != 10 || !res.TotalApprox || res.TotalLines < 10 {
 		t.Fatalf("huge: %v %+v", err, res)
 	}
-	if huge.n > maxCountBytes+1<<20 {
+	if huge.n > count+1<<20 {
 		t.Fatalf("read %d MiB of a 1 GiB file for a 10-line window", huge.n>>20)
 	}
 	// A window far in: the seek is bounded too.
 	huge = &countingReader{r: io.LimitReader(repeatReader("0123456789abcdef\n"), 1<<30)}
-	if _, _, err := readWindow(context.Background(), huge, ReadFileArgs{Offset: 60_000_000}, limits); err == nil || !strings.Contains(err.Error(), "not within the first") || huge.n > maxSeekBytes+1<<20 {
+	if _, _, err := readWindowBounded(context.Background(), huge, ReadFileArgs{Offset: 60_000_000}, limits, seek, count); err == nil || !strings.Contains(err.Error(), "not within the first") || huge.n > seek+1<<20 {
 		t.Fatalf("far offset: %v after %d MiB", err, huge.n>>20)
 	}
 
