@@ -44,3 +44,48 @@ func BenchmarkApplyEditSynced(b *testing.B) {
 	slices.Sort(took)
 	b.ReportMetric(float64(took[len(took)/2].Microseconds()), "µs-median")
 }
+
+// BenchmarkMultiFilePatch is a 20-file patch (each file a one-line change,
+// synced), with its journal and without: the journal's cost is one small
+// synced write per patch, whatever the number of files.
+func BenchmarkMultiFilePatch(b *testing.B) {
+	for _, withJournal := range []bool{true, false} {
+		name := map[bool]string{true: "journal", false: "no-journal"}[withJournal]
+		b.Run(name, func(b *testing.B) {
+			p, _ := testPolicy(b, `profile = "interactive-dev"`)
+			var fwd, back strings.Builder
+			fwd.WriteString("*** Begin Patch\n")
+			back.WriteString("*** Begin Patch\n")
+			for i := range 20 {
+				name := "f" + string(rune('a'+i)) + ".txt"
+				mustWrite(b, filepath.Join(p.Workspace, name), strings.Repeat("same line\n", 100)+"old\n")
+				fwd.WriteString("*** Update File: " + name + "\n@@\n-old\n+new\n")
+				back.WriteString("*** Update File: " + name + "\n@@\n-new\n+old\n")
+			}
+			fwd.WriteString("*** End Patch\n")
+			back.WriteString("*** End Patch\n")
+			jdir := ""
+			if withJournal {
+				jdir = JournalDir(p)
+			}
+			tool := NewApplyPatch()
+			patches := []string{fwd.String(), back.String()}
+			var took []time.Duration
+			i := 0
+			for b.Loop() {
+				start := time.Now()
+				ops, err := planPatch(p, patches[i%2])
+				if err != nil {
+					b.Fatal(err)
+				}
+				if r := tool.run(ops, false, jdir); r.Tool.IsError {
+					b.Fatal(resultText(r))
+				}
+				took = append(took, time.Since(start))
+				i++
+			}
+			slices.Sort(took)
+			b.ReportMetric(float64(took[len(took)/2].Microseconds()), "µs-median")
+		})
+	}
+}
