@@ -149,3 +149,24 @@ func startInitialized(t *testing.T, f *fixture) (*exec.Cmd, io.WriteCloser) {
 	}
 	return cmd, stdin
 }
+
+// BenchmarkApplyEditRoundTrip is one exact edit of a 2,000-line file through
+// the binary over stdio, synced to disk, undone by the next edit.
+func BenchmarkApplyEditRoundTrip(b *testing.B) {
+	f := newFixture(b, `profile = "interactive-dev"`)
+	var lines []string
+	for i := range 2000 {
+		lines = append(lines, fmt.Sprintf("line %d: %s", i, strings.Repeat("x", 30)))
+	}
+	f.write(b, "big.txt", strings.Join(lines, "\n")+"\n")
+	c := stdioClient(b, f, Legacy)
+	pairs := [2][2]string{{"line 1000: ", "LINE 1000: "}, {"LINE 1000: ", "line 1000: "}}
+	i := 0
+	for b.Loop() {
+		p := pairs[i%2]
+		i++
+		if res := call(b, c, "apply_patch", map[string]any{"edits": []map[string]any{{"path": "big.txt", "old_text": p[0], "new_text": p[1]}}}); res.IsError {
+			b.Fatal(text(res))
+		}
+	}
+}
