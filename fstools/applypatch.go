@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -51,19 +53,25 @@ type ApplyPatchResult struct {
 	Files  []FileResult `json:"files"`
 }
 
-// ApplyPatch is the apply_patch tool.
-type ApplyPatch struct{}
+// ApplyPatch is the apply_patch tool. Build it with NewApplyPatch: it holds
+// the locks that serialise changes to the same file.
+type ApplyPatch struct {
+	locks pathLocks
+}
+
+// NewApplyPatch returns the apply_patch tool.
+func NewApplyPatch() *ApplyPatch { return &ApplyPatch{} }
 
 // Name implements toolkit.Tool.
-func (ApplyPatch) Name() string { return ApplyPatchName }
+func (*ApplyPatch) Name() string { return ApplyPatchName }
 
 // Capabilities implements toolkit.Tool.
-func (ApplyPatch) Capabilities() []grants.Capability {
+func (*ApplyPatch) Capabilities() []grants.Capability {
 	return []grants.Capability{grants.CapWorkspaceWrite, grants.CapWorkspaceDelete, grants.CapFilesystemWrite, grants.CapFilesystemDelete}
 }
 
 // Definition implements toolkit.Tool.
-func (t ApplyPatch) Definition(p *grants.Policy) mcp.Tool {
+func (t *ApplyPatch) Definition(p *grants.Policy) mcp.Tool {
 	desc := "Change files, all or nothing. Give exactly one of `patch` (a unified diff as `git diff` or `diff -u` writes it, " +
 		"with new files from /dev/null, deletions, renames and mode changes; or a `*** Begin Patch` … `*** End Patch` envelope " +
 		"with Add File / Update File / Delete File / Move to) or `edits` (a list of {path, old_text, new_text, replace_all}; " +
@@ -91,7 +99,7 @@ type fileOp struct {
 
 // Plan implements toolkit.Tool. It parses and resolves only: no file is
 // read before the policy has decided every request.
-func (ApplyPatch) Plan(_ context.Context, env *toolkit.Env, raw json.RawMessage) (*toolkit.Plan, error) {
+func (t *ApplyPatch) Plan(_ context.Context, env *toolkit.Env, raw json.RawMessage) (*toolkit.Plan, error) {
 	var args ApplyPatchArgs
 	if err := toolkit.Decode(raw, &args); err != nil {
 		return nil, err
@@ -112,7 +120,16 @@ func (ApplyPatch) Plan(_ context.Context, env *toolkit.Env, raw json.RawMessage)
 		return nil, err
 	}
 	var reqs []grants.Request
+	exposes := false
 	for _, o := range ops {
+		// A change that reads the file's content (to place hunks, to find
+		// old_text, to check a deletion, or to report a dry run) is a read
+		// too: its errors and results quote that content.
+		if o.readsContent(args.DryRun) {
+			r := o.src.Request(ApplyPatchName, o.src.ReadCapability())
+			exposes = exposes || r.HasClass(grants.DataCredential)
+			reqs = append(reqs, r)
+		}
 		switch {
 		case o.op == patch.OpDelete:
 			reqs = append(reqs, o.src.Request(ApplyPatchName, o.src.DeleteCapability()))
@@ -123,7 +140,33 @@ func (ApplyPatch) Plan(_ context.Context, env *toolkit.Env, raw json.RawMessage)
 			reqs = append(reqs, o.dst.Request(ApplyPatchName, o.dst.WriteCapability()))
 		}
 	}
-	return &toolkit.Plan{Requests: reqs, Run: func(context.Context) toolkit.Result { return run(ops, args.DryRun) }}, nil
+	journal := JournalDir(env.Policy)
+	return &toolkit.Plan{Requests: reqs, Run: func(context.Context) toolkit.Result {
+		r := t.run(ops, args.DryRun, journal)
+		if exposes {
+			r.Outcome.Exposed = []grants.DataClass{grants.DataCredential}
+		}
+		return r
+	}}, nil
+}
+
+// readsContent reports whether the change reads its source's content in a
+// way the result or an error can show.
+func (o *fileOp) readsContent(dryRun bool) bool {
+	switch {
+	case o.src.Real == "":
+		return false // a new file
+	case dryRun:
+		return true
+	case o.change == nil: // edits: all but one creating a missing file
+		for _, e := range o.edits {
+			if e.OldText != "" {
+				return true
+			}
+		}
+		return false // only creates: an existing file is refused without a word of it
+	}
+	return len(o.change.Hunks) > 0
 }
 
 func planPatch(p *grants.Policy, text string) ([]*fileOp, error) {
@@ -144,7 +187,7 @@ func planPatch(p *grants.Policy, text string) ([]*fileOp, error) {
 		fc := &changes[i]
 		o := &fileOp{change: fc, op: fc.Op, display: fc.Path()}
 		if fc.OldPath != "" {
-			if o.src, err = resolveArg(p, fc.OldPath); err != nil {
+			if o.src, err = resolvePatchPath(p, fc.OldPath); err != nil {
 				return nil, err
 			}
 			if err := claim(o.src, fc.OldPath); err != nil {
@@ -152,7 +195,7 @@ func planPatch(p *grants.Policy, text string) ([]*fileOp, error) {
 			}
 		}
 		if fc.NewPath != "" {
-			if o.dst, err = resolveArg(p, fc.NewPath); err != nil {
+			if o.dst, err = resolvePatchPath(p, fc.NewPath); err != nil {
 				return nil, err
 			}
 			if fc.OldPath == "" || o.dst.Real != o.src.Real {
@@ -194,6 +237,14 @@ func planEdits(p *grants.Policy, edits []Edit) ([]*fileOp, error) {
 	return ops, nil
 }
 
+func resolvePatchPath(p *grants.Policy, rel string) (Resolved, error) {
+	r, err := ResolveRelative(p, rel)
+	if err != nil {
+		return Resolved{}, toolkit.Argf("patch path %q: %v", rel, err)
+	}
+	return r, nil
+}
+
 func resolveArg(p *grants.Policy, arg string) (Resolved, error) {
 	r, err := Resolve(p, arg)
 	if err != nil {
@@ -211,29 +262,47 @@ type computed struct {
 	result  FileResult
 }
 
+// maxAttempts bounds how often a patch is placed again against a file that
+// changed on disk meanwhile.
+const maxAttempts = 5
+
 // run reads every file, places every hunk, and only then writes, all or
-// nothing.
-func run(ops []*fileOp, dryRun bool) toolkit.Result {
-	var plan []computed
+// nothing, holding the locks of every file it touches. A file that changed
+// on disk between the read and the switch is read again and the patch
+// placed again, when it still applies exactly.
+func (t *ApplyPatch) run(ops []*fileOp, dryRun bool, journalDir string) toolkit.Result {
+	var paths []string
 	for _, o := range ops {
-		c, err := compute(o)
-		if err != nil {
-			return toolkit.Failed("apply_patch: nothing was changed: %v", err)
+		paths = append(paths, o.src.Real, o.dst.Real)
+	}
+	defer t.locks.lock(slices.DeleteFunc(paths, func(p string) bool { return p == "" }))()
+	for attempt := 1; ; attempt++ {
+		var plan []computed
+		for _, o := range ops {
+			c, err := compute(o, attempt > 1)
+			if err != nil {
+				return toolkit.Failed("apply_patch: nothing was changed: %v", err)
+			}
+			plan = append(plan, c)
 		}
-		plan = append(plan, c)
-	}
-	out := ApplyPatchResult{DryRun: dryRun}
-	for _, c := range plan {
-		out.Files = append(out.Files, c.result)
-	}
-	if !dryRun {
-		if err := commit(plan); err != nil {
-			return toolkit.Failed("apply_patch: %v", err)
+		out := ApplyPatchResult{DryRun: dryRun}
+		for _, c := range plan {
+			out.Files = append(out.Files, c.result)
 		}
-	}
-	return toolkit.Result{
-		Tool:    mcp.NewToolResultStructured(out, summarize(out)),
-		Outcome: toolkit.Outcome{FilesChanged: len(out.Files) * boolInt(!dryRun)},
+		if !dryRun {
+			err := commit(plan, journalDir)
+			var conflict *ConflictError
+			if errors.As(err, &conflict) && !conflict.Appeared && attempt < maxAttempts {
+				continue
+			}
+			if err != nil {
+				return toolkit.Failed("apply_patch: %v", err)
+			}
+		}
+		return toolkit.Result{
+			Tool:    mcp.NewToolResultStructured(out, summarize(out)),
+			Outcome: toolkit.Outcome{FilesChanged: len(out.Files) * boolInt(!dryRun)},
+		}
 	}
 }
 
@@ -244,7 +313,9 @@ func boolInt(b bool) int {
 	return 0
 }
 
-func compute(o *fileOp) (computed, error) {
+// compute reads the file and places the change. With exact (a second
+// placement, after the file changed on disk) hunks must match without fuzz.
+func compute(o *fileOp, exact bool) (computed, error) {
 	c := computed{op: o, mode: 0o644}
 	r := FileResult{Path: o.dst.Real}
 	var prev *original
@@ -284,7 +355,7 @@ func compute(o *fileOp) (computed, error) {
 			r.Action = "created"
 		}
 	case o.op == patch.OpAdd:
-		if o.dst.Exists {
+		if o.dst.Exists || exists(o.dst.Real) {
 			return c, fmt.Errorf("%s already exists; the patch adds it as a new file", o.dst.Real)
 		}
 		res, err := patch.Apply(nil, *o.change)
@@ -319,11 +390,14 @@ func compute(o *fileOp) (computed, error) {
 		c.content, r.Action = res.Content, "modified"
 		fill(&r, res)
 		if o.src.Real != o.dst.Real {
-			if o.dst.Exists {
+			if o.dst.Exists || exists(o.dst.Real) {
 				return c, fmt.Errorf("cannot rename %s to %s: the destination exists", o.src.Real, o.dst.Real)
 			}
 			r.Action, r.From = "renamed", o.src.Real
 		}
+	}
+	if exact && r.Fuzz > 0 {
+		return c, fmt.Errorf("%s changed since it was read and the patch no longer applies exactly; read it again", o.display)
 	}
 	if o.change != nil && o.change.NewMode != 0 {
 		c.mode = os.FileMode(o.change.NewMode & 0o777)
@@ -342,41 +416,116 @@ func fill(r *FileResult, res patch.Result) {
 	}
 }
 
-// commit writes every computed change: writes first, deletions last; on a
-// failure everything already done is undone.
-func commit(plan []computed) error {
-	var tx transaction
-	fail := func(err error) error {
-		if rerr := tx.rollback(); rerr != nil {
-			return fmt.Errorf("%v; ROLLBACK FAILED, check these files by hand: %v", err, rerr)
+func exists(real string) bool {
+	_, err := os.Lstat(real)
+	return err == nil
+}
+
+// commit writes every computed change, writes first and deletions last
+// (commit.go says how); on a failure everything already done is undone. A
+// patch of several steps is journaled so that a crash is undone too.
+func commit(plan []computed, journalDir string) error {
+	return commitUntil(plan, journalDir, -1)
+}
+
+// errCrash is returned by commitUntil when it stops as a crash would.
+var errCrash = errors.New("stopped as if the process died")
+
+// commitUntil is commit, stopping dead (no undo, no clean-up: as SIGKILL
+// would) at point crash when crash >= 0: before switching step crash, or,
+// past the steps, after settling crash-len(steps) of them; for tests.
+func commitUntil(plan []computed, journalDir string, crash int) (err error) {
+	cache := dirCache{}
+	defer cache.close()
+	var steps []step
+	var made []string
+	defer func() {
+		for i := range steps {
+			if steps[i].file != nil {
+				steps[i].file.Close()
+			}
 		}
-		return fmt.Errorf("%v; nothing was changed", err)
+	}()
+	fail := func(err error) error {
+		if _, rerr := settleAll(steps, made, cache, false); rerr != nil {
+			return fmt.Errorf("%w; ROLLBACK FAILED, check these files by hand: %v", err, rerr)
+		}
+		return fmt.Errorf("%w; nothing was changed", err)
 	}
 	for _, c := range plan {
 		if c.content == nil {
 			continue
 		}
-		prev := c.prev
-		if c.op.src.Real != c.op.dst.Real {
-			prev = nil // a rename creates its destination
+		dir, name := filepath.Dir(c.op.dst.Real), filepath.Base(c.op.dst.Real)
+		m, err := mkdirs(dir)
+		made = append(made, m...)
+		if err != nil {
+			return fail(fmt.Errorf("writing %s: %w", c.op.dst.Real, err))
 		}
-		if err := tx.write(c.op.dst.Real, c.content, c.mode, prev); err != nil {
-			return fail(err)
+		fd, err := cache.fd(dir)
+		if err != nil {
+			return fail(fmt.Errorf("writing %s: %w", c.op.dst.Real, err))
+		}
+		s := step{Op: stepCreate, Dir: dir, Name: name}
+		if c.prev != nil && c.op.src.Real == c.op.dst.Real {
+			s.Op, s.Old, s.prev = stepReplace, c.prev.ino, c.prev
+		}
+		steps = append(steps, s)
+		if err := steps[len(steps)-1].prepare(fd, c.content, c.mode); err != nil {
+			return fail(fmt.Errorf("writing %s: %w", c.op.dst.Real, err))
 		}
 	}
 	for _, c := range plan {
 		renamed := c.content != nil && c.op.src.Real != "" && c.op.src.Real != c.op.dst.Real
-		if c.content == nil || renamed {
-			if err := tx.remove(c.op.src.Real, *c.prev); err != nil {
-				return fail(err)
+		if c.content != nil && !renamed {
+			continue
+		}
+		name := filepath.Base(c.op.src.Real)
+		tmp, err := tempName(name)
+		if err != nil {
+			return fail(err)
+		}
+		steps = append(steps, step{Op: stepDelete, Dir: filepath.Dir(c.op.src.Real), Name: name, Tmp: tmp, Old: c.prev.ino, prev: c.prev})
+	}
+	if len(steps) > 1 && journalDir != "" {
+		jf, jname, jerr := writeJournal(journalDir, &journal{Version: journalVersion, Steps: steps, Dirs: made})
+		if jerr != nil {
+			return fail(jerr)
+		}
+		defer func() {
+			if err == errCrash {
+				jf.Close() // a dead process's lock is released, its journal kept
+				return
 			}
+			removeJournal(journalDir, jf, jname)
+		}()
+	}
+	for i := range steps {
+		if i == crash {
+			return errCrash
+		}
+		fd, err := cache.fd(steps[i].Dir)
+		if err == nil {
+			err = steps[i].apply(fd)
+		}
+		if err != nil {
+			return fail(err)
 		}
 	}
-	// Every file is whole and renamed into place; syncing the folders makes
-	// the new names durable. A failure here leaves new, whole files, so it
-	// is reported without undoing them.
-	if err := tx.syncDirs(); err != nil {
-		return fmt.Errorf("the files were changed, but their folders could not be synced to disk: %v", err)
+	// Every file is whole and in place; syncing the folders makes the new
+	// names durable. A failure here leaves new, whole files, so it is
+	// reported without undoing them.
+	serr := cache.syncAll()
+	for i := range steps {
+		if len(steps)+i == crash {
+			return errCrash
+		}
+		if fd, err := cache.fd(steps[i].Dir); err == nil {
+			steps[i].settle(fd, true)
+		}
+	}
+	if serr != nil {
+		return fmt.Errorf("the files were changed, but their folders could not be synced to disk: %v", serr)
 	}
 	return nil
 }

@@ -18,7 +18,7 @@ import (
 func applyTool(t *testing.T, p *grants.Policy, args any) (*toolkit.Plan, toolkit.Result, error) {
 	t.Helper()
 	raw, _ := json.Marshal(args)
-	plan, err := ApplyPatch{}.Plan(context.Background(), &toolkit.Env{Policy: p}, raw)
+	plan, err := NewApplyPatch().Plan(context.Background(), &toolkit.Env{Policy: p}, raw)
 	if err != nil {
 		return nil, toolkit.Result{}, err
 	}
@@ -234,7 +234,7 @@ func TestApplyPatchBadInput(t *testing.T) {
 		{`{"edits":[{"path":"a","old_text":"a","new_text":"b","extra":1}]}`, "unknown argument"},
 		{`{"patch":"` + strings.Repeat("x", 17<<20) + `"}`, "limit"},
 	} {
-		_, err := ApplyPatch{}.Plan(context.Background(), &toolkit.Env{Policy: p}, json.RawMessage(tt.args))
+		_, err := NewApplyPatch().Plan(context.Background(), &toolkit.Env{Policy: p}, json.RawMessage(tt.args))
 		if _, ok := err.(*toolkit.ArgError); !ok || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("%.60s: err = %v, want ArgError with %q", tt.args, err, tt.want)
 		}
@@ -250,7 +250,7 @@ func BenchmarkApplyPatchTool(b *testing.B) {
 	mustWrite(b, filepath.Join(p.Workspace, "big.txt"), strings.Join(lines, "\n")+"\n")
 	raw, _ := json.Marshal(ApplyPatchArgs{DryRun: true, Edits: []Edit{{Path: "big.txt", OldText: "line " + strings.Repeat("x", 39) + "\n", NewText: "changed\n", ReplaceAll: true}}})
 	for b.Loop() {
-		plan, err := ApplyPatch{}.Plan(context.Background(), &toolkit.Env{Policy: p}, raw)
+		plan, err := NewApplyPatch().Plan(context.Background(), &toolkit.Env{Policy: p}, raw)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -264,12 +264,21 @@ func BenchmarkApplyPatchTool(b *testing.B) {
 // creates, after the patch was planned, is never overwritten.
 func TestCreateNeverOverwrites(t *testing.T) {
 	p, _ := testPolicy(t, `profile = "interactive-dev"`)
-	// The patch computed late.txt as a new file (prev == nil); then someone
-	// else wrote it before the commit.
-	var tx transaction
+	// The patch computed late.txt as a new file; then someone else wrote it
+	// before the commit.
+	raw, _ := json.Marshal(ApplyPatchArgs{Patch: "*** Begin Patch\n*** Add File: late.txt\n+from the patch\n*** End Patch\n"})
+	plan, err := NewApplyPatch().Plan(context.Background(), &toolkit.Env{Policy: p}, raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := plan.Run // the plan's action, as the server runs it after the decision
+	c := computed{op: &fileOp{dst: Resolved{Real: filepath.Join(p.Workspace, "late.txt")}}, content: []byte("from the patch\n"), mode: 0o644}
 	mustWrite(t, filepath.Join(p.Workspace, "late.txt"), "someone else's\n")
-	if err := tx.write(filepath.Join(p.Workspace, "late.txt"), []byte("from the patch\n"), 0o644, nil); err == nil || !strings.Contains(err.Error(), "appeared") {
+	if err := commit([]computed{c}, ""); err == nil || !strings.Contains(err.Error(), "appeared") {
 		t.Fatalf("write over a file that appeared: %v", err)
+	}
+	if r := o(context.Background()); !r.Tool.IsError || !strings.Contains(resultText(r), "already exists") {
+		t.Fatalf("patch over a file that appeared: %s", resultText(r))
 	}
 	if b, _ := os.ReadFile(filepath.Join(p.Workspace, "late.txt")); string(b) != "someone else's\n" {
 		t.Fatalf("the other file was overwritten: %q", b)

@@ -10,6 +10,16 @@
 // the workspace file it appears to be (the sandbox and file permissions are
 // the defence there). Writes replace files by rename, so they never write
 // through a hard link into another file.
+//
+// apply_patch also owns what happens between the read and the write: calls
+// changing one real path are serialised (locks.go); each new file is
+// swapped in with RENAME_EXCHANGE and the file it displaced must be the one
+// read, so a change made meanwhile by another process is never overwritten
+// (commit.go); a multi-file patch keeps a journal in the server's state
+// folder that the next start settles, back or forward (journal.go). Patch
+// paths are always relative to the workspace, and every change that reads
+// a file's content also asks to read it, so no error or dry run shows text
+// the policy keeps from the model.
 package fstools
 
 import (
@@ -64,6 +74,21 @@ func Resolve(p *grants.Policy, arg string) (Resolved, error) {
 	return Resolved{Real: real, Exists: exists, InWorkspace: p.InWorkspace(real)}, nil
 }
 
+// ResolveRelative resolves a path a patch names (a diff's or an envelope's
+// path): always relative to the workspace, as git apply reads them, so
+// "~/x" is the file "~/x" in the workspace, never one in the home folder.
+// The patch parser has already refused absolute paths and "..".
+func ResolveRelative(p *grants.Policy, rel string) (Resolved, error) {
+	if rel == "" || strings.IndexByte(rel, 0) >= 0 || len(rel) > 4096 || filepath.IsAbs(rel) {
+		return Resolved{}, fmt.Errorf("path %q is not a relative path", rel)
+	}
+	real, exists, err := realPath(filepath.Join(p.Workspace, rel))
+	if err != nil {
+		return Resolved{}, err
+	}
+	return Resolved{Real: real, Exists: exists, InWorkspace: p.InWorkspace(real)}, nil
+}
+
 // realPath resolves symlinks in the longest existing prefix of abs and
 // appends the missing rest.
 func realPath(abs string) (string, bool, error) {
@@ -88,24 +113,41 @@ func realPath(abs string) (string, bool, error) {
 
 // kernelRealPath asks the kernel for the real path of an existing file: it
 // opens the path (following symlinks) with O_PATH and reads the descriptor's
-// name back from /proc, three system calls however deep the path is. Without
-// /proc it falls back to walking the path.
+// name back from /proc, a few system calls however deep the path is. A file
+// renamed meanwhile (an editor's save, another patch's exchange) would give
+// its new name, so the path is checked to still lead to the same file, and
+// read again if not. Without /proc it falls back to walking the path.
 func kernelRealPath(p string) (string, error) {
+	for range 8 {
+		real, again, err := kernelRealPathOnce(p)
+		if !again {
+			return real, err
+		}
+	}
+	return filepath.EvalSymlinks(p)
+}
+
+func kernelRealPathOnce(p string) (real string, again bool, err error) {
 	fd, err := unix.Open(p, unix.O_PATH|unix.O_CLOEXEC, 0)
 	if err != nil {
-		return "", &os.PathError{Op: "open", Path: p, Err: err}
+		return "", false, &os.PathError{Op: "open", Path: p, Err: err}
 	}
 	defer unix.Close(fd)
 	buf := make([]byte, unix.PathMax)
 	n, err := unix.Readlink("/proc/self/fd/"+strconv.Itoa(fd), buf)
 	if err != nil || n == 0 || buf[0] != '/' || n >= len(buf) {
-		return filepath.EvalSymlinks(p)
+		real, err := filepath.EvalSymlinks(p)
+		return real, false, err
 	}
-	real := string(buf[:n])
+	var held, now unix.Stat_t
+	if unix.Fstat(fd, &held) != nil || unix.Stat(p, &now) != nil || held.Dev != now.Dev || held.Ino != now.Ino {
+		return "", true, nil // p names another file now: ask again
+	}
+	real = string(buf[:n])
 	if strings.HasSuffix(real, " (deleted)") {
-		return "", &os.PathError{Op: "open", Path: p, Err: unix.ENOENT}
+		return "", true, nil
 	}
-	return real, nil
+	return real, false, nil
 }
 
 func unwrap(err error) error {

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"os"
 	"unicode/utf8"
@@ -34,8 +35,11 @@ type ReadFileResult struct {
 	StartLine  int    `json:"start_line"`
 	EndLine    int    `json:"end_line"`
 	TotalLines int    `json:"total_lines"`
-	SizeBytes  int64  `json:"size_bytes"`
-	Truncated  bool   `json:"truncated"`
+	// TotalApprox marks TotalLines as a lower bound: the file goes on past
+	// what was counted (8 MiB beyond the window).
+	TotalApprox bool  `json:"total_lines_approximate,omitempty"`
+	SizeBytes   int64 `json:"size_bytes"`
+	Truncated   bool  `json:"truncated"`
 }
 
 // ReadFile is the read_file tool.
@@ -83,8 +87,8 @@ func (ReadFile) Plan(_ context.Context, env *toolkit.Env, raw json.RawMessage) (
 	limits := env.Policy.Limits
 	return &toolkit.Plan{
 		Requests: []grants.Request{req},
-		Run: func(context.Context) toolkit.Result {
-			r := readFile(res.Real, args, limits)
+		Run: func(ctx context.Context) toolkit.Result {
+			r := readFile(ctx, res.Real, args, limits)
 			if !r.Tool.IsError && req.HasClass(grants.DataCredential) {
 				r.Outcome.Exposed = []grants.DataClass{grants.DataCredential}
 			}
@@ -96,7 +100,7 @@ func (ReadFile) Plan(_ context.Context, env *toolkit.Env, raw json.RawMessage) (
 // imageTypes are the image formats returned as image content.
 var imageTypes = map[string]bool{"image/png": true, "image/jpeg": true, "image/gif": true, "image/webp": true}
 
-func readFile(real string, args ReadFileArgs, limits grants.Limits) toolkit.Result {
+func readFile(ctx context.Context, real string, args ReadFileArgs, limits grants.Limits) toolkit.Result {
 	f, err := openNoSymlinks(real, os.O_RDONLY|0x800 /* O_NONBLOCK: a FIFO must not hang the call */, 0)
 	if err != nil {
 		return toolkit.Failed("read_file %s: %v", real, unwrap(err))
@@ -128,7 +132,7 @@ func readFile(real string, args ReadFileArgs, limits grants.Limits) toolkit.Resu
 	if _, err := f.Seek(0, io.SeekStart); err != nil {
 		return toolkit.Failed("read_file %s: %v", real, err)
 	}
-	out, text, err := readWindow(bufio.NewReaderSize(f, int(min(max(fi.Size()+1, 4096), 64<<10))), args, limits)
+	out, text, err := readWindow(ctx, bufio.NewReaderSize(f, int(min(max(fi.Size()+1, 4096), 64<<10))), args, limits)
 	if err != nil {
 		return toolkit.Failed("read_file %s: %v", real, err)
 	}
@@ -175,12 +179,39 @@ func isBinary(head []byte) bool {
 	return false
 }
 
+// Bounds that keep a hostile file (huge, sparse, one endless line) from
+// keeping the server busy: the window's first line is looked for in at most
+// maxSeekBytes, and lines are counted past the window for at most
+// maxCountBytes more; past that the total is marked approximate.
+const (
+	maxSeekBytes  = 256 << 20
+	maxCountBytes = 8 << 20
+	// cancelEvery is how many bytes are read between checks for a cancelled call.
+	cancelEvery = 1 << 20
+)
+
+// window is the lines a read asks for: [start, end), 1-based, end saturated
+// so that offset+limit near the integer limits cannot wrap.
+func window(args ReadFileArgs) (start, end int) {
+	start = max(args.Offset, 1)
+	end = math.MaxInt
+	if args.Limit > 0 && args.Limit < math.MaxInt-start {
+		end = start + args.Limit
+	}
+	return start, end
+}
+
 // readWindow returns lines [offset, offset+limit) within the byte budget,
-// and counts every line of the file. Without a limit the budget is the
-// default window; with one, the hard cap. Truncated means the text stops
-// before what was asked because the budget ran out.
-func readWindow(r io.Reader, args ReadFileArgs, limits grants.Limits) (ReadFileResult, string, error) {
-	start := max(args.Offset, 1)
+// and counts the file's lines as far as the bounds above allow. Without a
+// limit the budget is the default window; with one, the hard cap. Truncated
+// means the text stops before what was asked because the budget ran out.
+func readWindow(ctx context.Context, r io.Reader, args ReadFileArgs, limits grants.Limits) (ReadFileResult, string, error) {
+	return readWindowBounded(ctx, r, args, limits, maxSeekBytes, maxCountBytes)
+}
+
+// readWindowBounded is readWindow with the seek and count bounds given.
+func readWindowBounded(ctx context.Context, r io.Reader, args ReadFileArgs, limits grants.Limits, seekBytes, countBytes int64) (ReadFileResult, string, error) {
+	start, stop := window(args)
 	budget := limits.ReadDefaultBytes
 	if args.Limit > 0 {
 		budget = limits.ReadMaxBytes
@@ -193,6 +224,10 @@ func readWindow(r io.Reader, args ReadFileArgs, limits grants.Limits) (ReadFileR
 		end       int
 		truncated bool
 		full      bool
+		read      int64 // bytes read
+		fullAt    int64 // bytes read when the window was complete
+		sinceChk  int
+		approx    bool
 	)
 	br, ok := r.(*bufio.Reader)
 	if !ok {
@@ -201,9 +236,15 @@ func readWindow(r io.Reader, args ReadFileArgs, limits grants.Limits) (ReadFileR
 	for {
 		chunk, err := br.ReadSlice('\n')
 		if n := len(chunk); n > 0 {
+			read += int64(n)
+			if !full && bytes.IndexByte(chunk, 0) >= 0 {
+				// A sparse file's holes read as NULs: refused at once
+				// rather than scanned for a line end.
+				return ReadFileResult{}, "", fmt.Errorf("line %d holds a NUL byte: binary data, not text", lineNo)
+			}
 			if cur := lineNo; cur >= start && !full {
 				switch {
-				case args.Limit > 0 && cur >= start+args.Limit:
+				case cur >= stop:
 					full = true
 				case int64(buf.Len()+n) <= budget:
 					buf.Write(chunk)
@@ -214,10 +255,19 @@ func readWindow(r io.Reader, args ReadFileArgs, limits grants.Limits) (ReadFileR
 					buf.Write(chunk[:budget-int64(buf.Len())])
 					end, full, truncated = cur, true, true
 				}
+				if full {
+					fullAt = read
+				}
 			}
 			endedInNL = chunk[n-1] == '\n'
 			if endedInNL {
 				lineNo++
+			}
+			if sinceChk += n; sinceChk >= cancelEvery {
+				sinceChk = 0
+				if err := ctx.Err(); err != nil {
+					return ReadFileResult{}, "", fmt.Errorf("cancelled after %d bytes: %w", read, err)
+				}
 			}
 		}
 		if err == io.EOF {
@@ -226,15 +276,22 @@ func readWindow(r io.Reader, args ReadFileArgs, limits grants.Limits) (ReadFileR
 		if err != nil && err != bufio.ErrBufferFull {
 			return ReadFileResult{}, "", err
 		}
+		if !full && lineNo <= start && read > seekBytes {
+			return ReadFileResult{}, "", fmt.Errorf("line %d is not within the first %d MiB of the file (%d lines read); read it with a command such as sed -n", start, seekBytes>>20, lineNo-1)
+		}
+		if full && read-fullAt > countBytes {
+			approx = true // the rest is not counted: the total is a lower bound
+			break
+		}
 	}
 	total := lineNo - 1
 	if !endedInNL {
 		total = lineNo
 	}
-	if start > total && total > 0 {
+	if start > total && total > 0 && !approx {
 		return ReadFileResult{}, "", fmt.Errorf("offset %d is past the end of the file (%d lines)", start, total)
 	}
-	res := ReadFileResult{StartLine: start, EndLine: end, TotalLines: total, Truncated: truncated}
+	res := ReadFileResult{StartLine: start, EndLine: end, TotalLines: total, TotalApprox: approx, Truncated: truncated}
 	if end == 0 {
 		res.StartLine = 0
 	}

@@ -4,6 +4,9 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
+	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -38,7 +41,7 @@ func TestReadWindow(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			res, text, err := readWindow(strings.NewReader(tt.content), tt.args, limits)
+			res, text, err := readWindow(context.Background(), strings.NewReader(tt.content), tt.args, limits)
 			if tt.errMatch != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.errMatch) {
 					t.Fatalf("err = %v, want %q", err, tt.errMatch)
@@ -183,4 +186,89 @@ func BenchmarkReadFile4KiB(b *testing.B) {
 			b.Fatal(res.Tool.Content)
 		}
 	}
+}
+
+// TestReadWindowHostile: offsets and limits near the integer limits are
+// clamped, never wrapped; a huge file is not scanned whole; sparse holes
+// are refused as binary; a cancelled read stops.
+func TestReadWindowHostile(t *testing.T) {
+	limits := grants.Limits{ReadDefaultBytes: 16 << 10, ReadMaxBytes: 1 << 20}
+	small := "a\nb\nc\n"
+	for _, args := range []ReadFileArgs{{Offset: 2, Limit: math.MaxInt}, {Offset: 1, Limit: math.MaxInt - 1}, {Offset: 3, Limit: math.MaxInt - 2}} {
+		res, text, err := readWindow(context.Background(), strings.NewReader(small), args, limits)
+		if err != nil || res.EndLine != 3 || !strings.HasSuffix(text, "c\n") {
+			t.Errorf("%+v: %v %+v %q", args, err, res, text)
+		}
+	}
+	if _, _, err := readWindow(context.Background(), strings.NewReader(small), ReadFileArgs{Offset: math.MaxInt}, limits); err == nil || !strings.Contains(err.Error(), "past the end") {
+		t.Errorf("offset MaxInt: %v", err)
+	}
+
+	// 1 GiB of lines: a window at the start reads a bounded amount (the
+	// bounds scaled down 8 times, so the test is quick).
+	const seek, count = maxSeekBytes / 8, maxCountBytes / 8
+	huge := &countingReader{r: io.LimitReader(repeatReader("0123456789abcdef\n"), 1<<30)}
+	res, _, err := readWindowBounded(context.Background(), huge, ReadFileArgs{Limit: 10}, limits, seek, count)
+	if err != nil || res.EndLine != 10 || !res.TotalApprox || res.TotalLines < 10 {
+		t.Fatalf("huge: %v %+v", err, res)
+	}
+	if huge.n > count+1<<20 {
+		t.Fatalf("read %d MiB of a 1 GiB file for a 10-line window", huge.n>>20)
+	}
+	// A window far in: the seek is bounded too.
+	huge = &countingReader{r: io.LimitReader(repeatReader("0123456789abcdef\n"), 1<<30)}
+	if _, _, err := readWindowBounded(context.Background(), huge, ReadFileArgs{Offset: 60_000_000}, limits, seek, count); err == nil || !strings.Contains(err.Error(), "not within the first") || huge.n > seek+1<<20 {
+		t.Fatalf("far offset: %v after %d MiB", err, huge.n>>20)
+	}
+
+	// A sparse file: a text head, then a 1 TiB hole.
+	f, err := os.Create(filepath.Join(t.TempDir(), "sparse"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteString("head line\n")
+	if err := f.Truncate(1 << 40); err != nil {
+		t.Skipf("no sparse files here: %v", err)
+	}
+	for _, args := range []ReadFileArgs{{}, {Offset: 2}, {Offset: 1, Limit: 1}} {
+		f.Seek(0, io.SeekStart)
+		cr := &countingReader{r: f}
+		res, text, err := readWindow(context.Background(), cr, args, limits)
+		if cr.n > 64<<20 {
+			t.Fatalf("%+v: read %d MiB of a sparse file", args, cr.n>>20)
+		}
+		if err == nil && (args.Limit != 1 || text != "head line\n" || !res.TotalApprox && res.TotalLines > 2) {
+			t.Fatalf("%+v: %+v %q", args, res, text)
+		}
+	}
+	f.Close()
+
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	cr := &countingReader{r: io.LimitReader(repeatReader("x\n"), 1<<30)}
+	if _, _, err := readWindow(ctx, cr, ReadFileArgs{Offset: 100_000_000}, limits); !errors.Is(err, context.Canceled) || cr.n > 2*cancelEvery+1<<16 {
+		t.Fatalf("cancelled: %v after %d bytes", err, cr.n)
+	}
+}
+
+type countingReader struct {
+	r io.Reader
+	n int64
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	return n, err
+}
+
+// repeatReader repeats s for ever.
+type repeatReader string
+
+func (s repeatReader) Read(p []byte) (int, error) {
+	n := 0
+	for n < len(p) {
+		n += copy(p[n:], s)
+	}
+	return n, nil
 }

@@ -129,8 +129,14 @@ func (p *Policy) decide(r Request) Decision {
 		if strings.HasPrefix(string(r.Capability), "workspace.") && !p.InWorkspace(r.Target.Path) {
 			return deny(ReasonInvalidArguments, "")
 		}
-		if IsCredentialPath(r.Target.Path) && !r.HasClass(DataCredential) {
+		isSecret := slices.Contains(p.secretFiles, r.Target.Path)
+		if (isSecret || IsCredentialPath(r.Target.Path)) && !r.HasClass(DataCredential) {
 			r.DataClasses = append(slices.Clip(r.DataClasses), DataCredential)
+		}
+		if isSecret {
+			// A brokered secret's source: its value reaches requests only
+			// through the broker, never a tool, so no rule can lift this.
+			return deny(ReasonProtectedPath, RuleProtectedPath)
 		}
 		if r.Capability.Mutates() {
 			if slices.Contains(p.protected, r.Target.Path) {

@@ -2,6 +2,7 @@ package grants
 
 import (
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -61,6 +62,9 @@ type Policy struct {
 	byCap     [][3]ruleList // per capability index: its deny, ask and allow rules
 	protected []string
 	tests     []PolicyTest
+	// secretFiles are the real paths of `[secrets.NAME] file` sources: no
+	// tool reads, writes or deletes them, whatever the rules say.
+	secretFiles []string
 }
 
 // CompileOptions carries what compiling needs from the environment, so tests
@@ -133,6 +137,11 @@ func Compile(cfg *Config, opts CompileOptions) (*Policy, error) {
 	for _, f := range []string{p.ConfigPath, p.AuditPath, p.Executable} {
 		if f != "" {
 			p.protected = append(p.protected, p.realPath(f))
+		}
+	}
+	for _, name := range slices.Sorted(maps.Keys(p.Secrets)) {
+		if f := p.Secrets[name].File; f != "" {
+			p.secretFiles = append(p.secretFiles, p.realPath(f))
 		}
 	}
 
@@ -401,6 +410,10 @@ func (p *Policy) Rules() []*Rule {
 
 // Protected returns the paths no tool may write or delete.
 func (p *Policy) Protected() []string { return slices.Clone(p.protected) }
+
+// SecretFiles returns the real paths of the configured secrets' files, which
+// no tool may read either (the sandbox hides them from commands).
+func (p *Policy) SecretFiles() []string { return slices.Clone(p.secretFiles) }
 
 // InWorkspace reports whether the resolved path p is the workspace or lies
 // beneath it (a sibling such as /x/ws_evil is not beneath /x/ws).

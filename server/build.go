@@ -19,7 +19,7 @@ import (
 func DefaultTools() []toolkit.Tool {
 	return []toolkit.Tool{
 		fstools.ReadFile{},
-		fstools.ApplyPatch{},
+		fstools.NewApplyPatch(),
 		&shelltool.Tool{},
 		webtools.NewTool(),
 		approval.AskUser{},
@@ -29,6 +29,7 @@ func DefaultTools() []toolkit.Tool {
 // Open builds the server the command line serves: the built-in tools, the
 // audit log named by the policy, and the approval channels available.
 func Open(p *grants.Policy, logger *log.Logger) (*Server, error) {
+	fstools.RecoverAtStart(p, logger.Printf) // before any call can touch the files
 	audit, err := OpenAudit(p.AuditPath)
 	if err != nil {
 		return nil, err

@@ -223,6 +223,7 @@ func (t *Tool) Plan(_ context.Context, env *toolkit.Env, raw json.RawMessage) (*
 		// the files hidden are those present then. A fresh slice: the
 		// policy's own lists are shared by concurrent calls.
 		spec.Hidden = credentialFiles(p, slices.Concat([]string{p.Workspace}, p.Sandbox.Writable, p.Sandbox.Readable))
+		spec.Hidden = append(spec.Hidden, p.SecretFiles()...) // wherever they lie
 		if surface == grants.SurfaceSandbox {
 			done, err := t.withToolchains(p, &spec)
 			if err != nil {

@@ -21,7 +21,9 @@ import (
 // on its decompressed size, text decoded from its charset, secrets redacted.
 func (c *Client) finish(resp *http.Response, maxBytes int64, secrets []Secret, method string) (Response, error) {
 	out := Response{Status: resp.StatusCode, Headers: map[string]string{}}
-	data, truncated, decoded, err := readBody(resp, maxBytes, method)
+	// Read past the cap by the longest redacted form, so a value that
+	// starts before the cap is redacted whole before the body is cut.
+	data, more, decoded, err := readBody(resp, maxBytes+int64(redactionSlack(secrets)), method)
 	if err != nil {
 		return Response{}, err
 	}
@@ -37,22 +39,19 @@ func (c *Client) finish(resp *http.Response, maxBytes int64, secrets []Secret, m
 		out.Headers[http.CanonicalHeaderKey(k)] = v
 	}
 	out.ContentType = out.Headers["Content-Type"]
-	out.Truncated = truncated
-	out.Bytes = int64(len(data))
-	if text, ok := decodeText(resp.Header.Get("Content-Type"), data, truncated); ok {
-		if red != nil {
-			text = red.Replace(text)
+	if text, ok := decodeText(resp.Header.Get("Content-Type"), data, more); ok {
+		body, truncated := redactPrefix(text, secrets, int(maxBytes), !more)
+		if truncated {
+			body = string(trimPartialRune([]byte(body)))
 		}
-		out.Body = text
+		out.Body, out.Truncated, out.Bytes = body, truncated, int64(len(body))
 		return out, nil
 	}
-	if red != nil {
-		// Redact the raw bytes before encoding; a value can only be found
-		// reliably in its own encoding.
-		data = []byte(red.Replace(string(data)))
-	}
-	out.Body = base64.StdEncoding.EncodeToString(data)
-	out.BodyBase64 = true
+	// Binary: redact the raw bytes before encoding (a value can only be
+	// found reliably in its own encoding), then cut to the cap.
+	body, truncated := redactPrefix(string(data), secrets, int(maxBytes), !more)
+	out.Body = base64.StdEncoding.EncodeToString([]byte(body))
+	out.BodyBase64, out.Truncated, out.Bytes = true, truncated, int64(len(body))
 	return out, nil
 }
 
@@ -107,8 +106,18 @@ func deflateReader(br *bufio.Reader) (io.Reader, error) {
 
 // decodeText returns the body as text when its type is textual (text/*,
 // JSON, XML, JavaScript, forms, YAML…) or absent and the bytes are UTF-8,
-// decoded from the declared charset. Anything else is binary.
+// decoded from the declared charset. Anything else is binary, and so is a
+// body whose decoded text holds a NUL byte whatever its declared type: text
+// does not, and a model shown it as text would see garbage or lose bytes.
 func decodeText(contentType string, data []byte, truncated bool) (string, bool) {
+	text, ok := decodeDeclared(contentType, data, truncated)
+	if !ok || strings.IndexByte(text, 0) >= 0 {
+		return "", false
+	}
+	return text, true
+}
+
+func decodeDeclared(contentType string, data []byte, truncated bool) (string, bool) {
 	if truncated {
 		data = trimPartialRune(data)
 	}

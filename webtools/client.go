@@ -96,10 +96,10 @@ type Response struct {
 	Body        string // text, or base64 when BodyBase64
 	BodyBase64  bool
 	ContentType string
-	Truncated   bool   // the body was longer than MaxBytes
+	Truncated   bool   // the body was longer than MaxBytes (after redaction)
 	FinalURL    string // the last hop's URL, secrets redacted
 	Hops        int    // requests made
-	Bytes       int64  // body bytes read (decompressed), at most MaxBytes
+	Bytes       int64  // body bytes returned (decompressed, redacted, before base64), at most MaxBytes
 }
 
 // ErrTimeout is wrapped by the error Do returns when the call's timeout ran out.

@@ -35,7 +35,11 @@
 // model set. A hop whose URL contains a secret's value is refused. Every
 // configured value, and its base64 and URL-escaped forms, is replaced by
 // "[REDACTED:NAME]" in the returned headers, body (text after charset
-// decoding; binary before base64), final URL and error texts.
+// decoding; binary before base64), final URL and error texts. The body is
+// redacted before it is cut to MaxBytes (it is read past the cap by the
+// longest redacted form), so the cap cannot split a value into a prefix
+// that escapes redaction. A body holding a NUL byte is binary whatever its
+// declared type, and comes back base64.
 //
 // Limits: the timeout covers the network time of the whole call (resolving,
 // connecting, sending and reading, over all hops); time spent in Decide,

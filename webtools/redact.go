@@ -27,8 +27,26 @@ func Redact(s string, secrets []Secret) string {
 }
 
 func newRedactor(secrets []Secret) *strings.Replacer {
-	type pair struct{ old, new string }
-	var pairs []pair
+	pairs := redactionPairs(secrets)
+	if len(pairs) == 0 {
+		return nil
+	}
+	args := make([]string, 0, 2*len(pairs))
+	for _, p := range pairs {
+		args = append(args, p.old, p.new)
+	}
+	return strings.NewReplacer(args...)
+}
+
+// redaction is one form of a secret's value and the mark that replaces it.
+type redaction struct{ old, new string }
+
+// redactionPairs lists every form of every value, longest first: at each
+// position the longest form wins, so the result does not depend on the
+// order of the configuration (strings.Replacer and redactPrefix both try
+// them in this order).
+func redactionPairs(secrets []Secret) []redaction {
+	var pairs []redaction
 	seen := map[string]bool{}
 	for _, sec := range secrets {
 		if sec.Value == "" {
@@ -46,21 +64,74 @@ func newRedactor(secrets []Secret) *strings.Replacer {
 		} {
 			if !seen[form] {
 				seen[form] = true
-				pairs = append(pairs, pair{form, mark})
+				pairs = append(pairs, redaction{form, mark})
 			}
 		}
 	}
-	if len(pairs) == 0 {
-		return nil
+	slices.SortStableFunc(pairs, func(a, b redaction) int { return cmp.Compare(len(b.old), len(a.old)) })
+	return pairs
+}
+
+// redactionSlack is how many bytes beyond a cap must be read so that a
+// value starting before the cap is seen whole: the longest form's length.
+func redactionSlack(secrets []Secret) int {
+	if pairs := redactionPairs(secrets); len(pairs) > 0 {
+		return len(pairs[0].old)
 	}
-	// strings.Replacer tries the olds in argument order at each position;
-	// longest first makes the result independent of configuration order.
-	slices.SortStableFunc(pairs, func(a, b pair) int { return cmp.Compare(len(b.old), len(a.old)) })
-	args := make([]string, 0, 2*len(pairs))
+	return 0
+}
+
+// redactPrefix redacts s and cuts the result to at most maxOut bytes, so
+// that no part of a value survives the cut: redaction comes first, the cut
+// second. complete says s is the whole body; otherwise s must extend at
+// least redactionSlack bytes past the cap, and only text starting where a
+// value would be seen whole is kept. truncated reports that text was
+// dropped.
+func redactPrefix(s string, secrets []Secret, maxOut int, complete bool) (out string, truncated bool) {
+	pairs := redactionPairs(secrets)
+	safeEnd := len(s)
+	if !complete && len(pairs) > 0 {
+		safeEnd = max(0, len(s)-len(pairs[0].old)+1)
+	}
+	cut := min(maxOut, safeEnd)
+	type match struct {
+		at, n int
+		mark  string
+	}
+	var ms []match
 	for _, p := range pairs {
-		args = append(args, p.old, p.new)
+		for off := 0; off < cut; {
+			i := strings.Index(s[off:], p.old)
+			if i < 0 || off+i >= cut {
+				break
+			}
+			ms = append(ms, match{off + i, len(p.old), p.new})
+			off += i + 1
+		}
 	}
-	return strings.NewReplacer(args...)
+	// Leftmost first, longest at a position (pairs are longest first and
+	// the sort is stable).
+	slices.SortStableFunc(ms, func(a, b match) int { return cmp.Compare(a.at, b.at) })
+	var b strings.Builder
+	pos := 0
+	for _, m := range ms {
+		if m.at < pos {
+			continue
+		}
+		b.WriteString(s[pos:m.at])
+		b.WriteString(m.mark)
+		pos = m.at + m.n
+	}
+	if pos < cut {
+		b.WriteString(s[pos:cut])
+		pos = cut
+	}
+	out = b.String()
+	truncated = !complete || pos < len(s)
+	if len(out) > maxOut {
+		out, truncated = out[:maxOut], true
+	}
+	return out, truncated
 }
 
 // containsSecret names the first secret whose value (in any redacted form)

@@ -2,6 +2,8 @@ package patch
 
 import (
 	"fmt"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -245,5 +247,98 @@ func FuzzParse(f *testing.F) {
 			}
 			Apply(orig, fc)
 		}
+		roundTrip(t, fcs)
 	})
+}
+
+// roundTrip: unified file changes written back as a git diff parse into
+// the same changes (envelope changes have no line numbers to write back
+// and are checked by the envelope tests).
+func roundTrip(t *testing.T, fcs []FileChange) {
+	var uni []FileChange
+	for _, fc := range fcs {
+		if fc.Format != FormatUnified {
+			return
+		}
+		for _, h := range fc.Hunks {
+			for _, l := range h.Lines {
+				if strings.ContainsRune(l.Text, '\r') {
+					return // line endings are the transport's; not a property of the text
+				}
+			}
+		}
+		uni = append(uni, fc)
+	}
+	text := formatGit(uni)
+	again, err := Parse(text)
+	if err != nil {
+		t.Fatalf("a parsed patch written back does not parse: %v\n%s", err, text)
+	}
+	if len(again) != len(uni) {
+		t.Fatalf("%d changes, then %d\n%s", len(uni), len(again), text)
+	}
+	for i := range uni {
+		a, b := uni[i], again[i]
+		if a.Op != b.Op || a.OldPath != b.OldPath || a.NewPath != b.NewPath || a.OldMode != b.OldMode || a.NewMode != b.NewMode || len(a.Hunks) != len(b.Hunks) {
+			t.Fatalf("change %d: %+v, then %+v\n%s", i, a, b, text)
+		}
+		for k := range a.Hunks {
+			x, y := a.Hunks[k], b.Hunks[k]
+			if x.OldStart != y.OldStart || x.OldLines != y.OldLines || x.NewStart != y.NewStart || x.NewLines != y.NewLines || x.AtEOF != y.AtEOF || !slices.Equal(x.Lines, y.Lines) {
+				t.Fatalf("change %d hunk %d: %+v, then %+v\n%s", i, k, x, y, text)
+			}
+		}
+	}
+}
+
+// formatGit writes file changes as `git diff` would.
+func formatGit(fcs []FileChange) string {
+	var b strings.Builder
+	q := strconv.Quote
+	for _, fc := range fcs {
+		oldP, newP := fc.OldPath, fc.NewPath
+		if oldP == "" {
+			oldP = newP
+		}
+		if newP == "" {
+			newP = oldP
+		}
+		fmt.Fprintf(&b, "diff --git %s %s\n", q("a/"+oldP), q("b/"+newP))
+		switch {
+		case fc.Op == OpAdd && fc.NewMode != 0:
+			fmt.Fprintf(&b, "new file mode %o\n", fc.NewMode)
+		case fc.Op == OpDelete && fc.OldMode != 0:
+			fmt.Fprintf(&b, "deleted file mode %o\n", fc.OldMode)
+		case fc.Op == OpUpdate && fc.OldMode != fc.NewMode:
+			if fc.OldMode != 0 {
+				fmt.Fprintf(&b, "old mode %o\n", fc.OldMode)
+			}
+			if fc.NewMode != 0 {
+				fmt.Fprintf(&b, "new mode %o\n", fc.NewMode)
+			}
+		case fc.Op == OpUpdate && fc.OldMode != 0:
+			fmt.Fprintf(&b, "index 0000000..1111111 %o\n", fc.OldMode)
+		}
+		if fc.IsRename() {
+			fmt.Fprintf(&b, "rename from %s\nrename to %s\n", q(fc.OldPath), q(fc.NewPath))
+		}
+		from, to := q("a/"+oldP), q("b/"+newP)
+		if fc.Op == OpAdd {
+			from = devNull
+		}
+		if fc.Op == OpDelete {
+			to = devNull
+		}
+		fmt.Fprintf(&b, "--- %s\n+++ %s\n", from, to)
+		for _, h := range fc.Hunks {
+			fmt.Fprintf(&b, "@@ -%d,%d +%d,%d @@\n", h.OldStart, h.OldLines, h.NewStart, h.NewLines)
+			for _, l := range h.Lines {
+				fmt.Fprintf(&b, "%c%s\n", l.Kind, l.Text)
+				if l.NoNewline {
+					b.WriteString("\\ No newline at end of file\n")
+				}
+			}
+		}
+	}
+	return b.String()
 }

@@ -87,9 +87,8 @@ headers:
 		case strings.HasPrefix(l, "index "):
 			// "index abc..def 100644": the mode when it did not change.
 			if f := strings.Fields(l); len(f) == 3 && fc.OldMode == 0 && fc.NewMode == 0 {
-				if m, err := strconv.ParseUint(f[2], 8, 32); err == nil {
-					fc.OldMode, fc.NewMode = uint32(m), uint32(m)
-				}
+				fc.OldMode, err = parseMode(f[2], "")
+				fc.NewMode = fc.OldMode
 			}
 		default:
 			break headers
@@ -238,7 +237,21 @@ func parseMode(line, prefix string) (uint32, error) {
 	if err != nil {
 		return 0, fmt.Errorf("bad file mode %q", s)
 	}
-	return uint32(m), nil
+	return checkMode(uint32(m))
+}
+
+// checkMode accepts the modes git writes for regular files: 100644 and
+// 100755 (so no setuid, setgid or sticky bit, no odd permissions).
+func checkMode(m uint32) (uint32, error) {
+	switch m {
+	case 0o100644, 0o100755:
+		return m, nil
+	case 0o120000:
+		return 0, errors.New("symlinks (mode 120000) are not supported")
+	case 0o160000:
+		return 0, errors.New("submodules (mode 160000) are not supported")
+	}
+	return 0, fmt.Errorf("file mode %o is not one git writes for a file (100644 or 100755)", m)
 }
 
 // headerPath reads the path of a "--- " or "+++ " line.
@@ -358,7 +371,7 @@ func parseHunks(lines []string, i int, fc *FileChange) (int, error) {
 			nl, _ := trimCR(lines[i])
 			if nl != "" && nl != "-- " && strings.IndexByte(" +-", nl[0]) >= 0 &&
 				!(strings.HasPrefix(nl, "--- ") && i+1 < len(lines) && strings.HasPrefix(lines[i+1], "+++ ")) {
-				return 0, lineErr(i+1, "%q follows hunk %q, whose counts say it has ended after %d old and %d new lines; fix the counts in the @@ header",
+				return 0, corrupt(i+1, "%q follows hunk %q, whose counts say it has ended after %d old and %d new lines; fix the counts in the @@ header",
 					nl, h.Header, h.OldLines, h.NewLines)
 			}
 		}
@@ -401,23 +414,22 @@ func parseHunk(lines []string, start int) (Hunk, int, error) {
 		return h, 0, lineErr(start+1, "bad hunk header %q: expected \"@@ -START[,COUNT] +START[,COUNT] @@\"", header)
 	}
 	oldSeen, newSeen := 0, 0
-	bare := 0 // trailing lines that were empty in the patch (not " ")
 	i := start + 1
-	for ; i < len(lines) && (oldSeen < h.OldLines || newSeen < h.NewLines); i++ {
+	// As git apply: a hunk takes exactly the lines its header counts. While
+	// it expects lines, "--- x" is a removed line and "+++ x" an added one,
+	// whatever they look like; a line that is none of ' ', '-', '+', an empty
+	// line (an empty context line whose space was trimmed) or a "\ No
+	// newline" marker, or the end of the patch, makes it corrupt.
+	for ; oldSeen < h.OldLines || newSeen < h.NewLines; i++ {
+		if i >= len(lines) {
+			return h, 0, corrupt(i+1, "the patch ends, but hunk %q (line %d) expects %d more old and %d more new lines; fix the counts in the @@ header",
+				header, start+1, h.OldLines-oldSeen, h.NewLines-newSeen)
+		}
 		l, _ := trimCR(lines[i])
-		if l == "" {
-			// An empty line is an empty context line whose space was trimmed.
-			h.Lines = append(h.Lines, Line{Kind: ' '})
-			oldSeen++
-			newSeen++
-			bare++
-			continue
+		kind := byte(' ')
+		if l != "" {
+			kind = l[0]
 		}
-		if isFileHeader(lines, i) {
-			// A ---/+++/@@ triple cannot be hunk content: the counts were too large.
-			return finishShort(h, bare, i)
-		}
-		kind := l[0]
 		switch kind {
 		case ' ', '-', '+':
 		case '\\':
@@ -426,28 +438,24 @@ func parseHunk(lines []string, start int) (Hunk, int, error) {
 			}
 			continue
 		default:
-			// The hunk ended early (counts too large): keep what was read
-			// if a new hunk or file starts here, else refuse.
-			if !strings.HasPrefix(l, "@@") && !strings.HasPrefix(l, "diff ") {
-				return h, 0, lineErr(i+1, "hunk %q expects %d more old and %d more new lines, but %q does not start with ' ', '-' or '+'",
-					header, h.OldLines-oldSeen, h.NewLines-newSeen, l)
-			}
-			return finishShort(h, bare, i)
+			return h, 0, corrupt(i+1, "hunk %q (line %d) expects %d more old and %d more new lines, but %q does not start with ' ', '-' or '+'; fix the counts in the @@ header",
+				header, start+1, h.OldLines-oldSeen, h.NewLines-newSeen, l)
 		}
-		bare = 0
 		if kind != '+' {
 			oldSeen++
 		}
 		if kind != '-' {
 			newSeen++
 		}
-		h.Lines = append(h.Lines, Line{Kind: kind, Text: l[1:]})
-	}
-	if oldSeen < h.OldLines || newSeen < h.NewLines {
-		return finishShort(h, bare, i)
-	}
-	if oldSeen > h.OldLines || newSeen > h.NewLines {
-		return h, 0, lineErr(start+1, "hunk %q has %d old and %d new lines, not %d and %d", header, oldSeen, newSeen, h.OldLines, h.NewLines)
+		if oldSeen > h.OldLines || newSeen > h.NewLines {
+			return h, 0, corrupt(i+1, "hunk %q (line %d) has more %s lines than its header counts (%d old, %d new); fix the counts in the @@ header",
+				header, start+1, map[bool]string{true: "old", false: "new"}[oldSeen > h.OldLines], h.OldLines, h.NewLines)
+		}
+		text := ""
+		if l != "" {
+			text = l[1:]
+		}
+		h.Lines = append(h.Lines, Line{Kind: kind, Text: text})
 	}
 	for i < len(lines) && strings.HasPrefix(lines[i], `\`) {
 		if err := markNoNewline(&h, i); err != nil {
@@ -455,28 +463,17 @@ func parseHunk(lines []string, start int) (Hunk, int, error) {
 		}
 		i++
 	}
-	h.AtEOF = oldEndsWithoutNewline(h.Lines)
-	return h, i, nil
-}
-
-// finishShort ends a hunk whose header counted more lines than the patch has:
-// its counts become what was read, without trailing empty patch lines.
-func finishShort(h Hunk, bare, next int) (Hunk, int, error) {
-	h.Lines = h.Lines[:len(h.Lines)-bare]
-	h.OldLines, h.NewLines = 0, 0
-	for _, l := range h.Lines {
-		if l.Kind != '+' {
-			h.OldLines++
-		}
-		if l.Kind != '-' {
-			h.NewLines++
-		}
-	}
 	if len(h.Lines) == 0 {
 		return h, 0, lineErr(h.Line, "hunk %q has no lines", h.Header)
 	}
 	h.AtEOF = oldEndsWithoutNewline(h.Lines)
-	return h, next, nil
+	return h, i, nil
+}
+
+// corrupt is git apply's error for a hunk whose lines do not match its
+// header's counts.
+func corrupt(line int, format string, args ...any) error {
+	return fmt.Errorf("corrupt patch at line %d: %s", line, fmt.Sprintf(format, args...))
 }
 
 func markNoNewline(h *Hunk, i int) error {
@@ -536,10 +533,4 @@ func parseRange(s string) (start, count int, ok bool) {
 		return 0, 0, false
 	}
 	return start, count, true
-}
-
-// isFileHeader reports a "---", "+++", "@@" line triple at lines[i].
-func isFileHeader(lines []string, i int) bool {
-	return i+2 < len(lines) && strings.HasPrefix(lines[i], "--- ") &&
-		strings.HasPrefix(lines[i+1], "+++ ") && strings.HasPrefix(lines[i+2], "@@")
 }
