@@ -136,7 +136,7 @@ func TestInitHosts(t *testing.T) {
 			if elicits := host != "claude-desktop" && host != "http"; elicits == strings.Contains(string(written), "\nconsole = ") {
 				t.Errorf("console turned on = %v for host %q:\n%s", !elicits, host, written)
 			}
-			if !strings.Contains(string(written), "# Toolchains found in PATH") || !strings.Contains(string(written), "git (") {
+			if !strings.Contains(string(written), "# Toolchains found when this file was written") || !strings.Contains(string(written), "git: git at ") {
 				t.Errorf("toolchains not listed:\n%s", written)
 			}
 			if !strings.Contains(out, "explain --config '"+cfgPath+"'") {

@@ -185,13 +185,16 @@ expect     = "` + testExpectRead(profile) + `"
 # Commands run in the kernel sandbox; "none" means no network for them.
 network = "none"
 `)
+	b.WriteString("# Commands get read-only access to the toolchains found, a private HOME and\n" +
+		"# private caches (\"auto\"; a list such as [\"go\", \"git\"]; or \"none\").\n" +
+		"toolchains = \"auto\"\n")
 	if len(found) > 0 {
-		b.WriteString("# Toolchains found in PATH when this file was written:\n")
+		b.WriteString("# Toolchains found when this file was written (onellm-mcp doctor says more):\n")
 		for _, f := range found {
 			fmt.Fprintf(&b, "#   %s\n", f)
 		}
 	} else {
-		b.WriteString("# No toolchain (go, python3, node, cargo, git) was found in PATH.\n")
+		b.WriteString("# No toolchain (git, go, python, node, rust) was found.\n")
 	}
 	b.WriteString("\n[approval]\n# An unanswered approval is denied after this many seconds.\ntimeout_seconds = 120\n")
 	if console != "" {
