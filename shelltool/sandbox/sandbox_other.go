@@ -88,3 +88,7 @@ func (*Runner) Close() {}
 
 // CgroupLimits reports that commands get no cgroup on this system.
 func CgroupLimits() (pids, memory bool, err error) { return false, false, errOS() }
+
+// SystemRoots are the folders a sandboxed command could read beyond its own
+// roots; on this platform no command is sandboxed, so "/" stands for all.
+func SystemRoots() []string { return []string{"/"} }
