@@ -309,6 +309,9 @@ func setupMounts(hs *helperSpec) error {
 			return err
 		}
 	}
+	if err := nosuidRoots(hs.Writable); err != nil {
+		return err
+	}
 	if err := hideSecrets(etcSecrets(), hs.Hidden); err != nil {
 		return err
 	}
@@ -419,21 +422,7 @@ func readOnlyBinds(hs *helperSpec) error {
 		if err := step("bind "+p, unix.Mount(p, p, "", unix.MS_BIND|unix.MS_REC, "")); err != nil {
 			return err
 		}
-		var sf unix.Statfs_t
-		if err := unix.Statfs(p, &sf); err != nil {
-			return step("statfs "+p, err)
-		}
-		flags := uintptr(unix.MS_BIND | unix.MS_REMOUNT | unix.MS_RDONLY)
-		for _, f := range []struct{ st, ms int64 }{
-			{unix.ST_NOSUID, unix.MS_NOSUID}, {unix.ST_NODEV, unix.MS_NODEV},
-			{unix.ST_NOEXEC, unix.MS_NOEXEC}, {unix.ST_NOATIME, unix.MS_NOATIME},
-			{unix.ST_NODIRATIME, unix.MS_NODIRATIME}, {unix.ST_RELATIME, unix.MS_RELATIME},
-		} {
-			if sf.Flags&f.st != 0 {
-				flags |= uintptr(f.ms)
-			}
-		}
-		if err := step("remount ro "+p, unix.Mount("", p, "", flags, "")); err != nil {
+		if err := step("remount ro "+p, remountBind(p, unix.MS_RDONLY|unix.MS_NOSUID)); err != nil {
 			return err
 		}
 		pinned[p] = true // a mount point already: never bind over it again
