@@ -20,7 +20,7 @@ func (p *Policy) Summary(caps ...Capability) string {
 	}
 	fmt.Fprintf(&b, "- always denied: files that look like credentials (.env, *.pem, *.key, id_rsa*, .ssh/…) unless a rule names the exact path")
 	if slices.ContainsFunc(caps, Capability.Mutates) {
-		b.WriteString("; writing the config, the audit log or the server's binary; .git/hooks and .git/config unless a rule names them")
+		b.WriteString("; writing the config, the audit log or the server's binary; a git directory's config, hooks and anything else but objects, refs, logs, index, HEAD and the other record files, unless a rule names the exact path")
 	}
 	if slices.ContainsFunc(caps, Capability.IsNetwork) {
 		b.WriteString("; loopback, private and metadata addresses unless a rule names the host with allow_private")
