@@ -93,7 +93,8 @@ func (t *Tool) sandboxErr() error {
 func (t *Tool) Definition(p *grants.Policy) mcp.Tool {
 	where := "inside a kernel sandbox (landlock, namespaces, seccomp): it may write only beneath the workspace " + p.Workspace +
 		", a private /tmp" + list(", and ", p.Sandbox.Writable) + "; read system folders and the workspace" + list(" and ", p.Sandbox.Readable) +
-		"; .git/hooks and .git/config" + list(", ", p.DeniedWriteFolders()) + " stay read-only; "
+		"; in every git directory only objects, refs, logs, index, HEAD and the other record files are kept (config, hooks and the rest stay as they were)" +
+		list("; read-only: ", p.DeniedWriteFolders()) + "; "
 	switch p.Sandbox.Network {
 	case "full":
 		where += "it has the host's network."
@@ -223,6 +224,10 @@ func (t *Tool) Plan(_ context.Context, env *toolkit.Env, raw json.RawMessage) (*
 		// the files hidden are those present then. A fresh slice: the
 		// policy's own lists are shared by concurrent calls.
 		spec.Hidden = credentialFiles(p, slices.Concat([]string{p.Workspace}, p.Sandbox.Writable, p.Sandbox.Readable))
+		// Before the toolchains add their cache roots: no repository lives there.
+		git := sandbox.FindGitDirs(spec.Writable, gitScanSkipped)
+		spec.GitDirs = git.Dirs
+		spec.ReadOnly = slices.Concat(spec.ReadOnly, git.Links)
 		if surface == grants.SurfaceSandbox {
 			done, err := t.withToolchains(p, &spec)
 			if err != nil {
@@ -331,18 +336,23 @@ func environment(p *grants.Policy, secrets []secretValue) []string {
 	return env
 }
 
-// readOnly lists what must stay read-only inside writable roots: git's
-// code-running files, folders deny rules close to writes, and the protected
-// files.
+// readOnly lists what must stay read-only inside writable roots: folders
+// deny rules close to writes, and the protected files. (Git directories are
+// found when the command runs: Spec.GitDirs.)
 func readOnly(p *grants.Policy) []string {
-	var out []string
-	for _, root := range append([]string{p.Workspace}, p.Sandbox.Writable...) {
-		out = append(out, filepath.Join(root, ".git", "hooks"), filepath.Join(root, ".git", "config"))
-	}
 	// Folders a deny rule closes to writes are closed to commands too, not
 	// only to the redirections the policy can see.
-	out = append(out, p.DeniedWriteFolders()...)
-	return append(out, p.Protected()...)
+	return slices.Concat(p.DeniedWriteFolders(), p.Protected())
+}
+
+// gitScanSkipped names folders the search for git directories does not
+// enter: dependency caches, large and not where repositories live.
+func gitScanSkipped(name string) bool {
+	switch name {
+	case "node_modules", ".venv", "venv", "__pycache__", ".cache", ".gradle", ".m2":
+		return true
+	}
+	return false
 }
 
 // proxyClient dials for the egress proxy (system resolver; it holds no
@@ -431,6 +441,10 @@ func run(ctx context.Context, env *toolkit.Env, spec sandbox.Spec, surface grant
 	}
 	if len(out.Egress) > 0 {
 		text += "\negress proxy:\n" + strings.Join(out.Egress, "\n")
+	}
+	if len(res.GitDropped) > 0 {
+		text += "\nnot kept (a git directory keeps only what records work: objects, refs, logs, index, HEAD, *_HEAD, packed-refs, COMMIT_EDITMSG):\n" +
+			strings.Join(res.GitDropped, "\n")
 	}
 	r := mcp.NewToolResultStructured(out, text)
 	r.IsError = out.ExitCode != 0 || out.TimedOut || err != nil

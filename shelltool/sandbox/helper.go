@@ -44,6 +44,8 @@ type helperSpec struct {
 	Readable    []string `json:"readable"`
 	ReadOnly    []string `json:"read_only"`
 	Hidden      []string `json:"hidden,omitempty"`
+	GitDirs     []string `json:"git_dirs,omitempty"`   // overlaid (gitdirs.go)
+	GitStages   []string `json:"git_stages,omitempty"` // one per GitDirs entry
 	NewNet      bool     `json:"new_net"`
 	TCPConnect  []uint16 `json:"tcp_connect"`
 	Proxy       bool     `json:"proxy,omitempty"` // bind ProxyPort, send it on fdProxy
@@ -239,6 +241,11 @@ func setupMounts(hs *helperSpec) error {
 	if err := step("mount proc", unix.Mount("proc", "/proc", "proc", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, "")); err != nil {
 		return err
 	}
+	gitMounts, err := openGitMounts(hs)
+	if err != nil {
+		return err
+	}
+	defer closeGitMounts(gitMounts)
 	// Roots under /tmp are opened before the private tmpfs hides them, then
 	// bound back (parents first; a root beneath a bound one comes along).
 	type keep struct {
@@ -310,6 +317,9 @@ func setupMounts(hs *helperSpec) error {
 		}
 	}
 	if err := nosuidRoots(hs.Writable); err != nil {
+		return err
+	}
+	if err := mountGitOverlays(gitMounts); err != nil {
 		return err
 	}
 	if err := hideSecrets(etcSecrets(), hs.Hidden); err != nil {

@@ -297,9 +297,18 @@ func drive(ctx context.Context, s *Spec, st *launched) (res Result, err error) {
 			defer close(statusDone)
 			statusBuf, _ = io.ReadAll(statusR)
 		}()
+		stages, err := gitStages(s.GitDirs)
+		if err != nil {
+			st.killAll()
+			return Result{}, fmt.Errorf("%w: %v", ErrUnavailable, err)
+		}
+		// Runs when drive returns, after the helper and the whole command
+		// are gone (every return below follows the wait).
+		defer func() { res.GitDropped = mergeGitStages(s.GitDirs, stages) }()
 		hs := helperSpec{
 			Shell: s.Shell, Command: s.Command, Dir: s.Dir, Env: s.Env,
 			Writable: s.Writable, Readable: s.Readable, ReadOnly: s.ReadOnly, Hidden: s.Hidden,
+			GitDirs: s.GitDirs, GitStages: stages,
 			NewNet: s.Network != NetworkFull, TCPConnect: s.AllowTCPConnect,
 			Proxy:       s.Network == NetworkProxy,
 			CPUSeconds:  uint64(s.Timeout/time.Second) + 5,
