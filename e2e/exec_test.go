@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -153,6 +154,42 @@ target     = { path = "deploy/prod/**" }
 		}
 	}
 	if _, err := os.Stat(filepath.Join(f.Workspace, "deploy/dev/new")); err != nil {
+		t.Errorf("a folder no rule closes must stay writable: %v", err)
+	}
+}
+
+// TestExecuteDeniedFolderUnderWritableRoot: a filesystem.* deny folder
+// inside a [sandbox] writable root is read-only to commands too.
+func TestExecuteDeniedFolderUnderWritableRoot(t *testing.T) {
+	root := t.TempDir()
+	data := filepath.Join(root, "data")
+	f := newFixture(t, fmt.Sprintf(`profile = "interactive-dev"
+
+[sandbox]
+writable = [%q]
+
+[[rules.deny]]
+rule_id    = "locked-data"
+capability = "filesystem.*"
+target     = { path = %q }
+`, data, data+"/locked/**"))
+	f.write(t, filepath.Join(data, "locked", "keep.txt"), "keep\n")
+	f.write(t, filepath.Join(data, "open", "x.txt"), "x\n")
+	c := stdioClient(t, f, Legacy)
+	cmd := fmt.Sprintf("cp /etc/hostname %[1]s/locked/new; echo x | tee %[1]s/locked/t; echo y | tee -a %[1]s/locked/keep.txt; cp /etc/hostname %[1]s/open/new; exit 0", data)
+	res := call(t, c, "execute_terminal_command", map[string]any{"command": cmd})
+	if res.IsError {
+		t.Fatalf("run: %s", text(res))
+	}
+	for _, p := range []string{"locked/new", "locked/t"} {
+		if _, err := os.Stat(filepath.Join(data, p)); err == nil {
+			t.Errorf("%s was written inside a folder a deny rule closes", p)
+		}
+	}
+	if b, _ := os.ReadFile(filepath.Join(data, "locked", "keep.txt")); string(b) != "keep\n" {
+		t.Errorf("locked/keep.txt changed: %q", b)
+	}
+	if _, err := os.Stat(filepath.Join(data, "open", "new")); err != nil {
 		t.Errorf("a folder no rule closes must stay writable: %v", err)
 	}
 }

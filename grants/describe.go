@@ -106,15 +106,16 @@ func (r *Rule) String() string {
 }
 
 // DeniedWriteFolders lists folders that a deny rule closes to writing as a
-// whole: a rule on workspace.files.write (or a glob covering it), whose only
-// target is a path "FOLDER/**", with no conditions. The sandbox makes them
-// read-only, so a command cannot write there by other means than the
-// redirections the policy sees (cp, tee, an editor).
+// whole: a rule on workspace.files.write or filesystem.write (or a glob
+// covering either), whose only target is a path "FOLDER/**", with no
+// conditions. The sandbox makes those inside its writable roots read-only,
+// so a command cannot write there by other means than the redirections the
+// policy sees (cp, tee, an editor).
 func (p *Policy) DeniedWriteFolders() []string {
 	var out []string
 	for _, r := range p.deny {
 		c := r.Config
-		if r.caps&capBit(CapWorkspaceWrite) == 0 || r.path == nil || r.path.literal ||
+		if r.caps&(capBit(CapWorkspaceWrite)|capBit(CapFilesystemWrite)) == 0 || r.path == nil || r.path.literal ||
 			c.Target.ToolName != "" || c.Target.Host != "" || c.Target.Resource != "" || c.Target.Command != "" ||
 			!reflect.DeepEqual(c.Conditions, ConditionsConfig{}) || r.unconfiguredSecretsOnly {
 			continue

@@ -84,10 +84,20 @@ conditions = { risk_level = ["high"] }
 rule_id = "reads-only"
 capability = "workspace.files.read"
 target = { path = "secret/**" }
+
+[[rules.deny]]
+rule_id = "outside"
+capability = "filesystem.*"
+target = { path = "/srv/data/locked/**" }
+
+[[rules.deny]]
+rule_id = "outside-reads"
+capability = "filesystem.read"
+target = { path = "/srv/data/private/**" }
 `)
 	got := p.DeniedWriteFolders()
-	if len(got) != 1 || got[0] != p.Workspace+"/deploy/prod" {
-		t.Fatalf("DeniedWriteFolders = %v, want only %s/deploy/prod", got, p.Workspace)
+	if len(got) != 2 || got[0] != p.Workspace+"/deploy/prod" || got[1] != "/srv/data/locked" {
+		t.Fatalf("DeniedWriteFolders = %v, want %s/deploy/prod and /srv/data/locked", got, p.Workspace)
 	}
 }
 

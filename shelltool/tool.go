@@ -336,13 +336,24 @@ func environment(p *grants.Policy, secrets []secretValue) []string {
 	return env
 }
 
-// readOnly lists what must stay read-only inside writable roots: folders
-// deny rules close to writes, and the protected files. (Git directories are
-// found when the command runs: Spec.GitDirs.)
+// readOnly lists what must stay read-only inside writable roots (the
+// workspace and [sandbox] writable): folders deny rules close to writes, and
+// the protected files. (Git directories are found when the command runs:
+// Spec.GitDirs.)
 func readOnly(p *grants.Policy) []string {
+	roots := slices.Concat([]string{p.Workspace}, p.Sandbox.Writable)
+	var out []string
 	// Folders a deny rule closes to writes are closed to commands too, not
 	// only to the redirections the policy can see.
-	return slices.Concat(p.DeniedWriteFolders(), p.Protected())
+	for _, f := range slices.Concat(p.DeniedWriteFolders(), p.Protected()) {
+		for _, r := range roots {
+			if f == r || strings.HasPrefix(f, r+"/") {
+				out = append(out, f)
+				break
+			}
+		}
+	}
+	return out
 }
 
 // gitScanSkipped names folders the search for git directories does not
