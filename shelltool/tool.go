@@ -211,8 +211,10 @@ func (t *Tool) Plan(_ context.Context, env *toolkit.Env, raw json.RawMessage) (*
 		ReadOnly: readOnly(p), Network: sandbox.Network(p.Sandbox.Network), Timeout: timeout,
 		OutputMax: int(p.Limits.OutputMaxBytes),
 	}
+	var brokered []webtools.Secret
 	for _, s := range secrets {
 		spec.Secrets = append(spec.Secrets, s.value)
+		brokered = append(brokered, webtools.Secret{Name: s.name, Value: s.value})
 	}
 	var runner *sandbox.Runner
 	if surface == grants.SurfaceSandbox {
@@ -235,7 +237,7 @@ func (t *Tool) Plan(_ context.Context, env *toolkit.Env, raw json.RawMessage) (*
 			}
 			defer done()
 		}
-		return run(ctx, env, spec, surface, runner)
+		return run(ctx, env, spec, surface, runner, brokered)
 	}}, nil
 }
 
@@ -403,22 +405,24 @@ func (l *egressLog) list() []string {
 // withProxy sets the egress proxy of a sandboxed command: each destination
 // is decided (and audited) through the server's mid-action gate as
 // network.http.* for this tool; anything but Allow is refused, since no
-// person can be asked while the command runs.
-func withProxy(spec *sandbox.Spec, env *toolkit.Env, log *egressLog) {
+// person can be asked while the command runs. The brokered secrets the
+// command holds are redacted from what the proxy decides and reports.
+func withProxy(spec *sandbox.Spec, env *toolkit.Env, log *egressLog, secrets []webtools.Secret) {
 	px := &webtools.Proxy{
 		Client:  proxyClient,
 		Decide:  webtools.ProxyPolicy(env.MidAction, Name, webtools.TunnelPaths(env.Policy, Name)),
 		OnEvent: log.add,
+		Secrets: secrets,
 	}
 	spec.Proxy = px.Serve
 }
 
-func run(ctx context.Context, env *toolkit.Env, spec sandbox.Spec, surface grants.Surface, runner *sandbox.Runner) toolkit.Result {
+func run(ctx context.Context, env *toolkit.Env, spec sandbox.Spec, surface grants.Surface, runner *sandbox.Runner, brokered []webtools.Secret) toolkit.Result {
 	stop := progress(ctx, env)
 	defer stop()
 	egress := &egressLog{}
 	if spec.Network == sandbox.NetworkProxy && surface == grants.SurfaceSandbox {
-		withProxy(&spec, env, egress)
+		withProxy(&spec, env, egress, brokered)
 	}
 	var (
 		res sandbox.Result
