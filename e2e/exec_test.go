@@ -222,3 +222,30 @@ target     = { path = "public/.env" }
 		t.Fatalf(".env changed: %q", b)
 	}
 }
+
+// TestExecuteWithNetworkSeeingLiftedCredential: a rule that lifts one
+// credential file for reading leaves it visible in the sandbox, so a command
+// that also has a network carries the credential class and is refused by
+// the built-in credential-flow rule; without the file it runs.
+func TestExecuteWithNetworkSeeingLiftedCredential(t *testing.T) {
+	f := newFixture(t, `profile = "interactive-dev"
+
+[sandbox]
+network = "proxy"
+
+[[rules.allow]]
+rule_id    = "read-this-env"
+capability = "workspace.files.read"
+target     = { path = ".env" }
+`)
+	c := stdioClient(t, f, Legacy)
+	res := call(t, c, "execute_terminal_command", map[string]any{"command": "echo ran"})
+	if res.IsError || !strings.Contains(text(res), "ran") {
+		t.Fatalf("without the credential file the command must run: %s", text(res))
+	}
+	f.write(t, ".env", "TOKEN=x\n")
+	res = call(t, c, "execute_terminal_command", map[string]any{"command": "echo ran"})
+	if !res.IsError || !strings.Contains(text(res), "deny_credential_flow") {
+		t.Fatalf("a networked command that can read a lifted credential file ran: %s", text(res))
+	}
+}

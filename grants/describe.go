@@ -157,3 +157,20 @@ func (p *Policy) Shadowed() []string {
 	}
 	return out
 }
+
+// LiftedCredentialPaths lists the credential files an allow rule names
+// exactly for reading (workspace.files.read or filesystem.read): the files
+// the sandbox leaves visible. A command with a network that can see one of
+// them can send it out, so its requests carry the credential class.
+func (p *Policy) LiftedCredentialPaths() []string {
+	var out []string
+	for _, r := range p.allow {
+		if r.path == nil || !r.path.literal || r.caps&(capBit(CapWorkspaceRead)|capBit(CapFilesystemRead)) == 0 {
+			continue
+		}
+		if IsCredentialPath(r.path.pattern) {
+			out = append(out, r.path.pattern)
+		}
+	}
+	return out
+}

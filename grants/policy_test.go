@@ -120,3 +120,38 @@ target = { path = "src/**" }
 		t.Fatalf("Shadowed() = %v, want github-api outranked by interactive-dev/ask-network", got)
 	}
 }
+
+func TestLiftedCredentialPaths(t *testing.T) {
+	e := newEnv(t)
+	p := e.policy(t, `profile = "interactive-dev"
+
+[[rules.allow]]
+rule_id = "env"
+capability = "workspace.files.read"
+target = { path = ".env" }
+
+[[rules.allow]]
+rule_id = "glob"
+capability = "workspace.files.read"
+target = { path = "keys/*.pem" }
+
+[[rules.allow]]
+rule_id = "write-only"
+capability = "workspace.files.write"
+target = { path = "w.pem" }
+
+[[rules.allow]]
+rule_id = "not-a-credential"
+capability = "filesystem.read"
+target = { path = "/etc/hostname" }
+
+[[rules.allow]]
+rule_id = "netrc"
+capability = "filesystem.*"
+target = { path = "/home/x/.netrc" }
+`)
+	got := p.LiftedCredentialPaths()
+	if len(got) != 2 || got[0] != e.in(".env") || got[1] != "/home/x/.netrc" {
+		t.Fatalf("LiftedCredentialPaths = %q, want [%s /home/x/.netrc]", got, e.in(".env"))
+	}
+}

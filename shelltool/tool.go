@@ -198,6 +198,14 @@ func (t *Tool) Plan(_ context.Context, env *toolkit.Env, raw json.RawMessage) (*
 	if err != nil {
 		return nil, err
 	}
+	if outbound := surface == grants.SurfaceHost || p.Sandbox.Network != "none"; outbound && seesLiftedCredential(p, surface) {
+		// It can read a credential file a rule lifted and send it out.
+		for i := range reqs {
+			if reqs[i].Capability == grants.CapProcessExec && !reqs[i].HasClass(grants.DataCredential) {
+				reqs[i].DataClasses = append(reqs[i].DataClasses, grants.DataCredential)
+			}
+		}
+	}
 	if cwdReq != nil {
 		reqs = append([]grants.Request{*cwdReq}, reqs...)
 	}
@@ -239,6 +247,19 @@ func (t *Tool) Plan(_ context.Context, env *toolkit.Env, raw json.RawMessage) (*
 		}
 		return run(ctx, env, spec, surface, runner, brokered)
 	}}, nil
+}
+
+// seesLiftedCredential reports whether a command can read a credential file
+// that an exact-path rule lifted: one inside its roots that exists (on the
+// host, any that exists).
+func seesLiftedCredential(p *grants.Policy, surface grants.Surface) bool {
+	roots := slices.Concat([]string{p.Workspace}, p.Sandbox.Writable, p.Sandbox.Readable)
+	for _, f := range p.LiftedCredentialPaths() {
+		if _, err := os.Lstat(f); err == nil && (inRoots(f, roots) || surface == grants.SurfaceHost) {
+			return true
+		}
+	}
+	return false
 }
 
 // LineRequests parses a command line and returns the requests the tool
@@ -348,14 +369,21 @@ func readOnly(p *grants.Policy) []string {
 	// Folders a deny rule closes to writes are closed to commands too, not
 	// only to the redirections the policy can see.
 	for _, f := range slices.Concat(p.DeniedWriteFolders(), p.Protected()) {
-		for _, r := range roots {
-			if f == r || strings.HasPrefix(f, r+"/") {
-				out = append(out, f)
-				break
-			}
+		if inRoots(f, roots) {
+			out = append(out, f)
 		}
 	}
 	return out
+}
+
+// inRoots reports whether the real path f is one of roots or lies beneath one.
+func inRoots(f string, roots []string) bool {
+	for _, r := range roots {
+		if f == r || strings.HasPrefix(f, r+"/") {
+			return true
+		}
+	}
+	return false
 }
 
 // gitScanSkipped names folders the search for git directories does not
