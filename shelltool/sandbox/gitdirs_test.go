@@ -17,7 +17,7 @@ import (
 var gitEnv = []string{"GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null", "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@t",
 	"GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@t", "GIT_ALLOW_PROTOCOL=file", "PATH=/usr/bin:/bin", "LC_ALL=C"}
 
-func hostGit(t *testing.T, dir string, args ...string) string {
+func hostGit(t testing.TB, dir string, args ...string) string {
 	t.Helper()
 	cmd := exec.Command("git", args...)
 	cmd.Dir = dir
@@ -32,7 +32,7 @@ func hostGit(t *testing.T, dir string, args ...string) string {
 // gitTree makes a workspace holding a repository with a commit, a nested
 // repository, a submodule (.git/modules/sub, sub/.git a file) and a linked
 // worktree (.git/worktrees/wt, wt/.git a file).
-func gitTree(t *testing.T) (ws string, repos []string) {
+func gitTree(t testing.TB) (ws string, repos []string) {
 	t.Helper()
 	if _, err := exec.LookPath("git"); err != nil {
 		t.Skip("git not installed")
@@ -162,5 +162,32 @@ done`
 	}
 	if _, err := os.Stat(filepath.Join(ws, "PWNED")); err == nil {
 		t.Errorf("git ran the planted code")
+	}
+}
+
+// BenchmarkRunGitDirs: a sandboxed `true` in a workspace with four git
+// directories (overlays, binds, and the merge after), against the same
+// without GitDirs.
+func BenchmarkRunGitDirs(b *testing.B) {
+	needSandbox(b)
+	ws, _ := gitTree(b)
+	gl := FindGitDirs([]string{ws}, nil)
+	for _, tc := range []struct {
+		name string
+		dirs []string
+	}{{"none", nil}, {"four", gl.Dirs}} {
+		b.Run(tc.name, func(b *testing.B) {
+			s := Spec{Command: "true", Dir: ws, Writable: []string{ws}, GitDirs: tc.dirs, ReadOnly: gl.Links, Timeout: 10 * time.Second}
+			benchMedian(b, func() error { _, err := Run(context.Background(), s); return err })
+		})
+	}
+}
+
+// BenchmarkFindGitDirs walks this repository, as each command's start does
+// for its writable roots.
+func BenchmarkFindGitDirs(b *testing.B) {
+	root, _ := filepath.Abs("../..")
+	for b.Loop() {
+		FindGitDirs([]string{root}, nil)
 	}
 }
