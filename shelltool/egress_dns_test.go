@@ -152,7 +152,9 @@ target = { host = "allowed.test" }
 	if err != nil {
 		t.Fatal(err)
 	}
-	gate := func(_ context.Context, r grants.Request, _ grants.Stage) (grants.Decision, error) { return p.Decide(r), nil }
+	gate := func(_ context.Context, r grants.Request, _ grants.Stage) (grants.Decision, error) {
+		return p.Decide(r), nil
+	}
 	var events []string
 	var mu sync.Mutex
 	px := &webtools.Proxy{Client: webtools.NewClient(webtools.Options{}), Decide: webtools.ProxyPolicy(gate, Name, nil),
