@@ -318,9 +318,18 @@ func closeGitMounts(mounts []gitMount) {
 
 // mountGitOverlays mounts the overlays, parents first, and binds the real
 // record folders (writable) and guarded entries (read-only) back into each.
-func mountGitOverlays(mounts []gitMount) error {
+// The folders holding a git directory that is not inside another one are
+// pinned first, so the repository cannot be moved aside and replaced.
+func mountGitOverlays(mounts []gitMount, writable []string, pinned map[string]bool) error {
 	fdPath := func(fd int) string { return "/proc/self/fd/" + strconv.Itoa(fd) }
+	var done []string
 	for _, m := range mounts {
+		if !within(m.dir, done) {
+			if err := pinAncestors(m.dir, writable, pinned); err != nil {
+				return err
+			}
+		}
+		done = append(done, m.dir)
 		// volatile: no sync of the upper layer at unmount (tens of
 		// milliseconds per command); the stage is read back from the page
 		// cache by the merge and never reused.

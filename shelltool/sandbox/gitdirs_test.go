@@ -110,6 +110,7 @@ echo "$PWD/evil" > .git/worktrees/wt/gitdir
 echo "gitdir: $PWD/evil" > sub/.git && echo "sub/.git rewritten"
 echo "gitdir: $PWD/evil" > wt/.git && echo "wt/.git rewritten"
 mv .git/hooks .git/hooks-old; rm -rf .git/hooks
+for r in nested sub wt; do mv $r $r-moved && echo "$r moved"; mv $r/.git $r/git-moved && echo "$r/.git moved"; done
 true`
 	commit := `
 set -e
@@ -159,6 +160,11 @@ done`
 	}
 	if b, _ := os.ReadFile(filepath.Join(ws, "sub/.git")); string(b) != string(subLink) {
 		t.Errorf("sub/.git changed: %q", b)
+	}
+	for _, r := range []string{"nested", "sub", "wt"} {
+		if _, err := os.Stat(filepath.Join(ws, r+"-moved")); err == nil {
+			t.Errorf("%s was moved aside (a repository of the command's could take its place)", r)
+		}
 	}
 	if _, err := os.Stat(filepath.Join(ws, "PWNED")); err == nil {
 		t.Errorf("git ran the planted code")

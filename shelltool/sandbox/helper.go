@@ -319,13 +319,14 @@ func setupMounts(hs *helperSpec) error {
 	if err := nosuidRoots(hs.Writable); err != nil {
 		return err
 	}
-	if err := mountGitOverlays(gitMounts); err != nil {
+	pinned := map[string]bool{} // folders bound onto themselves: never again
+	if err := mountGitOverlays(gitMounts, hs.Writable, pinned); err != nil {
 		return err
 	}
 	if err := hideSecrets(etcSecrets(), hs.Hidden); err != nil {
 		return err
 	}
-	return readOnlyBinds(hs)
+	return readOnlyBinds(hs, pinned)
 }
 
 // hideSecrets mounts an empty, mode 000, read-only placeholder over every
@@ -396,38 +397,15 @@ func hideSecrets(secrets, extra []string) error {
 // ancestors inside the writable root are bound onto themselves first: a
 // mount point cannot be renamed or removed, so `mv .git x` cannot move the
 // carve-out away.
-func readOnlyBinds(hs *helperSpec) error {
+func readOnlyBinds(hs *helperSpec, pinned map[string]bool) error {
 	ro := append([]string{}, hs.ReadOnly...)
 	sort.Strings(ro)
-	pinned := map[string]bool{}
 	for _, p := range ro {
 		if _, err := os.Lstat(p); err != nil {
 			continue
 		}
-		w := ""
-		for _, r := range hs.Writable {
-			if isBeneath(p, r) && len(r) > len(w) {
-				w = r
-			}
-		}
-		if w != "" && w != p {
-			var chain []string
-			for a := filepath.Dir(p); isBeneath(a, w); a = filepath.Dir(a) {
-				chain = append(chain, a)
-				if a == w || a == "/" {
-					break
-				}
-			}
-			for i := len(chain) - 1; i >= 0; i-- {
-				a := chain[i]
-				if pinned[a] {
-					continue
-				}
-				if err := step("pin "+a, unix.Mount(a, a, "", unix.MS_BIND|unix.MS_REC, "")); err != nil {
-					return err
-				}
-				pinned[a] = true
-			}
+		if err := pinAncestors(p, hs.Writable, pinned); err != nil {
+			return err
 		}
 		if err := step("bind "+p, unix.Mount(p, p, "", unix.MS_BIND|unix.MS_REC, "")); err != nil {
 			return err

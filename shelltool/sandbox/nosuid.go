@@ -2,7 +2,11 @@
 
 package sandbox
 
-import "golang.org/x/sys/unix"
+import (
+	"path/filepath"
+
+	"golang.org/x/sys/unix"
+)
 
 // nosuidRoots binds every writable root onto itself and remounts it nosuid
 // and nodev (keeping the flags the mount already had, which a user
@@ -44,4 +48,39 @@ func remountBind(p string, extra uintptr) error {
 		}
 	}
 	return unix.Mount("", p, "", flags, "")
+}
+
+// pinAncestors binds each folder between p and the writable root holding it
+// (root included, p excluded) onto itself, outermost first, unless pinned
+// already: a mount point cannot be renamed or removed, so neither p nor a
+// folder holding it can be moved away and replaced by one of the command's
+// making.
+func pinAncestors(p string, writable []string, pinned map[string]bool) error {
+	w := ""
+	for _, r := range writable {
+		if isBeneath(p, r) && len(r) > len(w) {
+			w = r
+		}
+	}
+	if w == "" || w == p {
+		return nil
+	}
+	var chain []string
+	for a := filepath.Dir(p); isBeneath(a, w); a = filepath.Dir(a) {
+		chain = append(chain, a)
+		if a == w || a == "/" {
+			break
+		}
+	}
+	for i := len(chain) - 1; i >= 0; i-- {
+		a := chain[i]
+		if pinned[a] {
+			continue
+		}
+		if err := step("pin "+a, unix.Mount(a, a, "", unix.MS_BIND|unix.MS_REC, "")); err != nil {
+			return err
+		}
+		pinned[a] = true
+	}
+	return nil
 }
