@@ -88,6 +88,14 @@ func FindGitDirs(roots []string, skip func(name string) bool) GitLayout {
 				if g, ok := gitLinkTarget(p); ok && within(g, roots) {
 					addDir(g)
 				}
+			case d.Type()&fs.ModeSymlink != 0:
+				// A symlinked git directory: its target is protected (the
+				// link itself can be replaced, like a new repository).
+				if real, err := filepath.EvalSymlinks(p); err == nil && within(real, roots) {
+					if fi, err := os.Stat(real); err == nil && fi.IsDir() {
+						addDir(real)
+					}
+				}
 			}
 			return nil
 		})

@@ -59,8 +59,16 @@ func gitTree(t testing.TB) (ws string, repos []string) {
 
 func TestFindGitDirs(t *testing.T) {
 	ws, _ := gitTree(t)
+	// A symlinked .git: its target is found.
+	if err := os.MkdirAll(filepath.Join(ws, "linked", "store"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	hostGit(t, filepath.Join(ws, "linked", "store"), "init", "-q", "--bare")
+	if err := os.Symlink("store", filepath.Join(ws, "linked", ".git")); err != nil {
+		t.Fatal(err)
+	}
 	got := FindGitDirs([]string{ws}, nil)
-	want := []string{ws + "/.git", ws + "/.git/modules/sub", ws + "/.git/worktrees/wt", ws + "/nested/.git"}
+	want := []string{ws + "/.git", ws + "/.git/modules/sub", ws + "/.git/worktrees/wt", ws + "/linked/store", ws + "/nested/.git"}
 	if !slices.Equal(got.Dirs, want) {
 		t.Errorf("Dirs = %q, want %q", got.Dirs, want)
 	}
