@@ -400,7 +400,8 @@ func gitScanSkipped(name string) bool {
 // connection between calls).
 var proxyClient = webtools.NewClient(webtools.Options{})
 
-// maxEgressLines bounds the egress lines a result lists.
+// maxEgressLines bounds the egress lines a result lists (and the git
+// entries it lists as not kept).
 const maxEgressLines = 20
 
 // egressLog collects the proxy's decisions for the result.
@@ -485,9 +486,13 @@ func run(ctx context.Context, env *toolkit.Env, spec sandbox.Spec, surface grant
 	if len(out.Egress) > 0 {
 		text += "\negress proxy:\n" + strings.Join(out.Egress, "\n")
 	}
-	if len(res.GitDropped) > 0 {
+	if n := len(res.GitDropped); n > 0 {
+		dropped := res.GitDropped[:min(n, maxEgressLines)]
 		text += "\nnot kept (a git directory keeps only what records work: objects, refs, logs, index, HEAD, *_HEAD, packed-refs, COMMIT_EDITMSG):\n" +
-			strings.Join(res.GitDropped, "\n")
+			strings.Join(dropped, "\n")
+		if n > len(dropped) {
+			text += fmt.Sprintf("\n(%d more)", n-len(dropped))
+		}
 	}
 	r := mcp.NewToolResultStructured(out, text)
 	r.IsError = out.ExitCode != 0 || out.TimedOut || err != nil
