@@ -3,6 +3,7 @@ package e2e
 import (
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -247,5 +248,43 @@ target     = { path = ".env" }
 	res = call(t, c, "execute_terminal_command", map[string]any{"command": "echo ran"})
 	if !res.IsError || !strings.Contains(text(res), "deny_credential_flow") {
 		t.Fatalf("a networked command that can read a lifted credential file ran: %s", text(res))
+	}
+}
+
+// TestExecuteKeepsGitMetadata: through the binary, a command's commit is
+// kept and its attempts on the git directory are not, and said so.
+func TestExecuteKeepsGitMetadata(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git not installed")
+	}
+	f := newFixture(t, `profile = "interactive-dev"`)
+	env := []string{"GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null", "HOME=" + f.Root}
+	for _, args := range [][]string{{"init", "-q", "-b", "main"}, {"-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "--allow-empty", "-m", "first"}} {
+		cmd := exec.Command("git", args...)
+		cmd.Dir, cmd.Env = f.Workspace, append(os.Environ(), env...)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v %s", args, err, out)
+		}
+	}
+	c := stdioClient(t, f, Legacy)
+	// What the policy sees it refuses (a redirection into .git/commondir is
+	// protected_path); tee and git config are what only the sandbox holds.
+	line := `export GIT_AUTHOR_NAME=t GIT_AUTHOR_EMAIL=t@t GIT_COMMITTER_NAME=t GIT_COMMITTER_EMAIL=t@t; ` +
+		`echo x > f && git add f && git commit -qm "from the sandbox"; ` +
+		`echo "$PWD/evil" | tee .git/commondir; printf '[core]\n\tfsmonitor = touch PWNED\n' | tee -a .git/config; exit 0`
+	res := call(t, c, "execute_terminal_command", map[string]any{"command": line})
+	if !strings.Contains(text(res), "not kept") || !strings.Contains(text(res), ".git/commondir") {
+		t.Fatalf("the result does not say what was not kept: %s", text(res))
+	}
+	cmd := exec.Command("git", "log", "-1", "--format=%s")
+	cmd.Dir, cmd.Env = f.Workspace, append(os.Environ(), env...)
+	if out, err := cmd.CombinedOutput(); err != nil || strings.TrimSpace(string(out)) != "from the sandbox" {
+		t.Fatalf("the commit was not kept: %q %v\n%s", out, err, text(res))
+	}
+	if _, err := os.Stat(filepath.Join(f.Workspace, ".git", "commondir")); err == nil {
+		t.Fatal(".git/commondir was kept")
+	}
+	if b, _ := os.ReadFile(filepath.Join(f.Workspace, ".git", "config")); strings.Contains(string(b), "fsmonitor") {
+		t.Fatalf(".git/config changed: %s", b)
 	}
 }
