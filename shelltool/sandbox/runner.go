@@ -162,8 +162,10 @@ func startHelper(network Network, pidsMax int, memoryMax int64) (st *launched, e
 		sys.GidMappings = []syscall.SysProcIDMap{{ContainerID: gid, HostID: gid, Size: 1}}
 		// Same uid inside, so file ownership is unchanged; the helper
 		// keeps what it needs for the setup across its exec and drops
-		// everything before the shell starts.
-		sys.AmbientCaps = []uintptr{unix.CAP_SYS_ADMIN, unix.CAP_NET_ADMIN, unix.CAP_SETPCAP}
+		// everything before the shell starts. CAP_DAC_OVERRIDE: an
+		// overlay (git directories, gitdirs.go) cannot be mounted in a
+		// user namespace without it.
+		sys.AmbientCaps = []uintptr{unix.CAP_SYS_ADMIN, unix.CAP_NET_ADMIN, unix.CAP_SETPCAP, unix.CAP_DAC_OVERRIDE}
 	}
 	if c, err := newCgroup(pidsMax, memoryMax); err == nil {
 		st.cg, st.pidsMax, st.memoryMax = c, pidsMax, memoryMax
