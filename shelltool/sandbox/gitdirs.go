@@ -198,6 +198,12 @@ func mergeGitStages(dirs, stages []string) []string {
 	var dropped []string
 	for i, st := range stages {
 		up := filepath.Join(st, "u")
+		// The command never sees the stage (the private /tmp hides it);
+		// should a root hold it all the same, a symlink in place of u or of
+		// an entry is not followed (nothing of the command runs any more).
+		if fi, err := os.Lstat(up); err != nil || !fi.IsDir() {
+			continue
+		}
 		ents, _ := os.ReadDir(up)
 		for _, e := range ents {
 			name, dst := e.Name(), filepath.Join(dirs[i], e.Name())
@@ -230,7 +236,7 @@ func mergeGitStages(dirs, stages []string) []string {
 // copyInto replaces dir/name with the contents of src: a temporary file
 // beside it, synced, then renamed over it.
 func copyInto(dir, name, src string, perm fs.FileMode) error {
-	in, err := os.Open(src)
+	in, err := os.OpenFile(src, os.O_RDONLY|unix.O_NOFOLLOW, 0)
 	if err != nil {
 		return err
 	}
