@@ -47,6 +47,7 @@ func TestNoSetuidSurvives(t *testing.T) {
 		{"chmod u+s on a folder", "mkdir c && chmod u+s c", eperm},
 		{"install -m 4755", "install -m 4755 /bin/true d", eperm},
 		{"cp -p of a setuid binary", "cp -p " + src + " e", "cp:"},
+		{"hard link to a setuid binary", "ln " + src + " e2; ln /usr/bin/passwd e3", "ln:"},
 		{"tar x with modes", "tar -xpf " + tarPath, eperm},
 		{"mknod regular file 4755", py(`import os,stat; os.mknod("f", stat.S_IFREG|0o4755)`), eperm},
 		{"mknod fifo 2755", py(`import os,stat; os.mknod("g", stat.S_IFIFO|0o2755)`), eperm},
