@@ -271,10 +271,14 @@ func TestExecuteKeepsGitMetadata(t *testing.T) {
 	// protected_path); tee and git config are what only the sandbox holds.
 	line := `export GIT_AUTHOR_NAME=t GIT_AUTHOR_EMAIL=t@t GIT_COMMITTER_NAME=t GIT_COMMITTER_EMAIL=t@t; ` +
 		`echo x > f && git add f && git commit -qm "from the sandbox"; ` +
-		`echo "$PWD/evil" | tee .git/commondir; printf '[core]\n\tfsmonitor = touch PWNED\n' | tee -a .git/config; exit 0`
+		`echo "$PWD/evil" | tee .git/commondir; printf '[core]\n\tfsmonitor = touch PWNED\n' | tee -a .git/config; ` +
+		`git init -q newrepo; exit 0`
 	res := call(t, c, "execute_terminal_command", map[string]any{"command": line})
 	if !strings.Contains(text(res), "not kept") || !strings.Contains(text(res), ".git/commondir") {
 		t.Fatalf("the result does not say what was not kept: %s", text(res))
+	}
+	if !strings.Contains(text(res), "new git repositories") || !strings.Contains(text(res), "newrepo/.git") {
+		t.Fatalf("the result does not name the repository the command made: %s", text(res))
 	}
 	cmd := exec.Command("git", "log", "-1", "--format=%s")
 	cmd.Dir, cmd.Env = f.Workspace, append(os.Environ(), env...)

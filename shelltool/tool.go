@@ -386,6 +386,26 @@ func inRoots(f string, roots []string) bool {
 	return false
 }
 
+// newGitDirs lists the git directories (and .git files) in the writable
+// roots after the command that were not there when it started: a
+// repository the command made is entirely its own (the sandbox protects
+// only those that existed), so the result says so.
+func newGitDirs(spec sandbox.Spec) []string {
+	after := sandbox.FindGitDirs(spec.Writable, gitScanSkipped)
+	var out []string
+	for _, d := range after.Dirs {
+		if !slices.Contains(spec.GitDirs, d) {
+			out = append(out, d)
+		}
+	}
+	for _, l := range after.Links {
+		if !slices.Contains(spec.ReadOnly, l) {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
 // gitScanSkipped names folders the search for git directories does not
 // enter: dependency caches, large and not where repositories live.
 func gitScanSkipped(name string) bool {
@@ -462,6 +482,10 @@ func run(ctx context.Context, env *toolkit.Env, spec sandbox.Spec, surface grant
 	} else {
 		res, err = runner.Run(ctx, spec)
 	}
+	var newRepos []string
+	if surface == grants.SurfaceSandbox && !errors.Is(err, sandbox.ErrUnavailable) {
+		newRepos = newGitDirs(spec)
+	}
 	if errors.Is(err, sandbox.ErrUnavailable) {
 		return toolkit.Failed("%s refused (reason %s): %v; nothing ran", Name, grants.ReasonSandboxUnavailable, err)
 	}
@@ -485,6 +509,10 @@ func run(ctx context.Context, env *toolkit.Env, spec sandbox.Spec, surface grant
 	}
 	if len(out.Egress) > 0 {
 		text += "\negress proxy:\n" + strings.Join(out.Egress, "\n")
+	}
+	if len(newRepos) > 0 {
+		text += "\nnew git repositories (made by the command: their config and hooks are the command's, and run code when git is used in them):\n" +
+			strings.Join(newRepos[:min(len(newRepos), maxEgressLines)], "\n")
 	}
 	if n := len(res.GitDropped); n > 0 {
 		dropped := res.GitDropped[:min(n, maxEgressLines)]
