@@ -236,6 +236,7 @@ func (t *Tool) Plan(_ context.Context, env *toolkit.Env, raw json.RawMessage) (*
 		spec.Hidden = credentialFiles(p, slices.Concat([]string{p.Workspace}, p.Sandbox.Writable, p.Sandbox.Readable))
 		// Before the toolchains add their cache roots: no repository lives there.
 		git := sandbox.FindGitDirs(spec.Writable, gitScanSkipped)
+		gitRoots := slices.Clone(spec.Writable)
 		spec.GitDirs = git.Dirs
 		spec.ReadOnly = slices.Concat(spec.ReadOnly, git.Links)
 		if surface == grants.SurfaceSandbox {
@@ -245,7 +246,11 @@ func (t *Tool) Plan(_ context.Context, env *toolkit.Env, raw json.RawMessage) (*
 			}
 			defer done()
 		}
-		return run(ctx, env, spec, surface, runner, brokered)
+		res := run(ctx, env, spec, surface, runner, brokered)
+		if surface == grants.SurfaceSandbox && res.Tool != nil {
+			noteNewRepositories(res.Tool, newGitDirs(gitRoots, git))
+		}
+		return res
 	}}, nil
 }
 
@@ -386,24 +391,39 @@ func inRoots(f string, roots []string) bool {
 	return false
 }
 
-// newGitDirs lists the git directories (and .git files) in the writable
-// roots after the command that were not there when it started: a
-// repository the command made is entirely its own (the sandbox protects
-// only those that existed), so the result says so.
-func newGitDirs(spec sandbox.Spec) []string {
-	after := sandbox.FindGitDirs(spec.Writable, gitScanSkipped)
+// newGitDirs lists the git directories (and .git files) in roots after the
+// command that were not in before, found when it started: a repository the
+// command made is entirely its own (the sandbox protects only those that
+// existed), so the result says so.
+func newGitDirs(roots []string, before sandbox.GitLayout) []string {
+	after := sandbox.FindGitDirs(roots, gitScanSkipped)
 	var out []string
 	for _, d := range after.Dirs {
-		if !slices.Contains(spec.GitDirs, d) {
+		if !slices.Contains(before.Dirs, d) {
 			out = append(out, d)
 		}
 	}
 	for _, l := range after.Links {
-		if !slices.Contains(spec.ReadOnly, l) {
+		if !slices.Contains(before.Links, l) {
 			out = append(out, l)
 		}
 	}
 	return out
+}
+
+// noteNewRepositories adds the repositories a command made to its result's
+// text.
+func noteNewRepositories(r *mcp.CallToolResult, repos []string) {
+	if len(repos) == 0 || len(r.Content) == 0 {
+		return
+	}
+	tc, ok := r.Content[0].(mcp.TextContent)
+	if !ok {
+		return
+	}
+	tc.Text += "\nnew git repositories (made by the command: their config and hooks are the command's, and run code when git is used in them):\n" +
+		strings.Join(repos[:min(len(repos), maxEgressLines)], "\n")
+	r.Content[0] = tc
 }
 
 // gitScanSkipped names folders the search for git directories does not
@@ -482,10 +502,6 @@ func run(ctx context.Context, env *toolkit.Env, spec sandbox.Spec, surface grant
 	} else {
 		res, err = runner.Run(ctx, spec)
 	}
-	var newRepos []string
-	if surface == grants.SurfaceSandbox && !errors.Is(err, sandbox.ErrUnavailable) {
-		newRepos = newGitDirs(spec)
-	}
 	if errors.Is(err, sandbox.ErrUnavailable) {
 		return toolkit.Failed("%s refused (reason %s): %v; nothing ran", Name, grants.ReasonSandboxUnavailable, err)
 	}
@@ -509,10 +525,6 @@ func run(ctx context.Context, env *toolkit.Env, spec sandbox.Spec, surface grant
 	}
 	if len(out.Egress) > 0 {
 		text += "\negress proxy:\n" + strings.Join(out.Egress, "\n")
-	}
-	if len(newRepos) > 0 {
-		text += "\nnew git repositories (made by the command: their config and hooks are the command's, and run code when git is used in them):\n" +
-			strings.Join(newRepos[:min(len(newRepos), maxEgressLines)], "\n")
 	}
 	if n := len(res.GitDropped); n > 0 {
 		dropped := res.GitDropped[:min(n, maxEgressLines)]
