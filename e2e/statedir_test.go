@@ -167,3 +167,21 @@ func runServe(t *testing.T, f *fixture) served {
 	}
 	return served{code: code, stderr: errb.String()}
 }
+
+// TestStateFolderHiddenInsideRoots: with no console the server may start
+// with its state folder inside the workspace (HOME is the workspace); the
+// folder is then hidden from commands, and no tool reads it.
+func TestStateFolderHiddenInsideRoots(t *testing.T) {
+	f := newFixture(t, `profile = "interactive-dev"`)
+	f.Env = append(f.Env, "HOME="+f.Workspace)
+	key := f.write(t, filepath.Join(f.Workspace, ".local", "state", "onellm-mcp", "key"), "k3y-material\n")
+	c := stdioClient(t, f, Legacy)
+	res := call(t, c, "execute_terminal_command", map[string]any{"command": "cat .local/state/onellm-mcp/key; ls -la .local/state/onellm-mcp; grep -r k3y . ; echo done"})
+	if strings.Contains(text(res), "k3y-material") || !strings.Contains(text(res), "done") {
+		t.Fatalf("a command read the state folder: %s", text(res))
+	}
+	res = call(t, c, "read_file", map[string]any{"path": key})
+	if !res.IsError || !strings.Contains(text(res), "protected_path") {
+		t.Fatalf("read_file in the state folder: %s", text(res))
+	}
+}

@@ -24,6 +24,7 @@ import (
 
 	"github.com/onellm/onellm-mcp/fstools"
 	"github.com/onellm/onellm-mcp/grants"
+	"github.com/onellm/onellm-mcp/internal/statedir"
 	"github.com/onellm/onellm-mcp/internal/toolkit"
 	"github.com/onellm/onellm-mcp/shelltool/cmdline"
 	"github.com/onellm/onellm-mcp/shelltool/sandbox"
@@ -245,6 +246,12 @@ func (t *Tool) Plan(_ context.Context, env *toolkit.Env, raw json.RawMessage) (*
 				return toolkit.Failed("the command did not run: %v", err)
 			}
 			defer done()
+		}
+		// The state folder is proven out of reach at start-up when the server
+		// keeps a secret there; should a root (a toolchain's, a workspace
+		// holding the home folder) reach it all the same, it is hidden.
+		if p.StateDir != "" && statedir.Reachable(p.StateDir, slices.Concat(spec.Writable, spec.Readable)) != nil {
+			spec.Hidden = append(spec.Hidden, p.StateDir)
 		}
 		res := run(ctx, env, spec, surface, runner, brokered)
 		if surface == grants.SurfaceSandbox && res.Tool != nil {
