@@ -125,20 +125,34 @@ func StartConsole(addr, tokenFile string, logger *log.Logger) (*Console, error) 
 	return c, nil
 }
 
+// writeToken writes the token to a new 0600 file beside path and renames
+// it over path, so a reader never sees a partial or an older token.
 func writeToken(path, token string) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return fmt.Errorf("approval console token: %w", err)
 	}
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+	f, err := os.CreateTemp(filepath.Dir(path), ".console.token-")
 	if err != nil {
 		return fmt.Errorf("approval console token: %w", err)
 	}
-	defer f.Close()
-	if err := f.Chmod(0o600); err != nil { // the file may have existed with a wider mode
+	defer os.Remove(f.Name()) // after the rename: nothing to remove
+	_, err = f.WriteString(token + "\n")
+	if err == nil {
+		err = f.Chmod(0o600)
+	}
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(f.Name(), path)
+	}
+	if err != nil {
 		return fmt.Errorf("approval console token: %w", err)
 	}
-	_, err = f.WriteString(token + "\n")
-	return err
+	return nil
 }
 
 func newConsole(hosts []string) *Console {

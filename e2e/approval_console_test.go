@@ -27,7 +27,7 @@ func freePort(t *testing.T) int {
 }
 
 // consoleClient drives the approval console as a script would: the token
-// from the file next to the audit log, in an Authorization header.
+// from the file in the user's state folder, in an Authorization header.
 type consoleClient struct {
 	t          *testing.T
 	base, tok  string
@@ -36,7 +36,7 @@ type consoleClient struct {
 
 func openConsole(t *testing.T, f *fixture, port int) *consoleClient {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join(filepath.Dir(f.Audit), "console.token"))
+	data, err := os.ReadFile(f.consoleToken())
 	if err != nil {
 		t.Fatal(err)
 	}

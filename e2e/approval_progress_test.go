@@ -48,7 +48,7 @@ func TestApprovalWaitKeepsHostWaiting(t *testing.T) {
 				}
 				done <- r
 			}()
-			tokenFile := filepath.Join(filepath.Dir(f.Audit), "console.token")
+			tokenFile := f.consoleToken()
 			for i := 0; i < 500; i++ { // the server node starts writes the token once it listens
 				if st, err := os.Stat(tokenFile); err == nil && st.Size() > 0 {
 					break

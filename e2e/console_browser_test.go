@@ -178,7 +178,7 @@ func TestConsoleBrowser(t *testing.T) {
 			outside := f.write(t, filepath.Join(f.Root, "outside-"+string(era)+".txt"), "outside content\n")
 			c := stdioClient(t, f, era) // declares no elicitation: the console is the only channel
 
-			tokenFile := filepath.Join(filepath.Dir(f.Audit), "console.token")
+			tokenFile := f.consoleToken()
 			st, err := os.Stat(tokenFile)
 			if err != nil {
 				t.Fatalf("console token file: %v", err)

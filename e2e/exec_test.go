@@ -1,7 +1,9 @@
 package e2e
 
 import (
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -157,6 +159,42 @@ target     = { path = "deploy/prod/**" }
 	}
 }
 
+// TestExecuteDeniedFolderUnderWritableRoot: a filesystem.* deny folder
+// inside a [sandbox] writable root is read-only to commands too.
+func TestExecuteDeniedFolderUnderWritableRoot(t *testing.T) {
+	root := t.TempDir()
+	data := filepath.Join(root, "data")
+	f := newFixture(t, fmt.Sprintf(`profile = "interactive-dev"
+
+[sandbox]
+writable = [%q]
+
+[[rules.deny]]
+rule_id    = "locked-data"
+capability = "filesystem.*"
+target     = { path = %q }
+`, data, data+"/locked/**"))
+	f.write(t, filepath.Join(data, "locked", "keep.txt"), "keep\n")
+	f.write(t, filepath.Join(data, "open", "x.txt"), "x\n")
+	c := stdioClient(t, f, Legacy)
+	cmd := fmt.Sprintf("cp /etc/hostname %[1]s/locked/new; echo x | tee %[1]s/locked/t; echo y | tee -a %[1]s/locked/keep.txt; cp /etc/hostname %[1]s/open/new; exit 0", data)
+	res := call(t, c, "execute_terminal_command", map[string]any{"command": cmd})
+	if res.IsError {
+		t.Fatalf("run: %s", text(res))
+	}
+	for _, p := range []string{"locked/new", "locked/t"} {
+		if _, err := os.Stat(filepath.Join(data, p)); err == nil {
+			t.Errorf("%s was written inside a folder a deny rule closes", p)
+		}
+	}
+	if b, _ := os.ReadFile(filepath.Join(data, "locked", "keep.txt")); string(b) != "keep\n" {
+		t.Errorf("locked/keep.txt changed: %q", b)
+	}
+	if _, err := os.Stat(filepath.Join(data, "open", "new")); err != nil {
+		t.Errorf("a folder no rule closes must stay writable: %v", err)
+	}
+}
+
 // TestExecuteCannotReadCredentials: what read_file refuses as credential
 // data, a command cannot read either — unless a rule names that exact path.
 func TestExecuteCannotReadCredentials(t *testing.T) {
@@ -183,5 +221,74 @@ target     = { path = "public/.env" }
 	// The files themselves are untouched on the host.
 	if b, _ := os.ReadFile(filepath.Join(f.Workspace, ".env")); string(b) != "TOKEN=top-secret-1\n" {
 		t.Fatalf(".env changed: %q", b)
+	}
+}
+
+// TestExecuteWithNetworkSeeingLiftedCredential: a rule that lifts one
+// credential file for reading leaves it visible in the sandbox, so a command
+// that also has a network carries the credential class and is refused by
+// the built-in credential-flow rule; without the file it runs.
+func TestExecuteWithNetworkSeeingLiftedCredential(t *testing.T) {
+	f := newFixture(t, `profile = "interactive-dev"
+
+[sandbox]
+network = "proxy"
+
+[[rules.allow]]
+rule_id    = "read-this-env"
+capability = "workspace.files.read"
+target     = { path = ".env" }
+`)
+	c := stdioClient(t, f, Legacy)
+	res := call(t, c, "execute_terminal_command", map[string]any{"command": "echo ran"})
+	if res.IsError || !strings.Contains(text(res), "ran") {
+		t.Fatalf("without the credential file the command must run: %s", text(res))
+	}
+	f.write(t, ".env", "TOKEN=x\n")
+	res = call(t, c, "execute_terminal_command", map[string]any{"command": "echo ran"})
+	if !res.IsError || !strings.Contains(text(res), "deny_credential_flow") {
+		t.Fatalf("a networked command that can read a lifted credential file ran: %s", text(res))
+	}
+}
+
+// TestExecuteKeepsGitMetadata: through the binary, a command's commit is
+// kept and its attempts on the git directory are not, and said so.
+func TestExecuteKeepsGitMetadata(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git not installed")
+	}
+	f := newFixture(t, `profile = "interactive-dev"`)
+	env := []string{"GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null", "HOME=" + f.Root}
+	for _, args := range [][]string{{"init", "-q", "-b", "main"}, {"-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "--allow-empty", "-m", "first"}} {
+		cmd := exec.Command("git", args...)
+		cmd.Dir, cmd.Env = f.Workspace, append(os.Environ(), env...)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v %s", args, err, out)
+		}
+	}
+	c := stdioClient(t, f, Legacy)
+	// What the policy sees it refuses (a redirection into .git/commondir is
+	// protected_path); tee and git config are what only the sandbox holds.
+	line := `export GIT_AUTHOR_NAME=t GIT_AUTHOR_EMAIL=t@t GIT_COMMITTER_NAME=t GIT_COMMITTER_EMAIL=t@t; ` +
+		`echo x > f && git add f && git commit -qm "from the sandbox"; ` +
+		`echo "$PWD/evil" | tee .git/commondir; printf '[core]\n\tfsmonitor = touch PWNED\n' | tee -a .git/config; ` +
+		`git init -q newrepo; exit 0`
+	res := call(t, c, "execute_terminal_command", map[string]any{"command": line})
+	if !strings.Contains(text(res), "not kept") || !strings.Contains(text(res), ".git/commondir") {
+		t.Fatalf("the result does not say what was not kept: %s", text(res))
+	}
+	if !strings.Contains(text(res), "new git repositories") || !strings.Contains(text(res), "newrepo/.git") {
+		t.Fatalf("the result does not name the repository the command made: %s", text(res))
+	}
+	cmd := exec.Command("git", "log", "-1", "--format=%s")
+	cmd.Dir, cmd.Env = f.Workspace, append(os.Environ(), env...)
+	if out, err := cmd.CombinedOutput(); err != nil || strings.TrimSpace(string(out)) != "from the sandbox" {
+		t.Fatalf("the commit was not kept: %q %v\n%s", out, err, text(res))
+	}
+	if _, err := os.Stat(filepath.Join(f.Workspace, ".git", "commondir")); err == nil {
+		t.Fatal(".git/commondir was kept")
+	}
+	if b, _ := os.ReadFile(filepath.Join(f.Workspace, ".git", "config")); strings.Contains(string(b), "fsmonitor") {
+		t.Fatalf(".git/config changed: %s", b)
 	}
 }

@@ -84,6 +84,12 @@ func newFixture(t testing.TB, body string) *fixture {
 	return f
 }
 
+// consoleToken is where the server writes the approval console's token: the
+// user's state folder under the HOME the harness gives the server.
+func (f *fixture) consoleToken() string {
+	return filepath.Join(f.Root, ".local", "state", "onellm-mcp", "console.token")
+}
+
 // write creates a file in the workspace (or at an absolute path).
 func (f *fixture) write(t testing.TB, name, content string) string {
 	t.Helper()

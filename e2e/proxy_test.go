@@ -5,6 +5,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"os/exec"
 	"strings"
 	"sync/atomic"
@@ -186,4 +187,46 @@ func BenchmarkSandboxCurl(b *testing.B) {
 			}
 		}
 	})
+}
+
+// TestSandboxEgressRedactsSecrets: a brokered secret a command puts into a
+// URL path reaches neither the egress lines of the result nor the audit log
+// (the proxy's decisions are audited on the redacted target).
+func TestSandboxEgressRedactsSecrets(t *testing.T) {
+	needCurl(t)
+	const value = "s3cr3t-v4lue-in-the-path"
+	srv := newCountingServer(t, "127.0.0.1:0", false)
+	f := newFixture(t, proxyConfig+`
+[[rules.allow]]
+rule_id    = "use-tok"
+capability = "secret.use"
+
+[secrets.tok]
+env   = "E2E_TOK"
+hosts = ["127.0.0.1"]
+`)
+	f.Env = append(f.Env, "E2E_TOK="+value)
+	c := stdioClient(t, f, Legacy)
+	res := call(t, c, "execute_terminal_command", map[string]any{
+		"command": `curl -s "` + srv.URL + `/x/$E2E_TOK"; curl -s "http://127.0.0.2:9/y/$E2E_TOK"; exit 0`, "secrets": []string{"tok"}, "timeout_seconds": 20})
+	var out cmdOut
+	structured(t, res, &out)
+	all := text(res) + strings.Join(out.Egress, "\n")
+	if strings.Contains(all, value) {
+		t.Fatalf("the secret reached the result: %s", all)
+	}
+	if len(out.Egress) != 2 || !strings.Contains(out.Egress[0], "/x/[REDACTED:tok]") || !strings.Contains(out.Egress[1], "/y/[REDACTED:tok]") {
+		t.Fatalf("egress lines %q, want both with /[REDACTED:tok]", out.Egress)
+	}
+	b, err := os.ReadFile(f.Audit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	audit := string(b)
+	if strings.Contains(audit, value) {
+		t.Fatalf("the secret reached the audit log:\n%s", audit)
+	}
+	if !strings.Contains(audit, "/x/[REDACTED:tok]") {
+		t.Fatalf("the proxy's decision is not in the audit log:\n%s", audit)
+	}
 }

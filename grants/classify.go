@@ -2,6 +2,8 @@ package grants
 
 import (
 	"strings"
+
+	"github.com/onellm/onellm-mcp/internal/gitmeta"
 )
 
 // credentialNames are base names (globs) of files that usually hold secrets.
@@ -103,8 +105,9 @@ func matchSimpleGlob(pattern, name string) bool {
 	return len(name) >= len(prefix)+len(suffix) && strings.HasPrefix(name, prefix) && strings.HasSuffix(name, suffix)
 }
 
-// isGitCodePath reports whether p is a file through which git runs code:
-// anything under a .git/hooks folder, or a .git/config file.
-func isGitCodePath(p string) bool {
-	return strings.HasSuffix(p, "/.git/config") || strings.HasSuffix(p, "/.git/hooks") || strings.Contains(p, "/.git/hooks/")
-}
+// isGitCodePath reports whether p is a part of a git directory through
+// which git could be made to run code or look elsewhere (gitmeta.Protected:
+// config, hooks/, info/, commondir, gitdir, a .git file, any new top-level
+// entry; of the workspace's, nested repositories', submodules' and
+// worktrees' git directories alike).
+func isGitCodePath(p string) bool { return gitmeta.Protected(p) }

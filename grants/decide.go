@@ -129,6 +129,9 @@ func (p *Policy) decide(r Request) Decision {
 		if strings.HasPrefix(string(r.Capability), "workspace.") && !p.InWorkspace(r.Target.Path) {
 			return deny(ReasonInvalidArguments, "")
 		}
+		if p.InStateDir(r.Target.Path) {
+			return deny(ReasonProtectedPath, RuleProtectedPath)
+		}
 		isSecret := slices.Contains(p.secretFiles, r.Target.Path)
 		if (isSecret || IsCredentialPath(r.Target.Path)) && !r.HasClass(DataCredential) {
 			r.DataClasses = append(slices.Clip(r.DataClasses), DataCredential)

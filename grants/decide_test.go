@@ -521,12 +521,15 @@ func TestGitCodeFiles(t *testing.T) {
 	e := newEnv(t)
 	base := "profile = \"permissive-dev\"\n[[rules.allow]]\nrule_id = \"glob\"\ncapability = \"workspace.files.*\"\ntarget = { path = \".git/**\" }\n"
 	p := e.policy(t, base)
-	for _, rel := range []string{".git/hooks/pre-commit", ".git/hooks/sub/x", ".git/config", "vendor/lib/.git/hooks/post-checkout", "vendor/lib/.git/config"} {
+	for _, rel := range []string{".git/hooks/pre-commit", ".git/hooks/sub/x", ".git/config", "vendor/lib/.git/hooks/post-checkout", "vendor/lib/.git/config",
+		".git/commondir", ".git/info/attributes", ".git/hooksx/a", ".git/config.d", ".git/modules/m/config", ".git/modules/m/hooks/x",
+		".git/worktrees/w/gitdir", ".git/worktrees/w/commondir", "wt/.git", ".git/brand-new"} {
 		check(t, p, fileReq(CapWorkspaceWrite, e.in(rel)), gitDeny)
 		check(t, p, fileReq(CapWorkspaceDelete, e.in(rel)), gitDeny)
 		check(t, p, fileReq(CapWorkspaceRead, e.in(rel)), allowBy("permissive-dev/allow-rest"))
 	}
-	for _, rel := range []string{".git/HEAD", ".git/hooksx/a", ".gitconfig", "git/config", ".git/config.d"} {
+	for _, rel := range []string{".git/HEAD", ".git/index", ".git/ORIG_HEAD", ".git/refs/heads/main", ".git/objects/ab/cd",
+		".git/modules/m/HEAD", ".git/worktrees/w/index", ".gitconfig", "git/config"} {
 		check(t, p, fileReq(CapWorkspaceWrite, e.in(rel)), allowBy("permissive-dev/allow-rest"))
 	}
 	// A rule naming the exact path lifts it, allow or ask.
@@ -925,7 +928,7 @@ target = { host = "api.github.com" }
 		t.Errorf("Summary for http:\n%s", s)
 	}
 	s = p.Summary(CapWorkspaceWrite)
-	if !strings.Contains(s, ".git/hooks") || !strings.Contains(s, "audit log") {
+	if !strings.Contains(s, "git directory's config, hooks") || !strings.Contains(s, "audit log") {
 		t.Errorf("Summary for writes lacks the protections:\n%s", s)
 	}
 	// unknown capabilities neither panic nor list rules
@@ -1041,4 +1044,23 @@ func ruleID(r *Rule) string {
 		return "none"
 	}
 	return r.ID
+}
+
+// TestStateDirOutOfBounds: nothing in the user's state folder (the console
+// token, keys) is readable, writable or deletable by any tool, whatever the
+// rules say.
+func TestStateDirOutOfBounds(t *testing.T) {
+	e := newEnv(t)
+	t.Setenv("XDG_STATE_HOME", filepath.Join(e.root, "xdg"))
+	p := e.policy(t, "mode = \"permissive\"\n[[rules.allow]]\nrule_id = \"all\"\ncapability = \"*\"\n")
+	if want := filepath.Join(e.root, "xdg", "onellm-mcp"); p.StateDir != want {
+		t.Fatalf("StateDir = %q, want %q", p.StateDir, want)
+	}
+	deny := want{Deny, ReasonProtectedPath, RuleProtectedPath}
+	for _, f := range []string{p.StateDir, filepath.Join(p.StateDir, "console.token"), filepath.Join(p.StateDir, "keys", "k")} {
+		for _, c := range []Capability{CapFilesystemRead, CapFilesystemWrite, CapFilesystemDelete} {
+			check(t, p, fileReq(c, f), deny)
+		}
+	}
+	check(t, p, fileReq(CapFilesystemRead, filepath.Join(e.root, "xdg", "onellm-mcpx")), allowBy("all"))
 }

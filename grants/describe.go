@@ -20,7 +20,7 @@ func (p *Policy) Summary(caps ...Capability) string {
 	}
 	fmt.Fprintf(&b, "- always denied: files that look like credentials (.env, *.pem, *.key, id_rsa*, .ssh/…) unless a rule names the exact path")
 	if slices.ContainsFunc(caps, Capability.Mutates) {
-		b.WriteString("; writing the config, the audit log or the server's binary; .git/hooks and .git/config unless a rule names them")
+		b.WriteString("; writing the config, the audit log or the server's binary; a git directory's config, hooks and anything else but objects, refs, logs, index, HEAD and the other record files, unless a rule names the exact path")
 	}
 	if slices.ContainsFunc(caps, Capability.IsNetwork) {
 		b.WriteString("; loopback, private and metadata addresses unless a rule names the host with allow_private")
@@ -106,15 +106,16 @@ func (r *Rule) String() string {
 }
 
 // DeniedWriteFolders lists folders that a deny rule closes to writing as a
-// whole: a rule on workspace.files.write (or a glob covering it), whose only
-// target is a path "FOLDER/**", with no conditions. The sandbox makes them
-// read-only, so a command cannot write there by other means than the
-// redirections the policy sees (cp, tee, an editor).
+// whole: a rule on workspace.files.write or filesystem.write (or a glob
+// covering either), whose only target is a path "FOLDER/**", with no
+// conditions. The sandbox makes those inside its writable roots read-only,
+// so a command cannot write there by other means than the redirections the
+// policy sees (cp, tee, an editor).
 func (p *Policy) DeniedWriteFolders() []string {
 	var out []string
 	for _, r := range p.deny {
 		c := r.Config
-		if r.caps&capBit(CapWorkspaceWrite) == 0 || r.path == nil || r.path.literal ||
+		if r.caps&(capBit(CapWorkspaceWrite)|capBit(CapFilesystemWrite)) == 0 || r.path == nil || r.path.literal ||
 			c.Target.ToolName != "" || c.Target.Host != "" || c.Target.Resource != "" || c.Target.Command != "" ||
 			!reflect.DeepEqual(c.Conditions, ConditionsConfig{}) || r.unconfiguredSecretsOnly {
 			continue
@@ -152,6 +153,23 @@ func (p *Policy) Shadowed() []string {
 	for _, r := range p.ask {
 		if b := covers(p.deny, r); b != nil {
 			out = append(out, fmt.Sprintf("ask rule %s never applies: deny rule %s takes every request it matches", r.ID, b.ID))
+		}
+	}
+	return out
+}
+
+// LiftedCredentialPaths lists the credential files an allow rule names
+// exactly for reading (workspace.files.read or filesystem.read): the files
+// the sandbox leaves visible. A command with a network that can see one of
+// them can send it out, so its requests carry the credential class.
+func (p *Policy) LiftedCredentialPaths() []string {
+	var out []string
+	for _, r := range p.allow {
+		if r.path == nil || !r.path.literal || r.caps&(capBit(CapWorkspaceRead)|capBit(CapFilesystemRead)) == 0 {
+			continue
+		}
+		if IsCredentialPath(r.path.pattern) {
+			out = append(out, r.path.pattern)
 		}
 	}
 	return out

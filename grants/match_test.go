@@ -202,7 +202,9 @@ func TestMatchCapability(t *testing.T) {
 func TestClassify(t *testing.T) {
 	for p, want := range map[string]bool{
 		"/w/.git/hooks/pre-commit": true, "/w/.git/hooks": true, "/w/.git/config": true, "/w/sub/.git/hooks/x/y": true,
-		"/w/.git/HEAD": false, "/w/.git/configx": false, "/w/git/hooks/a": false, "/w/.git/hooksx": false,
+		"/w/.git/HEAD": false, "/w/.git/configx": true, "/w/git/hooks/a": false, "/w/.git/hooksx": true,
+		"/w/.git/commondir": true, "/w/.git/modules/m/config": true, "/w/.git/worktrees/t/gitdir": true,
+		"/w/.git/index": false, "/w/.git/refs/heads/main": false,
 	} {
 		if got := isGitCodePath(p); got != want {
 			t.Errorf("isGitCodePath(%s) = %v", p, got)

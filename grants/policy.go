@@ -49,11 +49,14 @@ type Policy struct {
 	AuditPath  string
 	Executable string
 	Home       string
-	Limits     Limits
-	Sandbox    Sandbox
-	HTTP       HTTPSettings
-	Console    string
-	Secrets    map[string]Secret
+	// StateDir is the real path of the user's state folder (statedir.Path):
+	// out of bounds for every tool.
+	StateDir string
+	Limits   Limits
+	Sandbox  Sandbox
+	HTTP     HTTPSettings
+	Console  string
+	Secrets  map[string]Secret
 
 	deny, ask, allow []*Rule
 	// outer is the policy this one narrowed (to a client's root), whose
@@ -134,6 +137,7 @@ func Compile(cfg *Config, opts CompileOptions) (*Policy, error) {
 		p.AuditPath = p.absPath(p.AuditPath, cfg.Dir)
 	}
 	p.Executable = opts.Executable
+	p.StateDir = p.realPath(StateDir(home))
 	for _, f := range []string{p.ConfigPath, p.AuditPath, p.Executable} {
 		if f != "" {
 			p.protected = append(p.protected, p.realPath(f))

@@ -84,10 +84,20 @@ conditions = { risk_level = ["high"] }
 rule_id = "reads-only"
 capability = "workspace.files.read"
 target = { path = "secret/**" }
+
+[[rules.deny]]
+rule_id = "outside"
+capability = "filesystem.*"
+target = { path = "/srv/data/locked/**" }
+
+[[rules.deny]]
+rule_id = "outside-reads"
+capability = "filesystem.read"
+target = { path = "/srv/data/private/**" }
 `)
 	got := p.DeniedWriteFolders()
-	if len(got) != 1 || got[0] != p.Workspace+"/deploy/prod" {
-		t.Fatalf("DeniedWriteFolders = %v, want only %s/deploy/prod", got, p.Workspace)
+	if len(got) != 2 || got[0] != p.Workspace+"/deploy/prod" || got[1] != "/srv/data/locked" {
+		t.Fatalf("DeniedWriteFolders = %v, want %s/deploy/prod and /srv/data/locked", got, p.Workspace)
 	}
 }
 
@@ -108,5 +118,40 @@ target = { path = "src/**" }
 	got := p.Shadowed()
 	if len(got) != 1 || !strings.Contains(got[0], "github-api") || !strings.Contains(got[0], "interactive-dev/ask-network") {
 		t.Fatalf("Shadowed() = %v, want github-api outranked by interactive-dev/ask-network", got)
+	}
+}
+
+func TestLiftedCredentialPaths(t *testing.T) {
+	e := newEnv(t)
+	p := e.policy(t, `profile = "interactive-dev"
+
+[[rules.allow]]
+rule_id = "env"
+capability = "workspace.files.read"
+target = { path = ".env" }
+
+[[rules.allow]]
+rule_id = "glob"
+capability = "workspace.files.read"
+target = { path = "keys/*.pem" }
+
+[[rules.allow]]
+rule_id = "write-only"
+capability = "workspace.files.write"
+target = { path = "w.pem" }
+
+[[rules.allow]]
+rule_id = "not-a-credential"
+capability = "filesystem.read"
+target = { path = "/etc/hostname" }
+
+[[rules.allow]]
+rule_id = "netrc"
+capability = "filesystem.*"
+target = { path = "/home/x/.netrc" }
+`)
+	got := p.LiftedCredentialPaths()
+	if len(got) != 2 || got[0] != e.in(".env") || got[1] != "/home/x/.netrc" {
+		t.Fatalf("LiftedCredentialPaths = %q, want [%s /home/x/.netrc]", got, e.in(".env"))
 	}
 }

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/onellm/onellm-mcp/internal/statedir"
 )
 
 // Limits are the [limits] values with defaults filled in.
@@ -100,29 +102,32 @@ func defaultAuditPath(home string) string {
 }
 
 // StateDir is the user's state folder for onellm-mcp:
-// $XDG_STATE_HOME/onellm-mcp, else ~/.local/state/onellm-mcp.
-func StateDir(home string) string {
-	if d := os.Getenv("XDG_STATE_HOME"); filepath.IsAbs(d) {
-		return filepath.Join(d, "onellm-mcp")
-	}
-	if home == "" {
-		home = os.TempDir()
-	}
-	return filepath.Join(home, ".local", "state", "onellm-mcp")
+// $XDG_STATE_HOME/onellm-mcp, else ~/.local/state/onellm-mcp (statedir.Path).
+func StateDir(home string) string { return statedir.Path(home) }
+
+// ToolRoots are the roots of this policy that tools read without asking:
+// the workspace and the sandbox's writable and readable roots (the
+// sandbox's system folders are the sandbox package's to list).
+func (p *Policy) ToolRoots() []string {
+	return slices.Concat([]string{p.Workspace}, p.Sandbox.Writable, p.Sandbox.Readable)
 }
 
 // ToolsReach reports whether a path lies where a tool can read it without
 // asking: inside the workspace or a sandbox root.
 func (p *Policy) ToolsReach(path string) bool {
-	if p.InWorkspace(path) {
-		return true
-	}
-	for _, root := range append(slices.Clone(p.Sandbox.Writable), p.Sandbox.Readable...) {
+	for _, root := range p.ToolRoots() {
 		if path == root || strings.HasPrefix(path, strings.TrimSuffix(root, "/")+"/") {
 			return true
 		}
 	}
 	return false
+}
+
+// InStateDir reports whether the resolved path p is the user's state folder
+// or lies beneath it: the server's own secrets live there, so no tool may
+// read, write or delete anything in it (reason protected_path).
+func (p *Policy) InStateDir(path string) bool {
+	return p.StateDir != "" && (path == p.StateDir || strings.HasPrefix(path, p.StateDir+"/"))
 }
 
 // Value reads the secret's value from its source, at the moment of use, so

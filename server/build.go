@@ -5,13 +5,16 @@ import (
 	"log"
 	"os"
 	"path/filepath"
+	"slices"
 
 	"github.com/onellm/onellm-mcp/approval"
 
 	"github.com/onellm/onellm-mcp/fstools"
 	"github.com/onellm/onellm-mcp/grants"
+	"github.com/onellm/onellm-mcp/internal/statedir"
 	"github.com/onellm/onellm-mcp/internal/toolkit"
 	"github.com/onellm/onellm-mcp/shelltool"
+	"github.com/onellm/onellm-mcp/shelltool/sandbox"
 	"github.com/onellm/onellm-mcp/webtools"
 )
 
@@ -35,12 +38,15 @@ func Open(p *grants.Policy, logger *log.Logger) (*Server, error) {
 		return nil, err
 	}
 	var console *approval.Console
+	stateDir := ""
 	if p.Console != "" {
-		tokenFile, err := consoleTokenFile(p)
+		dir, err := StateDir(p)
 		if err != nil {
 			audit.Close()
-			return nil, err
+			return nil, fmt.Errorf("approval console: %w", err)
 		}
+		stateDir = dir
+		tokenFile := filepath.Join(dir, "console.token")
 		console, err = approval.StartConsole(p.Console, tokenFile, logger)
 		if err != nil {
 			audit.Close()
@@ -64,7 +70,7 @@ func Open(p *grants.Policy, logger *log.Logger) (*Server, error) {
 		audit.Close()
 		return nil, err
 	}
-	s.console = console
+	s.console, s.stateDir = console, stateDir
 	return s, nil
 }
 
@@ -76,15 +82,15 @@ func (s *Server) Close() error {
 	return s.audit.Close()
 }
 
-// consoleTokenFile is where the console's token is written: beside the audit
-// log, or in the user's state folder when the audit log lies where tools can
-// read (the workspace, a sandbox root) — the token approves asks, so no tool
-// may ever read it.
-func consoleTokenFile(p *grants.Policy) (string, error) {
-	for _, dir := range []string{filepath.Dir(p.AuditPath), grants.StateDir(p.Home)} {
-		if !p.ToolsReach(dir) {
-			return filepath.Join(dir, "console.token"), nil
-		}
-	}
-	return "", fmt.Errorf("approval console: both the audit log's folder and %s lie where tools can read; move the audit log", grants.StateDir(p.Home))
+// StateDir opens the user's state folder (internal/statedir) and proves it
+// out of reach of every root a tool reads: the policy's roots and the
+// sandbox's system folders. Whatever the server keeps for itself goes
+// there; when this fails the server must not start.
+func StateDir(p *grants.Policy) (string, error) {
+	return statedir.Open(p.Home, ReadableRoots(p))
+}
+
+// ReadableRoots lists every root some tool can read without asking.
+func ReadableRoots(p *grants.Policy) []string {
+	return slices.Concat(p.ToolRoots(), sandbox.SystemRoots())
 }

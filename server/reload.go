@@ -17,6 +17,7 @@ import (
 	mcpserver "github.com/mark3labs/mcp-go/server"
 
 	"github.com/onellm/onellm-mcp/grants"
+	"github.com/onellm/onellm-mcp/internal/statedir"
 )
 
 // SetPolicy puts p in force for the calls that start from now on (a call in
@@ -237,6 +238,15 @@ func (s *Server) apply(p *grants.Policy, err error) {
 	if inUse := s.audit.Path(); p.AuditPath != inUse {
 		s.log.Printf("config change refused, the policy in force stays: audit.path changed to %s; the audit log stays at %s, restart to move it", p.AuditPath, inUse)
 		return
+	}
+	// What the server keeps in its state folder stays out of every tool's
+	// reach: a change that would open a root over it waits for a restart,
+	// which refuses it too.
+	if s.stateDir != "" {
+		if err := statedir.Reachable(s.stateDir, ReadableRoots(p)); err != nil {
+			s.log.Printf("config change refused, the policy in force stays: %v", err)
+			return
+		}
 	}
 	if old := s.policy.Load(); old != nil {
 		if weaker := grants.Weakenings(old, p); len(weaker) > 0 {

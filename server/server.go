@@ -48,6 +48,9 @@ type Server struct {
 	approver toolkit.Approver
 	asker    toolkit.Asker
 	console  *approval.Console // nil unless [approval] console is set
+	// stateDir is the state folder in use ("" when nothing is kept there):
+	// a reload may not open a root over it.
+	stateDir string
 	audit    *Audit
 	log      *log.Logger
 	callSeq  atomic.Uint64

@@ -24,6 +24,7 @@ import (
 
 	"github.com/onellm/onellm-mcp/fstools"
 	"github.com/onellm/onellm-mcp/grants"
+	"github.com/onellm/onellm-mcp/internal/statedir"
 	"github.com/onellm/onellm-mcp/internal/toolkit"
 	"github.com/onellm/onellm-mcp/shelltool/cmdline"
 	"github.com/onellm/onellm-mcp/shelltool/sandbox"
@@ -93,7 +94,8 @@ func (t *Tool) sandboxErr() error {
 func (t *Tool) Definition(p *grants.Policy) mcp.Tool {
 	where := "inside a kernel sandbox (landlock, namespaces, seccomp): it may write only beneath the workspace " + p.Workspace +
 		", a private /tmp" + list(", and ", p.Sandbox.Writable) + "; read system folders and the workspace" + list(" and ", p.Sandbox.Readable) +
-		"; .git/hooks and .git/config" + list(", ", p.DeniedWriteFolders()) + " stay read-only; "
+		"; in every git directory only objects, refs, logs, index, HEAD and the other record files are kept (config, hooks and the rest stay as they were)" +
+		list("; read-only: ", p.DeniedWriteFolders()) + "; "
 	switch p.Sandbox.Network {
 	case "full":
 		where += "it has the host's network."
@@ -197,6 +199,14 @@ func (t *Tool) Plan(_ context.Context, env *toolkit.Env, raw json.RawMessage) (*
 	if err != nil {
 		return nil, err
 	}
+	if outbound := surface == grants.SurfaceHost || p.Sandbox.Network != "none"; outbound && seesLiftedCredential(p, surface) {
+		// It can read a credential file a rule lifted and send it out.
+		for i := range reqs {
+			if reqs[i].Capability == grants.CapProcessExec && !reqs[i].HasClass(grants.DataCredential) {
+				reqs[i].DataClasses = append(reqs[i].DataClasses, grants.DataCredential)
+			}
+		}
+	}
 	if cwdReq != nil {
 		reqs = append([]grants.Request{*cwdReq}, reqs...)
 	}
@@ -210,8 +220,10 @@ func (t *Tool) Plan(_ context.Context, env *toolkit.Env, raw json.RawMessage) (*
 		ReadOnly: readOnly(p), Network: sandbox.Network(p.Sandbox.Network), Timeout: timeout,
 		OutputMax: int(p.Limits.OutputMaxBytes),
 	}
+	var brokered []webtools.Secret
 	for _, s := range secrets {
 		spec.Secrets = append(spec.Secrets, s.value)
+		brokered = append(brokered, webtools.Secret{Name: s.name, Value: s.value})
 	}
 	var runner *sandbox.Runner
 	if surface == grants.SurfaceSandbox {
@@ -224,6 +236,11 @@ func (t *Tool) Plan(_ context.Context, env *toolkit.Env, raw json.RawMessage) (*
 		// policy's own lists are shared by concurrent calls.
 		spec.Hidden = credentialFiles(p, slices.Concat([]string{p.Workspace}, p.Sandbox.Writable, p.Sandbox.Readable))
 		spec.Hidden = append(spec.Hidden, p.SecretFiles()...) // wherever they lie
+		// Before the toolchains add their cache roots: no repository lives there.
+		git := sandbox.FindGitDirs(spec.Writable, gitScanSkipped)
+		gitRoots := slices.Clone(spec.Writable)
+		spec.GitDirs = git.Dirs
+		spec.ReadOnly = slices.Concat(spec.ReadOnly, git.Links)
 		if surface == grants.SurfaceSandbox {
 			done, err := t.withToolchains(p, &spec)
 			if err != nil {
@@ -231,8 +248,31 @@ func (t *Tool) Plan(_ context.Context, env *toolkit.Env, raw json.RawMessage) (*
 			}
 			defer done()
 		}
-		return run(ctx, env, spec, surface, runner)
+		// The state folder is proven out of reach at start-up when the server
+		// keeps a secret there; should a root (a toolchain's, a workspace
+		// holding the home folder) reach it all the same, it is hidden.
+		if p.StateDir != "" && statedir.Reachable(p.StateDir, slices.Concat(spec.Writable, spec.Readable)) != nil {
+			spec.Hidden = append(spec.Hidden, p.StateDir)
+		}
+		res := run(ctx, env, spec, surface, runner, brokered)
+		if surface == grants.SurfaceSandbox && res.Tool != nil {
+			noteNewRepositories(res.Tool, newGitDirs(gitRoots, git))
+		}
+		return res
 	}}, nil
+}
+
+// seesLiftedCredential reports whether a command can read a credential file
+// that an exact-path rule lifted: one inside its roots that exists (on the
+// host, any that exists).
+func seesLiftedCredential(p *grants.Policy, surface grants.Surface) bool {
+	roots := slices.Concat([]string{p.Workspace}, p.Sandbox.Writable, p.Sandbox.Readable)
+	for _, f := range p.LiftedCredentialPaths() {
+		if _, err := os.Lstat(f); err == nil && (inRoots(f, roots) || surface == grants.SurfaceHost) {
+			return true
+		}
+	}
+	return false
 }
 
 // LineRequests parses a command line and returns the requests the tool
@@ -341,25 +381,84 @@ func environment(p *grants.Policy, secrets []secretValue) []string {
 	return env
 }
 
-// readOnly lists what must stay read-only inside writable roots: git's
-// code-running files, folders deny rules close to writes, and the protected
-// files.
+// readOnly lists what must stay read-only inside writable roots (the
+// workspace and [sandbox] writable): folders deny rules close to writes, and
+// the protected files. (Git directories are found when the command runs:
+// Spec.GitDirs.)
 func readOnly(p *grants.Policy) []string {
+	roots := slices.Concat([]string{p.Workspace}, p.Sandbox.Writable)
 	var out []string
-	for _, root := range append([]string{p.Workspace}, p.Sandbox.Writable...) {
-		out = append(out, filepath.Join(root, ".git", "hooks"), filepath.Join(root, ".git", "config"))
-	}
 	// Folders a deny rule closes to writes are closed to commands too, not
 	// only to the redirections the policy can see.
-	out = append(out, p.DeniedWriteFolders()...)
-	return append(out, p.Protected()...)
+	for _, f := range slices.Concat(p.DeniedWriteFolders(), p.Protected()) {
+		if inRoots(f, roots) {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// inRoots reports whether the real path f is one of roots or lies beneath one.
+func inRoots(f string, roots []string) bool {
+	for _, r := range roots {
+		if f == r || strings.HasPrefix(f, r+"/") {
+			return true
+		}
+	}
+	return false
+}
+
+// newGitDirs lists the git directories (and .git files) in roots after the
+// command that were not in before, found when it started: a repository the
+// command made is entirely its own (the sandbox protects only those that
+// existed), so the result says so.
+func newGitDirs(roots []string, before sandbox.GitLayout) []string {
+	after := sandbox.FindGitDirs(roots, gitScanSkipped)
+	var out []string
+	for _, d := range after.Dirs {
+		if !slices.Contains(before.Dirs, d) {
+			out = append(out, d)
+		}
+	}
+	for _, l := range after.Links {
+		if !slices.Contains(before.Links, l) {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+// noteNewRepositories adds the repositories a command made to its result's
+// text.
+func noteNewRepositories(r *mcp.CallToolResult, repos []string) {
+	if len(repos) == 0 || len(r.Content) == 0 {
+		return
+	}
+	tc, ok := r.Content[0].(mcp.TextContent)
+	if !ok {
+		return
+	}
+	tc.Text += "\nnew git repositories (made by the command: their config and hooks are the command's, and run code when git is used in them):\n" +
+		strings.Join(repos[:min(len(repos), maxEgressLines)], "\n")
+	r.Content[0] = tc
+}
+
+// gitScanSkipped names folders the search for git directories does not
+// enter: dependency caches, large and not where repositories live.
+func gitScanSkipped(name string) bool {
+	switch name {
+	case "node_modules", ".venv", "venv", "__pycache__", ".cache", ".gradle", ".m2":
+		return true
+	}
+	return false
 }
 
 // proxyClient dials for the egress proxy (system resolver; it holds no
 // connection between calls).
 var proxyClient = webtools.NewClient(webtools.Options{})
 
-// maxEgressLines bounds the egress lines a result lists.
+// maxEgressLines bounds the egress lines a result lists (and the git
+// entries it lists as not kept).
 const maxEgressLines = 20
 
 // egressLog collects the proxy's decisions for the result.
@@ -392,22 +491,24 @@ func (l *egressLog) list() []string {
 // withProxy sets the egress proxy of a sandboxed command: each destination
 // is decided (and audited) through the server's mid-action gate as
 // network.http.* for this tool; anything but Allow is refused, since no
-// person can be asked while the command runs.
-func withProxy(spec *sandbox.Spec, env *toolkit.Env, log *egressLog) {
+// person can be asked while the command runs. The brokered secrets the
+// command holds are redacted from what the proxy decides and reports.
+func withProxy(spec *sandbox.Spec, env *toolkit.Env, log *egressLog, secrets []webtools.Secret) {
 	px := &webtools.Proxy{
 		Client:  proxyClient,
 		Decide:  webtools.ProxyPolicy(env.MidAction, Name, webtools.TunnelPaths(env.Policy, Name)),
 		OnEvent: log.add,
+		Secrets: secrets,
 	}
 	spec.Proxy = px.Serve
 }
 
-func run(ctx context.Context, env *toolkit.Env, spec sandbox.Spec, surface grants.Surface, runner *sandbox.Runner) toolkit.Result {
+func run(ctx context.Context, env *toolkit.Env, spec sandbox.Spec, surface grants.Surface, runner *sandbox.Runner, brokered []webtools.Secret) toolkit.Result {
 	stop := progress(ctx, env)
 	defer stop()
 	egress := &egressLog{}
 	if spec.Network == sandbox.NetworkProxy && surface == grants.SurfaceSandbox {
-		withProxy(&spec, env, egress)
+		withProxy(&spec, env, egress, brokered)
 	}
 	var (
 		res sandbox.Result
@@ -441,6 +542,14 @@ func run(ctx context.Context, env *toolkit.Env, spec sandbox.Spec, surface grant
 	}
 	if len(out.Egress) > 0 {
 		text += "\negress proxy:\n" + strings.Join(out.Egress, "\n")
+	}
+	if n := len(res.GitDropped); n > 0 {
+		dropped := res.GitDropped[:min(n, maxEgressLines)]
+		text += "\nnot kept (a git directory keeps only what records work: objects, refs, logs, index, HEAD, *_HEAD, packed-refs, COMMIT_EDITMSG):\n" +
+			strings.Join(dropped, "\n")
+		if n > len(dropped) {
+			text += fmt.Sprintf("\n(%d more)", n-len(dropped))
+		}
 	}
 	r := mcp.NewToolResultStructured(out, text)
 	r.IsError = out.ExitCode != 0 || out.TimedOut || err != nil

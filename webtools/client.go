@@ -303,11 +303,14 @@ func classifyAll(addrs []netip.Addr) (private bool, bad netip.Addr, class string
 
 // Dial connects to host:port with the same guard as Do, for the egress
 // proxy of sandboxed commands: the host is normalised (odd IPv4 spellings
-// read as addresses), a name is resolved once, decide sees a Hop with Method
-// "CONNECT" and a nil URL (its Capability is empty: the caller picks the
-// capability), non-public addresses are refused unless decide reports
-// allowPrivate, and the connection goes only to the checked addresses.
-// Resolving and connecting get Options.DefaultTimeout.
+// read as addresses) and decided by its name before anything is resolved —
+// so a command cannot put data into DNS queries for hosts no rule allows —;
+// decide sees a Hop with Method "CONNECT" and a nil URL (its Capability is
+// empty: the caller picks the capability). A name is then resolved once;
+// when any address is not public, decide is asked again with Private set
+// (the first answer knew no addresses) and the connection is refused unless
+// it reports allowPrivate. The connection goes only to the checked
+// addresses. Resolving and connecting get Options.DefaultTimeout.
 func (c *Client) Dial(ctx context.Context, host string, port int, decide Decide) (net.Conn, Hop, error) {
 	if decide == nil {
 		return nil, Hop{}, errors.New("dial: no decision function; refusing")
@@ -320,16 +323,32 @@ func (c *Client) Dial(ctx context.Context, host string, port int, decide Decide)
 		return nil, Hop{}, fmt.Errorf("%w: %w", ErrInvalid, err)
 	}
 	t := target{name: name, addr: addr, port: port}
-	b := &budget{left: c.o.DefaultTimeout, total: c.o.DefaultTimeout}
-	addrs, err := c.resolve(ctx, b, t, nil)
-	if err != nil {
-		return nil, Hop{}, err
+	h := Hop{Index: 1, Method: "CONNECT", Host: t.host(), Port: port}
+	var private bool
+	var bad netip.Addr
+	var class string
+	if addr.IsValid() { // a literal: its class is known without a lookup
+		h.Addrs = []netip.Addr{addr}
+		private, bad, class, _ = classifyAll(h.Addrs)
+		h.Private = private
 	}
-	private, bad, class, _ := classifyAll(addrs)
-	h := Hop{Index: 1, Method: "CONNECT", Host: t.host(), Port: port, Addrs: slices.Clone(addrs), Private: private}
 	allowPrivate, err := decide(ctx, h)
 	if err != nil {
 		return nil, h, err
+	}
+	b := &budget{left: c.o.DefaultTimeout, total: c.o.DefaultTimeout}
+	addrs, err := c.resolve(ctx, b, t, nil)
+	if err != nil {
+		return nil, h, err
+	}
+	if !addr.IsValid() {
+		private, bad, class, _ = classifyAll(addrs)
+		h.Addrs, h.Private = slices.Clone(addrs), private
+		if private {
+			if allowPrivate, err = decide(ctx, h); err != nil {
+				return nil, h, err
+			}
+		}
 	}
 	if private && !allowPrivate {
 		return nil, h, &PrivateAddressError{Host: t.host(), Addr: bad, Class: class}

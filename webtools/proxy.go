@@ -81,6 +81,10 @@ type Proxy struct {
 	// OnEvent, when set, is told about every destination decided (allowed
 	// or refused), after the decision. It may be called concurrently.
 	OnEvent func(ProxyEvent)
+	// Secrets are the brokered secrets the command holds: their values are
+	// redacted (Redact) from the host, path and URL Decide sees — so from
+	// what is audited — and from every event.
+	Secrets []Secret
 }
 
 // ProxyEvent is one destination the proxy decided.
@@ -348,7 +352,22 @@ func (p *Proxy) refuse(c net.Conn, ev ProxyEvent, err error) {
 
 func (p *Proxy) event(ev ProxyEvent) {
 	if p.OnEvent != nil {
+		ev.Host, ev.Path, ev.Err = Redact(ev.Host, p.Secrets), Redact(ev.Path, p.Secrets), Redact(ev.Err, p.Secrets)
 		p.OnEvent(ev)
+	}
+}
+
+// redactHop removes the secrets' values from what a hop shows the policy.
+func (p *Proxy) redactHop(h *Hop) {
+	if len(p.Secrets) == 0 {
+		return
+	}
+	h.Host, h.Path = Redact(h.Host, p.Secrets), Redact(h.Path, p.Secrets)
+	if h.URL != nil {
+		u := cloneURL(h.URL)
+		u.Host, u.Path, u.RawPath = Redact(u.Host, p.Secrets), Redact(u.Path, p.Secrets), ""
+		u.RawQuery, u.Fragment = Redact(u.RawQuery, p.Secrets), Redact(u.Fragment, p.Secrets)
+		h.URL = u
 	}
 }
 
@@ -365,6 +384,7 @@ func (p *Proxy) dial(ctx context.Context, host string, port int, fix func(*Hop))
 	defer cancel()
 	decide := func(ctx context.Context, h Hop) (bool, error) {
 		fix(&h)
+		p.redactHop(&h)
 		return p.Decide(ctx, h)
 	}
 	conn, _, err := p.Client.Dial(dctx, host, port, decide)

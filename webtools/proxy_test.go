@@ -159,6 +159,32 @@ func TestProxyHTTPSThroughConnect(t *testing.T) {
 	}
 }
 
+// TestProxyRefusedHostIsNotResolved: a host no rule allows is refused on
+// its name; nothing is looked up, so no data leaves in a DNS query.
+func TestProxyRefusedHostIsNotResolved(t *testing.T) {
+	d := newDNS(map[string]string{"allowed.test": "127.0.0.1", "secret-data.evil.test": "127.0.0.1"})
+	rec := &recorder{allowPrivate: true, refuse: func(h Hop) error {
+		if h.Host != "allowed.test" {
+			return fmt.Errorf("%w: no rule for %s", ErrProxyRefused, h.Host)
+		}
+		return nil
+	}}
+	addr, _ := runProxy(t, &Proxy{Client: client(d), Decide: rec.decide})
+	for _, host := range []string{"secret-data.evil.test", "allowed.test"} {
+		c, _, resp := connect(t, addr, host+":443", "")
+		resp.Body.Close()
+		c.Close()
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if n := d.calls["secret-data.evil.test"]; n != 0 {
+		t.Errorf("the refused host was looked up %d times", n)
+	}
+	if n := d.calls["allowed.test"]; n != 1 {
+		t.Errorf("the allowed host was looked up %d times, want 1", n)
+	}
+}
+
 func TestProxyRefused(t *testing.T) {
 	port, accepts := echoServer(t)
 	s := newServer(t, okHandler)
@@ -220,8 +246,11 @@ func TestProxyPlainHTTP(t *testing.T) {
 	if resp.StatusCode != 200 || string(b) != want {
 		t.Fatalf("status %d body %q (want %q) headers %v", resp.StatusCode, b, want, resp.Header)
 	}
+	// Decided by name before the lookup, then again once the address
+	// turned out private.
 	h := rec.seen()
-	if len(h) != 1 || h[0].Method != "POST" || h[0].Host != "app.test" || h[0].Path != "/b" || h[0].URL == nil {
+	if len(h) != 2 || h[0].Method != "POST" || h[0].Host != "app.test" || h[0].Path != "/b" || h[0].URL == nil ||
+		len(h[0].Addrs) != 0 || h[0].Private || !h[1].Private || len(h[1].Addrs) != 1 {
 		t.Fatalf("hops %+v", h)
 	}
 	// A large streamed response passes whole.

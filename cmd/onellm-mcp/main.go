@@ -391,7 +391,7 @@ func check(args []string, stdout, stderr io.Writer) error {
 	fmt.Fprintf(stdout, "built in, above every rule:\n")
 	fmt.Fprintf(stdout, "  deny   %-45s never written or deleted: %s\n", grants.RuleProtectedPath, strings.Join(p.Protected(), ", "))
 	fmt.Fprintf(stdout, "  deny   %-45s credential files and flows, unless an allow rule names the exact path or host\n", grants.RuleDenyCredentialFlow)
-	fmt.Fprintf(stdout, "  deny   %-45s .git/hooks/** and .git/config writes, unless a rule names the exact path\n", grants.RuleGitCodeFiles)
+	fmt.Fprintf(stdout, "  deny   %-45s writes to a git directory's config, hooks/, info/, commondir, gitdir or any new top-level file (objects, refs, logs, index, HEAD, *_HEAD, packed-refs, COMMIT_EDITMSG stay writable), unless a rule names the exact path\n", grants.RuleGitCodeFiles)
 	fmt.Fprintf(stdout, "  deny   %-45s hosts resolving to private addresses, unless a rule naming the host sets allow_private\n", grants.RuleDenyPrivateAddress)
 	fmt.Fprintf(stdout, "rules (deny, then ask, then allow; profile rules first):\n")
 	for _, r := range p.Rules() {

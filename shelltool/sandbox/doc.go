@@ -24,9 +24,10 @@
 //     /tmp (binding back any Writable/Readable root that lives under /tmp) and
 //     on /dev/shm, hides the secrets of /etc (shadow, gshadow, sudoers, ssh
 //     host keys, ssl/private, … see etcSecrets) under empty, mode 000,
-//     read-only placeholders, bind-mounts every ReadOnly path read-only (and
-//     self-binds its ancestors inside the writable root so they cannot be
-//     renamed away);
+//     read-only placeholders, binds every Writable root nosuid,nodev,
+//     overlays every git directory of GitDirs (gitdirs.go), bind-mounts
+//     every ReadOnly path read-only (and self-binds its ancestors inside the
+//     writable root so they cannot be renamed away);
 //  2. brings lo up in the new network namespace; for Network "proxy" binds
 //     a TCP listener on 127.0.0.1:ProxyPort there, sends it to the server
 //     over an inherited socketpair (fd 5, SCM_RIGHTS) and closes its own
@@ -97,8 +98,17 @@
 //     ssl/private), Readable and Writable roots (a symlink or a hard link
 //     made by the command does not help: landlock checks the real path, and
 //     linking across into a writable root needs the refer right);
-//   - modify ReadOnly carve-outs such as .git/hooks or .git/config inside a
-//     writable root (read-only bind mounts);
+//   - modify ReadOnly carve-outs inside a writable root (read-only bind
+//     mounts);
+//   - make git run code on the host later: in every git directory of
+//     Spec.GitDirs (the workspace's, nested repositories', submodules',
+//     linked worktrees') only what records work is kept (gitdirs.go:
+//     an overlay whose other changes are dropped after the command); .git
+//     files are read-only;
+//   - leave a setuid or setgid file behind (seccomp refuses such modes in
+//     chmod, fchmod, fchmodat, fchmodat2, open, openat, creat, mkdir,
+//     mkdirat, mknod and mknodat with EPERM; openat2 gets ENOSYS), or use
+//     one inside (writable roots are bound nosuid, nodev);
 //   - reach anything but the proxy listener when Network is "proxy" (the
 //     same empty namespace and rules, one allowed port);
 //   - reach the network when Network is "none" (empty network namespace,
@@ -129,6 +139,13 @@
 //     uid 0);
 //   - ReadOnly paths that do not exist when the command starts (nothing can be
 //     mounted on them; the command may create them);
+//   - git directories that do not exist when the command starts (a
+//     repository the command creates is entirely its own), that FindGitDirs
+//     does not find (past its bound, in skipped folders, bare repositories
+//     not named .git), or symlinks inside one (a symlinked hooks/ pointing
+//     into a writable root stays writable through its target);
+//   - a setgid folder that already exists: folders made inside it inherit
+//     the bit, as the kernel does;
 //   - RunHost, which only gives the command its own process group, an exact
 //     environment, a timeout and output caps: a setsid'd child escapes it, and
 //     descriptors the server inherited without close-on-exec reach it;

@@ -44,6 +44,8 @@ type helperSpec struct {
 	Readable    []string `json:"readable"`
 	ReadOnly    []string `json:"read_only"`
 	Hidden      []string `json:"hidden,omitempty"`
+	GitDirs     []string `json:"git_dirs,omitempty"`   // overlaid (gitdirs.go)
+	GitStages   []string `json:"git_stages,omitempty"` // one per GitDirs entry
 	NewNet      bool     `json:"new_net"`
 	TCPConnect  []uint16 `json:"tcp_connect"`
 	Proxy       bool     `json:"proxy,omitempty"` // bind ProxyPort, send it on fdProxy
@@ -239,6 +241,11 @@ func setupMounts(hs *helperSpec) error {
 	if err := step("mount proc", unix.Mount("proc", "/proc", "proc", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, "")); err != nil {
 		return err
 	}
+	gitMounts, err := openGitMounts(hs)
+	if err != nil {
+		return err
+	}
+	defer closeGitMounts(gitMounts)
 	// Roots under /tmp are opened before the private tmpfs hides them, then
 	// bound back (parents first; a root beneath a bound one comes along).
 	type keep struct {
@@ -309,10 +316,17 @@ func setupMounts(hs *helperSpec) error {
 			return err
 		}
 	}
+	if err := nosuidRoots(hs.Writable); err != nil {
+		return err
+	}
+	pinned := map[string]bool{} // folders bound onto themselves: never again
+	if err := mountGitOverlays(gitMounts, hs.Writable, pinned); err != nil {
+		return err
+	}
 	if err := hideSecrets(etcSecrets(), hs.Hidden); err != nil {
 		return err
 	}
-	return readOnlyBinds(hs)
+	return readOnlyBinds(hs, pinned)
 }
 
 // hideSecrets mounts an empty, mode 000, read-only placeholder over every
@@ -383,57 +397,20 @@ func hideSecrets(secrets, extra []string) error {
 // ancestors inside the writable root are bound onto themselves first: a
 // mount point cannot be renamed or removed, so `mv .git x` cannot move the
 // carve-out away.
-func readOnlyBinds(hs *helperSpec) error {
+func readOnlyBinds(hs *helperSpec, pinned map[string]bool) error {
 	ro := append([]string{}, hs.ReadOnly...)
 	sort.Strings(ro)
-	pinned := map[string]bool{}
 	for _, p := range ro {
 		if _, err := os.Lstat(p); err != nil {
 			continue
 		}
-		w := ""
-		for _, r := range hs.Writable {
-			if isBeneath(p, r) && len(r) > len(w) {
-				w = r
-			}
-		}
-		if w != "" && w != p {
-			var chain []string
-			for a := filepath.Dir(p); isBeneath(a, w); a = filepath.Dir(a) {
-				chain = append(chain, a)
-				if a == w || a == "/" {
-					break
-				}
-			}
-			for i := len(chain) - 1; i >= 0; i-- {
-				a := chain[i]
-				if pinned[a] {
-					continue
-				}
-				if err := step("pin "+a, unix.Mount(a, a, "", unix.MS_BIND|unix.MS_REC, "")); err != nil {
-					return err
-				}
-				pinned[a] = true
-			}
+		if err := pinAncestors(p, hs.Writable, pinned); err != nil {
+			return err
 		}
 		if err := step("bind "+p, unix.Mount(p, p, "", unix.MS_BIND|unix.MS_REC, "")); err != nil {
 			return err
 		}
-		var sf unix.Statfs_t
-		if err := unix.Statfs(p, &sf); err != nil {
-			return step("statfs "+p, err)
-		}
-		flags := uintptr(unix.MS_BIND | unix.MS_REMOUNT | unix.MS_RDONLY)
-		for _, f := range []struct{ st, ms int64 }{
-			{unix.ST_NOSUID, unix.MS_NOSUID}, {unix.ST_NODEV, unix.MS_NODEV},
-			{unix.ST_NOEXEC, unix.MS_NOEXEC}, {unix.ST_NOATIME, unix.MS_NOATIME},
-			{unix.ST_NODIRATIME, unix.MS_NODIRATIME}, {unix.ST_RELATIME, unix.MS_RELATIME},
-		} {
-			if sf.Flags&f.st != 0 {
-				flags |= uintptr(f.ms)
-			}
-		}
-		if err := step("remount ro "+p, unix.Mount("", p, "", flags, "")); err != nil {
+		if err := step("remount ro "+p, remountBind(p, unix.MS_RDONLY|unix.MS_NOSUID)); err != nil {
 			return err
 		}
 		pinned[p] = true // a mount point already: never bind over it again

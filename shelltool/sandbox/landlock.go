@@ -4,6 +4,7 @@ package sandbox
 
 import (
 	"fmt"
+	"slices"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -176,6 +177,13 @@ func systemRead() []string {
 		"/sys/devices/system/cpu", "/sys/fs/cgroup", "/sys/kernel/mm/transparent_hugepage",
 		"/usr/share/zoneinfo",
 	}
+}
+
+// SystemRoots are the folders every sandboxed command may read beyond its
+// own roots (system folders, /etc minus its hidden secrets, /proc, /dev):
+// what the server keeps for itself must lie beneath none of them.
+func SystemRoots() []string {
+	return slices.Concat(systemReadExec(), systemRead(), []string{"/etc", "/dev"})
 }
 
 // devRW are device files opened for reading and writing.

@@ -162,8 +162,10 @@ func startHelper(network Network, pidsMax int, memoryMax int64) (st *launched, e
 		sys.GidMappings = []syscall.SysProcIDMap{{ContainerID: gid, HostID: gid, Size: 1}}
 		// Same uid inside, so file ownership is unchanged; the helper
 		// keeps what it needs for the setup across its exec and drops
-		// everything before the shell starts.
-		sys.AmbientCaps = []uintptr{unix.CAP_SYS_ADMIN, unix.CAP_NET_ADMIN, unix.CAP_SETPCAP}
+		// everything before the shell starts. CAP_DAC_OVERRIDE: an
+		// overlay (git directories, gitdirs.go) cannot be mounted in a
+		// user namespace without it.
+		sys.AmbientCaps = []uintptr{unix.CAP_SYS_ADMIN, unix.CAP_NET_ADMIN, unix.CAP_SETPCAP, unix.CAP_DAC_OVERRIDE}
 	}
 	if c, err := newCgroup(pidsMax, memoryMax); err == nil {
 		st.cg, st.pidsMax, st.memoryMax = c, pidsMax, memoryMax
@@ -297,9 +299,18 @@ func drive(ctx context.Context, s *Spec, st *launched) (res Result, err error) {
 			defer close(statusDone)
 			statusBuf, _ = io.ReadAll(statusR)
 		}()
+		stages, err := gitStages(s.GitDirs)
+		if err != nil {
+			st.killAll()
+			return Result{}, fmt.Errorf("%w: %v", ErrUnavailable, err)
+		}
+		// Runs when drive returns, after the helper and the whole command
+		// are gone (every return below follows the wait).
+		defer func() { res.GitDropped = mergeGitStages(s.GitDirs, stages) }()
 		hs := helperSpec{
 			Shell: s.Shell, Command: s.Command, Dir: s.Dir, Env: s.Env,
 			Writable: s.Writable, Readable: s.Readable, ReadOnly: s.ReadOnly, Hidden: s.Hidden,
+			GitDirs: s.GitDirs, GitStages: stages,
 			NewNet: s.Network != NetworkFull, TCPConnect: s.AllowTCPConnect,
 			Proxy:       s.Network == NetworkProxy,
 			CPUSeconds:  uint64(s.Timeout/time.Second) + 5,

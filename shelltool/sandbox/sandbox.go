@@ -106,6 +106,9 @@ type Spec struct {
 	// become empty, unreadable placeholders, as /etc's secrets do. Paths
 	// that do not exist are ignored.
 	Hidden []string
+	// GitDirs are git directories inside Writable (FindGitDirs, parents
+	// first) in which only what records work is kept (see gitdirs.go).
+	GitDirs []string
 	// Network is "none" (default), "full" or "proxy" (Proxy is then
 	// required).
 	Network Network
@@ -160,6 +163,9 @@ type Result struct {
 	// Cgroup tells whether a per-command cgroup (pids.max, memory.max) was
 	// applied.
 	Cgroup bool
+	// GitDropped lists what the command wrote in a git directory (Spec.GitDirs)
+	// that was not kept: anything but the record files.
+	GitDropped []string
 }
 
 // ErrUnavailable means the sandbox could not be applied: nothing ran.
@@ -246,6 +252,14 @@ func normalize(s Spec, sandboxed bool) (Spec, error) {
 	}
 	if s.Hidden, err = clean("hidden", s.Hidden); err != nil {
 		return Spec{}, err
+	}
+	if s.GitDirs, err = clean("git", s.GitDirs); err != nil {
+		return Spec{}, err
+	}
+	for _, g := range s.GitDirs {
+		if !within(g, s.Writable) {
+			return bad("git directory %q is outside the writable roots", g)
+		}
 	}
 	for _, w := range s.Writable {
 		if w == "/" {

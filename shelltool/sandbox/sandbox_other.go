@@ -26,6 +26,7 @@ type Spec struct {
 	Env                                  []string
 	Stdin                                []byte
 	Writable, Readable, ReadOnly, Hidden []string
+	GitDirs                              []string
 	Network                              Network
 	AllowTCPConnect                      []uint16
 	Timeout                              time.Duration
@@ -55,6 +56,7 @@ type Result struct {
 	Duration                            time.Duration
 	Signal                              string
 	Cgroup                              bool
+	GitDropped                          []string
 }
 
 // ErrUnavailable means the sandbox could not be applied: nothing ran.
@@ -88,3 +90,13 @@ func (*Runner) Close() {}
 
 // CgroupLimits reports that commands get no cgroup on this system.
 func CgroupLimits() (pids, memory bool, err error) { return false, false, errOS() }
+
+// SystemRoots are the folders a sandboxed command could read beyond its own
+// roots; on this platform no command is sandboxed, so "/" stands for all.
+func SystemRoots() []string { return []string{"/"} }
+
+// GitLayout is what FindGitDirs found (see the Linux documentation).
+type GitLayout struct{ Dirs, Links []string }
+
+// FindGitDirs finds nothing outside Linux: no command is sandboxed.
+func FindGitDirs(roots []string, skip func(name string) bool) GitLayout { return GitLayout{} }

@@ -72,7 +72,8 @@ func deniedSyscalls() []uint32 {
 //   - socket: only AF_INET/AF_INET6 (stream or datagram, protocol 0, TCP,
 //     UDP, ICMP, ICMPv6: no MPTCP, SCTP, raw) and AF_NETLINK; AF_UNIX, vsock
 //     and the rest get EPERM (socketpair stays allowed);
-//   - ioctl TIOCSTI (terminal input injection) gets EPERM.
+//   - ioctl TIOCSTI (terminal input injection) gets EPERM;
+//   - a mode with S_ISUID or S_ISGID gets EPERM, openat2 ENOSYS (suid_amd64.go).
 func seccompProgram() ([]unix.SockFilter, error) {
 	p := []bpfInsn{
 		{code: bpfLdW, k: offArch},
@@ -83,6 +84,7 @@ func seccompProgram() ([]unix.SockFilter, error) {
 	for _, nr := range deniedSyscalls() {
 		p = append(p, bpfInsn{code: bpfJeq, k: nr, jt: "eperm"})
 	}
+	p = append(p, suidDispatch()...)
 	p = append(p,
 		bpfInsn{code: bpfJeq, k: unix.SYS_CLONE3, jt: "enosys"},
 		bpfInsn{code: bpfJeq, k: unix.SYS_SOCKET, jt: "socket"},
@@ -115,7 +117,9 @@ func seccompProgram() ([]unix.SockFilter, error) {
 		bpfInsn{label: "ioctl", code: bpfLdW, k: offArg(1)},
 		bpfInsn{code: bpfJeq, k: unix.TIOCSTI, jt: "eperm"},
 		bpfInsn{code: bpfRet, k: retAllow},
-
+	)
+	p = append(p, suidChecks()...)
+	p = append(p,
 		bpfInsn{label: "allow", code: bpfRet, k: retAllow},
 		bpfInsn{label: "eperm", code: bpfRet, k: retEperm},
 		bpfInsn{label: "enosys", code: bpfRet, k: retEnosys},

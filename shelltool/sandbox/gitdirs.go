@@ -1,0 +1,372 @@
+//go:build linux
+
+package sandbox
+
+import (
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/onellm/onellm-mcp/internal/gitmeta"
+)
+
+// Git directories in writable roots: a command may record work (objects,
+// refs, logs and the record files gitmeta names) but nothing that makes git
+// run code or look elsewhere on the host later.
+//
+// How: each git directory that exists when the command starts (Spec.GitDirs)
+// becomes, inside the sandbox, an overlay whose lower layer is the real
+// directory and whose upper layer is a stage folder on the host that the
+// command cannot see (the private /tmp hides it). Its record folders are the
+// real ones, bound back writable; config, hooks/, info/, commondir, gitdir
+// and config.worktree are the real ones bound back read-only; submodule and
+// worktree git directories beneath it are overlays of their own. So every
+// other write, a new top-level file included, lands in the stage only.
+// After the command, when nothing of it runs any more, the server copies
+// the record files (index, HEAD, *_HEAD, packed-refs, COMMIT_EDITMSG) from
+// the stage into the real directory, applies their deletions, and drops the
+// rest, listing what it dropped. A .git file (a worktree's or submodule's
+// "gitdir:" pointer) is bound read-only (Spec.ReadOnly).
+
+// GitLayout is what FindGitDirs found.
+type GitLayout struct {
+	// Dirs are real paths of git directories, parents before what they hold.
+	Dirs []string
+	// Links are .git files (pointers to a git directory).
+	Links []string
+}
+
+// maxGitScan bounds the entries FindGitDirs looks at.
+const maxGitScan = 50000
+
+// FindGitDirs walks roots (at most maxGitScan entries, not descending into
+// the folders skip names) for ".git" entries: git directories, with the
+// submodule (modules/…) and worktree (worktrees/NAME) git directories they
+// hold, and .git files, with the git directory they point to when it lies
+// inside roots.
+func FindGitDirs(roots []string, skip func(name string) bool) GitLayout {
+	var out GitLayout
+	seen := map[string]bool{}
+	addDir := func(d string) {
+		for _, g := range withNestedGitDirs(d) {
+			if !seen[g] {
+				seen[g] = true
+				out.Dirs = append(out.Dirs, g)
+			}
+		}
+	}
+	n := 0
+	for _, root := range roots {
+		_ = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+			if err != nil {
+				return nil
+			}
+			if n++; n > maxGitScan {
+				return filepath.SkipAll
+			}
+			if d.Name() != ".git" {
+				if d.IsDir() && p != root && skip != nil && skip(d.Name()) {
+					return filepath.SkipDir
+				}
+				return nil
+			}
+			switch {
+			case d.IsDir():
+				if real, err := filepath.EvalSymlinks(p); err == nil {
+					addDir(real)
+				}
+				return filepath.SkipDir
+			case d.Type().IsRegular():
+				out.Links = append(out.Links, p)
+				if g, ok := gitLinkTarget(p); ok && within(g, roots) {
+					addDir(g)
+				}
+			case d.Type()&fs.ModeSymlink != 0:
+				// A symlinked git directory: its target is protected (the
+				// link itself can be replaced, like a new repository).
+				if real, err := filepath.EvalSymlinks(p); err == nil && within(real, roots) {
+					if fi, err := os.Stat(real); err == nil && fi.IsDir() {
+						addDir(real)
+					}
+				}
+			}
+			return nil
+		})
+	}
+	slices.Sort(out.Dirs) // a parent sorts before what it holds
+	return out
+}
+
+// gitLinkTarget reads a .git file ("gitdir: PATH") and returns the real
+// path of the folder it names.
+func gitLinkTarget(file string) (string, bool) {
+	f, err := os.Open(file)
+	if err != nil {
+		return "", false
+	}
+	defer f.Close()
+	b, _ := io.ReadAll(io.LimitReader(f, 4096))
+	rest, ok := strings.CutPrefix(strings.TrimSpace(string(b)), "gitdir:")
+	if !ok {
+		return "", false
+	}
+	g := strings.TrimSpace(rest)
+	if !filepath.IsAbs(g) {
+		g = filepath.Join(filepath.Dir(file), g)
+	}
+	real, err := filepath.EvalSymlinks(g)
+	if err != nil {
+		return "", false
+	}
+	if fi, err := os.Stat(real); err != nil || !fi.IsDir() {
+		return "", false
+	}
+	return real, true
+}
+
+// withNestedGitDirs returns g and the git directories beneath it: each
+// worktrees/NAME, and each folder under modules/ holding a HEAD file (a
+// submodule's name may contain slashes), recursively.
+func withNestedGitDirs(g string) []string {
+	out := []string{g}
+	if ents, err := os.ReadDir(filepath.Join(g, "worktrees")); err == nil {
+		for _, e := range ents {
+			if e.IsDir() {
+				out = append(out, filepath.Join(g, "worktrees", e.Name()))
+			}
+		}
+	}
+	mods := filepath.Join(g, "modules")
+	_ = filepath.WalkDir(mods, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || !d.IsDir() || p == mods {
+			return nil
+		}
+		if fi, err := os.Lstat(filepath.Join(p, "HEAD")); err == nil && fi.Mode().IsRegular() {
+			out = append(out, withNestedGitDirs(p)...)
+			return filepath.SkipDir
+		}
+		return nil
+	})
+	return out
+}
+
+// gitStages makes one empty stage folder (with its overlay's u and w) per
+// git directory, in the host's temporary folder, mode 0700.
+func gitStages(dirs []string) ([]string, error) {
+	var out []string
+	for range dirs {
+		st, err := os.MkdirTemp("", "onellm-git-")
+		if err == nil {
+			err = os.Mkdir(filepath.Join(st, "u"), 0o700)
+		}
+		if err == nil {
+			err = os.Mkdir(filepath.Join(st, "w"), 0o700)
+		}
+		if err != nil {
+			removeStages(out)
+			return nil, fmt.Errorf("git stage: %w", err)
+		}
+		out = append(out, st)
+	}
+	return out, nil
+}
+
+func removeStages(stages []string) {
+	for _, st := range stages {
+		// The overlay's work folder is left mode 000 by the kernel.
+		_ = filepath.WalkDir(st, func(p string, d fs.DirEntry, err error) error {
+			if err == nil && d.IsDir() {
+				_ = os.Chmod(p, 0o700)
+			}
+			return nil
+		})
+		_ = os.RemoveAll(st)
+	}
+}
+
+// mergeGitStages brings the record files the command changed into the real
+// git directories, drops everything else, removes the stages and returns
+// what was dropped (or could not be kept). Called once the command is gone.
+func mergeGitStages(dirs, stages []string) []string {
+	var dropped []string
+	for i, st := range stages {
+		up := filepath.Join(st, "u")
+		// The command never sees the stage (the private /tmp hides it);
+		// should a root hold it all the same, a symlink in place of u or of
+		// an entry is not followed (nothing of the command runs any more).
+		if fi, err := os.Lstat(up); err != nil || !fi.IsDir() {
+			continue
+		}
+		ents, _ := os.ReadDir(up)
+		for _, e := range ents {
+			name, dst := e.Name(), filepath.Join(dirs[i], e.Name())
+			fi, err := e.Info()
+			switch {
+			case err != nil:
+				dropped = append(dropped, dst+" ("+err.Error()+")")
+			case slices.Contains(gitmeta.RecordDirs(), name) || name == "modules" || name == "worktrees":
+				// bound over or overlaid: nothing of theirs is in the stage
+			case !gitmeta.RecordFile(name):
+				dropped = append(dropped, dst)
+			case fi.Mode()&fs.ModeCharDevice != 0 && fi.Sys().(*unix.Stat_t).Rdev == 0:
+				// an overlay whiteout: the command deleted it
+				if err := os.Remove(dst); err != nil && !os.IsNotExist(err) {
+					dropped = append(dropped, dst+" (deletion not kept: "+err.Error()+")")
+				}
+			case fi.Mode().IsRegular():
+				if err := copyInto(dirs[i], name, filepath.Join(up, name), fi.Mode().Perm()); err != nil {
+					dropped = append(dropped, dst+" (not kept: "+err.Error()+")")
+				}
+			default:
+				dropped = append(dropped, dst+" (not a regular file)")
+			}
+		}
+	}
+	removeStages(stages)
+	return dropped
+}
+
+// copyInto replaces dir/name with the contents of src: a temporary file
+// beside it, synced, then renamed over it.
+func copyInto(dir, name, src string, perm fs.FileMode) error {
+	in, err := os.OpenFile(src, os.O_RDONLY|unix.O_NOFOLLOW, 0)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	tmp, err := os.CreateTemp(dir, "."+name+".onellm-")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	_, err = io.Copy(tmp, in)
+	if err == nil {
+		err = tmp.Chmod(perm & 0o777)
+	}
+	if err == nil {
+		err = tmp.Sync()
+	}
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), filepath.Join(dir, name))
+}
+
+// gitMount is one git directory to overlay, with descriptors opened on the
+// real folders before any overlay hides them.
+type gitMount struct {
+	dir     string
+	real    int // the git directory
+	stage   int
+	entries []gitEntry
+}
+
+type gitEntry struct {
+	name string
+	fd   int
+	ro   bool
+}
+
+// openGitMounts opens, on the real folders and before the private /tmp
+// hides the stages, every descriptor the overlays need (helper side).
+func openGitMounts(hs *helperSpec) ([]gitMount, error) {
+	var mounts []gitMount
+	for i, g := range hs.GitDirs {
+		fd, err := unix.Open(g, unix.O_PATH|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+		if err != nil {
+			continue // gone since it was found: nothing to protect
+		}
+		mounts = append(mounts, gitMount{dir: g, real: fd, stage: -1})
+		m := &mounts[len(mounts)-1]
+		if i >= len(hs.GitStages) {
+			closeGitMounts(mounts)
+			return nil, step("git stage "+g, fmt.Errorf("no stage"))
+		}
+		if m.stage, err = unix.Open(hs.GitStages[i], unix.O_PATH|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0); err != nil {
+			closeGitMounts(mounts)
+			return nil, step("git stage "+g, err)
+		}
+		add := func(name string, ro bool) {
+			efd, err := unix.Openat(fd, name, unix.O_PATH|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+			if err != nil {
+				return
+			}
+			var sb unix.Stat_t
+			if unix.Fstat(efd, &sb) != nil || sb.Mode&unix.S_IFMT == unix.S_IFLNK {
+				unix.Close(efd) // a symlink stays the overlay's: a change to it is dropped
+				return
+			}
+			m.entries = append(m.entries, gitEntry{name: name, fd: efd, ro: ro})
+		}
+		for _, name := range gitmeta.RecordDirs() {
+			add(name, false)
+		}
+		for _, name := range gitmeta.GuardedEntries() {
+			add(name, true)
+		}
+	}
+	return mounts, nil
+}
+
+func closeGitMounts(mounts []gitMount) {
+	for _, m := range mounts {
+		unix.Close(m.real)
+		if m.stage >= 0 {
+			unix.Close(m.stage)
+		}
+		for _, e := range m.entries {
+			unix.Close(e.fd)
+		}
+	}
+}
+
+// mountGitOverlays mounts the overlays, parents first, and binds the real
+// record folders (writable) and guarded entries (read-only) back into each.
+// The folders holding a git directory that is not inside another one are
+// pinned first, so the repository cannot be moved aside and replaced.
+func mountGitOverlays(mounts []gitMount, writable []string, pinned map[string]bool) error {
+	fdPath := func(fd int) string { return "/proc/self/fd/" + strconv.Itoa(fd) }
+	var done []string
+	for _, m := range mounts {
+		if !within(m.dir, done) {
+			if err := pinAncestors(m.dir, writable, pinned); err != nil {
+				return err
+			}
+		}
+		done = append(done, m.dir)
+		// volatile: no sync of the upper layer at unmount (tens of
+		// milliseconds per command); the stage is read back from the page
+		// cache by the merge and never reused.
+		opts := "lowerdir=" + fdPath(m.real) + ",upperdir=" + fdPath(m.stage) + "/u,workdir=" + fdPath(m.stage) + "/w,volatile"
+		if os.Geteuid() != 0 {
+			opts += ",userxattr"
+		}
+		if err := step("overlay "+m.dir, unix.Mount("overlay", m.dir, "overlay", unix.MS_NOSUID|unix.MS_NODEV, opts)); err != nil {
+			return err
+		}
+		for _, e := range m.entries {
+			p := filepath.Join(m.dir, e.name)
+			if err := step("bind "+p, unix.Mount(fdPath(e.fd), p, "", unix.MS_BIND, "")); err != nil {
+				return err
+			}
+			extra := uintptr(unix.MS_NOSUID | unix.MS_NODEV)
+			if e.ro {
+				extra |= unix.MS_RDONLY
+			}
+			if err := step("remount "+p, remountBind(p, extra)); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}

@@ -1,0 +1,207 @@
+//go:build linux
+
+package sandbox
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+// gitEnv keeps the host's and the user's git settings out of the tests.
+var gitEnv = []string{"GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null", "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@t",
+	"GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@t", "GIT_ALLOW_PROTOCOL=file", "PATH=/usr/bin:/bin", "LC_ALL=C"}
+
+func hostGit(t testing.TB, dir string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command("git", args...)
+	cmd.Dir = dir
+	cmd.Env = append(gitEnv, "HOME="+dir)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("git %v in %s: %v\n%s", args, dir, err, out)
+	}
+	return strings.TrimSpace(string(out))
+}
+
+// gitTree makes a workspace holding a repository with a commit, a nested
+// repository, a submodule (.git/modules/sub, sub/.git a file) and a linked
+// worktree (.git/worktrees/wt, wt/.git a file).
+func gitTree(t testing.TB) (ws string, repos []string) {
+	t.Helper()
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git not installed")
+	}
+	base, _ := filepath.EvalSymlinks(t.TempDir())
+	ws = filepath.Join(base, "ws")
+	subsrc := filepath.Join(base, "subsrc")
+	for _, d := range []string{ws, subsrc, filepath.Join(ws, "nested")} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		hostGit(t, d, "init", "-q", "-b", "main")
+		os.WriteFile(filepath.Join(d, "a.txt"), []byte("a\n"), 0o644)
+		hostGit(t, d, "add", "a.txt")
+		hostGit(t, d, "commit", "-qm", "first")
+	}
+	hostGit(t, ws, "-c", "protocol.file.allow=always", "submodule", "add", "-q", subsrc, "sub")
+	hostGit(t, ws, "commit", "-qm", "sub")
+	hostGit(t, ws, "worktree", "add", "-q", "-b", "side", "wt")
+	// A git directory without hooks/: one the command would create.
+	os.RemoveAll(filepath.Join(ws, "nested", ".git", "hooks"))
+	return ws, []string{ws, filepath.Join(ws, "nested"), filepath.Join(ws, "sub"), filepath.Join(ws, "wt")}
+}
+
+func TestFindGitDirs(t *testing.T) {
+	ws, _ := gitTree(t)
+	// A symlinked .git: its target is found.
+	if err := os.MkdirAll(filepath.Join(ws, "linked", "store"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	hostGit(t, filepath.Join(ws, "linked", "store"), "init", "-q", "--bare")
+	if err := os.Symlink("store", filepath.Join(ws, "linked", ".git")); err != nil {
+		t.Fatal(err)
+	}
+	got := FindGitDirs([]string{ws}, nil)
+	want := []string{ws + "/.git", ws + "/.git/modules/sub", ws + "/.git/worktrees/wt", ws + "/linked/store", ws + "/nested/.git"}
+	if !slices.Equal(got.Dirs, want) {
+		t.Errorf("Dirs = %q, want %q", got.Dirs, want)
+	}
+	slices.Sort(got.Links)
+	if wantL := []string{ws + "/sub/.git", ws + "/wt/.git"}; !slices.Equal(got.Links, wantL) {
+		t.Errorf("Links = %q, want %q", got.Links, wantL)
+	}
+}
+
+// TestGitMetadataSurvives: a command tries every way to make git run code
+// on the host later — config, hooks (also where none existed), commondir,
+// a worktree's gitdir, a submodule's .git file — in the workspace's, a
+// nested repository's, a submodule's and a worktree's git directory; then
+// commits in each. Checked from the host: nothing of the first kind was
+// kept, every commit was.
+func TestGitMetadataSurvives(t *testing.T) {
+	needSandbox(t)
+	ws, repos := gitTree(t)
+	gl := FindGitDirs([]string{ws}, nil)
+	readHooks := func(g string) []string {
+		ents, _ := os.ReadDir(filepath.Join(g, "hooks"))
+		var names []string
+		for _, e := range ents {
+			names = append(names, e.Name())
+		}
+		return names
+	}
+	before := map[string][]string{}
+	for _, g := range gl.Dirs {
+		before[g] = readHooks(g)
+	}
+	wtGitdir, _ := os.ReadFile(filepath.Join(ws, ".git/worktrees/wt/gitdir"))
+	subLink, _ := os.ReadFile(filepath.Join(ws, "sub/.git"))
+
+	attack := `
+mkdir -p evil/hooks && printf '[core]\n\tfsmonitor = touch PWNED\n' > evil/config
+printf '#!/bin/sh\ntouch PWNED\n' > evil/hooks/post-commit; chmod +x evil/hooks/post-commit
+for g in .git nested/.git .git/modules/sub .git/worktrees/wt; do
+  git --git-dir=$g config core.fsmonitor 'touch PWNED' && echo "config of $g changed"
+  printf '[core]\n\tfsmonitor = touch PWNED\n' >> $g/config && echo "config of $g appended"
+  mkdir -p $g/hooks; printf '#!/bin/sh\ntouch PWNED\n' > $g/hooks/post-commit && echo "hook in $g"
+  echo "$PWD/evil" > $g/commondir && echo "commondir of $g written"
+  mkdir -p $g/info && echo '* filter=x' > $g/info/attributes
+  echo x > $g/brand-new
+done
+echo "$PWD/evil" > .git/worktrees/wt/gitdir
+echo "gitdir: $PWD/evil" > sub/.git && echo "sub/.git rewritten"
+echo "gitdir: $PWD/evil" > wt/.git && echo "wt/.git rewritten"
+mv .git/hooks .git/hooks-old; rm -rf .git/hooks
+for r in nested sub wt; do mv $r $r-moved && echo "$r moved"; mv $r/.git $r/git-moved && echo "$r/.git moved"; done
+true`
+	commit := `
+set -e
+for r in . nested sub wt; do
+  (cd $r && echo "$r" > b.txt && git add b.txt && git commit -qm "in sandbox" && git log -1 --format=%s)
+done`
+	for _, cmd := range []string{attack, commit} {
+		s := Spec{Command: cmd, Dir: ws, Env: append(gitEnv, "HOME="+ws), Writable: []string{ws},
+			GitDirs: gl.Dirs, ReadOnly: gl.Links, Timeout: 20 * time.Second}
+		r, err := Run(context.Background(), s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("exit %d\nstdout:\n%s\nstderr:\n%s\ndropped: %q", r.ExitCode, r.Stdout, r.Stderr, r.GitDropped)
+		if cmd == commit && (r.ExitCode != 0 || strings.Count(r.Stdout, "in sandbox") != 4) {
+			t.Errorf("git commit in the sandbox failed: exit %d\n%s%s", r.ExitCode, r.Stdout, r.Stderr)
+		}
+		if cmd == attack && len(r.GitDropped) == 0 {
+			t.Errorf("the attack's writes were not reported as dropped")
+		}
+	}
+	for _, r := range repos {
+		cmd := exec.Command("git", "config", "--get", "core.fsmonitor")
+		cmd.Dir, cmd.Env = r, append(gitEnv, "HOME="+r)
+		if out, err := cmd.CombinedOutput(); err == nil || len(out) > 0 {
+			t.Errorf("%s: core.fsmonitor is %q after the command", r, out)
+		}
+		if got := hostGit(t, r, "log", "-1", "--format=%s"); got != "in sandbox" {
+			t.Errorf("%s: last commit %q, want the sandbox's", r, got)
+		}
+		if st := hostGit(t, r, "status", "--porcelain", "--untracked-files=no"); st != "" && r != ws {
+			t.Errorf("%s: status after the commit: %q (index not kept?)", r, st)
+		}
+	}
+	for _, g := range gl.Dirs {
+		if h := readHooks(g); !slices.Equal(h, before[g]) {
+			t.Errorf("%s/hooks changed: %q, was %q", g, h, before[g])
+		}
+		for _, f := range []string{"commondir", "brand-new", "info/attributes"} {
+			if _, err := os.Stat(filepath.Join(g, f)); err == nil && !(f == "commondir" && strings.Contains(g, "worktrees")) {
+				t.Errorf("%s/%s exists after the command", g, f)
+			}
+		}
+	}
+	if b, _ := os.ReadFile(filepath.Join(ws, ".git/worktrees/wt/gitdir")); string(b) != string(wtGitdir) {
+		t.Errorf("worktree gitdir changed: %q", b)
+	}
+	if b, _ := os.ReadFile(filepath.Join(ws, "sub/.git")); string(b) != string(subLink) {
+		t.Errorf("sub/.git changed: %q", b)
+	}
+	for _, r := range []string{"nested", "sub", "wt"} {
+		if _, err := os.Stat(filepath.Join(ws, r+"-moved")); err == nil {
+			t.Errorf("%s was moved aside (a repository of the command's could take its place)", r)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(ws, "PWNED")); err == nil {
+		t.Errorf("git ran the planted code")
+	}
+}
+
+// BenchmarkRunGitDirs: a sandboxed `true` in a workspace with four git
+// directories (overlays, binds, and the merge after), against the same
+// without GitDirs.
+func BenchmarkRunGitDirs(b *testing.B) {
+	needSandbox(b)
+	ws, _ := gitTree(b)
+	gl := FindGitDirs([]string{ws}, nil)
+	for _, tc := range []struct {
+		name string
+		dirs []string
+	}{{"none", nil}, {"four", gl.Dirs}} {
+		b.Run(tc.name, func(b *testing.B) {
+			s := Spec{Command: "true", Dir: ws, Writable: []string{ws}, GitDirs: tc.dirs, ReadOnly: gl.Links, Timeout: 10 * time.Second}
+			benchMedian(b, func() error { _, err := Run(context.Background(), s); return err })
+		})
+	}
+}
+
+// BenchmarkFindGitDirs walks this repository, as each command's start does
+// for its writable roots.
+func BenchmarkFindGitDirs(b *testing.B) {
+	root, _ := filepath.Abs("../..")
+	for b.Loop() {
+		FindGitDirs([]string{root}, nil)
+	}
+}
