@@ -62,10 +62,23 @@ func (t *Tool) withToolchains(p *grants.Policy, spec *sandbox.Spec) (func(), err
 		return nil, err
 	}
 	spec.Env = overrideEnv(spec.Env, call.Env)
+	if len(call.PathPrefix) > 0 {
+		spec.Env = overrideEnv(spec.Env, []string{"PATH=" + strings.Join(append(slices.Clone(call.PathPrefix), envValue(spec.Env, "PATH")), ":")})
+	}
 	spec.Readable = slices.Concat(spec.Readable, call.Readable)
 	spec.Writable = slices.Concat(spec.Writable, call.Writable)
 	spec.Hidden = append(spec.Hidden, shallowCredentialFiles(p, call.Readable)...)
 	return func() { _ = call.Close() }, nil
+}
+
+// envValue is the value of key in env ("" when absent).
+func envValue(env []string, key string) string {
+	for _, kv := range env {
+		if k, v, ok := strings.Cut(kv, "="); ok && k == key {
+			return v
+		}
+	}
+	return ""
 }
 
 // overrideEnv returns env with every KEY=VALUE of over replacing (or

@@ -62,6 +62,10 @@ type Toolchain struct {
 	hostModCache string
 	// rustupHome is the host RUSTUP_HOME, read-only.
 	rustupHome string
+	// pyenvRoot is the host PYENV_ROOT: commands run its interpreter
+	// directly, not through its shims (a shim's pip hook rewrites the shims,
+	// which stay read-only).
+	pyenvRoot string
 }
 
 // Set is the toolchains a config selected.
@@ -199,6 +203,7 @@ func detectPython(h Host) (Toolchain, bool) {
 	root := envOr(h, "PYENV_ROOT", filepath.Join(h.Home, ".pyenv"))
 	if isDir(filepath.Join(root, "versions")) {
 		t.Readable = append(t.Readable, root)
+		t.pyenvRoot = root
 		t.Where = append(t.Where, "pyenv in "+root)
 	}
 	if venv := h.Getenv("VIRTUAL_ENV"); venv != "" && filepath.IsAbs(venv) && isDir(venv) && underHome(h, venv) {
@@ -301,6 +306,8 @@ type Call struct {
 	Readable []string
 	// Writable are extra roots to write (the caches and the call's HOME).
 	Writable []string
+	// PathPrefix goes before the command's PATH (pyenv's interpreter).
+	PathPrefix []string
 	// home is the call's private HOME, removed by Close.
 	home string
 }
@@ -370,8 +377,39 @@ func (s Set) Prepare(cache string, workspaceRoots []string) (*Call, error) {
 		if t.rustupHome != "" {
 			c.Env = append(c.Env, "RUSTUP_HOME="+t.rustupHome)
 		}
+		if t.pyenvRoot != "" {
+			if v, bin := pyenvVersion(t.pyenvRoot, workspaceRoots); bin != "" {
+				c.PathPrefix = append(c.PathPrefix, bin)
+				c.Env = append(c.Env, "PYENV_VERSION="+v)
+			}
+		}
 	}
 	return c, nil
+}
+
+// pyenvVersion is the version pyenv would pick for the workspace (its
+// .python-version, else the global version file) and its bin folder, when
+// that version is installed.
+func pyenvVersion(root string, workspaceRoots []string) (version, bin string) {
+	files := []string{filepath.Join(root, "version")}
+	if len(workspaceRoots) > 0 {
+		files = append([]string{filepath.Join(workspaceRoots[0], ".python-version")}, files...)
+	}
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil || len(b) > 4096 {
+			continue
+		}
+		v, _, _ := strings.Cut(strings.TrimSpace(string(b)), "\n")
+		v = strings.TrimSpace(v)
+		if v == "" || v == "system" || strings.ContainsAny(v, "/\\") || v == "." || v == ".." {
+			continue
+		}
+		if d := filepath.Join(root, "versions", v, "bin"); isDir(d) {
+			return v, d
+		}
+	}
+	return "", ""
 }
 
 // writeFile replaces path atomically (concurrent calls each write their

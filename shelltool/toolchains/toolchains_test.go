@@ -218,3 +218,26 @@ func BenchmarkDetect(b *testing.B) {
 		Detect(h, Known)
 	}
 }
+
+func TestPyenvVersion(t *testing.T) {
+	root, ws := t.TempDir(), t.TempDir()
+	for _, v := range []string{"3.11.7", "3.13.0"} {
+		os.MkdirAll(filepath.Join(root, "versions", v, "bin"), 0o755)
+	}
+	check := func(name, wantV string) {
+		t.Helper()
+		v, bin := pyenvVersion(root, []string{ws})
+		if v != wantV || (wantV != "" && bin != filepath.Join(root, "versions", wantV, "bin")) || (wantV == "" && bin != "") {
+			t.Errorf("%s: got %q %q, want %q", name, v, bin, wantV)
+		}
+	}
+	check("no version file", "")
+	os.WriteFile(filepath.Join(root, "version"), []byte("3.11.7\n"), 0o644)
+	check("global version", "3.11.7")
+	os.WriteFile(filepath.Join(ws, ".python-version"), []byte("3.13.0\n3.11.7\n"), 0o644)
+	check("the workspace's .python-version wins", "3.13.0")
+	for _, bad := range []string{"system\n", "../../etc\n", "3.9.9\n", "\n"} {
+		os.WriteFile(filepath.Join(ws, ".python-version"), []byte(bad), 0o644)
+		check("workspace names "+strings.TrimSpace(bad)+": global", "3.11.7")
+	}
+}
