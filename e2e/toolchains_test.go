@@ -209,3 +209,26 @@ func TestDoctor(t *testing.T) {
 		t.Errorf("doctor --bogus: exit %d, want 2", code)
 	}
 }
+
+// BenchmarkToolchainVersions: `go version` and `git --version` through the
+// tool over stdio beside `echo hi`, with the toolchains given to commands
+// (private HOME and caches made per call); the target is within 2 ms of
+// echo.
+func BenchmarkToolchainVersions(b *testing.B) {
+	goBin, err := exec.LookPath("go")
+	if err != nil {
+		b.Skip("no go")
+	}
+	f := newFixture(b, `profile = "interactive-dev"`)
+	f.Env = append(f.Env, "PATH="+filepath.Dir(goBin)+":/usr/local/bin:/usr/bin:/bin")
+	c := stdioClient(b, f, Legacy)
+	for _, command := range []string{"echo hi", "go version", "git --version"} {
+		b.Run(strings.Fields(command)[0], func(b *testing.B) {
+			for b.Loop() {
+				if res := call(b, c, "execute_terminal_command", map[string]any{"command": command}); res.IsError {
+					b.Fatal(text(res))
+				}
+			}
+		})
+	}
+}
