@@ -3,11 +3,13 @@ package shelltool
 import (
 	"context"
 	"path/filepath"
+	"slices"
 
 	"github.com/onellm/onellm-mcp/grants"
 	"github.com/onellm/onellm-mcp/internal/toolkit"
 	"github.com/onellm/onellm-mcp/shelltool/cmdline"
 	"github.com/onellm/onellm-mcp/shelltool/sandbox"
+	"github.com/onellm/onellm-mcp/webtools"
 )
 
 // OptionUnverifiable is the Option of an exec-time request for a program
@@ -116,6 +118,21 @@ func programName(name string) string {
 	return name
 }
 
+// redactEvent returns ev with the secrets' values redacted from its text.
+func redactEvent(ev sandbox.ExecEvent, secrets []webtools.Secret) sandbox.ExecEvent {
+	if len(secrets) == 0 {
+		return ev
+	}
+	ev.Exe = webtools.Redact(ev.Exe, secrets)
+	ev.ExecPath = webtools.Redact(ev.ExecPath, secrets)
+	ev.Cwd = webtools.Redact(ev.Cwd, secrets)
+	ev.Argv = slices.Clone(ev.Argv)
+	for i, a := range ev.Argv {
+		ev.Argv[i] = webtools.Redact(a, secrets)
+	}
+	return ev
+}
+
 func joinWords(w []string) string {
 	n := 0
 	for _, s := range w {
@@ -133,10 +150,12 @@ func joinWords(w []string) string {
 
 // execGate is the sandbox's exec gate for one call: every request of the
 // program is decided (and audited) by decideExec; the program runs only
-// when every one is allowed.
-func execGate(ctx context.Context, env *toolkit.Env, refused *lineLog) sandbox.ExecGate {
+// when every one is allowed. The values of the secrets brokered into the
+// command are redacted from the event first ("[REDACTED:NAME]", as
+// everywhere): what is decided, audited and listed never holds them.
+func execGate(ctx context.Context, env *toolkit.Env, refused *lineLog, secrets []webtools.Secret) sandbox.ExecGate {
 	return func(ev sandbox.ExecEvent) bool {
-		reqs := execRequests(ev)
+		reqs := execRequests(redactEvent(ev, secrets))
 		if len(reqs) == 0 {
 			return false
 		}

@@ -15,6 +15,7 @@ import (
 	"github.com/onellm/onellm-mcp/grants"
 	"github.com/onellm/onellm-mcp/internal/toolkit"
 	"github.com/onellm/onellm-mcp/shelltool/sandbox"
+	"github.com/onellm/onellm-mcp/webtools"
 )
 
 // gateCall is one call of the tool under a real policy, in the real
@@ -329,5 +330,21 @@ func BenchmarkExecDecision(b *testing.B) {
 				b.Fatal(d.Explain())
 			}
 		}
+	}
+}
+
+// TestExecGateRedactsSecrets: a brokered secret's value in a program's argv
+// never reaches what is decided, audited or listed.
+func TestExecGateRedactsSecrets(t *testing.T) {
+	secrets := []webtools.Secret{{Name: "tok", Value: "s3cr3t-v4lue"}}
+	ev := sandbox.ExecEvent{Exe: "/usr/bin/curl", Argv: []string{"curl", "https://x/s3cr3t-v4lue"}, Cwd: "/ws/s3cr3t-v4lue"}
+	for _, r := range execRequests(redactEvent(ev, secrets)) {
+		b, _ := json.Marshal(r)
+		if strings.Contains(string(b), "s3cr3t-v4lue") || !strings.Contains(string(b), "[REDACTED:tok]") {
+			t.Errorf("request %s", b)
+		}
+	}
+	if ev.Argv[1] != "https://x/s3cr3t-v4lue" {
+		t.Errorf("the event itself was changed")
 	}
 }

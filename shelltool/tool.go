@@ -530,7 +530,7 @@ func run(ctx context.Context, env *toolkit.Env, spec sandbox.Spec, surface grant
 	defer stop()
 	egress, refused := &lineLog{}, &lineLog{}
 	if surface == grants.SurfaceSandbox {
-		spec.ExecGate = execGate(ctx, env, refused)
+		spec.ExecGate = execGate(ctx, env, refused, brokered)
 		if spec.Network == sandbox.NetworkProxy {
 			withProxy(&spec, env, egress, brokered)
 		}
