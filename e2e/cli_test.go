@@ -233,7 +233,7 @@ func TestCLIConfigErrors(t *testing.T) {
 
 func TestCLIVersion(t *testing.T) {
 	out, _, code := runCLI(t, t.TempDir(), "version")
-	if code != 0 || !strings.Contains(out, "go1.") || !strings.Contains(out, "landlock: ABI") {
+	if code != 0 || !strings.Contains(out, "go1.") || !strings.Contains(out, "landlock: ABI") || !strings.Contains(out, "exec gate: available") {
 		t.Fatalf("version: %d %q", code, out)
 	}
 }

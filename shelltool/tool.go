@@ -3,8 +3,10 @@
 // tool that ties them to the policy.
 //
 // Security model: the policy decides what the person wants asked or refused,
-// from a best-effort reading of the line; the sandbox is the boundary that
-// holds whatever the line really does.
+// from a best-effort reading of the line; the sandbox's exec gate then
+// decides every program the command really executes, from what the kernel
+// loaded (execgate.go); the sandbox is the boundary that holds whatever the
+// allowed programs do.
 package shelltool
 
 import (
@@ -54,6 +56,10 @@ type Output struct {
 	// Egress lists what the egress proxy decided ([sandbox] network =
 	// "proxy"): one line per destination, allowed or refused.
 	Egress []string `json:"egress,omitempty"`
+	// RefusedPrograms lists the programs the sandbox's exec gate killed
+	// before they ran (each with its rule and reason): their parent saw
+	// them die by SIGKILL.
+	RefusedPrograms []string `json:"refused_programs,omitempty"`
 }
 
 // Tool is execute_terminal_command. The zero value is ready; it probes the
@@ -126,7 +132,9 @@ func (t *Tool) Definition(p *grants.Policy) mcp.Tool {
 		fmt.Sprintf("Default timeout %s, at most %s; stdout and stderr are each capped at %d bytes (head and tail kept). ",
 			p.Limits.CommandTimeout, p.Limits.CommandMaxTimeout, p.Limits.OutputMaxBytes) +
 		"Every command in the line (pipelines, lists, substitutions, wrappers such as sudo or xargs) is decided by the policy before anything runs; " +
-		"a command name that cannot be known before running is decided as <dynamic> at high risk; a package install (npm install, pip install, go get, ...) is also one package.install request per package and index.\n\n" + p.Summary(t.Capabilities()...)
+		"a command name that cannot be known before running is decided as <dynamic> at high risk; a package install (npm install, pip install, go get, ...) is also one package.install request per package and index. " +
+		"In the sandbox every program the command starts (scripts, make recipes, interpreters' children) is decided again as it executes; " +
+		"one that a deny rule, an ask rule naming it or critical risk refuses is killed before it runs (exit status 137) and listed under refused_programs.\n\n" + p.Summary(t.Capabilities()...)
 	return mcp.NewTool(Name,
 		mcp.WithDescription(desc),
 		toolkit.WithSchemas(toolkit.EmbeddedSchema(schemaFiles, "execute_terminal_command.input.json"), toolkit.EmbeddedSchema(schemaFiles, "execute_terminal_command.output.json")),
@@ -439,7 +447,7 @@ func noteNewRepositories(r *mcp.CallToolResult, repos []string) {
 		return
 	}
 	tc.Text += "\nnew git repositories (made by the command: their config and hooks are the command's, and run code when git is used in them):\n" +
-		strings.Join(repos[:min(len(repos), maxEgressLines)], "\n")
+		strings.Join(repos[:min(len(repos), maxResultLines)], "\n")
 	r.Content[0] = tc
 }
 
@@ -457,28 +465,29 @@ func gitScanSkipped(name string) bool {
 // connection between calls).
 var proxyClient = webtools.NewClient(webtools.Options{})
 
-// maxEgressLines bounds the egress lines a result lists (and the git
-// entries it lists as not kept).
-const maxEgressLines = 20
+// maxResultLines bounds the egress lines, the refused programs and the git
+// entries not kept that a result lists.
+const maxResultLines = 20
 
-// egressLog collects the proxy's decisions for the result.
-type egressLog struct {
+// lineLog collects lines for the result (egress decisions, refused
+// programs), at most maxResultLines of them and a count of the rest.
+type lineLog struct {
 	mu    sync.Mutex
 	lines []string
 	more  int
 }
 
-func (l *egressLog) add(e webtools.ProxyEvent) {
+func (l *lineLog) add(line string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if len(l.lines) < maxEgressLines {
-		l.lines = append(l.lines, e.String())
+	if len(l.lines) < maxResultLines {
+		l.lines = append(l.lines, line)
 	} else {
 		l.more++
 	}
 }
 
-func (l *egressLog) list() []string {
+func (l *lineLog) list() []string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	out := append([]string(nil), l.lines...)
@@ -493,22 +502,38 @@ func (l *egressLog) list() []string {
 // network.http.* for this tool; anything but Allow is refused, since no
 // person can be asked while the command runs. The brokered secrets the
 // command holds are redacted from what the proxy decides and reports.
-func withProxy(spec *sandbox.Spec, env *toolkit.Env, log *egressLog, secrets []webtools.Secret) {
+func withProxy(spec *sandbox.Spec, env *toolkit.Env, log *lineLog, secrets []webtools.Secret) {
 	px := &webtools.Proxy{
 		Client:  proxyClient,
 		Decide:  webtools.ProxyPolicy(env.MidAction, Name, webtools.TunnelPaths(env.Policy, Name)),
-		OnEvent: log.add,
+		OnEvent: func(e webtools.ProxyEvent) { log.add(e.String()) },
 		Secrets: secrets,
 	}
 	spec.Proxy = px.Serve
 }
 
+// decideExec decides (and audits, with the call) one program a running
+// command is about to execute: the only place the exec gate reaches the
+// policy, through the server's mid-action gate at the exec stage
+// (grants.(*Policy).DecideExec). Only Allow lets the program run; no person
+// can be asked mid-command.
+func decideExec(ctx context.Context, env *toolkit.Env, r grants.Request) grants.Decision {
+	d, err := env.MidAction.Decide(ctx, r, grants.StageExec)
+	if err != nil && d.Effect == grants.Allow {
+		d.Effect = grants.Deny
+	}
+	return d
+}
+
 func run(ctx context.Context, env *toolkit.Env, spec sandbox.Spec, surface grants.Surface, runner *sandbox.Runner, brokered []webtools.Secret) toolkit.Result {
 	stop := progress(ctx, env)
 	defer stop()
-	egress := &egressLog{}
-	if spec.Network == sandbox.NetworkProxy && surface == grants.SurfaceSandbox {
-		withProxy(&spec, env, egress, brokered)
+	egress, refused := &lineLog{}, &lineLog{}
+	if surface == grants.SurfaceSandbox {
+		spec.ExecGate = execGate(ctx, env, refused, brokered)
+		if spec.Network == sandbox.NetworkProxy {
+			withProxy(&spec, env, egress, brokered)
+		}
 	}
 	var (
 		res sandbox.Result
@@ -526,7 +551,7 @@ func run(ctx context.Context, env *toolkit.Env, spec sandbox.Spec, surface grant
 		return toolkit.Failed("%s: %v", Name, err)
 	}
 	out := Output{ExitCode: res.ExitCode, Stdout: res.Stdout, Stderr: res.Stderr, TimedOut: res.TimedOut,
-		Truncated: res.Truncated, DurationMS: res.Duration.Milliseconds(), Egress: egress.list()}
+		Truncated: res.Truncated, DurationMS: res.Duration.Milliseconds(), Egress: egress.list(), RefusedPrograms: refused.list()}
 	text := fmt.Sprintf("exit code %d", out.ExitCode)
 	switch {
 	case out.TimedOut:
@@ -544,12 +569,16 @@ func run(ctx context.Context, env *toolkit.Env, spec sandbox.Spec, surface grant
 		text += "\negress proxy:\n" + strings.Join(out.Egress, "\n")
 	}
 	if n := len(res.GitDropped); n > 0 {
-		dropped := res.GitDropped[:min(n, maxEgressLines)]
+		dropped := res.GitDropped[:min(n, maxResultLines)]
 		text += "\nnot kept (a git directory keeps only what records work: objects, refs, logs, index, HEAD, *_HEAD, packed-refs, COMMIT_EDITMSG):\n" +
 			strings.Join(dropped, "\n")
 		if n > len(dropped) {
 			text += fmt.Sprintf("\n(%d more)", n-len(dropped))
 		}
+	}
+	if len(out.RefusedPrograms) > 0 {
+		text += "\nprograms refused by the policy (killed before they ran, exit status 137 to their parent):\n- " +
+			strings.Join(out.RefusedPrograms, "\n- ")
 	}
 	r := mcp.NewToolResultStructured(out, text)
 	r.IsError = out.ExitCode != 0 || out.TimedOut || err != nil

@@ -42,7 +42,7 @@ commands:
   check     validate a config, run its [[tests]], print the effective rules
   explain   decide one request and say why (exit 0 allow, 1 deny, 3 ask, 2 usage or config error)
   doctor    what this machine gives the sandbox, which toolchains commands see, what will not work
-  version   version, commit, Go, landlock ABI
+  version   version, commit, Go, landlock ABI, exec gate
   help      this text; "onellm-mcp help COMMAND" or "onellm-mcp COMMAND --help" for a command's flags
 
 Start here: onellm-mcp init --host claude-code   (or claude-desktop, cursor, vscode, http)
@@ -428,7 +428,12 @@ func printVersion(args []string, stdout io.Writer) error {
 	if n, err := landlockABI(); err == nil && n > 0 {
 		abi = fmt.Sprint(n)
 	}
-	fmt.Fprintf(stdout, "onellm-mcp %s\ncommit:   %s\ngo:       %s %s/%s\nlandlock: ABI %s\n", version, c, runtime.Version(), runtime.GOOS, runtime.GOARCH, abi)
+	// The sandbox with its exec gate, proven by running a command in it.
+	gate := "available"
+	if _, err := sandbox.Probe(); err != nil {
+		gate = "unavailable (" + err.Error() + ")"
+	}
+	fmt.Fprintf(stdout, "onellm-mcp %s\ncommit:   %s\ngo:       %s %s/%s\nlandlock: ABI %s\nexec gate: %s\n", version, c, runtime.Version(), runtime.GOOS, runtime.GOARCH, abi, gate)
 	return nil
 }
 

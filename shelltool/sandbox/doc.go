@@ -15,10 +15,11 @@
 // helper gets CAP_SYS_ADMIN, CAP_NET_ADMIN and CAP_SETPCAP in it as ambient
 // capabilities for the setup). The spec reaches it as JSON over an inherited
 // pipe (fd 3); it reports over a close-on-exec status pipe (fd 4) as JSON
-// lines. Locked to one OS thread it first marks every inherited descriptor
-// above 3 close-on-exec and makes itself non-dumpable (so the shell, which
-// shares its uid and, on that thread, its credentials and landlock domain,
-// cannot open /proc/1/mem or /proc/1/fd/*), then:
+// lines. Locked to its main OS thread (the exec gate's tracer, which is never
+// restricted) it first marks every inherited descriptor above 3
+// close-on-exec and makes itself non-dumpable (so the shell, which shares
+// its uid, cannot open /proc/1/mem or /proc/1/fd/*), then reads its spec
+// and:
 //
 //  1. makes the mount tree private, mounts a fresh /proc, a private tmpfs on
 //     /tmp (binding back any Writable/Readable root that lives under /tmp) and
@@ -41,24 +42,70 @@
 //     beneath Writable, /tmp and /dev/shm; TCP connect only to
 //     AllowTCPConnect ports (plus ProxyPort for "proxy") and no TCP bind
 //     when Network is "none" or "proxy";
-//  4. sets rlimits (core 0, file size, open files, CPU time);
-//  5. locks securebits, empties the bounding, ambient, effective, permitted
+//  4. sets rlimits (core 0, file size, open files, CPU time: per process,
+//     so the helper has them too);
+//  5. on a new OS thread of its own, locked to it for its short life:
+//     locks securebits, empties the bounding, ambient, effective, permitted
 //     and inheritable capability sets (even as uid 0);
-//  6. sets no_new_privs and calls landlock_restrict_self;
+//  6. sets no_new_privs and calls landlock_restrict_self (that thread);
 //  7. checks a canary (opening "/" must now fail with EACCES);
-//  8. installs a seccomp filter (system calls through any other ABI than
-//     x86_64, such as int 0x80, kill the process; x32 ones get EPERM);
-//  9. forks the shell (`SHELL -c COMMAND`) from that thread (so the child
-//     inherits exactly that thread's restrictions), tells the server it
-//     started, stays as PID 1 of the namespace reaping children, reports the
+//  8. installs a seccomp filter on that thread (system calls through any
+//     other ABI than x86_64, such as int 0x80, kill the process; x32 ones
+//     get EPERM);
+//  9. forks the shell (`SHELL -c COMMAND`) from that thread, so it has
+//     exactly that thread's restrictions (with Spec.ExecGate, traced by
+//     the thread until PID 1 takes it over, see "Exec gate"), and the
+//     thread ends. PID 1 tells the server the
+//     shell started, reaps every process of the namespace, reports the
 //     shell's exit status and exits, which kills everything left in the
 //     namespace (background and setsid'd children included).
 //
 // The shell is therefore not PID 1: signals it sends itself work, and its
 // exit status (code or signal) is reported exactly. Any failure before the
 // shell is started (including a Dir that does not exist or a Shell that
-// cannot be executed) is reported on the status pipe; Run then returns an
-// error wrapping ErrUnavailable and nothing ran.
+// cannot be executed) is reported on the status pipe (by the helper or the
+// stage); Run then returns an error wrapping ErrUnavailable and nothing ran.
+//
+// # Exec gate
+//
+// With Spec.ExecGate set, the restricted thread starts the shell with
+// PTRACE_TRACEME, so the kernel stops it at its exec, before its first
+// instruction; the thread waits for that stop and detaches it with SIGSTOP,
+// which stops it again at once, still before its first instruction. PID 1's
+// main thread then attaches with PTRACE_SEIZE (TRACEEXEC|TRACEFORK|
+// TRACEVFORK|TRACECLONE|EXITKILL) and sends SIGCONT, so the shell and every
+// process it makes are traced from their first instruction, and all die if
+// the tracer does. (Go cannot run code between fork and exec; a re-executed
+// Go stage, or a /bin/sh stopper waiting on a pipe, cost ~8 ms and ~1 ms of
+// CPU per command.) Seccomp lets ptrace through for PTRACE_TRACEME and
+// PTRACE_DETACH only (with a request's high word zero): every process of a
+// gated command is traced from birth, so TRACEME fails, and none traces
+// anything, so DETACH has nothing to act on. PID 1 waits for every stop (wait4(-1, __WALL), the only
+// waiter of the process, raw system calls on its locked thread, which makes
+// every ptrace request): fork, vfork and clone events continue; a group-stop
+// is listened to (PTRACE_LISTEN, so job control behaves as untraced); a
+// signal is delivered; at every PTRACE_EVENT_EXEC (the shell's own exec
+// came before the seize) it reads /proc/PID/exe (the real path), its device and inode,
+// /proc/PID/cmdline (argv), cwd and AT_EXECFN (the path given to execve),
+// sends them as an ExecEvent over a socketpair (fd 6) to the server, waits
+// for the verdict and either continues the program or SIGKILLs it, which
+// ends it before its first instruction. At that stop the new image exists,
+// its other threads are gone and argv was copied into memory only it uses:
+// a racing thread or process cannot change what was decided (nothing can
+// write another process's memory: seccomp denies ptrace and
+// process_vm_writev, and landlock gives /proc read-only). The executable's
+// name could still be renamed under it, so the path must still name the
+// running file (device and inode); a memfd or deleted executable, the
+// dynamic loader run as a program, and unreadable facts are Problems the
+// gate refuses. Seccomp denies clone with CLONE_UNTRACED (clone3 is ENOSYS),
+// so no process escapes the tracer. The tracer is outside every
+// restriction it imposes and out of the command's reach: non-dumpable, not
+// in the command's landlock domain (no signals with ABI >= 6; PID 1 of the
+// namespace ignores SIGKILL and SIGSTOP from inside it anyway), and ptrace
+// is denied to the command. SEIZE failing (Yama ptrace_scope 3, a kernel
+// without ptrace) fails the setup: ErrUnavailable. Probe proves the gate by
+// running a command whose exec it must see. The cost is about four stops
+// per fork+exec and one round trip to the server per exec.
 //
 // With Network "proxy" the server receives the listener while the helper
 // sets up and runs Spec.Proxy on it in a goroutine; when the command ends
@@ -121,9 +168,15 @@
 //   - learn the server's environment (only Spec.Env is passed);
 //   - regain privileges (no_new_privs, empty capability sets, locked
 //     securebits) or change the sandbox (mount, unshare, setns, namespaced
-//     clone, bpf, keyctl, perf_event_open are denied).
+//     clone, bpf, keyctl, perf_event_open are denied);
+//   - with an ExecGate, run a program the gate refuses, by any path (a
+//     script, make, an interpreter's exec, vfork, a thread, a hashed or
+//     renamed command), or start a process the gate does not see.
 //
 // It does not protect against:
+//   - what an allowed program does inside itself (an interpreter's own file
+//     operations, code it loads as a library): the gate sees execs only,
+//     and shell builtins never exec;
 //   - kernel bugs (the sandbox is only as strong as landlock, namespaces and
 //     seccomp in the running kernel);
 //   - reading files under the allowed roots: anything in /etc not on the

@@ -53,6 +53,10 @@ type helperSpec struct {
 	FileSizeMax int64    `json:"file_size_max"`
 	TmpSize     int64    `json:"tmp_size"`
 	NoLandlock  bool     `json:"no_landlock,omitempty"` // tests: simulate ABI 0
+	// Gate turns the exec gate on: PID 1 traces the stage and sends every
+	// exec on fdGate.
+	Gate     bool `json:"gate,omitempty"`
+	NoPtrace bool `json:"no_ptrace,omitempty"` // tests: ptrace refused
 }
 
 // statusMsg is one line the helper writes on fd 4.
@@ -74,8 +78,8 @@ func MaybeRunHelper() {
 	if len(os.Args) != 3 || os.Args[1] != helperGuard || os.Args[2] != helperArg {
 		return
 	}
-	// Never unlocked: restrictions are per thread, and the shell is forked
-	// from this thread.
+	// Never unlocked: this thread is the exec gate's tracer, and every
+	// ptrace request must come from it.
 	runtime.LockOSThread()
 	// syscall.Exit, not os.Exit: nothing to flush, and under the race
 	// detector os.Exit sleeps a second at exit.
@@ -90,6 +94,20 @@ type setupError struct {
 func (e *setupError) Error() string { return e.step + ": " + e.err.Error() }
 func (e *setupError) Unwrap() error { return e.err }
 
+// errStatus is the status line reporting a setup failure.
+func errStatus(err error) statusMsg {
+	m := statusMsg{T: "err", Step: "setup", Msg: err.Error()}
+	var se *setupError
+	if errors.As(err, &se) {
+		m.Step, m.Msg = se.step, se.err.Error()
+	}
+	var en syscall.Errno
+	if errors.As(err, &en) {
+		m.Errno = int(en)
+	}
+	return m
+}
+
 func step(name string, err error) error {
 	if err == nil {
 		return nil
@@ -101,18 +119,16 @@ func helperMain() int {
 	// Nothing inherited beyond stdio reaches the shell (the server may
 	// itself have inherited descriptors without close-on-exec).
 	cloexecErr := unix.CloseRange(fdStatus, ^uint(0), unix.CLOSE_RANGE_CLOEXEC)
-	// Not dumpable: the shell runs with the same uid and, on this thread,
-	// the same credentials and landlock domain as the helper, so without
-	// this it could open /proc/1/mem or /proc/1/fd/* and take over the
-	// helper's other, unrestricted threads. execve makes the shell
-	// dumpable again, which only exposes the shell to itself.
+	// Not dumpable: the command runs with the same uid, so without this it
+	// could open /proc/1/mem or /proc/1/fd/* and take over the helper,
+	// which is not restricted (it is the exec gate's tracer).
 	dumpErr := unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0)
 	status := os.NewFile(fdStatus, "status")
 	send := func(m statusMsg) {
 		b, _ := json.Marshal(m)
 		_, _ = status.Write(append(b, '\n'))
 	}
-	var pid int
+	var sup *supervisor
 	var err error
 	switch {
 	case cloexecErr != nil:
@@ -120,118 +136,83 @@ func helperMain() int {
 	case dumpErr != nil:
 		err = step("set non-dumpable", dumpErr)
 	default:
-		pid, err = helperSetupAndStart()
+		sup, err = helperSetupAndStart()
 	}
 	if err != nil {
-		m := statusMsg{T: "err", Step: "setup", Msg: err.Error()}
-		var se *setupError
-		if errors.As(err, &se) {
-			m.Step, m.Msg = se.step, se.err.Error()
-		}
-		var en syscall.Errno
-		if errors.As(err, &en) {
-			m.Errno = int(en)
-		}
-		send(m)
+		send(errStatus(err))
 		return exitSetup
 	}
-	send(statusMsg{T: "started"})
-	// PID 1 of the namespace: reap everything until the shell exits.
-	for {
-		var ws syscall.WaitStatus
-		wpid, err := syscall.Wait4(-1, &ws, 0, nil)
-		if err == syscall.EINTR {
-			continue
-		}
-		if err != nil {
-			send(statusMsg{T: "err", Step: "wait", Msg: err.Error()})
-			return exitSetup
-		}
-		if wpid != pid {
-			continue
-		}
-		m := statusMsg{T: "exit"}
-		switch {
-		case ws.Exited():
-			m.Code = ws.ExitStatus()
-		case ws.Signaled():
-			m.Signal = int(ws.Signal())
-			m.Code = 128 + m.Signal
-		}
-		send(m)
-		// Exiting kills whatever is left in the namespace.
-		return 0
-	}
+	sup.send = send
+	return sup.run()
 }
 
-func helperSetupAndStart() (int, error) {
+// helperSetupAndStart reads the spec, makes the mounts and the network,
+// builds the restrictions and starts the command from a restricted thread;
+// with the exec gate it seizes the shell, stopped before its first
+// instruction, and lets it run.
+func helperSetupAndStart() (*supervisor, error) {
 	specFile := os.NewFile(fdSpec, "spec")
 	data, err := io.ReadAll(specFile)
 	specFile.Close()
 	if err != nil {
-		return 0, step("read spec", err)
+		return nil, step("read spec", err)
 	}
 	var hs helperSpec
 	if err := json.Unmarshal(data, &hs); err != nil {
-		return 0, step("decode spec", err)
+		return nil, step("decode spec", err)
 	}
 	abi, err := landlockABI()
 	if hs.NoLandlock {
 		abi, err = 0, unix.EOPNOTSUPP
 	}
 	if err != nil || abi < 1 {
-		return 0, step("landlock abi", fmt.Errorf("landlock ABI %d: %v", abi, err))
+		return nil, step("landlock abi", fmt.Errorf("landlock ABI %d: %v", abi, err))
 	}
 	if err := setupMounts(&hs); err != nil {
-		return 0, err
+		return nil, err
 	}
 	if hs.NewNet {
 		if err := step("loopback up", loopbackUp()); err != nil {
-			return 0, err
+			return nil, err
 		}
 	}
 	if hs.Proxy {
 		if err := step("proxy listener", handOverListener()); err != nil {
-			return 0, err
+			return nil, err
 		}
 	}
 	rs, err := buildRuleset(abi, &hs)
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
 	defer rs.close()
 	prog, err := seccompProgram()
 	if err != nil {
-		return 0, step("seccomp program", err)
+		return nil, step("seccomp program", err)
 	}
 	if err := setRlimits(&hs); err != nil {
-		return 0, err
+		return nil, err
 	}
-	if err := dropCapabilities(); err != nil {
-		return 0, err
-	}
-	if err := step("no_new_privs", unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)); err != nil {
-		return 0, err
-	}
-	if err := step("landlock_restrict_self", rs.restrictSelf()); err != nil {
-		return 0, err
-	}
-	if err := canary(&hs); err != nil {
-		return 0, err
-	}
-	if err := step("seccomp", installSeccomp(prog)); err != nil {
-		return 0, err
-	}
-	pid, err := syscall.ForkExec(hs.Shell, []string{filepath.Base(hs.Shell), "-c", hs.Command}, &syscall.ProcAttr{
-		Dir:   hs.Dir,
-		Env:   hs.Env,
-		Files: []uintptr{0, 1, 2},
-		Sys:   &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL},
-	})
+	st, err := startRestricted(&hs, rs, prog)
 	if err != nil {
-		return 0, step("exec shell", err)
+		return nil, err
 	}
-	return pid, nil
+	sup := &supervisor{shell: st.pid}
+	if hs.Gate {
+		seizeErr := seize(st.pid)
+		if hs.NoPtrace {
+			seizeErr = fmt.Errorf("ptrace seize: %w", unix.EPERM)
+		}
+		if seizeErr == nil {
+			seizeErr = unix.Kill(st.pid, unix.SIGCONT)
+		}
+		if err := step("exec gate", seizeErr); err != nil {
+			_ = unix.Kill(st.pid, unix.SIGKILL)
+			return nil, err
+		}
+		sup.traced, sup.gate = true, fdGate
+	}
+	return sup, nil
 }
 
 func setupMounts(hs *helperSpec) error {

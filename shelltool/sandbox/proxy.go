@@ -16,16 +16,8 @@ import (
 // proxySocketpair returns the helper's end (to pass as fd 5) and the
 // server's end of the socketpair the listener is handed over on.
 func proxySocketpair() (child *os.File, parent *net.UnixConn, err error) {
-	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC, 0)
+	child, c, err := socketpair(unix.SOCK_SEQPACKET, "proxy")
 	if err != nil {
-		return nil, nil, err
-	}
-	child = os.NewFile(uintptr(fds[0]), "proxy-child")
-	pf := os.NewFile(uintptr(fds[1]), "proxy-parent")
-	c, err := net.FileConn(pf) // dups the descriptor
-	pf.Close()
-	if err != nil {
-		child.Close()
 		return nil, nil, err
 	}
 	return child, c.(*net.UnixConn), nil

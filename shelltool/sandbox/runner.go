@@ -45,6 +45,7 @@ type launched struct {
 	stdinW, stdoutR, stderrR *os.File
 	specW, statusR           *os.File      // sandboxed only
 	proxyConn                *net.UnixConn // NetworkProxy only: the server's end of the socketpair
+	gateConn                 net.Conn      // the server's end of the exec-gate channel
 	cg                       *cgroup       // nil without a per-command cgroup
 	pidsMax                  int           // limits cg was made with
 	memoryMax                int64
@@ -62,6 +63,10 @@ func (st *launched) release() {
 	if st.proxyConn != nil {
 		st.proxyConn.Close()
 		st.proxyConn = nil
+	}
+	if st.gateConn != nil {
+		st.gateConn.Close()
+		st.gateConn = nil
 	}
 	if st.cg != nil {
 		st.cg.remove()
@@ -111,7 +116,9 @@ func startHelper(network Network, pidsMax int, memoryMax int64) (st *launched, e
 	var child []*os.File // the helper's ends, closed here once it has them
 	defer func() {
 		for _, f := range child {
-			f.Close()
+			if f != nil {
+				f.Close()
+			}
 		}
 		if err != nil {
 			st.release()
@@ -134,7 +141,7 @@ func startHelper(network Network, pidsMax int, memoryMax int64) (st *launched, e
 	}
 	// The order of child is the helper's descriptor numbers: 0 stdin, 1
 	// stdout, 2 stderr, 3 spec (fdSpec), 4 status (fdStatus), 5 proxy
-	// (fdProxy).
+	// (fdProxy; closed without NetworkProxy), 6 exec gate (fdGate).
 	for _, p := range []struct {
 		f     **os.File
 		reads bool
@@ -150,7 +157,15 @@ func startHelper(network Network, pidsMax int, memoryMax int64) (st *launched, e
 		}
 		child = append(child, c)
 		st.proxyConn = parent
+	} else {
+		child = append(child, nil)
 	}
+	gc, gp, err := gateSocketpair()
+	if err != nil {
+		return nil, fmt.Errorf("%w: exec gate socketpair: %v", ErrUnavailable, err)
+	}
+	child = append(child, gc)
+	st.gateConn = gp
 	sys := &syscall.SysProcAttr{Setsid: true, Pdeathsig: syscall.SIGKILL}
 	sys.Cloneflags = syscall.CLONE_NEWNS | syscall.CLONE_NEWPID | syscall.CLONE_NEWIPC
 	if network != NetworkFull {
@@ -251,6 +266,12 @@ func drive(ctx context.Context, s *Spec, st *launched) (res Result, err error) {
 		st.proxyConn = nil
 		defer pr.stop()
 	}
+	var gs *gateServer
+	if st.sandboxed && s.ExecGate != nil {
+		gs = newGateServer(st.gateConn, s.ExecGate) // owns the conn now
+		st.gateConn = nil
+		defer gs.stop()
+	}
 	res.Cgroup = st.cg != nil
 	proc, pid, start := st.proc, st.proc.Pid, st.start
 	stdinW, stdoutR, stderrR := st.stdinW, st.stdoutR, st.stderrR
@@ -316,6 +337,8 @@ func drive(ctx context.Context, s *Spec, st *launched) (res Result, err error) {
 			CPUSeconds:  uint64(s.Timeout/time.Second) + 5,
 			FileSizeMax: s.FileSizeMax, TmpSize: s.TmpSize,
 			NoLandlock: s.simulateNoLandlock,
+			NoPtrace:   s.simulateNoPtrace,
+			Gate:       s.ExecGate != nil,
 		}
 		b, _ := json.Marshal(hs)
 		inWG.Add(1)
@@ -360,6 +383,9 @@ func drive(ctx context.Context, s *Spec, st *launched) (res Result, err error) {
 	if pr != nil {
 		pr.stop()
 	}
+	if gs != nil {
+		gs.stop()
+	}
 	ps, werr := proc.Wait()
 	res.Duration = time.Since(start)
 
@@ -402,6 +428,7 @@ func drive(ctx context.Context, s *Spec, st *launched) (res Result, err error) {
 		return res, fmt.Errorf("sandbox: wait: %w", werr)
 	}
 	ws, _ := ps.Sys().(syscall.WaitStatus)
+	res.CPU = ps.UserTime() + ps.SystemTime()
 	if sandboxed {
 		started, exit, serr := parseStatus(statusBuf)
 		if serr != nil {

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"time"
 )
 
@@ -116,6 +117,11 @@ type Spec struct {
 	// Network is "none" or "proxy" (inside the empty namespace only lo
 	// exists). Needs landlock ABI >= 4. NetworkProxy adds ProxyPort.
 	AllowTCPConnect []uint16
+	// ExecGate, when set, decides every program the command starts (its
+	// shell excepted) before the program's first instruction; a refused one
+	// is killed (SIGKILL). Without it programs are not traced. See the
+	// package doc, "Exec gate".
+	ExecGate ExecGate
 	// Proxy serves the egress proxy when Network is "proxy"; ignored
 	// otherwise. The sandbox hands over the listener and nothing else: every
 	// decision about where a connection may go is the handler's.
@@ -143,6 +149,9 @@ type Spec struct {
 	// simulateNoLandlock makes the helper behave as on a kernel without
 	// landlock (tests only).
 	simulateNoLandlock bool
+	// simulateNoPtrace makes the helper behave as where ptrace is refused
+	// (Yama ptrace_scope 3): the exec gate cannot be applied (tests only).
+	simulateNoPtrace bool
 }
 
 // Result is what happened.
@@ -166,6 +175,9 @@ type Result struct {
 	// GitDropped lists what the command wrote in a git directory (Spec.GitDirs)
 	// that was not kept: anything but the record files.
 	GitDropped []string
+	// CPU is the user+system time of the command's processes that were
+	// reaped (with the sandbox helper's own).
+	CPU time.Duration
 }
 
 // ErrUnavailable means the sandbox could not be applied: nothing ran.
@@ -195,8 +207,9 @@ func RunHost(ctx context.Context, s Spec) (Result, error) {
 }
 
 // Probe returns the landlock ABI of the running kernel and nil when the
-// sandbox can be applied here; it runs `true` in the sandbox to prove it
-// (a few milliseconds). Callers cache the answer.
+// sandbox, exec gate included, can be applied here; it runs a command that
+// execs a program in the sandbox to prove it (a few milliseconds): the gate
+// must have seen that exec. Callers cache the answer.
 func Probe() (int, error) {
 	abi, err := landlockABI()
 	if err != nil {
@@ -207,12 +220,20 @@ func Probe() (int, error) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	r, err := Run(ctx, Spec{Command: "exit 0", Dir: "/tmp", Timeout: 10 * time.Second})
+	var seen atomic.Bool
+	gate := func(ev ExecEvent) bool {
+		seen.Store(true)
+		return ev.Problem == ""
+	}
+	r, err := Run(ctx, Spec{Command: "/bin/sh -c 'exit 0'", Dir: "/tmp", Timeout: 10 * time.Second, ExecGate: gate})
 	if err != nil {
 		return abi, err
 	}
 	if r.ExitCode != 0 {
 		return abi, fmt.Errorf("%w: probe command exited %d (%s)", ErrUnavailable, r.ExitCode, strings.TrimSpace(r.Stderr))
+	}
+	if !seen.Load() {
+		return abi, fmt.Errorf("%w: exec gate: the probe's exec was not seen", ErrUnavailable)
 	}
 	return abi, nil
 }

@@ -37,6 +37,7 @@ type Spec struct {
 	PidsMax                              int
 	MemoryMax                            int64
 	Proxy                                ProxyHandler
+	ExecGate                             ExecGate
 }
 
 // ProxyHandler serves the egress proxy (see the Linux documentation).
@@ -57,6 +58,7 @@ type Result struct {
 	Signal                              string
 	Cgroup                              bool
 	GitDropped                          []string
+	CPU                                 time.Duration
 }
 
 // ErrUnavailable means the sandbox could not be applied: nothing ran.

@@ -37,9 +37,11 @@ const (
 	retEnosys = unix.SECCOMP_RET_ERRNO | uint32(unix.ENOSYS)
 	retKill   = unix.SECCOMP_RET_KILL_PROCESS
 
-	// Namespace flags refused in clone(2) (CSIGNAL, the low byte, excluded).
+	// Namespace flags refused in clone(2) (CSIGNAL, the low byte, excluded),
+	// and CLONE_UNTRACED, which would start a child the exec gate never sees.
 	cloneNSMask = unix.CLONE_NEWNS | unix.CLONE_NEWCGROUP | unix.CLONE_NEWUTS |
-		unix.CLONE_NEWIPC | unix.CLONE_NEWUSER | unix.CLONE_NEWPID | unix.CLONE_NEWNET
+		unix.CLONE_NEWIPC | unix.CLONE_NEWUSER | unix.CLONE_NEWPID | unix.CLONE_NEWNET |
+		unix.CLONE_UNTRACED
 )
 
 func offArg(i int) uint32 { return uint32(offArg0 + 8*i) }
@@ -47,7 +49,7 @@ func offArg(i int) uint32 { return uint32(offArg0 + 8*i) }
 // deniedSyscalls return EPERM.
 func deniedSyscalls() []uint32 {
 	return []uint32{
-		unix.SYS_PTRACE, unix.SYS_PROCESS_VM_READV, unix.SYS_PROCESS_VM_WRITEV,
+		unix.SYS_PROCESS_VM_READV, unix.SYS_PROCESS_VM_WRITEV,
 		unix.SYS_KEYCTL, unix.SYS_ADD_KEY, unix.SYS_REQUEST_KEY,
 		unix.SYS_BPF, unix.SYS_PERF_EVENT_OPEN, unix.SYS_USERFAULTFD,
 		unix.SYS_IO_URING_SETUP, unix.SYS_IO_URING_ENTER, unix.SYS_IO_URING_REGISTER,
@@ -66,7 +68,8 @@ func deniedSyscalls() []uint32 {
 // seccompProgram builds the filter:
 //   - any architecture but x86_64 (including the i386 int 0x80 entry) is
 //     killed; x32 system calls get EPERM;
-//   - deniedSyscalls get EPERM; clone3 gets ENOSYS (so libc falls back to
+//   - deniedSyscalls get EPERM, ptrace too but for PTRACE_TRACEME and
+//     PTRACE_DETACH (see the ptrace label); clone3 gets ENOSYS (so libc falls back to
 //     clone, whose flags can be inspected) and clone with a namespace flag
 //     gets EPERM;
 //   - socket: only AF_INET/AF_INET6 (stream or datagram, protocol 0, TCP,
@@ -90,7 +93,18 @@ func seccompProgram() ([]unix.SockFilter, error) {
 		bpfInsn{code: bpfJeq, k: unix.SYS_SOCKET, jt: "socket"},
 		bpfInsn{code: bpfJeq, k: unix.SYS_CLONE, jt: "clone"},
 		bpfInsn{code: bpfJeq, k: unix.SYS_IOCTL, jt: "ioctl"},
+		bpfInsn{code: bpfJeq, k: unix.SYS_PTRACE, jt: "ptrace"},
 		bpfInsn{code: bpfRet, k: retAllow},
+
+		// ptrace: only TRACEME and DETACH (the exec gate's hand-over of the
+		// shell). Every gated process is traced from birth, so TRACEME
+		// fails, and one that traces nothing has nothing to detach.
+		bpfInsn{label: "ptrace", code: bpfLdW, k: offArg(0) + 4}, // high word of the request
+		bpfInsn{code: bpfJeq, k: 0, jf: "eperm"},
+		bpfInsn{code: bpfLdW, k: offArg(0)},
+		bpfInsn{code: bpfJeq, k: unix.PTRACE_TRACEME, jt: "allow"},
+		bpfInsn{code: bpfJeq, k: unix.PTRACE_DETACH, jt: "allow"},
+		bpfInsn{code: bpfRet, k: retEperm},
 
 		bpfInsn{label: "socket", code: bpfLdW, k: offArg(0)},
 		bpfInsn{code: bpfJeq, k: unix.AF_INET, jt: "inet"},

@@ -1,0 +1,38 @@
+package cmdline
+
+import (
+	"errors"
+	"strings"
+
+	"mvdan.cc/sh/v3/syntax"
+)
+
+// AnalyzeArgv classifies one program as the kernel starts it: argv is the
+// argument vector the program sees, already words (no shell parsing, no
+// expansion, so no differential between what is read and what runs). It
+// applies the same simple-command analysis Analyze applies to each command
+// of a line: the program itself comes first, then what it runs by its
+// arguments (a wrapper's command, a literal sh -c script, ...), each with
+// its risk and option. argv[0] is taken as the command name as given: the
+// caller names the program (its base name) there.
+//
+// An empty argv, a word holding a NUL byte, or a nested script deeper than
+// MaxDepth is an error.
+func AnalyzeArgv(argv []string) ([]Command, error) {
+	if len(argv) == 0 {
+		return nil, errors.New("empty argv")
+	}
+	args := make([]arg, len(argv))
+	for i, w := range argv {
+		if strings.IndexByte(w, 0) >= 0 {
+			return nil, errors.New("argv word holds a NUL byte")
+		}
+		args[i] = arg{text: w, lit: true}
+	}
+	a := &analyzer{printer: syntax.NewPrinter(syntax.SingleLine(true)), parent: -1}
+	a.simple(args, ctx{}, -1, riskNote{})
+	if a.err != nil {
+		return nil, a.err
+	}
+	return a.out.Commands, nil
+}

@@ -1,0 +1,170 @@
+package shelltool
+
+import (
+	"context"
+	"path/filepath"
+	"slices"
+
+	"github.com/onellm/onellm-mcp/grants"
+	"github.com/onellm/onellm-mcp/internal/toolkit"
+	"github.com/onellm/onellm-mcp/shelltool/cmdline"
+	"github.com/onellm/onellm-mcp/shelltool/sandbox"
+	"github.com/onellm/onellm-mcp/webtools"
+)
+
+// OptionUnverifiable is the Option of an exec-time request for a program
+// the gate cannot verify (a memfd or deleted executable, one renamed while
+// it was exec'd, the dynamic loader run as a program, unreadable facts): it
+// is critical risk, so it is refused unless approved in the call, which no
+// command line can ask for.
+const OptionUnverifiable = "exec gate: unverifiable program"
+
+// execRequests are the process.exec requests for one program the sandbox is
+// about to run. The resource is a base name: the executable's (as the kernel
+// loaded it); when argv[0] names something else (a multi-call binary, a
+// hashed command, exec -a), argv[0]'s too; and when the path it was exec'd
+// by names something else again (a script through its shebang, a symlink),
+// that one too, with the words after the script's path. Each is classified
+// like a simple command of a line with that name as its first word. All are
+// decided and the stricter answer wins.
+func execRequests(ev sandbox.ExecEvent) []grants.Request {
+	// Argv and Cwd make the request's identity exact, as the line's are
+	// (an approval given for the line's `git push origin main` holds for
+	// the same words run by the program in that folder).
+	base := func(r grants.Request) grants.Request {
+		r.Capability, r.Surface, r.Cwd = grants.CapProcessExec, grants.SurfaceSandbox, ev.Cwd
+		r.Target.ToolName = Name
+		r.Risk = max(r.Risk, grants.BaseRisk(grants.CapProcessExec, grants.SurfaceSandbox))
+		return r
+	}
+	exeName := filepath.Base(ev.Exe)
+	rest := []string{}
+	if len(ev.Argv) > 1 {
+		rest = ev.Argv[1:]
+	}
+	if ev.Problem != "" || ev.Exe == "" {
+		words := append([]string{ev.Exe}, rest...)
+		return []grants.Request{base(grants.Request{
+			Target: grants.Target{Resource: exeName, Command: joinWords(words),
+				Option: OptionUnverifiable + " (" + ev.Problem + ")"},
+			Risk: grants.RiskCritical, Argv: words,
+		})}
+	}
+	type named struct {
+		name string
+		rest []string
+	}
+	names := []named{{exeName, rest}}
+	add := func(p string, rest []string) {
+		n := filepath.Base(p)
+		if p == "" || n == "." || n == "/" {
+			return
+		}
+		for _, o := range names {
+			if o.name == n {
+				return
+			}
+		}
+		names = append(names, named{n, rest})
+	}
+	if len(ev.Argv) > 0 {
+		add(ev.Argv[0], rest)
+	}
+	scriptRest := rest
+	for i := 1; i < len(ev.Argv); i++ {
+		if ev.Argv[i] == ev.ExecPath {
+			scriptRest = ev.Argv[i+1:]
+			break
+		}
+	}
+	add(ev.ExecPath, scriptRest)
+	var reqs []grants.Request
+	seen := map[string]bool{}
+	for _, nr := range names {
+		n, rest := nr.name, nr.rest
+		cmds, err := cmdline.AnalyzeArgv(append([]string{n}, rest...))
+		if err != nil {
+			words := append([]string{n}, rest...)
+			reqs = append(reqs, base(grants.Request{
+				Target: grants.Target{Resource: n, Command: joinWords(words),
+					Option: OptionUnverifiable + " (" + err.Error() + ")"},
+				Risk: grants.RiskCritical, Argv: words,
+			}))
+			continue
+		}
+		for _, c := range cmds {
+			words := append([]string{programName(c.Name)}, c.Words[1:]...)
+			r := base(grants.Request{
+				Target: grants.Target{Resource: programName(c.Name), Command: joinWords(words), Option: c.Option},
+				Risk:   c.Risk, Argv: words,
+			})
+			if k := r.Key(); !seen[k] {
+				seen[k] = true
+				reqs = append(reqs, r)
+			}
+		}
+	}
+	return reqs
+}
+
+// programName is the base name a rule on programs matches (Dynamic stays).
+func programName(name string) string {
+	if name == cmdline.Dynamic {
+		return name
+	}
+	if b := filepath.Base(name); b != "." && b != "/" {
+		return b
+	}
+	return name
+}
+
+// redactEvent returns ev with the secrets' values redacted from its text.
+func redactEvent(ev sandbox.ExecEvent, secrets []webtools.Secret) sandbox.ExecEvent {
+	if len(secrets) == 0 {
+		return ev
+	}
+	ev.Exe = webtools.Redact(ev.Exe, secrets)
+	ev.ExecPath = webtools.Redact(ev.ExecPath, secrets)
+	ev.Cwd = webtools.Redact(ev.Cwd, secrets)
+	ev.Argv = slices.Clone(ev.Argv)
+	for i, a := range ev.Argv {
+		ev.Argv[i] = webtools.Redact(a, secrets)
+	}
+	return ev
+}
+
+func joinWords(w []string) string {
+	n := 0
+	for _, s := range w {
+		n += len(s) + 1
+	}
+	b := make([]byte, 0, n)
+	for i, s := range w {
+		if i > 0 {
+			b = append(b, ' ')
+		}
+		b = append(b, s...)
+	}
+	return string(b)
+}
+
+// execGate is the sandbox's exec gate for one call: every request of the
+// program is decided (and audited) by decideExec; the program runs only
+// when every one is allowed. The values of the secrets brokered into the
+// command are redacted from the event first ("[REDACTED:NAME]", as
+// everywhere): what is decided, audited and listed never holds them.
+func execGate(ctx context.Context, env *toolkit.Env, refused *lineLog, secrets []webtools.Secret) sandbox.ExecGate {
+	return func(ev sandbox.ExecEvent) bool {
+		reqs := execRequests(redactEvent(ev, secrets))
+		if len(reqs) == 0 {
+			return false
+		}
+		for _, r := range reqs {
+			if d := decideExec(ctx, env, r); d.Effect != grants.Allow {
+				refused.add(d.Explain())
+				return false
+			}
+		}
+		return true
+	}
+}

@@ -1,0 +1,350 @@
+//go:build linux
+
+package shelltool
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/onellm/onellm-mcp/grants"
+	"github.com/onellm/onellm-mcp/internal/toolkit"
+	"github.com/onellm/onellm-mcp/shelltool/sandbox"
+	"github.com/onellm/onellm-mcp/webtools"
+)
+
+// gateCall is one call of the tool under a real policy, in the real
+// sandbox, with every mid-action decision recorded.
+type gateCall struct {
+	mu        sync.Mutex
+	decisions []grants.Decision
+}
+
+func (g *gateCall) env(p *grants.Policy) *toolkit.Env {
+	// The server's gate without approvals: an ask is refused.
+	return &toolkit.Env{Policy: p, Principal: "test", MidAction: func(_ context.Context, r grants.Request, st grants.Stage) (grants.Decision, error) {
+		d := p.Decide(r)
+		if st == grants.StageExec {
+			d = p.DecideExec(r)
+		}
+		if d.Effect == grants.Ask {
+			d.Effect, d.Reason = grants.Deny, grants.ReasonApprovalUnavailable
+		}
+		g.mu.Lock()
+		g.decisions = append(g.decisions, d)
+		g.mu.Unlock()
+		if d.Effect != grants.Allow {
+			return d, &toolkit.MidActionRefused{Decision: d}
+		}
+		return d, nil
+	}}
+}
+
+func policyFor(t *testing.T, ws, toml string) *grants.Policy {
+	t.Helper()
+	cfg, err := grants.Parse([]byte(toml), "", ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := grants.Compile(cfg, grants.CompileOptions{Home: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// runTool plans and runs the command directly (the upfront decision is the
+// server's; these tests are about what happens once the line runs).
+func runTool(t *testing.T, tool *Tool, env *toolkit.Env, command string) Output {
+	t.Helper()
+	args, _ := json.Marshal(Args{Command: command})
+	plan, err := tool.Plan(context.Background(), env, args)
+	if err != nil {
+		t.Fatalf("plan %q: %v", command, err)
+	}
+	res := plan.Run(context.Background())
+	var out Output
+	b, _ := json.Marshal(res.Tool.StructuredContent)
+	if err := json.Unmarshal(b, &out); err != nil {
+		t.Fatalf("result %q: %v (%+v)", command, err, res.Tool)
+	}
+	return out
+}
+
+func needProgram(t *testing.T, names ...string) {
+	t.Helper()
+	for _, n := range names {
+		if _, err := exec.LookPath(n); err != nil {
+			if os.Getenv("CI") == "true" {
+				t.Fatalf("%s not found", n)
+			}
+			t.Skipf("%s not found", n)
+		}
+	}
+}
+
+const denyRulesTOML = `profile = "interactive-dev"
+
+[[rules.deny]]
+rule_id    = "no-rm"
+capability = "process.exec"
+target     = { resource = "rm" }
+
+[[rules.deny]]
+rule_id    = "no-push"
+capability = "process.exec"
+target     = { command = "git push*" }
+
+[[rules.deny]]
+rule_id    = "no-deploy"
+capability = "process.exec"
+target     = { resource = "deploy.sh" }
+`
+
+// TestExecGateDenyRules: `deny process.exec rm` and `deny git push*` hold
+// for every program the command starts, however it is started; the result
+// lists the refused program with its rule and reason, and the decision is
+// on the sandbox surface.
+func TestExecGateDenyRules(t *testing.T) {
+	needProgram(t, "make", "/usr/bin/python3", "git")
+	ws, _ := filepath.EvalSymlinks(t.TempDir())
+	p := policyFor(t, ws, denyRulesTOML)
+	victim := filepath.Join(ws, "victim")
+	script := func(name, body string) {
+		if err := os.WriteFile(filepath.Join(ws, name), []byte("#!/bin/sh\n"+body+"\necho rc=$?\n"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	script("rm.sh", "rm "+victim)
+	script("push.sh", "git push origin main")
+	script("deploy.sh", "rm "+victim)
+	if err := os.WriteFile(filepath.Join(ws, "deploy.mk"), []byte("all:\n\t./deploy.sh prod\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(ws, "Makefile"), []byte("all:\n\trm "+victim+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tool := &Tool{}
+	tests := []struct{ name, cmd, want, rule string }{
+		{"absolute path", "/usr/bin/rm " + victim + "; echo rc=$?", "rc=137", "no-rm"},
+		{"script", "./rm.sh", "rc=137", "no-rm"},
+		{"make recipe", "make -s; echo rc=$?", "rc=2", "no-rm"},
+		{"python os.execv", `/usr/bin/python3 -c 'import os; os.execv("/usr/bin/rm", ["rm", "` + victim + `"])'; echo rc=$?`, "rc=137", "no-rm"},
+		{"hashed cat", "BASH_CMDS[cat]=/bin/rm; cat " + victim + "; echo rc=$?", "rc=137", "no-rm"},
+		{"git push from a script", "./push.sh", "rc=137", "no-push"},
+		{"script by its shebang, from make", "make -s -f deploy.mk; echo rc=$?", "rc=2", "no-deploy"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if err := os.WriteFile(victim, []byte("x"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			g := &gateCall{}
+			out := runTool(t, tool, g.env(p), tc.cmd)
+			if !strings.Contains(out.Stdout, tc.want) {
+				t.Errorf("stdout %q, want %q (stderr %q)", out.Stdout, tc.want, out.Stderr)
+			}
+			if _, err := os.Stat(victim); err != nil {
+				t.Errorf("rm ran")
+			}
+			if len(out.RefusedPrograms) != 1 || !strings.Contains(out.RefusedPrograms[0], "rule "+tc.rule) ||
+				!strings.Contains(out.RefusedPrograms[0], "reason matched_deny") {
+				t.Errorf("refused programs %q, want one by rule %s", out.RefusedPrograms, tc.rule)
+			}
+			found := false
+			for _, d := range g.decisions {
+				if d.RuleID == tc.rule && d.Effect == grants.Deny && d.Request.Surface == grants.SurfaceSandbox {
+					found = true
+				}
+			}
+			if !found {
+				t.Errorf("no sandbox-surface deny by %s among %+v", tc.rule, g.decisions)
+			}
+		})
+	}
+	// Programs no rule names run (git itself, other subcommands).
+	out := runTool(t, tool, (&gateCall{}).env(p), "git --version >/dev/null; echo rc=$?")
+	if out.Stdout != "rc=0\n" || len(out.RefusedPrograms) != 0 {
+		t.Errorf("git --version: %+v", out)
+	}
+}
+
+// TestExecGateAskRule: a program an ask rule names (ask git push*) is
+// killed at exec time, since no person can be asked inside a running
+// command (reason approval_unavailable).
+func TestExecGateAskRule(t *testing.T) {
+	needProgram(t, "git")
+	ws, _ := filepath.EvalSymlinks(t.TempDir())
+	p := policyFor(t, ws, "profile = \"interactive-dev\"\n[[rules.ask]]\nrule_id = \"ask-push\"\ncapability = \"process.exec\"\ntarget = { command = \"git push*\" }\n")
+	if err := os.WriteFile(filepath.Join(ws, "push.sh"), []byte("#!/bin/sh\ngit push origin main\necho rc=$?\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	out := runTool(t, &Tool{}, (&gateCall{}).env(p), "./push.sh")
+	if out.Stdout != "rc=137\n" || len(out.RefusedPrograms) != 1 ||
+		!strings.Contains(out.RefusedPrograms[0], "rule ask-push") || !strings.Contains(out.RefusedPrograms[0], "approval_unavailable") {
+		t.Errorf("git push under ask: %+v", out)
+	}
+}
+
+// TestExecGateBuildsRun: under interactive-dev a make whose recipes run rm,
+// cc and sh, and npm test running node and sh, are never killed (rm alone on a line would be asked: high risk
+// is asked by the profile, not by a rule naming rm); under
+// strict-production, allowing make allows what it starts. A critical
+// program (rm -r outside the workspace) is killed all the same.
+func TestExecGateBuildsRun(t *testing.T) {
+	needProgram(t, "make", "cc")
+	ws, _ := filepath.EvalSymlinks(t.TempDir())
+	files := map[string]string{
+		"x.c":      "int main(void) { return 0; }\n",
+		"Makefile": "all:\n\tmkdir -p build\n\tcc -c x.c -o build/x.o\n\tsh -c 'echo built'\n\trm -f build/x.o\n",
+		"nuke.sh":  "#!/bin/sh\nrm -r /tmp/outside\necho rc=$?\n",
+	}
+	for name, body := range files {
+		if err := os.WriteFile(filepath.Join(ws, name), []byte(body), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tool := &Tool{}
+	for _, cfg := range []string{
+		`profile = "interactive-dev"`,
+		"profile = \"strict-production\"\n[[rules.allow]]\nrule_id = \"make\"\ncapability = \"process.exec\"\ntarget = { resource = \"make\" }\n",
+	} {
+		p := policyFor(t, ws, cfg)
+		out := runTool(t, tool, (&gateCall{}).env(p), "make -s")
+		if out.ExitCode != 0 || out.Stdout != "built\n" || len(out.RefusedPrograms) != 0 {
+			t.Errorf("%s: make: %+v", cfg, out)
+		}
+	}
+	p := policyFor(t, ws, `profile = "interactive-dev"`)
+	// npm test runs node and sh (and rm) from package.json's script.
+	if _, err := exec.LookPath("npm"); err == nil {
+		pkg := `{"name":"x","version":"1.0.0","scripts":{"test":"node -e \"console.log('node-ok')\" && sh -c 'echo sh-ok' && rm -f nothing"}}`
+		if err := os.WriteFile(filepath.Join(ws, "package.json"), []byte(pkg), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		out := runTool(t, tool, (&gateCall{}).env(p), "HOME="+ws+" npm test --silent")
+		if out.ExitCode != 0 || out.Stdout != "node-ok\nsh-ok\n" || len(out.RefusedPrograms) != 0 {
+			t.Errorf("npm test: %+v", out)
+		}
+	} else if os.Getenv("CI") == "true" {
+		t.Fatal("npm not found")
+	}
+	out := runTool(t, tool, (&gateCall{}).env(p), "mkdir -p /tmp/outside && ./nuke.sh")
+	if !strings.Contains(out.Stdout, "rc=137") || len(out.RefusedPrograms) != 1 || !strings.Contains(out.RefusedPrograms[0], "critical") {
+		t.Errorf("rm -r outside: %+v", out)
+	}
+}
+
+// TestExecRequests: the requests a program makes at exec time: base names
+// of the executable and of argv[0] (both decided), the classifier's risk,
+// and unverifiable programs at critical risk.
+func TestExecRequests(t *testing.T) {
+	tests := []struct {
+		name string
+		ev   sandbox.ExecEvent
+		want []string // resource|command|risk
+	}{
+		{"plain", sandbox.ExecEvent{Exe: "/usr/bin/rm", Argv: []string{"/bin/rm", "-f", "x"}, Cwd: "/ws"},
+			[]string{"rm|rm -f x|high"}},
+		{"argv0 differs", sandbox.ExecEvent{Exe: "/usr/bin/busybox", Argv: []string{"rm", "x"}},
+			[]string{"busybox|busybox x|medium", "x|x|medium", "rm|rm x|high"}},
+		{"wrapper", sandbox.ExecEvent{Exe: "/usr/bin/env", Argv: []string{"env", "git", "push"}},
+			[]string{"env|env git push|medium", "git|git push|medium"}},
+		{"critical", sandbox.ExecEvent{Exe: "/usr/bin/git", Argv: []string{"git", "push", "--force"}},
+			[]string{"git|git push --force|critical"}},
+		{"unverifiable", sandbox.ExecEvent{Exe: "/memfd:x (deleted)", Argv: []string{"x"}, Problem: "memfd"},
+			[]string{"memfd:x (deleted)|/memfd:x (deleted)|critical"}},
+		{"empty argv", sandbox.ExecEvent{Exe: "/usr/bin/true"}, []string{"true|true|medium"}},
+		{"shebang script", sandbox.ExecEvent{Exe: "/usr/bin/dash", ExecPath: "./deploy.sh", Argv: []string{"/bin/sh", "./deploy.sh", "prod"}},
+			[]string{"dash|dash ./deploy.sh prod|medium", "sh|sh ./deploy.sh prod|medium", "deploy.sh|deploy.sh prod|medium"}},
+	}
+	for _, tc := range tests {
+		var got []string
+		for _, r := range execRequests(tc.ev) {
+			if r.Capability != grants.CapProcessExec || r.Surface != grants.SurfaceSandbox || r.Target.ToolName != Name ||
+				r.Cwd != tc.ev.Cwd || strings.Join(r.Argv, " ") != r.Target.Command {
+				t.Errorf("%s: request %+v", tc.name, r)
+			}
+			got = append(got, r.Target.Resource+"|"+r.Target.Command+"|"+r.Risk.String())
+		}
+		if strings.Join(got, "\n") != strings.Join(tc.want, "\n") {
+			t.Errorf("%s: got\n%s\nwant\n%s", tc.name, strings.Join(got, "\n"), strings.Join(tc.want, "\n"))
+		}
+	}
+}
+
+// FuzzExecRequests: any exec event (decoded as the server decodes the
+// helper's) yields at least one process.exec request on the sandbox
+// surface, never panics, and an event with a Problem is critical.
+func FuzzExecRequests(f *testing.F) {
+	f.Add(`{"exe":"/usr/bin/rm","argv":["rm","-rf","/"],"exec_path":"/bin/rm"}`)
+	f.Add(`{"exe":"/usr/bin/dash","argv":["/bin/sh","./s.sh","a"],"exec_path":"./s.sh"}`)
+	f.Add(`{"exe":"/memfd:x (deleted)","problem":"memfd"}`)
+	f.Add(`{"exe":"","argv":[]}`)
+	f.Fuzz(func(t *testing.T, data string) {
+		var ev sandbox.ExecEvent
+		if json.Unmarshal([]byte(data), &ev) != nil {
+			return
+		}
+		reqs := execRequests(ev)
+		if len(reqs) == 0 {
+			t.Fatalf("%s: no request", data)
+		}
+		for _, r := range reqs {
+			if r.Capability != grants.CapProcessExec || r.Surface != grants.SurfaceSandbox || r.Risk < grants.RiskMedium {
+				t.Fatalf("%s: request %+v", data, r)
+			}
+			if (ev.Problem != "" || ev.Exe == "") && r.Risk != grants.RiskCritical {
+				t.Fatalf("%s: unverifiable program not critical: %+v", data, r)
+			}
+		}
+	})
+}
+
+// BenchmarkExecDecision is the server's share of one exec: the event
+// decoded, its requests built (AnalyzeArgv) and decided (DecideExec) under
+// interactive-dev.
+func BenchmarkExecDecision(b *testing.B) {
+	ws := b.TempDir()
+	cfg, err := grants.Parse([]byte(`profile = "interactive-dev"`), "", ws)
+	if err != nil {
+		b.Fatal(err)
+	}
+	p, err := grants.Compile(cfg, grants.CompileOptions{Home: ws})
+	if err != nil {
+		b.Fatal(err)
+	}
+	line := []byte(`{"pid":7,"exe":"/usr/bin/cc","dev":2049,"ino":1234,"argv":["cc","-c","x.c","-o","build/x.o"],"exec_path":"/usr/bin/cc","cwd":"` + ws + `"}`)
+	for b.Loop() {
+		var ev sandbox.ExecEvent
+		if err := json.Unmarshal(line, &ev); err != nil {
+			b.Fatal(err)
+		}
+		for _, r := range execRequests(ev) {
+			if d := p.DecideExec(r); d.Effect != grants.Allow {
+				b.Fatal(d.Explain())
+			}
+		}
+	}
+}
+
+// TestExecGateRedactsSecrets: a brokered secret's value in a program's argv
+// never reaches what is decided, audited or listed.
+func TestExecGateRedactsSecrets(t *testing.T) {
+	secrets := []webtools.Secret{{Name: "tok", Value: "s3cr3t-v4lue"}}
+	ev := sandbox.ExecEvent{Exe: "/usr/bin/curl", Argv: []string{"curl", "https://x/s3cr3t-v4lue"}, Cwd: "/ws/s3cr3t-v4lue"}
+	for _, r := range execRequests(redactEvent(ev, secrets)) {
+		b, _ := json.Marshal(r)
+		if strings.Contains(string(b), "s3cr3t-v4lue") || !strings.Contains(string(b), "[REDACTED:tok]") {
+			t.Errorf("request %s", b)
+		}
+	}
+	if ev.Argv[1] != "https://x/s3cr3t-v4lue" {
+		t.Errorf("the event itself was changed")
+	}
+}

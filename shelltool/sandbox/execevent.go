@@ -1,0 +1,38 @@
+package sandbox
+
+// ExecEvent is one program a sandboxed command is about to run, as the
+// kernel loaded it: read by the tracer at PTRACE_EVENT_EXEC, when the new
+// image exists, its other threads are gone and none of its instructions has
+// run.
+type ExecEvent struct {
+	// PID is the process in the command's pid namespace.
+	PID int `json:"pid"`
+	// Exe is the executable's real path as /proc/PID/exe names it (symlinks
+	// resolved; a script's interpreter, not the script).
+	Exe string `json:"exe"`
+	// Dev and Ino identify the executable's file.
+	Dev uint64 `json:"dev"`
+	Ino uint64 `json:"ino"`
+	// Argv is the argument vector the new program sees.
+	Argv []string `json:"argv"`
+	// ExecPath is the path the program was exec'd by (AT_EXECFN, as given
+	// to execve): for a script started through its shebang, the script,
+	// while Exe is its interpreter and Argv holds the script's path after
+	// the interpreter's words.
+	ExecPath string `json:"exec_path"`
+	// Cwd is its working folder.
+	Cwd string `json:"cwd"`
+	// Problem is set when what runs cannot be verified: an executable with
+	// no name on disk (memfd, deleted), one whose path no longer names the
+	// running file (renamed or exchanged during the exec), the dynamic
+	// loader run as a program, or facts that could not be read. An
+	// ExecGate must refuse an event with a Problem.
+	Problem string `json:"problem,omitempty"`
+}
+
+// ExecGate decides one program of a sandboxed command: true lets it run;
+// false kills it (SIGKILL) before its first instruction, so its parent sees
+// it die by signal 9 (exit status 137 in a shell). It is called from one
+// goroutine per command, one event at a time; the command's processes wait
+// while it decides. It must not block for long: no person can be asked.
+type ExecGate func(ev ExecEvent) bool

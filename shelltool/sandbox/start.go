@@ -1,0 +1,97 @@
+//go:build linux
+
+package sandbox
+
+import (
+	"fmt"
+	"path/filepath"
+	"runtime"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+)
+
+// started is the shell's process as PID 1 sees it.
+type started struct{ pid int }
+
+// startRestricted applies every restriction to a new OS thread of PID 1 (the
+// per-thread ones; rlimits are per process and already set) and starts the
+// shell from that thread, so it inherits exactly those restrictions. With
+// the exec gate the shell is started traced by that thread (PTRACE_TRACEME:
+// it stops at its exec, before its first instruction) and detached with
+// SIGSTOP, so it stays stopped, untraced, until PID 1's main thread (the
+// tracer, which keeps none of the restrictions) has seized it and sends
+// SIGCONT. The thread ends with this call
+// (its goroutine stays locked), so no other goroutine ever runs on it.
+func startRestricted(hs *helperSpec, rs *ruleset, prog []unix.SockFilter) (*started, error) {
+	type result struct {
+		st  *started
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		runtime.LockOSThread() // never unlocked: the thread dies with the goroutine
+		st, err := restrictThreadAndStart(hs, rs, prog)
+		done <- result{st, err}
+	}()
+	r := <-done
+	return r.st, r.err
+}
+
+func restrictThreadAndStart(hs *helperSpec, rs *ruleset, prog []unix.SockFilter) (*started, error) {
+	if err := dropCapabilities(); err != nil {
+		return nil, err
+	}
+	if err := step("no_new_privs", unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)); err != nil {
+		return nil, err
+	}
+	if err := step("landlock_restrict_self", rs.restrictSelf()); err != nil {
+		return nil, err
+	}
+	if err := canary(hs); err != nil {
+		return nil, err
+	}
+	if err := step("seccomp", installSeccomp(prog)); err != nil {
+		return nil, err
+	}
+	argv := []string{filepath.Base(hs.Shell), "-c", hs.Command}
+	pid, err := syscall.ForkExec(hs.Shell, argv, &syscall.ProcAttr{
+		Dir: hs.Dir, Env: hs.Env, Files: []uintptr{0, 1, 2},
+		Sys: &syscall.SysProcAttr{Ptrace: hs.Gate},
+	})
+	if err != nil {
+		return nil, step("exec shell", err)
+	}
+	if hs.Gate {
+		if err := stopForSeize(pid); err != nil {
+			_ = unix.Kill(pid, unix.SIGKILL)
+			return nil, step("exec gate", err)
+		}
+	}
+	return &started{pid: pid}, nil
+}
+
+// stopForSeize waits for the traced shell's exec stop (SIGTRAP, before its
+// first instruction) and detaches it with SIGSTOP, which stops it at once,
+// still before its first instruction: nothing else in the namespace can
+// continue it, so it waits for PID 1's seize and SIGCONT.
+func stopForSeize(pid int) error {
+	var ws syscall.WaitStatus
+	for {
+		_, err := syscall.Wait4(pid, &ws, unix.WALL, nil)
+		if err == syscall.EINTR {
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("wait for the shell's exec: %w", err)
+		}
+		break
+	}
+	if !ws.Stopped() || ws.StopSignal() != syscall.SIGTRAP {
+		return fmt.Errorf("the shell did not stop at its exec (status %#x)", uint32(ws))
+	}
+	if _, _, e := unix.Syscall6(unix.SYS_PTRACE, unix.PTRACE_DETACH, uintptr(pid), 0, uintptr(unix.SIGSTOP), 0, 0); e != 0 {
+		return fmt.Errorf("ptrace detach: %w", e)
+	}
+	return nil
+}

@@ -1,0 +1,335 @@
+//go:build linux
+
+package sandbox
+
+import (
+	"bytes"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"unicode/utf8"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+const (
+	// fdGate is the helper's end of the exec-gate channel (a stream
+	// socketpair; events out, verdicts back).
+	fdGate = 6
+	// maxArgvBytes caps what the tracer reads of a program's argv; a longer
+	// one is refused (the kernel's own limit is 2 MiB with the default stack
+	// limit).
+	maxArgvBytes = 4 << 20
+
+	// atExecFn is AT_EXECFN, the auxiliary vector's exec path entry.
+	atExecFn = 31
+
+	seizeOptions = unix.PTRACE_O_TRACEEXEC | unix.PTRACE_O_TRACEFORK | unix.PTRACE_O_TRACEVFORK |
+		unix.PTRACE_O_TRACECLONE | unix.PTRACE_O_EXITKILL
+)
+
+// seize makes the calling thread the tracer of pid (PTRACE_SEIZE with
+// seizeOptions: every fork, vfork, clone and exec of it and of its
+// descendants stops for the tracer; EXITKILL kills them all should the
+// tracer die). Every later ptrace request must come from the same thread.
+func seize(pid int) error {
+	for {
+		_, _, e := unix.Syscall6(unix.SYS_PTRACE, unix.PTRACE_SEIZE, uintptr(pid), 0, seizeOptions, 0, 0)
+		if e == unix.EINTR {
+			continue
+		}
+		if e != 0 {
+			return fmt.Errorf("ptrace seize: %w", e)
+		}
+		return nil
+	}
+}
+
+// supervisor is PID 1 of the namespace once the command started: it reaps
+// every process, reports the shell's exit status and, when traced, decides
+// every exec through the gate channel.
+type supervisor struct {
+	shell  int  // the shell's pid
+	traced bool // the shell was seized: exec events arrive
+	send   func(statusMsg)
+	gate   int // fdGate when traced
+}
+
+// run supervises until the shell exits and returns the helper's exit code.
+func (s *supervisor) run() int {
+	s.send(statusMsg{T: "started"})
+	for {
+		wpid, ws, err := rawWait4()
+		if err == syscall.EINTR {
+			continue
+		}
+		if err != nil {
+			s.send(statusMsg{T: "err", Step: "wait", Msg: err.Error()})
+			return exitSetup
+		}
+		if ws.Stopped() {
+			s.stopped(wpid, ws)
+			continue
+		}
+		if wpid != s.shell || !(ws.Exited() || ws.Signaled()) {
+			continue
+		}
+		m := statusMsg{T: "exit"}
+		switch {
+		case ws.Exited():
+			m.Code = ws.ExitStatus()
+		case ws.Signaled():
+			m.Signal = int(ws.Signal())
+			m.Code = 128 + m.Signal
+		}
+		s.send(m)
+		// Exiting kills whatever is left in the namespace.
+		return 0
+	}
+}
+
+// stopped handles one ptrace stop (SEIZE semantics): an exec is decided;
+// a group-stop is listened to (the process stays stopped, as untraced);
+// a signal is delivered; every other event stop just continues.
+func (s *supervisor) stopped(pid int, ws syscall.WaitStatus) {
+	sig := ws.StopSignal()
+	event := int(ws>>16) & 0xff
+	switch {
+	case event == unix.PTRACE_EVENT_EXEC:
+		if s.allowExec(pid) {
+			ptraceCont(pid, 0)
+		} else {
+			_ = unix.Kill(pid, unix.SIGKILL)
+		}
+	case event == unix.PTRACE_EVENT_STOP:
+		switch sig {
+		case unix.SIGSTOP, unix.SIGTSTP, unix.SIGTTIN, unix.SIGTTOU:
+			ptraceRequest(unix.PTRACE_LISTEN, pid, 0)
+		default:
+			ptraceCont(pid, 0)
+		}
+	case event != 0:
+		ptraceCont(pid, 0) // fork, vfork, clone
+	default:
+		ptraceCont(pid, int(sig)) // signal-delivery stop: deliver it
+	}
+}
+
+// allowExec decides the exec that pid stopped at: every program the command
+// executes goes to the server (the shell itself was exec'd before the seize).
+func (s *supervisor) allowExec(pid int) bool {
+	ev := readExecEvent(pid)
+	b, err := json.Marshal(ev)
+	if err != nil {
+		return false
+	}
+	if err := rawWriteAll(s.gate, append(b, '\n')); err != nil {
+		return false // no gate, no program
+	}
+	var reply [2]byte
+	return rawReadFull(s.gate, reply[:]) == nil && string(reply[:]) == "y\n"
+}
+
+// The tracer's waits and its round trips to the server are raw system
+// calls: PID 1 has nothing else to run, and a blocking syscall the runtime
+// knows of would hand its processor to another thread and back (the
+// goroutine is locked to this thread) on every stop.
+
+func rawWait4() (int, syscall.WaitStatus, error) {
+	var ws syscall.WaitStatus
+	r, _, e := unix.RawSyscall6(unix.SYS_WAIT4, ^uintptr(0), uintptr(unsafe.Pointer(&ws)), unix.WALL, 0, 0, 0)
+	if e != 0 {
+		return 0, 0, e
+	}
+	return int(r), ws, nil
+}
+
+func rawWriteAll(fd int, b []byte) error {
+	for len(b) > 0 {
+		n, _, e := unix.RawSyscall(unix.SYS_WRITE, uintptr(fd), uintptr(unsafe.Pointer(&b[0])), uintptr(len(b)))
+		if e == unix.EINTR {
+			continue
+		}
+		if e != 0 {
+			return e
+		}
+		b = b[n:]
+	}
+	return nil
+}
+
+func rawReadFull(fd int, b []byte) error {
+	for len(b) > 0 {
+		n, _, e := unix.RawSyscall(unix.SYS_READ, uintptr(fd), uintptr(unsafe.Pointer(&b[0])), uintptr(len(b)))
+		if e == unix.EINTR {
+			continue
+		}
+		if e != 0 {
+			return e
+		}
+		if n == 0 {
+			return io.ErrUnexpectedEOF
+		}
+		b = b[n:]
+	}
+	return nil
+}
+
+// readExecEvent gathers what the kernel loaded for pid, stopped at its exec.
+// At that stop the new image has one thread and has run nothing, so argv
+// (copied into the new memory at exec) is exactly what the program will
+// see: no other thread or process can change it (ptrace and
+// process_vm_writev are denied by seccomp, /proc is read-only to the
+// command). The executable's path can still be renamed by the command, so
+// it is checked against the running file's device and inode.
+func readExecEvent(pid int) ExecEvent {
+	proc := "/proc/" + strconv.Itoa(pid)
+	ev := ExecEvent{PID: pid}
+	fail := func(f string, a ...any) ExecEvent {
+		if ev.Problem == "" {
+			ev.Problem = fmt.Sprintf(f, a...)
+		}
+		return ev
+	}
+	exe, err := os.Readlink(proc + "/exe")
+	if err != nil {
+		return fail("executable unreadable: %v", err)
+	}
+	ev.Exe = exe
+	cmdline, err := readCapped(proc+"/cmdline", maxArgvBytes)
+	if err != nil {
+		return fail("argv unreadable: %v", err)
+	}
+	if len(cmdline) > 0 {
+		ev.Argv = strings.Split(strings.TrimSuffix(string(cmdline), "\x00"), "\x00")
+	}
+	if ev.Cwd, err = os.Readlink(proc + "/cwd"); err != nil {
+		return fail("working folder unreadable: %v", err)
+	}
+	if ev.ExecPath, err = execFn(proc); err != nil {
+		return fail("exec path unreadable: %v", err)
+	}
+	var running unix.Stat_t
+	if err := unix.Stat(proc+"/exe", &running); err != nil {
+		return fail("executable unreadable: %v", err)
+	}
+	ev.Dev, ev.Ino = running.Dev, running.Ino
+	switch {
+	case strings.HasPrefix(exe, "/memfd:"):
+		return fail("executable is a memfd (no file on disk)")
+	case strings.HasSuffix(exe, " (deleted)"):
+		return fail("executable was deleted")
+	case !filepath.IsAbs(exe):
+		return fail("executable has no path (%q)", exe)
+	case isDynamicLoader(filepath.Base(exe)):
+		return fail("the dynamic loader run as a program")
+	}
+	var named unix.Stat_t
+	if err := unix.Stat(exe, &named); err != nil || named.Dev != running.Dev || named.Ino != running.Ino {
+		return fail("executable path no longer names the running file")
+	}
+	ev.Exe, ev.Cwd, ev.ExecPath = validText(ev.Exe), validText(ev.Cwd), validText(ev.ExecPath)
+	for i, a := range ev.Argv {
+		ev.Argv[i] = validText(a)
+	}
+	return ev
+}
+
+// execFn reads the path the program was exec'd by (the auxiliary vector's
+// AT_EXECFN, a string on the new stack): for a script started by its
+// shebang it is the script, while exe is its interpreter.
+func execFn(proc string) (string, error) {
+	auxv, err := os.ReadFile(proc + "/auxv")
+	if err != nil {
+		return "", err
+	}
+	var addr uint64
+	for i := 0; i+16 <= len(auxv); i += 16 {
+		if binary.NativeEndian.Uint64(auxv[i:]) == atExecFn {
+			addr = binary.NativeEndian.Uint64(auxv[i+8:])
+		}
+	}
+	if addr == 0 {
+		return "", errors.New("no AT_EXECFN")
+	}
+	mem, err := os.Open(proc + "/mem")
+	if err != nil {
+		return "", err
+	}
+	defer mem.Close()
+	buf := make([]byte, unix.PathMax)
+	n, err := mem.ReadAt(buf, int64(addr))
+	if n == 0 {
+		return "", err
+	}
+	if i := bytes.IndexByte(buf[:n], 0); i >= 0 {
+		return string(buf[:i]), nil
+	}
+	return "", errors.New("AT_EXECFN not terminated")
+}
+
+// validText keeps s as is when it is valid UTF-8 and otherwise writes each
+// invalid byte as \xNN, so nothing is lost or merged in the JSON that
+// carries it (which would turn such bytes into U+FFFD).
+func validText(s string) string {
+	if utf8.ValidString(s) {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		r, w := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && w == 1 {
+			fmt.Fprintf(&b, "\\x%02x", s[i])
+		} else {
+			b.WriteString(s[i : i+w])
+		}
+		i += w
+	}
+	return b.String()
+}
+
+// isDynamicLoader reports whether name is an ELF interpreter (ld.so run as
+// a program runs whatever file it is given, unseen by the gate).
+func isDynamicLoader(name string) bool {
+	return name == "ld.so" || strings.HasPrefix(name, "ld-linux") ||
+		strings.HasPrefix(name, "ld-musl") || (strings.HasPrefix(name, "ld-") && strings.Contains(name, ".so"))
+}
+
+var errTooBig = errors.New("over the size limit")
+
+func readCapped(path string, max int) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, int64(max)+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(b) > max {
+		return nil, errTooBig
+	}
+	return b, nil
+}
+
+func ptraceCont(pid, sig int) { ptraceRequest(unix.PTRACE_CONT, pid, sig) }
+
+// ptraceRequest issues a ptrace request that takes a signal as its data;
+// ESRCH (the tracee died meanwhile) is expected and ignored.
+func ptraceRequest(req, pid, sig int) {
+	for {
+		_, _, e := unix.Syscall6(unix.SYS_PTRACE, uintptr(req), uintptr(pid), 0, uintptr(sig), 0, 0)
+		if e != unix.EINTR {
+			return
+		}
+	}
+}
