@@ -109,7 +109,7 @@ func newCallEnv(t *testing.T, src string, ap toolkit.Approver) callEnv {
 	if err != nil {
 		t.Fatal(err)
 	}
-	audit, err := OpenAudit(logPath)
+	audit, err := OpenAudit(p, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
