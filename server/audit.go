@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"github.com/onellm/onellm-mcp/grants"
-	"github.com/onellm/onellm-mcp/server/auditlog"
 	"github.com/onellm/onellm-mcp/internal/toolkit"
+	"github.com/onellm/onellm-mcp/server/auditlog"
 )
 
 // Audit turns decisions and outcomes into records of the chained audit
@@ -71,10 +71,10 @@ type decisionLine struct {
 	Surface     grants.Surface     `json:"execution_surface,omitempty"`
 	DataClasses []grants.DataClass `json:"data_classes,omitempty"`
 	// Private: the host resolved to a non-public address (replay needs it).
-	Private bool   `json:"private,omitempty"`
-	Effect      string             `json:"effect"`
-	Reason      grants.Reason      `json:"reason_code"`
-	RuleID      string             `json:"rule_id,omitempty"`
+	Private bool          `json:"private,omitempty"`
+	Effect  string        `json:"effect"`
+	Reason  grants.Reason `json:"reason_code"`
+	RuleID  string        `json:"rule_id,omitempty"`
 	// Channel is how a person's answer came (elicitation, console, memory),
 	// on decisions that were asked.
 	Channel string `json:"approval_channel,omitempty"`

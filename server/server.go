@@ -53,9 +53,9 @@ type Server struct {
 	stateDir string
 	// stopHangup stops reopening the audit log on SIGHUP.
 	stopHangup func()
-	audit    *Audit
-	log      *log.Logger
-	callSeq  atomic.Uint64
+	audit      *Audit
+	log        *log.Logger
+	callSeq    atomic.Uint64
 	// exposed records principals that were given credential data, so their
 	// later network requests carry the credential data class.
 	exposed sync.Map // principal → struct{}

@@ -16,7 +16,6 @@ import (
 
 	"golang.org/x/mod/sumdb/note"
 	"golang.org/x/sys/unix"
-
 )
 
 // Defaults for checkpoints.
