@@ -61,30 +61,67 @@ func chain(seq uint64, prev [32]byte, body []byte) []byte {
 // checkpoint adds.
 type chainFields struct {
 	Seq        *uint64  `json:"seq"`
-	Prev       string   `json:"prev"`
 	Time       string   `json:"time"`
 	Event      string   `json:"event"`
 	TreeSize   *uint64  `json:"tree_size"`
 	Checkpoint string   `json:"checkpoint"`
 	Range      []string `json:"range"`
+	prev       []byte   // hex, a slice of the line
 }
 
-// parseChain decodes the chain fields of one line.
+// parseChain decodes the chain fields of one line: the record must start
+// with {"seq":N,"prev":"<64 hex>" exactly as written, and be JSON. Only a
+// line that may be a checkpoint is decoded in full.
 func parseChain(line []byte) (chainFields, error) {
 	var c chainFields
-	if err := json.Unmarshal(line, &c); err != nil {
-		return c, fmt.Errorf("not a JSON record: %v", err)
+	seq, prev, ok := chainPrefix(line)
+	if !ok {
+		if len(line) > 0 && line[0] == '{' && json.Valid(line) {
+			return c, fmt.Errorf("no seq and prev at its start: not a chained record")
+		}
+		return c, fmt.Errorf("not a JSON record")
 	}
-	if c.Seq == nil {
-		return c, fmt.Errorf("no seq: not a chained record")
+	if bytes.Contains(line, []byte(`"checkpoint"`)) {
+		if err := json.Unmarshal(line, &c); err != nil {
+			return c, fmt.Errorf("not a JSON record: %v", err)
+		}
+		if c.Seq == nil || *c.Seq != seq {
+			return c, fmt.Errorf("seq appears twice")
+		}
+	} else if !json.Valid(line) {
+		return c, fmt.Errorf("not a JSON record")
 	}
-	if len(c.Prev) != 64 {
-		return c, fmt.Errorf("prev is not a SHA-256")
-	}
-	if _, err := hex.DecodeString(c.Prev); err != nil {
-		return c, fmt.Errorf("prev is not a SHA-256")
-	}
+	c.Seq, c.prev = &seq, prev
 	return c, nil
+}
+
+// chainPrefix reads {"seq":N,"prev":"<64 hex>" at the start of line.
+func chainPrefix(line []byte) (seq uint64, prev []byte, ok bool) {
+	rest, ok := bytes.CutPrefix(line, []byte(`{"seq":`))
+	if !ok {
+		return 0, nil, false
+	}
+	i := 0
+	for i < len(rest) && i < 20 && rest[i] >= '0' && rest[i] <= '9' {
+		i++
+	}
+	if i == 0 || (i > 1 && rest[0] == '0') {
+		return 0, nil, false
+	}
+	seq, err := strconv.ParseUint(string(rest[:i]), 10, 64)
+	if err != nil {
+		return 0, nil, false
+	}
+	rest, ok = bytes.CutPrefix(rest[i:], []byte(`,"prev":"`))
+	if !ok || len(rest) < 65 || rest[64] != '"' {
+		return 0, nil, false
+	}
+	for _, b := range rest[:64] {
+		if !('0' <= b && b <= '9' || 'a' <= b && b <= 'f') {
+			return 0, nil, false
+		}
+	}
+	return seq, rest[:64], true
 }
 
 // isCheckpoint reports whether the decoded record is a checkpoint.

@@ -52,7 +52,8 @@ func (w *walker) step(line []byte) (chainFields, error) {
 			}
 			return c, fmt.Errorf("seq %d follows seq %d: records are out of order or repeated", seq, w.h.seq-1)
 		}
-		if c.Prev != hex.EncodeToString(w.h.prev[:]) {
+		var want [64]byte
+		if hex.Encode(want[:], w.h.prev[:]); !bytes.Equal(c.prev, want[:]) {
 			return c, &changedError{seq: seq - 1}
 		}
 	}
