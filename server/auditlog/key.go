@@ -146,7 +146,10 @@ func verifierFromSigner(skey string) (string, error) {
 
 // ParseVerifier accepts a verifier key, or the path of a file holding one.
 func ParseVerifier(s string) (note.Verifier, error) {
-	if !strings.Contains(s, "+") {
+	if v, err := note.NewVerifier(s); err == nil {
+		return v, nil
+	}
+	if !strings.HasPrefix(s, KeyName+"+") {
 		b, err := os.ReadFile(s)
 		if err != nil {
 			return nil, fmt.Errorf("public key: %w", err)
