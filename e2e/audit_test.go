@@ -20,19 +20,8 @@ import (
 // the server, so the same key).
 func auditCLI(t *testing.T, f *fixture, args ...string) (string, int) {
 	t.Helper()
-	cmd := exec.Command(binary, append([]string{"audit"}, args...)...)
-	cmd.Dir = f.Root
-	cmd.Env = append(os.Environ(), "HOME="+f.Root)
-	var out, errb strings.Builder
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	err := cmd.Run()
-	code := 0
-	if ee, ok := err.(*exec.ExitError); ok {
-		code = ee.ExitCode()
-	} else if err != nil {
-		t.Fatal(err)
-	}
-	return out.String() + errb.String(), code
+	out, errOut, code := runCLIEnv(t, f.Root, []string{"HOME=" + f.Root}, append([]string{"audit"}, args...)...)
+	return out + errOut, code
 }
 
 // waitShutdownCheckpoint waits until the log ends with a checkpoint (the

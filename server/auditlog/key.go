@@ -65,8 +65,13 @@ func LoadOrCreateKey(dir string) (*Key, error) {
 	return &Key{signer: signer, vkey: vkey}, nil
 }
 
-// LoadVerifier reads the public key from dir (no private key needed).
+// LoadVerifier is the public key of the key in dir: derived from the
+// private key when this user can read it (so a replaced audit.pub is never
+// trusted), else read from audit.pub.
 func LoadVerifier(dir string) (string, error) {
+	if skey, err := readPrivate(filepath.Join(dir, privateKeyFile)); err == nil {
+		return verifierFromSigner(skey)
+	}
 	b, err := os.ReadFile(filepath.Join(dir, publicKeyFile))
 	if err != nil {
 		return "", fmt.Errorf("audit public key: %w", err)

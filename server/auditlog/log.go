@@ -192,38 +192,28 @@ func (l *Log) write(buf []byte) error {
 // removed or replaced), takes the file lock, and brings the head up to the
 // file's end. On success the caller must unlock.
 func (l *Log) ensure() error {
-	if l.f != nil && !l.current() {
-		l.detach()
-	}
 	if l.f == nil {
 		return l.attach()
 	}
 	if err := unix.Flock(int(l.f.Fd()), unix.LOCK_EX); err != nil {
 		return fmt.Errorf("audit log %s: lock: %w", l.opts.Path, err)
 	}
-	var st unix.Stat_t
-	if err := unix.Fstat(int(l.f.Fd()), &st); err != nil {
+	var ps, fs unix.Stat_t
+	if unix.Fstat(int(l.f.Fd()), &fs) != nil || unix.Lstat(l.opts.Path, &ps) != nil ||
+		fs.Nlink == 0 || ps.Dev != fs.Dev || ps.Ino != fs.Ino {
+		// Renamed, removed or replaced: the path is opened again.
 		l.unlock()
-		return fmt.Errorf("audit log %s: %w", l.opts.Path, err)
+		l.detach()
+		return l.attach()
 	}
-	if st.Size != l.end {
+	if fs.Size != l.end {
 		// Another writer appended (or a cut was left): follow its records.
-		if err := l.load(st.Size); err != nil {
+		if err := l.load(fs.Size); err != nil {
 			l.unlock()
 			return err
 		}
 	}
 	return nil
-}
-
-// current reports whether the open file is still the file at the path,
-// with links.
-func (l *Log) current() bool {
-	var ps, fs unix.Stat_t
-	if unix.Lstat(l.opts.Path, &ps) != nil || unix.Fstat(int(l.f.Fd()), &fs) != nil {
-		return false
-	}
-	return fs.Nlink > 0 && ps.Dev == fs.Dev && ps.Ino == fs.Ino
 }
 
 // linked reports whether the open file still has a name.
