@@ -15,7 +15,8 @@ import (
 // log (package auditlog). A record is written before the action it records
 // runs; when it cannot be written the action does not run.
 type Audit struct {
-	log *auditlog.Log
+	log      *auditlog.Log
+	settings grants.AuditSettings // as opened; a reload does not change them
 }
 
 // OpenAudit opens the policy's audit log, signing its checkpoints with the
@@ -35,7 +36,7 @@ func OpenAudit(p *grants.Policy, logger *log.Logger) (*Audit, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Audit{log: l}, nil
+	return &Audit{log: l, settings: p.Audit}, nil
 }
 
 // AuditKeyDir is the folder of the audit log's signing key and its last
