@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
 // syncBuffer collects what a Log says on stderr.
@@ -223,5 +224,24 @@ func TestKeyFileModes(t *testing.T) {
 	pub, err := LoadVerifier(e.state)
 	if err != nil || pub != e.key.Verifier() {
 		t.Fatalf("audit.pub %q: %v", pub, err)
+	}
+}
+
+// TestCheckpointEveryInterval: records waiting for a checkpoint get one
+// within the interval, with no further record written.
+func TestCheckpointEveryInterval(t *testing.T) {
+	e := newEnv(t)
+	l := e.open(t, func(o *Options) { o.CheckpointInterval = 20 * time.Millisecond })
+	defer l.Close()
+	appendN(t, l, 0, 2)
+	deadline := time.Now().Add(5 * time.Second)
+	for rep := e.verify(t, e.path); rep.Bad != nil || rep.Unsigned != 0; rep = e.verify(t, e.path) {
+		if time.Now().After(deadline) {
+			t.Fatalf("no checkpoint within the interval: %+v", e.verify(t, e.path))
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if rep := e.verify(t, e.path); rep.Checkpoints != 2 || rep.Bad != nil {
+		t.Fatalf("%+v %v", rep, rep.Bad)
 	}
 }
