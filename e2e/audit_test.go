@@ -268,3 +268,57 @@ func TestAuditLogFaultsServed(t *testing.T) {
 		t.Fatalf("the new file does not continue the chain: %v", ls[0])
 	}
 }
+
+// TestAuditLogFullDiskServed: with the audit log on a tiny filesystem that
+// fills, apply_patch creates nothing and says why, the log keeps no torn
+// record, and calls work again once space returns.
+func TestAuditLogFullDiskServed(t *testing.T) {
+	f := newFixture(t, `profile = "interactive-dev"`)
+	mnt := filepath.Join(f.Root, "tiny")
+	os.Mkdir(mnt, 0o700)
+	if err := syscall.Mount("tmpfs", mnt, "tmpfs", 0, "size=64k"); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("CI=true and a tmpfs cannot be mounted: %v", err)
+		}
+		t.Skipf("cannot mount a tmpfs here (%v); run as root to test a filling disk", err)
+	}
+	t.Cleanup(func() { syscall.Unmount(mnt, syscall.MNT_DETACH) })
+	f.Audit = filepath.Join(mnt, "audit.jsonl")
+	cfg := fmt.Sprintf("workspace = %q\nprofile = \"interactive-dev\"\n[audit]\npath = %q\n", f.Workspace, f.Audit)
+	os.WriteFile(f.Config, []byte(cfg), 0o600)
+	s := startRaw(t, f)
+	filler, _ := os.Create(filepath.Join(mnt, "filler"))
+	for _, err := filler.Write(make([]byte, 512)); err == nil; _, err = filler.Write(make([]byte, 512)) {
+	}
+	filler.Close()
+	refused := 0
+	for i := 0; i < 50 && refused < 3; i++ {
+		name := fmt.Sprintf("f%d.txt", i)
+		txt, isErr := s.create(t, name)
+		_, statErr := os.Stat(filepath.Join(f.Workspace, name))
+		if isErr {
+			refused++
+			if !strings.Contains(txt, "no space left") || statErr == nil {
+				t.Fatalf("refused %s: %s (created: %v)", name, txt, statErr == nil)
+			}
+		} else if statErr != nil {
+			t.Fatalf("%s: allowed but not created: %s", name, txt)
+		}
+	}
+	if refused == 0 {
+		t.Fatalf("the filesystem never filled")
+	}
+	data, _ := os.ReadFile(f.Audit)
+	if data[len(data)-1] != '\n' {
+		t.Fatalf("torn record at the end of the log")
+	}
+	os.Remove(filepath.Join(mnt, "filler"))
+	if txt, isErr := s.create(t, "after.txt"); isErr {
+		t.Fatalf("after space returned: %s", txt)
+	}
+	s.in.Close()
+	s.cmd.Wait()
+	if out, code := auditCLI(t, f, "verify", "--config", f.Config); code != 0 {
+		t.Fatalf("verify: exit %d: %s", code, out)
+	}
+}
