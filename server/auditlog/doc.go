@@ -26,7 +26,9 @@
 // does not run. A record is bounded (4 KiB by default): a longer string
 // field keeps a prefix, its length and its SHA-256. Writers on the same file
 // (two servers sharing the default log) take an flock per append and pick
-// up each other's records, so the chain stays one chain.
+// up each other's records, so the chain stays one chain. A file whose last
+// line is not a chained record (an older version's log, a line another
+// program appended) is renamed aside whole and a new file starts.
 //
 // Tamper evidence: changing, removing, reordering or cutting records breaks
 // the chain at the first bad record; a rewritten chain needs a checkpoint

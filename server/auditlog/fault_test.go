@@ -175,3 +175,38 @@ func TestFullDisk(t *testing.T) {
 		t.Fatalf("after space returned: %+v %v (written %d)", rep, rep.Bad, written)
 	}
 }
+
+// TestUnchainedFileMovedAside: a log written before chaining (or ending in
+// lines another program appended) is moved aside whole, and a new chained
+// file starts; the chain continues from the kept checkpoint.
+func TestUnchainedFileMovedAside(t *testing.T) {
+	e := newEnv(t)
+	os.MkdirAll(filepath.Dir(e.path), 0o700)
+	legacy := "{\"time\":\"2026-11-30T10:00:00Z\",\"event\":\"decision\"}\n{\"event\":\"outcome\"}\n"
+	os.WriteFile(e.path, []byte(legacy), 0o600)
+	l := e.open(t, nil)
+	appendN(t, l, 0, 2)
+	matches, _ := filepath.Glob(e.path + ".unchained-*")
+	if len(matches) != 1 {
+		t.Fatalf("moved aside: %v", matches)
+	}
+	if b, _ := os.ReadFile(matches[0]); string(b) != legacy {
+		t.Fatalf("the old file changed: %q", b)
+	}
+	if !strings.Contains(e.stderr.String(), "moved to") {
+		t.Fatalf("stderr: %s", e.stderr)
+	}
+	// Someone appends a plain line while the server runs.
+	f, _ := os.OpenFile(e.path, os.O_WRONLY|os.O_APPEND, 0)
+	f.WriteString("{\"not\":\"chained\"}\n")
+	f.Close()
+	appendN(t, l, 2, 1)
+	l.Close()
+	if matches, _ = filepath.Glob(e.path + ".unchained-*"); len(matches) != 2 {
+		t.Fatalf("moved aside: %v", matches)
+	}
+	rep := e.verify(t, e.path)
+	if rep.Bad != nil || rep.First == 0 {
+		t.Fatalf("new file: %+v %v", rep, rep.Bad)
+	}
+}

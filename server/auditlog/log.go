@@ -43,7 +43,6 @@ type Log struct {
 
 	mu       sync.Mutex
 	f        *os.File
-	dev, ino uint64
 	end      int64 // where the last record this Log saw ends in f
 	h        head
 	unsigned int // records since the last checkpoint
@@ -210,6 +209,10 @@ func (l *Log) ensure() error {
 		// Another writer appended (or a cut was left): follow its records.
 		if err := l.load(fs.Size); err != nil {
 			l.unlock()
+			if errors.Is(err, errMovedAside) {
+				l.detach()
+				return l.attach()
+			}
 			return err
 		}
 	}
@@ -253,10 +256,13 @@ func (l *Log) attach() error {
 		f.Close()
 		return fmt.Errorf("audit log %s: lock: %w", l.opts.Path, err)
 	}
-	l.f, l.dev, l.ino, l.end = f, st.Dev, st.Ino, 0
+	l.f, l.end = f, 0
 	if err := l.load(st.Size); err != nil {
 		l.unlock()
 		l.detach()
+		if errors.Is(err, errMovedAside) {
+			return l.attach() // a new, empty file
+		}
 		return err
 	}
 	return nil
@@ -273,6 +279,9 @@ func (l *Log) load(size int64) error {
 	}
 	if size > 0 {
 		fh, end, err := readHead(l.f, size, l.opts.Log)
+		if errors.Is(err, errNotChained) {
+			return l.moveAside(err)
+		}
 		if err != nil {
 			return fmt.Errorf("audit log %s: %v; check it with `onellm-mcp audit verify` and move it aside to start a new file", l.opts.Path, err)
 		}
@@ -471,6 +480,21 @@ func (l *Log) report(err error) {
 		l.opts.Log.Printf("audit log %s is written again (%d records were refused meanwhile)", l.opts.Path, l.refused)
 	}
 }
+
+// moveAside renames a file at the path that holds no chain (an older
+// version's log, or lines another program appended last), so nothing in it
+// is lost and a new chained file starts; it returns errMovedAside.
+func (l *Log) moveAside(why error) error {
+	aside := l.opts.Path + ".unchained-" + time.Now().UTC().Format("20060102T150405.000000000Z")
+	if err := os.Rename(l.opts.Path, aside); err != nil {
+		return fmt.Errorf("audit log %s: %v, and it cannot be moved aside: %w", l.opts.Path, why, err)
+	}
+	l.opts.Log.Printf("audit log %s: %v; moved to %s, a new chained file starts", l.opts.Path, why, aside)
+	return errMovedAside
+}
+
+// errMovedAside: the file at the path was moved aside; open the path again.
+var errMovedAside = errors.New("moved aside")
 
 // errNotChained marks a file that holds no chain.
 var errNotChained = errors.New("not a chained audit log (no seq and prev); it was written by another program or an older version")

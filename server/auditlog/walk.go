@@ -198,7 +198,7 @@ func readHead(f *os.File, size int64, logger *log.Logger) (fileHead, int64, erro
 		}
 		if len(lines) > 0 {
 			if _, err := parseChain(lines[len(lines)-1]); err != nil {
-				return fileHead{}, end, fmt.Errorf("its last line: %v", err)
+				return fileHead{}, end, fmt.Errorf("%w: its last line: %v", errNotChained, err)
 			}
 		}
 		for i := len(lines) - 1; i >= 0; i-- {
