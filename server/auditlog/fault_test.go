@@ -210,3 +210,33 @@ func TestUnchainedFileMovedAside(t *testing.T) {
 		t.Fatalf("new file: %+v %v", rep, rep.Bad)
 	}
 }
+
+// TestTornTailAtStart: a last line without its newline (a crash in the
+// middle of a write) is cut at start, said on stderr, and the chain goes
+// on; a file that is nothing but a torn line starts over from the kept
+// checkpoint.
+func TestTornTailAtStart(t *testing.T) {
+	e := newEnv(t)
+	l := e.open(t, nil)
+	appendN(t, l, 0, 2)
+	l.Close()
+	f, _ := os.OpenFile(e.path, os.O_WRONLY|os.O_APPEND, 0)
+	f.WriteString(`{"seq":4,"prev":"ab`)
+	f.Close()
+	l = e.open(t, nil)
+	appendN(t, l, 2, 1)
+	l.Close()
+	if rep := e.verify(t, e.path); rep.Bad != nil || rep.Records != 6 {
+		t.Fatalf("%+v %v", rep, rep.Bad)
+	}
+	if !strings.Contains(e.stderr.String(), "cut a torn last record") {
+		t.Fatalf("stderr: %s", e.stderr)
+	}
+	os.WriteFile(e.path, []byte(`{"seq":9,"pr`), 0o600)
+	l = e.open(t, nil)
+	appendN(t, l, 3, 1)
+	l.Close()
+	if rep := e.verify(t, e.path); rep.Bad != nil || rep.First != 6 {
+		t.Fatalf("%+v %v", rep, rep.Bad)
+	}
+}

@@ -285,14 +285,15 @@ func (l *Log) load(size int64) error {
 		if err != nil {
 			return fmt.Errorf("audit log %s: %v; check it with `onellm-mcp audit verify` and move it aside to start a new file", l.opts.Path, err)
 		}
-		l.end = end
-		if fh.seq >= best.seq {
+		if l.end = end; end > 0 && fh.seq >= best.seq {
 			l.unsigned = int(fh.seq - fh.signedSeq)
 			l.h = fh.head
 			return nil
 		}
+	} else {
+		l.end = 0
 	}
-	l.h, l.end = best, size
+	l.h = best
 	return l.checkpoint()
 }
 
