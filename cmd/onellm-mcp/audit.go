@@ -142,7 +142,7 @@ func auditVerify(args []string, stdout, stderr io.Writer) (int, error) {
 		fmt.Fprintf(stdout, "proof %s: ok: record %d is in the log of tree size %d signed by %s\n%s\n", *proofFile, pr.Seq, pr.TreeSize, v.Name(), pr.Record)
 		return 0, nil
 	}
-	f, err := os.Open(path)
+	f, err := auditlog.Snapshot(path)
 	if err != nil {
 		return exitUsage, err
 	}
@@ -185,7 +185,7 @@ func auditProve(args []string, stdout, stderr io.Writer) (int, error) {
 	if err != nil {
 		return exitUsage, err
 	}
-	f, err := os.Open(path)
+	f, err := auditlog.Snapshot(path)
 	if err != nil {
 		return exitUsage, err
 	}
@@ -226,7 +226,7 @@ func auditReplay(args []string, stdout, stderr io.Writer) (int, error) {
 	if err != nil {
 		return exitUsage, err
 	}
-	f, err := os.Open(path)
+	f, err := auditlog.Snapshot(path)
 	if err != nil {
 		return exitUsage, err
 	}

@@ -245,3 +245,22 @@ func TestCheckpointEveryInterval(t *testing.T) {
 		t.Fatalf("%+v %v", rep, rep.Bad)
 	}
 }
+
+// TestSnapshot: a reader sees the log as it stood when it opened it, whole
+// records only, while the server goes on appending.
+func TestSnapshot(t *testing.T) {
+	e := newEnv(t)
+	l := e.open(t, nil)
+	defer l.Close()
+	appendN(t, l, 0, 3)
+	snap, err := Snapshot(e.path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer snap.Close()
+	appendN(t, l, 3, 5)
+	rep, err := Verify(snap, VerifyOptions{Verifier: e.key.verifier()})
+	if err != nil || rep.Bad != nil || rep.Records != 4 || rep.Unsigned != 3 {
+		t.Fatalf("%+v %v %v", rep, rep.Bad, err)
+	}
+}

@@ -8,11 +8,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 
 	"github.com/transparency-dev/merkle/compact"
 	"github.com/transparency-dev/merkle/proof"
 	"github.com/transparency-dev/merkle/rfc6962"
 	"golang.org/x/mod/sumdb/note"
+	"golang.org/x/sys/unix"
 )
 
 // Bad names the first record that does not verify.
@@ -270,4 +272,30 @@ func VerifyProof(data []byte, v note.Verifier) (*Proof, error) {
 		return nil, fmt.Errorf("proof does not verify: %v", err)
 	}
 	return &p, nil
+}
+
+// Snapshot opens the log at path for reading as it stands now: its size
+// is taken under the writers' lock, so a record being appended meanwhile is
+// not read half-written.
+func Snapshot(path string) (io.ReadCloser, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := unix.Flock(int(f.Fd()), unix.LOCK_SH); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("%s: lock: %w", path, err)
+	}
+	fi, err := f.Stat()
+	unix.Flock(int(f.Fd()), unix.LOCK_UN)
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	return snapshot{Reader: io.LimitReader(f, fi.Size()), Closer: f}, nil
+}
+
+type snapshot struct {
+	io.Reader
+	io.Closer
 }
