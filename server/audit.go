@@ -71,6 +71,9 @@ type decisionLine struct {
 	Risk        string             `json:"risk_level,omitempty"`
 	Surface     grants.Surface     `json:"execution_surface,omitempty"`
 	DataClasses []grants.DataClass `json:"data_classes,omitempty"`
+	// Stage is "hop" or "exec" for a request decided while the action ran
+	// (an exec is decided by DecideExec; replay needs it).
+	Stage string `json:"stage,omitempty"`
 	// Private: the host resolved to a non-public address (replay needs it).
 	Private bool          `json:"private,omitempty"`
 	Effect  string        `json:"effect"`
@@ -97,6 +100,7 @@ type outcomeLine struct {
 type callRef struct {
 	id, session, tool string
 	channel           string // how an ask was answered, if one was
+	stage             string // "hop" or "exec" for a request decided while the action ran
 }
 
 // Decisions writes one record per decision of a call, in one write.
@@ -107,7 +111,7 @@ func (a *Audit) Decisions(c callRef, ds []grants.Decision) error {
 		body, err := json.Marshal(decisionLine{
 			Time: now, Event: "decision", Call: c.id, Session: c.session, Tool: c.tool,
 			Capability: d.Request.Capability, Target: d.Request.Target, Risk: riskName(d.Request.Risk),
-			Surface: d.Request.Surface, DataClasses: d.Request.DataClasses, Private: d.Request.Private,
+			Surface: d.Request.Surface, DataClasses: d.Request.DataClasses, Private: d.Request.Private, Stage: c.stage,
 			Effect: d.Effect.String(), Reason: d.Reason, RuleID: d.RuleID, Channel: askedChannel(c, d),
 		})
 		if err != nil {

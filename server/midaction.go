@@ -46,6 +46,7 @@ func (m *midAction) decide(_ context.Context, r grants.Request, stage grants.Sta
 		d = grants.Decision{Request: r, Effect: grants.Deny, Reason: grants.ReasonInvalidArguments}
 	}
 	ref := m.ref
+	ref.stage = stage.String()
 	if d.Effect == grants.Ask {
 		d, ref.channel = m.settleAsk(d)
 	}

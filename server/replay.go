@@ -84,6 +84,9 @@ func Replay(r io.Reader, p *grants.Policy, since time.Time) (ReplayReport, error
 		rep.Replayed++
 		old := oldVerdict(rec.decisionLine)
 		d := p.Decide(req)
+		if rec.Stage == grants.StageExec.String() {
+			d = p.DecideExec(req) // a program a running command started
+		}
 		if d.Effect.String() == old.Effect {
 			continue
 		}

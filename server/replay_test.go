@@ -116,3 +116,36 @@ capability = "workspace.files.read"`, root), "", 3, []string{
 		})
 	}
 }
+
+// TestReplayExecStage: a program a running command started is decided
+// again as exec-time decisions are (DecideExec): the mode does not refuse
+// it, a deny rule naming it does.
+func TestReplayExecStage(t *testing.T) {
+	root := t.TempDir()
+	compile := func(body string) *grants.Policy {
+		cfg, err := grants.Parse([]byte(body), "", root)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := grants.Compile(cfg, grants.CompileOptions{Home: root})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	log := `{"seq":1,"time":"2026-12-01T10:00:00Z","event":"decision","tool":"execute_terminal_command","capability":"process.exec",` +
+		`"target":{"tool_name":"execute_terminal_command","resource":"curl","command":"curl example.test"},"risk_level":"medium",` +
+		`"execution_surface":"sandbox","stage":"exec","effect":"allow","reason_code":"matched_allow","rule_id":"` + grants.RuleExecUnderCommandLine + `"}` + "\n"
+	for _, tc := range []struct {
+		name, config string
+		changes      int
+	}{
+		{"strict mode alone", `mode = "strict"`, 0},
+		{"a deny rule naming it", "mode = \"strict\"\n[[rules.deny]]\nrule_id = \"no-curl\"\ncapability = \"process.exec\"\ntarget = { resource = \"curl\" }", 1},
+	} {
+		rep, err := Replay(strings.NewReader(log), compile(tc.config), time.Time{})
+		if err != nil || rep.Replayed != 1 || len(rep.Changes) != tc.changes {
+			t.Errorf("%s: %+v %v", tc.name, rep, err)
+		}
+	}
+}
