@@ -149,12 +149,20 @@ func (l *Log) append(bodies [][]byte) error {
 // build chains bodies after the head.
 func (l *Log) build(bodies [][]byte) (buf []byte, leaves [][]byte, next [32]byte) {
 	seq, prev := l.h.seq, l.h.prev
+	size := 0
 	for _, b := range bodies {
-		line := chain(seq, prev, b)
+		size += len(b) + chainPrefixMax + 1
+	}
+	buf = make([]byte, 0, size)
+	leaves = make([][]byte, 0, len(bodies))
+	for _, b := range bodies {
+		start := len(buf)
+		buf = appendChained(buf, seq, prev, b)
+		line := buf[start:]
 		leaves = append(leaves, leafHash(line))
 		prev = sha256.Sum256(line)
 		seq++
-		buf = append(append(buf, line...), '\n')
+		buf = append(buf, '\n')
 	}
 	return buf, leaves, prev
 }

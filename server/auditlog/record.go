@@ -42,7 +42,11 @@ func newHead() head { return head{tree: rangeFactory.NewEmptyRange(0)} }
 
 // chain makes the line for body (a JSON object) at seq after prev.
 func chain(seq uint64, prev [32]byte, body []byte) []byte {
-	line := make([]byte, 0, len(body)+chainPrefixMax)
+	return appendChained(make([]byte, 0, len(body)+chainPrefixMax), seq, prev, body)
+}
+
+// appendChained appends the line for body at seq after prev to line.
+func appendChained(line []byte, seq uint64, prev [32]byte, body []byte) []byte {
 	line = append(line, `{"seq":`...)
 	line = strconv.AppendUint(line, seq, 10)
 	line = append(line, `,"prev":"`...)
