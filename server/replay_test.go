@@ -20,17 +20,7 @@ func TestReplay(t *testing.T) {
 	root := t.TempDir()
 	ws := filepath.Join(root, "ws")
 	os.MkdirAll(filepath.Join(ws, "sub"), 0o755)
-	compile := func(body, workspace string) *grants.Policy {
-		cfg, err := grants.Parse([]byte(body), "", workspace)
-		if err != nil {
-			t.Fatal(err)
-		}
-		p, err := grants.Compile(cfg, grants.CompileOptions{Home: root})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
+	compile := func(body, workspace string) *grants.Policy { return compilePolicy(t, root, workspace, body) }
 	rec := func(seq int, time, capability, path, risk, effect, reason, rule string) string {
 		b, _ := json.Marshal(map[string]any{"seq": seq, "time": time, "event": "decision", "tool": "read_file",
 			"capability": capability, "target": map[string]string{"tool_name": "read_file", "path": path},
@@ -122,17 +112,7 @@ capability = "workspace.files.read"`, root), "", 3, []string{
 // it, a deny rule naming it does.
 func TestReplayExecStage(t *testing.T) {
 	root := t.TempDir()
-	compile := func(body string) *grants.Policy {
-		cfg, err := grants.Parse([]byte(body), "", root)
-		if err != nil {
-			t.Fatal(err)
-		}
-		p, err := grants.Compile(cfg, grants.CompileOptions{Home: root})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
+	compile := func(body string) *grants.Policy { return compilePolicy(t, root, root, body) }
 	log := `{"seq":1,"time":"2026-12-01T10:00:00Z","event":"decision","tool":"execute_terminal_command","capability":"process.exec",` +
 		`"target":{"tool_name":"execute_terminal_command","resource":"curl","command":"curl example.test"},"risk_level":"medium",` +
 		`"execution_surface":"sandbox","stage":"exec","effect":"allow","reason_code":"matched_allow","rule_id":"` + grants.RuleExecUnderCommandLine + `"}` + "\n"
@@ -148,4 +128,18 @@ func TestReplayExecStage(t *testing.T) {
 			t.Errorf("%s: %+v %v", tc.name, rep, err)
 		}
 	}
+}
+
+// compilePolicy compiles config text with home and workspace pinned.
+func compilePolicy(t *testing.T, home, workspace, body string) *grants.Policy {
+	t.Helper()
+	cfg, err := grants.Parse([]byte(body), "", workspace)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := grants.Compile(cfg, grants.CompileOptions{Home: home})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
 }

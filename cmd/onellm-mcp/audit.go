@@ -185,12 +185,14 @@ func auditProve(args []string, stdout, stderr io.Writer) (int, error) {
 	if err != nil {
 		return exitUsage, err
 	}
-	f, err := auditlog.Snapshot(path)
-	if err != nil {
+	var pr *auditlog.Proof
+	err = readLog(path, func(r io.Reader) (err error) {
+		pr, err = auditlog.Prove(r, n, v)
+		return err
+	})
+	if errors.Is(err, os.ErrNotExist) {
 		return exitUsage, err
 	}
-	defer f.Close()
-	pr, err := auditlog.Prove(f, n, v)
 	if err != nil {
 		return 1, err
 	}
@@ -226,13 +228,11 @@ func auditReplay(args []string, stdout, stderr io.Writer) (int, error) {
 	if err != nil {
 		return exitUsage, err
 	}
-	f, err := auditlog.Snapshot(path)
-	if err != nil {
-		return exitUsage, err
-	}
-	defer f.Close()
-	rep, err := server.Replay(f, p, from)
-	if err != nil {
+	var rep server.ReplayReport
+	if err := readLog(path, func(r io.Reader) (err error) {
+		rep, err = server.Replay(r, p, from)
+		return err
+	}); err != nil {
 		return exitUsage, err
 	}
 	if *asJSON {
@@ -299,4 +299,14 @@ func writeJSON(w io.Writer, v any) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(v)
+}
+
+// readLog runs read over a snapshot of the log at path.
+func readLog(path string, read func(io.Reader) error) error {
+	f, err := auditlog.Snapshot(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	return read(f)
 }
