@@ -2,11 +2,13 @@ package server
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log"
 	"time"
 
 	"github.com/onellm/onellm-mcp/grants"
+	"github.com/onellm/onellm-mcp/internal/statedir"
 	"github.com/onellm/onellm-mcp/internal/toolkit"
 	"github.com/onellm/onellm-mcp/server/auditlog"
 )
@@ -17,14 +19,28 @@ import (
 type Audit struct {
 	log      *auditlog.Log
 	settings grants.AuditSettings // as opened; a reload does not change them
+	// stateDir is where its key and last checkpoint are kept, when that
+	// folder was proven out of every root ("" when it is only hidden).
+	stateDir string
 }
 
 // OpenAudit opens the policy's audit log, signing its checkpoints with the
-// key in the user's state folder (made at first start).
+// key in the user's state folder (made at first start). No tool may read
+// the key (it would let a tool sign a forged log): the folder is proven out
+// of every root (StateDir), or, when a root reaches it (a workspace holding
+// the home folder), it is the folder every file request is refused in
+// (protected_path) and that commands do not see (hidden in the sandbox).
 func OpenAudit(p *grants.Policy, logger *log.Logger) (*Audit, error) {
-	dir, err := AuditKeyDir(p)
+	dir, err := StateDir(p)
+	proven := err == nil
+	if errors.Is(err, statedir.ErrReachable) && p.StateDir != "" {
+		dir, err = p.StateDir, nil
+		if logger != nil {
+			logger.Printf("audit signing key: kept in %s, which a tool root reaches; it stays hidden from commands and refused to every tool", dir)
+		}
+	}
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("audit signing key: %w", err)
 	}
 	key, err := auditlog.LoadOrCreateKey(dir)
 	if err != nil {
@@ -36,18 +52,11 @@ func OpenAudit(p *grants.Policy, logger *log.Logger) (*Audit, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Audit{log: l, settings: p.Audit}, nil
-}
-
-// AuditKeyDir is the folder of the audit log's signing key and its last
-// checkpoint: the user's state folder, which must lie out of every tool's
-// reach (the key would let a tool sign a forged log).
-func AuditKeyDir(p *grants.Policy) (string, error) {
-	dir := grants.StateDir(p.Home)
-	if p.ToolsReach(dir) {
-		return "", fmt.Errorf("audit signing key: the state folder %s lies where tools can read; move the workspace or sandbox roots off it, or set XDG_STATE_HOME", dir)
+	a := &Audit{log: l, settings: p.Audit}
+	if proven {
+		a.stateDir = dir
 	}
-	return dir, nil
+	return a, nil
 }
 
 // Path is the log's path.

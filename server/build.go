@@ -40,7 +40,7 @@ func Open(p *grants.Policy, logger *log.Logger) (*Server, error) {
 		return nil, err
 	}
 	var console *approval.Console
-	stateDir := ""
+	stateDir := audit.stateDir // "" unless proven out of every root
 	if p.Console != "" {
 		dir, err := StateDir(p)
 		if err != nil {

@@ -48,8 +48,9 @@ type Server struct {
 	approver toolkit.Approver
 	asker    toolkit.Asker
 	console  *approval.Console // nil unless [approval] console is set
-	// stateDir is the state folder in use ("" when nothing is kept there):
-	// a reload may not open a root over it.
+	// stateDir is the state folder in use when it was proven out of every
+	// root (the audit key, the console token): a reload may not open a root
+	// over it.
 	stateDir string
 	// stopHangup stops reopening the audit log on SIGHUP.
 	stopHangup func()
@@ -67,6 +68,7 @@ func New(p *grants.Policy, opts Options) (*Server, error) {
 		return nil, fmt.Errorf("server: an audit log is required")
 	}
 	s := &Server{tools: opts.Tools, ingress: newIngress(), approver: opts.Approver, asker: opts.Asker, audit: opts.Audit, log: opts.Log}
+	s.stateDir = opts.Audit.stateDir // the audit key is kept there: a reload may not open a root over it
 	if s.approver == nil {
 		s.approver = toolkit.NoApprover{}
 	}

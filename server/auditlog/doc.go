@@ -33,8 +33,8 @@
 // Tamper evidence: changing, removing, reordering or cutting records breaks
 // the chain at the first bad record; a rewritten chain needs a checkpoint
 // signed with the key. The key lives in the user's state folder (0600,
-// refused when others can read it, and never where a tool can read), so the
-// tools cannot forge checkpoints. The last signed checkpoint is also kept
+// refused when others can read it; the server keeps that folder from every
+// tool), so the tools cannot forge checkpoints. The last signed checkpoint is also kept
 // beside the key, so a log cut back past it, or replaced wholesale, is
 // detected by verify and continued by the server with a visible gap.
 //
