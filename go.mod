@@ -9,7 +9,9 @@ require (
 	github.com/mark3labs/mcp-go v1.2.1
 	github.com/pelletier/go-toml/v2 v2.2.4
 	github.com/spf13/viper v1.21.0
+	github.com/transparency-dev/merkle v0.0.2
 	github.com/wasilibs/go-re2 v1.13.0
+	golang.org/x/mod v0.29.0
 	golang.org/x/sys v0.50.0
 	golang.org/x/text v0.28.0
 	mvdan.cc/sh/v3 v3.14.1

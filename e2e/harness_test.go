@@ -220,8 +220,17 @@ func toolNames(t testing.TB, c *client.Client) map[string]mcp.Tool {
 // runCLI runs the binary with args and returns stdout, stderr and the exit code.
 func runCLI(t testing.TB, dir string, args ...string) (string, string, int) {
 	t.Helper()
+	return runCLIEnv(t, dir, nil, args...)
+}
+
+// runCLIEnv is runCLI with variables added to the environment.
+func runCLIEnv(t testing.TB, dir string, env []string, args ...string) (string, string, int) {
+	t.Helper()
 	cmd := exec.Command(binary, args...)
 	cmd.Dir = dir
+	if env != nil {
+		cmd.Env = append(os.Environ(), env...)
+	}
 	var out, errb strings.Builder
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	err := cmd.Run()

@@ -123,7 +123,10 @@ type ApprovalConfig struct {
 
 // AuditConfig is the [audit] section.
 type AuditConfig struct {
-	Path string `toml:"path"`
+	Path              string `toml:"path"`
+	MaxRecordBytes    int    `toml:"max_record_bytes"`
+	CheckpointRecords int    `toml:"checkpoint_records"`
+	CheckpointSeconds int    `toml:"checkpoint_seconds"`
 }
 
 // HTTPConfig is the [http] section.
@@ -400,10 +403,15 @@ func (c *Config) validate() error {
 		"approval.progress_seconds": int64(c.Approval.ProgressSeconds),
 		"http.max_body_bytes":       c.HTTP.MaxBodyBytes, "limits.stdio_max_message_bytes": l.StdioMaxMessageBytes,
 		"http.max_sessions": int64(c.HTTP.MaxSessions), "http.session_idle_seconds": int64(c.HTTP.SessionIdleSeconds),
+		"audit.checkpoint_records": int64(c.Audit.CheckpointRecords),
+		"audit.checkpoint_seconds": int64(c.Audit.CheckpointSeconds),
 	} {
 		if n < 0 {
 			return bad(key, "must not be negative")
 		}
+	}
+	if n := c.Audit.MaxRecordBytes; n != 0 && (n < 512 || n > 1<<20) {
+		return bad("audit.max_record_bytes", "must be between 512 and 1048576")
 	}
 	switch c.HTTP.Auth {
 	case "", "token", "none":

@@ -47,6 +47,7 @@ type Policy struct {
 	Workspace  string // real path, no trailing slash
 	ConfigPath string // "" for the embedded default
 	AuditPath  string
+	Audit      AuditSettings
 	Executable string
 	Home       string
 	// StateDir is the real path of the user's state folder (statedir.Path):
@@ -136,6 +137,9 @@ func Compile(cfg *Config, opts CompileOptions) (*Policy, error) {
 	} else {
 		p.AuditPath = p.absPath(p.AuditPath, cfg.Dir)
 	}
+	p.Audit = AuditSettings{MaxRecordBytes: orDefault(cfg.Audit.MaxRecordBytes, 4<<10),
+		CheckpointRecords:  orDefault(cfg.Audit.CheckpointRecords, 1000),
+		CheckpointInterval: seconds(orDefault(cfg.Audit.CheckpointSeconds, 60))}
 	p.Executable = opts.Executable
 	p.StateDir = p.realPath(StateDir(home))
 	for _, f := range []string{p.ConfigPath, p.AuditPath, p.Executable} {

@@ -40,6 +40,14 @@ type Sandbox struct {
 	Toolchains []string
 }
 
+// AuditSettings is the [audit] section beyond its path, with defaults
+// filled in.
+type AuditSettings struct {
+	MaxRecordBytes     int
+	CheckpointRecords  int
+	CheckpointInterval time.Duration
+}
+
 // HTTPSettings is the [http] section with defaults filled in.
 type HTTPSettings struct {
 	TokenEnv       string

@@ -2,46 +2,71 @@ package server
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
-	"sync"
+	"log"
 	"time"
 
 	"github.com/onellm/onellm-mcp/grants"
+	"github.com/onellm/onellm-mcp/internal/statedir"
 	"github.com/onellm/onellm-mcp/internal/toolkit"
+	"github.com/onellm/onellm-mcp/server/auditlog"
 )
 
-// Audit appends one JSON line per decided request, and one per outcome, to
-// the audit log. A line is written before the action it records runs; when
-// it cannot be written the action does not run.
+// Audit turns decisions and outcomes into records of the chained audit
+// log (package auditlog). A record is written before the action it records
+// runs; when it cannot be written the action does not run.
 type Audit struct {
-	mu   sync.Mutex
-	f    *os.File
-	path string
+	log      *auditlog.Log
+	settings grants.AuditSettings // as opened; a reload does not change them
+	// stateDir is where its key and last checkpoint are kept, when that
+	// folder was proven out of every root ("" when it is only hidden).
+	stateDir string
 }
 
-// OpenAudit opens (creating it and its folder, private to the user) the log.
-func OpenAudit(path string) (*Audit, error) {
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		return nil, fmt.Errorf("audit log folder: %w", err)
+// OpenAudit opens the policy's audit log, signing its checkpoints with the
+// key in the user's state folder (made at first start). No tool may read
+// the key (it would let a tool sign a forged log): the folder is proven out
+// of every root (StateDir), or, when a root reaches it (a workspace holding
+// the home folder), it is the folder every file request is refused in
+// (protected_path) and that commands do not see (hidden in the sandbox).
+func OpenAudit(p *grants.Policy, logger *log.Logger) (*Audit, error) {
+	dir, err := StateDir(p)
+	proven := err == nil
+	if errors.Is(err, statedir.ErrReachable) && p.StateDir != "" {
+		dir, err = p.StateDir, nil
+		if logger != nil {
+			logger.Printf("audit signing key: kept in %s, which a tool root reaches; it stays hidden from commands and refused to every tool", dir)
+		}
 	}
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
 	if err != nil {
-		return nil, fmt.Errorf("audit log: %w", err)
+		return nil, fmt.Errorf("audit signing key: %w", err)
 	}
-	return &Audit{f: f, path: path}, nil
+	key, err := auditlog.LoadOrCreateKey(dir)
+	if err != nil {
+		return nil, err
+	}
+	l, err := auditlog.Open(auditlog.Options{Path: p.AuditPath, Key: key, StateDir: dir, Log: logger,
+		MaxRecordBytes: p.Audit.MaxRecordBytes, CheckpointEvery: p.Audit.CheckpointRecords,
+		CheckpointInterval: p.Audit.CheckpointInterval})
+	if err != nil {
+		return nil, err
+	}
+	a := &Audit{log: l, settings: p.Audit}
+	if proven {
+		a.stateDir = dir
+	}
+	return a, nil
 }
 
 // Path is the log's path.
-func (a *Audit) Path() string { return a.path }
+func (a *Audit) Path() string { return a.log.Path() }
 
-// Close closes the log.
-func (a *Audit) Close() error {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	return a.f.Close()
-}
+// Reopen opens the log's path again (after rotation; SIGHUP).
+func (a *Audit) Reopen() error { return a.log.Reopen() }
+
+// Close writes a last checkpoint and closes the log.
+func (a *Audit) Close() error { return a.log.Close() }
 
 // decisionLine is one decided request.
 type decisionLine struct {
@@ -55,9 +80,14 @@ type decisionLine struct {
 	Risk        string             `json:"risk_level,omitempty"`
 	Surface     grants.Surface     `json:"execution_surface,omitempty"`
 	DataClasses []grants.DataClass `json:"data_classes,omitempty"`
-	Effect      string             `json:"effect"`
-	Reason      grants.Reason      `json:"reason_code"`
-	RuleID      string             `json:"rule_id,omitempty"`
+	// Stage is "hop" or "exec" for a request decided while the action ran
+	// (an exec is decided by DecideExec; replay needs it).
+	Stage string `json:"stage,omitempty"`
+	// Private: the host resolved to a non-public address (replay needs it).
+	Private bool          `json:"private,omitempty"`
+	Effect  string        `json:"effect"`
+	Reason  grants.Reason `json:"reason_code"`
+	RuleID  string        `json:"rule_id,omitempty"`
 	// Channel is how a person's answer came (elicitation, console, memory),
 	// on decisions that were asked.
 	Channel string `json:"approval_channel,omitempty"`
@@ -79,25 +109,26 @@ type outcomeLine struct {
 type callRef struct {
 	id, session, tool string
 	channel           string // how an ask was answered, if one was
+	stage             string // "hop" or "exec" for a request decided while the action ran
 }
 
-// Decisions writes one line per decision of a call, in one write.
+// Decisions writes one record per decision of a call, in one write.
 func (a *Audit) Decisions(c callRef, ds []grants.Decision) error {
 	now := time.Now().UTC().Format(time.RFC3339Nano)
-	var buf []byte
+	bodies := make([][]byte, 0, len(ds))
 	for _, d := range ds {
-		line, err := json.Marshal(decisionLine{
+		body, err := json.Marshal(decisionLine{
 			Time: now, Event: "decision", Call: c.id, Session: c.session, Tool: c.tool,
 			Capability: d.Request.Capability, Target: d.Request.Target, Risk: riskName(d.Request.Risk),
-			Surface: d.Request.Surface, DataClasses: d.Request.DataClasses,
+			Surface: d.Request.Surface, DataClasses: d.Request.DataClasses, Private: d.Request.Private, Stage: c.stage,
 			Effect: d.Effect.String(), Reason: d.Reason, RuleID: d.RuleID, Channel: askedChannel(c, d),
 		})
 		if err != nil {
 			return err
 		}
-		buf = append(append(buf, line...), '\n')
+		bodies = append(bodies, body)
 	}
-	return a.write(buf)
+	return a.log.Append(bodies...)
 }
 
 // Invalid records a call refused for its arguments.
@@ -114,7 +145,7 @@ func (a *Audit) Refused(c callRef, reason grants.Reason, detail string) error {
 	if err != nil {
 		return err
 	}
-	return a.write(append(line, '\n'))
+	return a.log.Append(line)
 }
 
 // Outcome records what a call that ran did.
@@ -126,16 +157,7 @@ func (a *Audit) Outcome(c callRef, d time.Duration, o toolkit.Outcome) error {
 	if err != nil {
 		return err
 	}
-	return a.write(append(line, '\n'))
-}
-
-func (a *Audit) write(b []byte) error {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	if _, err := a.f.Write(b); err != nil {
-		return fmt.Errorf("audit log %s: %w", a.path, err)
-	}
-	return nil
+	return a.log.Append(line)
 }
 
 // askedChannel is the approval channel for a decision a person settled.

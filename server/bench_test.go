@@ -28,7 +28,7 @@ func BenchmarkCallReadFile(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	audit, err := OpenAudit(filepath.Join(root, "audit.jsonl"))
+	audit, err := OpenAudit(p, nil)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -4,8 +4,10 @@ import (
 	"fmt"
 	"log"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"slices"
+	"syscall"
 
 	"github.com/onellm/onellm-mcp/approval"
 
@@ -33,12 +35,12 @@ func DefaultTools() []toolkit.Tool {
 // audit log named by the policy, and the approval channels available.
 func Open(p *grants.Policy, logger *log.Logger) (*Server, error) {
 	fstools.RecoverAtStart(p, logger.Printf) // before any call can touch the files
-	audit, err := OpenAudit(p.AuditPath)
+	audit, err := OpenAudit(p, logger)
 	if err != nil {
 		return nil, err
 	}
 	var console *approval.Console
-	stateDir := ""
+	stateDir := audit.stateDir // "" unless proven out of every root
 	if p.Console != "" {
 		dir, err := StateDir(p)
 		if err != nil {
@@ -71,11 +73,35 @@ func Open(p *grants.Policy, logger *log.Logger) (*Server, error) {
 		return nil, err
 	}
 	s.console, s.stateDir = console, stateDir
+	s.stopHangup = reopenOnHangup(audit)
 	return s, nil
 }
 
-// Close releases the server's resources.
+// reopenOnHangup reopens the audit log on SIGHUP, as logrotate's postrotate
+// expects; the returned function stops it.
+func reopenOnHangup(a *Audit) func() {
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	done := make(chan struct{})
+	go func() {
+		for {
+			select {
+			case <-hup:
+				a.Reopen() // a failure is said on stderr by the log itself
+			case <-done:
+				return
+			}
+		}
+	}()
+	return func() { signal.Stop(hup); close(done) }
+}
+
+// Close releases the server's resources; the audit log gets its last
+// checkpoint.
 func (s *Server) Close() error {
+	if s.stopHangup != nil {
+		s.stopHangup()
+	}
 	if s.console != nil {
 		s.console.Close()
 	}

@@ -109,7 +109,7 @@ func newCallEnv(t *testing.T, src string, ap toolkit.Approver) callEnv {
 	if err != nil {
 		t.Fatal(err)
 	}
-	audit, err := OpenAudit(logPath)
+	audit, err := OpenAudit(p, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -128,7 +128,7 @@ func (e callEnv) call(t *testing.T, tool toolkit.Tool) *mcp.CallToolResult {
 	return e.s.call(context.Background(), tool, req)
 }
 
-// lines are the audit log's records.
+// lines are the audit log's records of calls (checkpoints left out).
 func (e callEnv) lines(t *testing.T) []map[string]any {
 	t.Helper()
 	f, err := os.Open(e.log)
@@ -142,6 +142,9 @@ func (e callEnv) lines(t *testing.T) []map[string]any {
 		var m map[string]any
 		if err := json.Unmarshal(sc.Bytes(), &m); err != nil {
 			t.Fatalf("audit line %q: %v", sc.Text(), err)
+		}
+		if m["event"] == "checkpoint" {
+			continue
 		}
 		out = append(out, m)
 	}

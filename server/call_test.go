@@ -42,8 +42,8 @@ func TestPlanFailureIsAudited(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	auditPath := filepath.Join(root, "audit.jsonl")
-	audit, err := OpenAudit(auditPath)
+	auditPath := p.AuditPath
+	audit, err := OpenAudit(p, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -338,7 +338,7 @@ func testServer(t testing.TB, tools ...toolkit.Tool) (*Server, string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	audit, err := OpenAudit(p.AuditPath)
+	audit, err := OpenAudit(p, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -46,12 +46,12 @@ func (m *midAction) decide(_ context.Context, r grants.Request, stage grants.Sta
 		d = grants.Decision{Request: r, Effect: grants.Deny, Reason: grants.ReasonInvalidArguments}
 	}
 	ref := m.ref
+	ref.stage = stage.String()
 	if d.Effect == grants.Ask {
 		d, ref.channel = m.settleAsk(d)
 	}
 	if err := m.s.audit.Decisions(ref, []grants.Decision{d}); err != nil {
-		m.s.log.Printf("audit: %v", err)
-		d.Effect = grants.Deny // unaudited means refused
+		d.Effect = grants.Deny // unaudited means refused (the log says why on stderr, once per failure streak)
 		return d, &toolkit.MidActionRefused{Decision: d, Err: fmt.Errorf("the audit log cannot be written: %w", err)}
 	}
 	if d.Effect != grants.Allow {

@@ -248,6 +248,9 @@ func (s *Server) apply(p *grants.Policy, err error) {
 			return
 		}
 	}
+	if p.Audit != s.audit.settings {
+		s.log.Printf("config change: the [audit] record bound and checkpoint settings apply at the next restart")
+	}
 	if old := s.policy.Load(); old != nil {
 		if weaker := grants.Weakenings(old, p); len(weaker) > 0 {
 			s.log.Printf("config change weakens the policy: %s", strings.Join(weaker, "; "))

@@ -30,3 +30,32 @@ func TestReloadKeepsAuditLogProtected(t *testing.T) {
 		}
 	}
 }
+
+// A reload that would put the audit key's folder within a tool's reach (a
+// sandbox root over it) is refused: the key signs the log's checkpoints.
+func TestReloadKeepsAuditKeyOutOfReach(t *testing.T) {
+	s, ws := testServer(t)
+	before := s.Policy()
+	cfg, err := grants.LoadDefault(ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Audit.Path = before.AuditPath
+	cfg.Sandbox.Readable = []string{grants.StateDir(before.Home)}
+	next, err := grants.Compile(cfg, grants.CompileOptions{Home: before.Home})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.reload(func() (*grants.Policy, error) { return next, nil })
+	if s.Policy() != before {
+		t.Fatalf("a policy that lets tools read the audit key was put in force")
+	}
+	cfg.Sandbox.Readable = nil
+	if next, err = grants.Compile(cfg, grants.CompileOptions{Home: before.Home}); err != nil {
+		t.Fatal(err)
+	}
+	s.reload(func() (*grants.Policy, error) { return next, nil })
+	if s.Policy() != next {
+		t.Fatalf("the same config without the sandbox root was refused too")
+	}
+}

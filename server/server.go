@@ -48,12 +48,15 @@ type Server struct {
 	approver toolkit.Approver
 	asker    toolkit.Asker
 	console  *approval.Console // nil unless [approval] console is set
-	// stateDir is the state folder in use ("" when nothing is kept there):
-	// a reload may not open a root over it.
+	// stateDir is the state folder in use when it was proven out of every
+	// root (the audit key, the console token): a reload may not open a root
+	// over it.
 	stateDir string
-	audit    *Audit
-	log      *log.Logger
-	callSeq  atomic.Uint64
+	// stopHangup stops reopening the audit log on SIGHUP.
+	stopHangup func()
+	audit      *Audit
+	log        *log.Logger
+	callSeq    atomic.Uint64
 	// exposed records principals that were given credential data, so their
 	// later network requests carry the credential data class.
 	exposed sync.Map // principal → struct{}
@@ -65,6 +68,7 @@ func New(p *grants.Policy, opts Options) (*Server, error) {
 		return nil, fmt.Errorf("server: an audit log is required")
 	}
 	s := &Server{tools: opts.Tools, ingress: newIngress(), approver: opts.Approver, asker: opts.Asker, audit: opts.Audit, log: opts.Log}
+	s.stateDir = opts.Audit.stateDir // the audit key is kept there: a reload may not open a root over it
 	if s.approver == nil {
 		s.approver = toolkit.NoApprover{}
 	}
@@ -169,7 +173,6 @@ func (s *Server) call(ctx context.Context, t toolkit.Tool, req mcp.CallToolReque
 		gate.ref.channel, gate.approved = outcome.Channel, approvedAsks(verdict)
 	}
 	if err := s.audit.Decisions(ref, verdict.Decisions); err != nil {
-		s.log.Printf("audit: %v", err)
 		return mcp.NewToolResultError(fmt.Sprintf("refused: the audit log cannot be written, so nothing runs (%v)", err))
 	}
 	if verdict.Effect != grants.Allow {
@@ -184,9 +187,9 @@ func (s *Server) call(ctx context.Context, t toolkit.Tool, req mcp.CallToolReque
 	if res.Tool == nil {
 		res = toolkit.Failed("%s: no result", t.Name())
 	}
-	if err := s.audit.Outcome(ref, time.Since(start), res.Outcome); err != nil {
-		s.log.Printf("audit: %v", err)
-	}
+	// The action ran; a failure to record its outcome is said on stderr
+	// by the log (once per failure streak).
+	_ = s.audit.Outcome(ref, time.Since(start), res.Outcome)
 	for _, c := range res.Outcome.Exposed {
 		if c == grants.DataCredential {
 			s.exposed.Store(principal, struct{}{})
@@ -226,17 +229,13 @@ func markCredentialFlow(r *grants.Request, p *grants.Policy) {
 }
 
 func (s *Server) invalid(ref callRef, msg string) *mcp.CallToolResult {
-	if err := s.audit.Invalid(ref, msg); err != nil {
-		s.log.Printf("audit: %v", err)
-	}
+	_ = s.audit.Invalid(ref, msg) // a refusal either way; a failure is said by the log
 	return mcp.NewToolResultError(fmt.Sprintf("%s: invalid arguments (reason %s): %s", ref.tool, grants.ReasonInvalidArguments, msg))
 }
 
 // refusePlan records and returns a call a tool refused while planning.
 func (s *Server) refusePlan(ref callRef, rf *toolkit.Refusal) *mcp.CallToolResult {
-	if err := s.audit.Refused(ref, rf.Reason, rf.Msg); err != nil {
-		s.log.Printf("audit: %v", err)
-	}
+	_ = s.audit.Refused(ref, rf.Reason, rf.Msg) // a refusal either way; a failure is said by the log
 	return mcp.NewToolResultError(fmt.Sprintf("%s refused (reason %s): %s", ref.tool, rf.Reason, rf.Msg))
 }
 

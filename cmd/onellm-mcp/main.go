@@ -43,6 +43,7 @@ commands:
   explain   decide one request and say why (exit 0 allow, 1 deny, 3 ask, 2 usage or config error)
   doctor    what this machine gives the sandbox, which toolchains commands see, what will not work
   version   version, commit, Go, landlock ABI, exec gate
+  audit     verify, prove, key, replay: check and use the audit log (onellm-mcp audit help)
   help      this text; "onellm-mcp help COMMAND" or "onellm-mcp COMMAND --help" for a command's flags
 
 Start here: onellm-mcp init --host claude-code   (or claude-desktop, cursor, vscode, http)
@@ -77,6 +78,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		err = initConfig(args[1:], stdout, stderr)
 	case "doctor":
 		err = doctor(args[1:], stdout, stderr)
+	case "audit":
+		return runAudit(args[1:], stdout, stderr)
 	case "version", "--version", "-v":
 		err = printVersion(args[1:], stdout)
 	case "help", "-h", "--help", "-help":

@@ -1,0 +1,266 @@
+package auditlog
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"log"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// syncBuffer collects what a Log says on stderr.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// env is a key folder and a log path in a temp folder.
+type env struct {
+	dir, state, path string
+	key              *Key
+	stderr           *syncBuffer
+}
+
+func newEnv(t testing.TB) *env {
+	t.Helper()
+	dir := t.TempDir()
+	e := &env{dir: dir, state: filepath.Join(dir, "state"), path: filepath.Join(dir, "log", "audit.jsonl"), stderr: &syncBuffer{}}
+	var err error
+	if e.key, err = LoadOrCreateKey(e.state); err != nil {
+		t.Fatal(err)
+	}
+	return e
+}
+
+func (e *env) open(t testing.TB, mod func(*Options)) *Log {
+	t.Helper()
+	opts := Options{Path: e.path, Key: e.key, StateDir: e.state, Log: log.New(e.stderr, "", 0)}
+	if mod != nil {
+		mod(&opts)
+	}
+	l, err := Open(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l
+}
+
+func (e *env) verify(t testing.TB, path string) Report {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	kept, _ := os.ReadFile(KeptCheckpointFile(e.state, e.path))
+	rep, err := Verify(f, VerifyOptions{Verifier: e.key.verifier(), Kept: kept})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rep
+}
+
+func record(i int) []byte {
+	return []byte(fmt.Sprintf(`{"event":"decision","tool":"read_file","n":%d}`, i))
+}
+
+func appendN(t testing.TB, l *Log, from, n int) {
+	t.Helper()
+	for i := from; i < from+n; i++ {
+		if err := l.Append(record(i)); err != nil {
+			t.Fatalf("append %d: %v", i, err)
+		}
+	}
+}
+
+func lines(t testing.TB, path string) []string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.Split(strings.TrimSuffix(string(b), "\n"), "\n")
+}
+
+func decode(t testing.TB, line string) map[string]any {
+	t.Helper()
+	var m map[string]any
+	if err := json.Unmarshal([]byte(line), &m); err != nil {
+		t.Fatalf("%q: %v", line, err)
+	}
+	return m
+}
+
+// TestChainAcrossRestarts: seq and prev continue over a restart; every file
+// starts with a checkpoint, a clean shutdown ends with one, and the whole
+// log verifies.
+func TestChainAcrossRestarts(t *testing.T) {
+	e := newEnv(t)
+	l := e.open(t, nil)
+	appendN(t, l, 0, 3)
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	l = e.open(t, nil)
+	appendN(t, l, 3, 2)
+	l.Close()
+	ls := lines(t, e.path)
+	// checkpoint, 3 records, checkpoint, 2 records, checkpoint
+	if len(ls) != 8 {
+		t.Fatalf("%d lines:\n%s", len(ls), strings.Join(ls, "\n"))
+	}
+	for i, line := range ls {
+		m := decode(t, line)
+		if m["seq"] != float64(i) {
+			t.Fatalf("line %d has seq %v", i+1, m["seq"])
+		}
+		if want := i == 0 || i == 4 || i == 7; (m["event"] == "checkpoint") != want {
+			t.Fatalf("line %d: event %v", i+1, m["event"])
+		}
+	}
+	rep := e.verify(t, e.path)
+	if rep.Bad != nil || rep.Checkpoints != 3 || rep.Unsigned != 0 || rep.Next != 8 {
+		t.Fatalf("report %+v bad %v", rep, rep.Bad)
+	}
+}
+
+// TestCheckpointEveryN: a checkpoint follows every N records.
+func TestCheckpointEveryN(t *testing.T) {
+	e := newEnv(t)
+	l := e.open(t, func(o *Options) { o.CheckpointEvery = 4 })
+	appendN(t, l, 0, 9)
+	rep := e.verify(t, e.path)
+	// opening checkpoint, 4, cp, 4, cp, 1
+	if rep.Bad != nil || rep.Checkpoints != 3 || rep.Unsigned != 1 {
+		t.Fatalf("report %+v bad %v", rep, rep.Bad)
+	}
+	l.Close()
+}
+
+// TestLongFieldIsBounded: a record over the bound keeps a prefix of its
+// longest field with the field's length and hash.
+func TestLongFieldIsBounded(t *testing.T) {
+	e := newEnv(t)
+	l := e.open(t, nil)
+	long := strings.Repeat("a/", 2<<20)
+	body, _ := json.Marshal(map[string]any{"event": "decision", "target": map[string]string{"path": long, "tool_name": "read_file"}})
+	if err := l.Append(body); err != nil {
+		t.Fatal(err)
+	}
+	l.Close()
+	ls := lines(t, e.path)
+	rec := ls[1]
+	if len(rec) > DefaultMaxRecordBytes {
+		t.Fatalf("record is %d bytes", len(rec))
+	}
+	m := decode(t, rec)
+	path := m["target"].(map[string]any)["path"].(string)
+	if !strings.HasPrefix(path, "a/a/") || !strings.Contains(path, fmt.Sprintf("[%d bytes, sha256:", len(long))) {
+		t.Fatalf("bounded path %q", path)
+	}
+	if m["target"].(map[string]any)["tool_name"] != "read_file" {
+		t.Fatalf("short field changed: %v", m["target"])
+	}
+	if rep := e.verify(t, e.path); rep.Bad != nil {
+		t.Fatal(rep.Bad)
+	}
+}
+
+// TestTwoWritersShareOneChain: two servers on one file (the default path)
+// keep one chain.
+func TestTwoWritersShareOneChain(t *testing.T) {
+	e := newEnv(t)
+	a := e.open(t, nil)
+	b := e.open(t, nil)
+	var wg sync.WaitGroup
+	for _, l := range []*Log{a, b} {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			appendN(t, l, 0, 200)
+		}()
+	}
+	wg.Wait()
+	a.Close()
+	b.Close()
+	rep := e.verify(t, e.path)
+	if rep.Bad != nil || rep.Records != 400+3 {
+		t.Fatalf("report %+v bad %v", rep, rep.Bad)
+	}
+}
+
+// TestKeyFileModes: a key others may read is refused with the fix.
+func TestKeyFileModes(t *testing.T) {
+	e := newEnv(t)
+	keyPath := filepath.Join(e.state, privateKeyFile)
+	if fi, _ := os.Stat(keyPath); fi.Mode().Perm() != 0o600 {
+		t.Fatalf("key mode %v", fi.Mode())
+	}
+	again, err := LoadOrCreateKey(e.state)
+	if err != nil || again.Verifier() != e.key.Verifier() {
+		t.Fatalf("reloaded key %v: %v", again, err)
+	}
+	os.Chmod(keyPath, 0o644)
+	if _, err := LoadOrCreateKey(e.state); err == nil || !strings.Contains(err.Error(), "chmod 600") {
+		t.Fatalf("a world-readable key: %v", err)
+	}
+	pub, err := LoadVerifier(e.state)
+	if err != nil || pub != e.key.Verifier() {
+		t.Fatalf("audit.pub %q: %v", pub, err)
+	}
+}
+
+// TestCheckpointEveryInterval: records waiting for a checkpoint get one
+// within the interval, with no further record written.
+func TestCheckpointEveryInterval(t *testing.T) {
+	e := newEnv(t)
+	l := e.open(t, func(o *Options) { o.CheckpointInterval = 20 * time.Millisecond })
+	defer l.Close()
+	appendN(t, l, 0, 2)
+	deadline := time.Now().Add(5 * time.Second)
+	for rep := e.verify(t, e.path); rep.Bad != nil || rep.Unsigned != 0; rep = e.verify(t, e.path) {
+		if time.Now().After(deadline) {
+			t.Fatalf("no checkpoint within the interval: %+v", e.verify(t, e.path))
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if rep := e.verify(t, e.path); rep.Checkpoints != 2 || rep.Bad != nil {
+		t.Fatalf("%+v %v", rep, rep.Bad)
+	}
+}
+
+// TestSnapshot: a reader sees the log as it stood when it opened it, whole
+// records only, while the server goes on appending.
+func TestSnapshot(t *testing.T) {
+	e := newEnv(t)
+	l := e.open(t, nil)
+	defer l.Close()
+	appendN(t, l, 0, 3)
+	snap, err := Snapshot(e.path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer snap.Close()
+	appendN(t, l, 3, 5)
+	rep, err := Verify(snap, VerifyOptions{Verifier: e.key.verifier()})
+	if err != nil || rep.Bad != nil || rep.Records != 4 || rep.Unsigned != 3 {
+		t.Fatalf("%+v %v %v", rep, rep.Bad, err)
+	}
+}
