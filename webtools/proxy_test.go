@@ -334,14 +334,14 @@ func TestProxyPolicy(t *testing.T) {
 		}
 	}
 	all := map[string]grants.Effect{}
-	for _, m := range TunnelMethods {
+	for _, m := range TunnelMethods() {
 		all[m] = grants.Allow
 	}
 	h := Hop{Method: "CONNECT", Host: "api.test", Port: 443}
 	if ap, err := ProxyPolicy(gateOf(decide(all)), "execute_terminal_command", nil)(context.Background(), h); err != nil || !ap {
 		t.Fatalf("all allowed: %v %v", ap, err)
 	}
-	if len(seen) != len(TunnelMethods) || seen[0].Capability != grants.CapHTTPGet || seen[0].Target.ToolName != "execute_terminal_command" || seen[0].Target.Host != "api.test" || seen[0].Target.Port != 443 {
+	if len(seen) != len(TunnelMethods()) || seen[0].Capability != grants.CapHTTPGet || seen[0].Target.ToolName != "execute_terminal_command" || seen[0].Target.Host != "api.test" || seen[0].Target.Port != 443 {
 		t.Fatalf("requests %+v", seen)
 	}
 	getOnly := map[string]grants.Effect{"GET": grants.Allow}

@@ -107,11 +107,11 @@ func (t *Tool) Plan(_ context.Context, env *toolkit.Env, raw json.RawMessage) (*
 		}
 		req.MaxBytes = args.MaxBytes
 	}
-	var configured []Secret
+	// No value is read here: each is read when a hop that attaches it
+	// was allowed, its secret.use included.
 	for name, s := range p.Secrets {
-		configured = append(configured, Secret{Name: name, Hosts: s.Hosts, Header: s.Header, Format: s.Format})
+		req.Secrets = append(req.Secrets, Secret{Name: name, Hosts: s.Hosts, Header: s.Header, Format: s.Format, Load: s.Value})
 	}
-	req.Secrets = loadSecretValues(p, configured)
 	if err := Validate(req); err != nil {
 		return nil, toolkit.Argf("%v", strings.TrimPrefix(err.Error(), ErrInvalid.Error()+": "))
 	}
@@ -196,19 +196,4 @@ func sameRequests(a, b []grants.Request) bool {
 		}
 	}
 	return true
-}
-
-// loadSecretValues reads each configured secret's value from its source. A
-// secret without a value stays out: it is never attached.
-func loadSecretValues(p *grants.Policy, in []Secret) []Secret {
-	var out []Secret
-	for _, s := range in {
-		v, err := p.Secrets[s.Name].Value()
-		if err != nil {
-			continue
-		}
-		s.Value = v
-		out = append(out, s)
-	}
-	return out
 }
