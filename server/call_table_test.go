@@ -43,7 +43,7 @@ func (fakeTool) Capabilities() []grants.Capability {
 }
 func (fakeTool) Definition(*grants.Policy) mcp.Tool { return mcp.NewTool("fake") }
 func (f fakeTool) Plan(_ context.Context, env *toolkit.Env, _ json.RawMessage) (*toolkit.Plan, error) {
-	return &toolkit.Plan{Requests: f.build(env.Policy), Run: func(ctx context.Context) toolkit.Result {
+	return &toolkit.Plan{Requests: f.build(env.Policy), Run: func(ctx context.Context, _ toolkit.Grant) toolkit.Result {
 		*f.ran++
 		for _, m := range f.mid {
 			d, err := env.MidAction.Decide(ctx, m.req, m.stage)
@@ -453,7 +453,7 @@ func TestMidActionUnaudited(t *testing.T) {
 	tool := fakeTool{build: read("a.go"), ran: &ran, midOut: &mids, mid: []midReq{{get("docs.test"), grants.StageHop}}}
 	env := &toolkit.Env{Policy: e.p}
 	plan, _ := tool.Plan(context.Background(), env, nil)
-	plan.Run(context.Background()) // no gate at all
+	plan.Run(context.Background(), toolkit.Grant{}) // no gate at all
 	if mids[0].err == nil || mids[0].d.Effect != grants.Deny {
 		t.Fatalf("nil gate let %v through", mids[0].d)
 	}

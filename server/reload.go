@@ -29,6 +29,7 @@ func (s *Server) SetPolicy(p *grants.Policy) bool {
 	s.policyMu.Lock()
 	defer s.policyMu.Unlock()
 	old := s.policy.Swap(p)
+	s.startTools(p)
 	next := s.serverTools(p)
 	if old != nil && bytes.Equal(toolsSignature(s.serverTools(old)), toolsSignature(next)) {
 		return false

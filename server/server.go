@@ -76,6 +76,7 @@ func New(p *grants.Policy, opts Options) (*Server, error) {
 		s.log = log.New(io.Discard, "", 0)
 	}
 	s.policy.Store(p)
+	s.startTools(p)
 	hooks := &mcpserver.Hooks{}
 	hooks.AddOnUnregisterSession(func(_ context.Context, sess mcpserver.ClientSession) { s.forgetRoots(sess) })
 	s.mcp = mcpserver.NewMCPServer("onellm-mcp", Version,
@@ -89,6 +90,17 @@ func New(p *grants.Policy, opts Options) (*Server, error) {
 	})
 	s.mcp.SetTools(s.serverTools(p)...)
 	return s, nil
+}
+
+// startTools lets the tools that need it prepare for calls under p (probe
+// the sandbox, start a helper in advance), so that planning a call never
+// does.
+func (s *Server) startTools(p *grants.Policy) {
+	for _, t := range s.tools {
+		if st, ok := t.(toolkit.Starter); ok {
+			st.Start(p)
+		}
+	}
 }
 
 // Policy is the policy in force.
@@ -183,7 +195,7 @@ func (s *Server) call(ctx context.Context, t toolkit.Tool, req mcp.CallToolReque
 		return res
 	}
 	start := time.Now()
-	res := plan.Run(ctx)
+	res := plan.Run(ctx, toolkit.Grant{Decisions: verdict.Decisions})
 	if res.Tool == nil {
 		res = toolkit.Failed("%s: no result", t.Name())
 	}

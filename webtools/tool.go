@@ -126,8 +126,8 @@ func (t *Tool) Plan(_ context.Context, env *toolkit.Env, raw json.RawMessage) (*
 		}
 	}
 	reqs := hopRequests(first)
-	return &toolkit.Plan{Requests: reqs, Run: func(ctx context.Context) toolkit.Result {
-		return t.run(ctx, env, req, reqs)
+	return &toolkit.Plan{Requests: reqs, Run: func(ctx context.Context, g toolkit.Grant) toolkit.Result {
+		return t.run(ctx, env, req, g.Requests())
 	}}, nil
 }
 
@@ -145,11 +145,15 @@ func hopRequests(h Hop) []grants.Request {
 	return out
 }
 
-func (t *Tool) run(ctx context.Context, env *toolkit.Env, req Request, approved []grants.Request) toolkit.Result {
+// run makes the request. granted are the first hop's requests as the call
+// was granted them: the first hop, when it turns out to be exactly that
+// (and public), was decided and audited already; every other hop goes
+// through the mid-action gate.
+func (t *Tool) run(ctx context.Context, env *toolkit.Env, req Request, granted []grants.Request) toolkit.Result {
 	decide := func(ctx context.Context, hop Hop) (bool, error) {
 		reqs := hopRequests(hop)
-		if hop.Index == 1 && sameRequests(reqs, approved) && !hop.Private {
-			return false, nil // decided (and approved) before the action ran
+		if hop.Index == 1 && sameRequests(reqs, granted) && !hop.Private {
+			return false, nil
 		}
 		allowPrivate := false
 		for _, r := range reqs {
