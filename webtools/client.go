@@ -16,6 +16,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/onellm/onellm-mcp/internal/netaddr"
 )
 
 // Defaults used when Options leaves a field zero.
@@ -295,10 +297,10 @@ func (c *Client) Do(ctx context.Context, r Request, decide Decide) (Response, er
 func classifyAll(addrs []netip.Addr) (private bool, bad netip.Addr, class string, loopbackOnly bool) {
 	loopbackOnly = true
 	for _, a := range addrs {
-		if !a.Unmap().IsLoopback() {
+		if !netaddr.IsLoopback(a) {
 			loopbackOnly = false
 		}
-		if c, pub := ClassifyAddr(a); !pub && !private {
+		if c, pub := netaddr.Classify(a); !pub && !private {
 			private, bad, class = true, a, c
 		}
 	}

@@ -75,6 +75,9 @@ func RunHost(ctx context.Context, s Spec) (Result, error) { return Result{}, err
 // Probe is unavailable outside Linux.
 func Probe() (int, error) { return 0, errOS() }
 
+// LandlockABI is 0: there is no landlock here.
+func LandlockABI() (int, error) { return 0, errOS() }
+
 // MaybeRunHelper does nothing outside Linux.
 func MaybeRunHelper() {}
 
