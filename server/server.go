@@ -210,8 +210,12 @@ func (s *Server) call(ctx context.Context, t toolkit.Tool, req mcp.CallToolReque
 	return res.Tool
 }
 
-// settle applies a person's answer to the asks of a verdict.
+// settle applies a person's answer to the asks of a verdict. A verdict
+// without decisions stays refused: nothing was approved.
 func settle(v grants.Verdict, o toolkit.ApprovalOutcome) grants.Verdict {
+	if len(v.Decisions) == 0 {
+		return grants.Verdict{Effect: grants.Deny}
+	}
 	out := grants.Verdict{Effect: grants.Allow, Decisions: make([]grants.Decision, len(v.Decisions))}
 	for i, d := range v.Decisions {
 		if d.Effect == grants.Ask {
