@@ -1,6 +1,14 @@
 // Package server owns the MCP server: tool registration from the compiled
 // policy, the one path every tool call takes (validate, decide, audit, ask,
-// act), the transports, the audit log and config reload.
+// act), the mid-action gate for requests that arise while a call runs, the
+// transports, the audit log and config reload.
+//
+// Security model: nothing runs before its decision is audited; an ask is
+// settled by a person (or a remembered session approval) before the call
+// runs, and never while it runs (a mid-action ask holds only for what was
+// approved, else approval_unavailable); an audit log that cannot be written
+// refuses; principals given credential data carry it into their later
+// outbound requests.
 package server
 
 import (

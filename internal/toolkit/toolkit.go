@@ -1,7 +1,15 @@
 // Package toolkit is the contract between the server and the tools: a tool
 // validates its arguments into a Plan (the requests it would make and the
 // action that makes them), and the server decides, audits, asks and only then
-// runs the action. No tool can act without passing through that one path.
+// runs the action with the Grant that let it. No tool can act without
+// passing through that one path.
+//
+// Security model: Plan changes nothing (no process, no probe, no secret
+// read; work that must happen before calls is a Starter's); Run acts only on
+// what was granted; a request that arises while the action runs goes
+// through Env.MidAction, the server's gate, which audits it and lets nothing
+// but Allow through (its error is nil exactly then). Tools never call the
+// policy's Decide themselves (internal/archtest enforces it).
 package toolkit
 
 import (
