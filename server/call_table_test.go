@@ -91,7 +91,7 @@ type callEnv struct {
 	log   string
 }
 
-func newCallEnv(t *testing.T, src string, ap toolkit.Approver) callEnv {
+func newCallEnv(t testing.TB, src string, ap toolkit.Approver) callEnv {
 	t.Helper()
 	root, err := filepath.EvalSymlinks(t.TempDir())
 	if err != nil {
@@ -587,25 +587,8 @@ func TestMarkCredentialFlow(t *testing.T) {
 // BenchmarkMidActionExec is the server's whole share of one exec-time
 // decision: the policy, the session check, and the audit line written.
 func BenchmarkMidActionExec(b *testing.B) {
-	root := b.TempDir()
-	cfg, err := grants.Parse([]byte(callPolicy), "", root)
-	if err != nil {
-		b.Fatal(err)
-	}
-	p, err := grants.Compile(cfg, grants.CompileOptions{Home: root})
-	if err != nil {
-		b.Fatal(err)
-	}
-	audit, err := OpenAudit(filepath.Join(root, "audit.jsonl"))
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer audit.Close()
-	s, err := New(p, Options{Audit: audit})
-	if err != nil {
-		b.Fatal(err)
-	}
-	gate := &midAction{s: s, p: p, ref: callRef{id: "c1", session: "stdio", tool: "execute_terminal_command"}, principal: "stdio"}
+	e := newCallEnv(b, callPolicy, nil)
+	gate := &midAction{s: e.s, p: e.p, ref: callRef{id: "c1", session: "stdio", tool: "execute_terminal_command"}, principal: "stdio"}
 	r := exec("cc -c -o build/x.o src/x.c", grants.RiskMedium)
 	ctx := context.Background()
 	for b.Loop() {
