@@ -16,7 +16,8 @@ import (
 // (an action and the form's content as JSON), against the approval form
 // and a question's form. Properties, against a reference written from the
 // forms: an approval is approved only for accept with exactly
-// {"decision": "allow_once" | "allow_for_session"}; cancel is cancelled;
+// {"decision": "allow_once" | "allow_for_session"} (the latter only when
+// the form offered it); cancel is cancelled;
 // everything else is declined. A question's accept holds only exactly
 // {"answer": string} (one of the choices when there are any, and not over
 // the size bound).
@@ -35,11 +36,12 @@ func FuzzElicitationAnswer(f *testing.F) {
 		{"ACCEPT", `{"decision":"allow_once"}`},
 		{"", `not json`},
 	} {
-		f.Add(s.action, s.content)
+		f.Add(s.action, s.content, true)
+		f.Add(s.action, s.content, false)
 	}
 	q := question{Text: "Which?", Choices: []string{"yes", "no"}}
 	free := question{Text: "Why?"}
-	f.Fuzz(func(t *testing.T, action, content string) {
+	f.Fuzz(func(t *testing.T, action, content string, sessionOK bool) {
 		var v any
 		if json.Unmarshal([]byte(content), &v) != nil {
 			v = content
@@ -48,8 +50,8 @@ func FuzzElicitationAnswer(f *testing.F) {
 		m, isMap := v.(map[string]any)
 		d, _ := m["decision"].(string)
 
-		decision, reason := decisionOf(a)
-		approve := action == "accept" && isMap && len(m) == 1 && (d == AllowOnce || d == AllowForSession)
+		decision, reason := decisionOf(a, sessionOK)
+		approve := action == "accept" && isMap && len(m) == 1 && (d == AllowOnce || d == AllowForSession && sessionOK)
 		switch {
 		case approve && (reason != grants.ReasonApproved || decision != d):
 			t.Fatalf("%q %s: %q %s, want approved %q", action, content, decision, reason, d)
@@ -107,7 +109,7 @@ func FuzzConsoleAnswer(f *testing.F) {
 			if a.Channel != ChannelConsole || a.Action != mcp.ElicitationResponseActionAccept {
 				t.Fatalf("approval form %q: %+v", form, a)
 			}
-			if d, r := decisionOf(a); (r == grants.ReasonApproved) != (ds[0] != Deny) || (r == grants.ReasonApproved && d != ds[0]) {
+			if d, r := decisionOf(a, true); (r == grants.ReasonApproved) != (ds[0] != Deny) || (r == grants.ReasonApproved && d != ds[0]) {
 				t.Fatalf("approval form %q decided %q %s", form, d, r)
 			}
 		}

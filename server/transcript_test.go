@@ -8,6 +8,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log"
 	"net"
 	"net/http"
 	"os"
@@ -132,7 +133,7 @@ func runTranscript(t *testing.T, file string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := Open(p, nil)
+	s, err := Open(p, log.New(io.Discard, "", 0))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -40,8 +40,9 @@ type Part struct {
 type Wall struct {
 	Name string `json:"name"`
 	// Calls are fully qualified function names as go/types prints them
-	// ("os.Open", "(*net.Dialer).DialContext"); an entry ending in ".*"
-	// names every function and method of that package.
+	// ("os.Open", "(*net.Dialer).DialContext"), or types and package
+	// variables ("net/http.Client"), whose every use counts; an entry
+	// ending in ".*" names everything of that package.
 	Calls   []string `json:"calls"`
 	Allowed []string `json:"allowed"`
 	Reason  string   `json:"reason"`
@@ -180,7 +181,7 @@ func wallViolations(part string, calls map[string][]string, walls []Wall) []viol
 		}
 		for fn, where := range calls {
 			if wallNames(w, fn) {
-				out = append(out, violation{part, fmt.Sprintf("calls %s at %s; wall %q: %s", fn, where[0], w.Name, w.Reason)})
+				out = append(out, violation{part, fmt.Sprintf("uses %s at %s; wall %q: %s", fn, where[0], w.Name, w.Reason)})
 			}
 		}
 	}
@@ -200,8 +201,9 @@ func wallNames(w Wall, fn string) bool {
 }
 
 // sensitiveCalls type-checks a package from its source against its
-// dependencies' export data and returns every function or method it refers
-// to (called or taken as a value) that some wall names, with where.
+// dependencies' export data and returns every function, method, type or
+// package variable it refers to (called, taken as a value, constructed)
+// that some wall names, with where.
 func sensitiveCalls(p listedPackage, exports map[string]string, walls []Wall) (map[string][]string, error) {
 	fset := token.NewFileSet()
 	var files []*ast.File
@@ -226,11 +228,10 @@ func sensitiveCalls(p listedPackage, exports map[string]string, walls []Wall) (m
 	}
 	out := map[string][]string{}
 	for id, obj := range info.Uses {
-		fn, ok := obj.(*types.Func)
-		if !ok {
+		name := objectName(obj)
+		if name == "" {
 			continue
 		}
-		name := fn.FullName()
 		if !slices.ContainsFunc(walls, func(w Wall) bool { return wallNames(w, name) }) {
 			continue
 		}
@@ -241,4 +242,22 @@ func sensitiveCalls(p listedPackage, exports map[string]string, walls []Wall) (m
 		sort.Strings(where)
 	}
 	return out, nil
+}
+
+// objectName names what an identifier refers to as walls write it: a
+// function or method by its full name ("os.Open", "(*net.Dialer).Dial"),
+// and a package-level type or variable by its package path and name
+// ("net/http.Client", "net/http.DefaultClient"), so a wall can also keep a
+// type from a part (a call through an interface is then still seen where
+// the value is made). Other objects have no name here.
+func objectName(obj types.Object) string {
+	switch o := obj.(type) {
+	case *types.Func:
+		return o.FullName()
+	case *types.TypeName, *types.Var:
+		if o.Pkg() != nil && o.Parent() == o.Pkg().Scope() {
+			return o.Pkg().Path() + "." + o.Name()
+		}
+	}
+	return ""
 }
