@@ -182,19 +182,3 @@ func TestWriteToken(t *testing.T) {
 		t.Fatal("writing beneath a file succeeded")
 	}
 }
-
-// TestConsoleTokenFile: the token goes beside the audit log, or to the
-// state folder when a tool could read the audit log's folder.
-func TestConsoleTokenFile(t *testing.T) {
-	e := newCallEnv(t, `profile = "interactive-dev"`, nil)
-	got, err := consoleTokenFile(e.p)
-	if err != nil || got != filepath.Join(filepath.Dir(e.p.AuditPath), "console.token") {
-		t.Fatalf("token file %q %v", got, err)
-	}
-	inWS := *e.p
-	inWS.AuditPath = filepath.Join(e.ws, "audit.jsonl")
-	got, err = consoleTokenFile(&inWS)
-	if err != nil || got != filepath.Join(grants.StateDir(e.p.Home), "console.token") {
-		t.Fatalf("audit log in the workspace: token file %q %v", got, err)
-	}
-}

@@ -21,11 +21,6 @@ import (
 	"github.com/onellm/onellm-mcp/webtools"
 )
 
-func TestMain(m *testing.M) {
-	sandbox.MaybeRunHelper() // the sandbox helper is this test binary re-executed
-	os.Exit(m.Run())
-}
-
 // fixture is a started tool under a policy compiled from src, in a fresh
 // workspace.
 type fixture struct {
