@@ -103,7 +103,7 @@ func TestWatchConfig(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	audit, err := OpenAudit(p.AuditPath)
+	audit, err := OpenAudit(p, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

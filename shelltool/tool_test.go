@@ -255,8 +255,14 @@ func TestHiddenCredentialsAreDecided(t *testing.T) {
 	os.WriteFile(filepath.Join(f.ws, ".env"), []byte("SECRET=1\n"), 0o600)
 	raw, _ := json.Marshal(map[string]any{"command": "cat .env"})
 	var seen []grants.Request
+	var mu sync.Mutex
 	deny := func(_ context.Context, r grants.Request, _ grants.Stage) (grants.Decision, error) {
+		if !r.Capability.IsFile() { // the programs the command execs
+			return grants.Decision{Request: r, Effect: grants.Allow, Reason: grants.ReasonMatchedAllow}, nil
+		}
+		mu.Lock()
 		seen = append(seen, r)
+		mu.Unlock()
 		d := grants.Decision{Request: r, Effect: grants.Deny, Reason: grants.ReasonMatchedDeny, RuleID: grants.RuleDenyCredentialFlow}
 		return d, &toolkit.MidActionRefused{Decision: d}
 	}
@@ -353,15 +359,15 @@ func TestEgressThroughTheGate(t *testing.T) {
 	}
 }
 
-// TestEgressLogBound: the result lists at most maxEgressLines
-// destinations, then how many more.
-func TestEgressLogBound(t *testing.T) {
-	var l egressLog
-	for i := range maxEgressLines + 5 {
-		l.add(webtoolsEvent(i))
+// TestResultLinesBound: the result lists at most maxResultLines lines
+// (destinations, refused programs), then how many more.
+func TestResultLinesBound(t *testing.T) {
+	var l lineLog
+	for i := range maxResultLines + 5 {
+		l.add(webtoolsEvent(i).String())
 	}
 	got := l.list()
-	if len(got) != maxEgressLines+1 || got[maxEgressLines] != "(5 more)" {
+	if len(got) != maxResultLines+1 || got[maxResultLines] != "(5 more)" {
 		t.Fatalf("egress lines %q", got)
 	}
 }
