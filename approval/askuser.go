@@ -71,7 +71,7 @@ func (AskUser) Plan(_ context.Context, env *toolkit.Env, raw json.RawMessage) (*
 	q := toolkit.Question{Text: args.Question, Choices: args.Choices, Default: args.Default}
 	return &toolkit.Plan{
 		Requests: []grants.Request{req},
-		Run: func(ctx context.Context) toolkit.Result {
+		Run: func(ctx context.Context, _ toolkit.Grant) toolkit.Result {
 			if env.Ask == nil {
 				return toolkit.Failed("ask_user: no answer (reason %s): %s", grants.ReasonApprovalUnavailable, reasonText(grants.ReasonApprovalUnavailable))
 			}

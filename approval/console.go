@@ -6,11 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"html/template"
+	"io"
 	"log"
 	"net"
 	"net/http"
-	"os"
-	"path/filepath"
 	"sort"
 	"strings"
 	"sync"
@@ -20,6 +19,7 @@ import (
 
 	"github.com/onellm/onellm-mcp/grants"
 	"github.com/onellm/onellm-mcp/internal/display"
+	"github.com/onellm/onellm-mcp/internal/netaddr"
 )
 
 // Console is the approval console: a small web page on a loopback address
@@ -40,6 +40,7 @@ type Console struct {
 	hosts map[string]bool // acceptable Host headers
 	url   string
 	now   func() time.Time
+	log   *log.Logger // the console's own errors
 
 	srv *http.Server
 	ln  net.Listener
@@ -84,25 +85,22 @@ func CheckConsoleAddr(addr string) error {
 	if _, err := net.LookupPort("tcp", port); err != nil || port == "" {
 		return fmt.Errorf("approval.console %q: bad port", addr)
 	}
-	if host == "localhost" {
-		return nil
-	}
-	if ip := net.ParseIP(host); ip != nil && ip.IsLoopback() {
+	if netaddr.IsLoopbackHost(host) {
 		return nil
 	}
 	return fmt.Errorf("approval.console %q: not a loopback address; the console listens only on 127.0.0.1, ::1 or localhost", addr)
 }
 
-// StartConsole listens on addr (loopback only), writes the token to
-// tokenFile (mode 0600) and prints the console's address with the token to
-// logger (stderr). The token is never given to a tool.
-func StartConsole(addr, tokenFile string, logger *log.Logger) (*Console, error) {
+// StartConsole listens on addr (loopback only) and serves the console.
+// The caller hands the token (Token) to the person, never to a tool; the
+// console itself writes no file. logger (nil: discarded) gets the
+// console's own errors.
+func StartConsole(addr string, logger *log.Logger) (*Console, error) {
 	if err := CheckConsoleAddr(addr); err != nil {
 		return nil, err
 	}
-	host, _, _ := net.SplitHostPort(addr)
-	if host == "localhost" {
-		addr = net.JoinHostPort("127.0.0.1", strings.TrimPrefix(addr, "localhost:"))
+	if host, port, _ := net.SplitHostPort(addr); strings.EqualFold(host, "localhost") {
+		addr = net.JoinHostPort("127.0.0.1", port)
 	}
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
@@ -110,53 +108,22 @@ func StartConsole(addr, tokenFile string, logger *log.Logger) (*Console, error) 
 	}
 	_, port, _ := net.SplitHostPort(ln.Addr().String())
 	c := newConsole([]string{"127.0.0.1:" + port, "localhost:" + port, "[::1]:" + port})
+	if logger != nil {
+		c.log = logger
+	}
 	c.ln = ln
 	c.url = "http://" + ln.Addr().String() + "/"
-	if err := writeToken(tokenFile, c.token); err != nil {
-		ln.Close()
-		return nil, err
-	}
 	c.srv = &http.Server{Handler: c.Handler(), ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second,
-		WriteTimeout: 30 * time.Second, MaxHeaderBytes: 16 << 10}
+		WriteTimeout: 30 * time.Second, MaxHeaderBytes: 16 << 10, ErrorLog: c.log}
 	go c.srv.Serve(ln)
-	if logger != nil {
-		logger.Printf("approval console: %s?token=%s (token also in %s)", c.url, c.token, tokenFile)
-	}
 	return c, nil
 }
 
-// writeToken writes the token to a new 0600 file beside path and renames
-// it over path, so a reader never sees a partial or an older token.
-func writeToken(path, token string) error {
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		return fmt.Errorf("approval console token: %w", err)
-	}
-	f, err := os.CreateTemp(filepath.Dir(path), ".console.token-")
-	if err != nil {
-		return fmt.Errorf("approval console token: %w", err)
-	}
-	defer os.Remove(f.Name()) // after the rename: nothing to remove
-	_, err = f.WriteString(token + "\n")
-	if err == nil {
-		err = f.Chmod(0o600)
-	}
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(f.Name(), path)
-	}
-	if err != nil {
-		return fmt.Errorf("approval console token: %w", err)
-	}
-	return nil
-}
+// Token is the console's login token: whoever holds it answers asks.
+func (c *Console) Token() string { return c.token }
 
 func newConsole(hosts []string) *Console {
-	c := &Console{token: randomID(), csrf: randomID(), hosts: map[string]bool{}, now: time.Now,
+	c := &Console{token: randomID(), csrf: randomID(), hosts: map[string]bool{}, now: time.Now, log: log.New(io.Discard, "", 0),
 		pending: map[string]*ticket{}, answered: map[string]*ticket{}, sessions: map[string]bool{}}
 	for _, h := range hosts {
 		c.hosts[h] = true
@@ -483,7 +450,7 @@ func (c *Console) page(w http.ResponseWriter, r *http.Request) {
 		v.Nonce, v.Nonce))
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	if err := pageTemplate.Execute(w, v); err != nil {
-		log.Printf("approval console: %v", err)
+		c.log.Printf("approval console: %v", err)
 	}
 }
 

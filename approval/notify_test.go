@@ -91,7 +91,7 @@ func TestDesktopNotification(t *testing.T) {
 		t.Fatal("no notifier on a live bus")
 	}
 	defer n.Close()
-	console, err := StartConsole("127.0.0.1:0", filepath.Join(t.TempDir(), "console.token"), nil)
+	console, err := StartConsole("127.0.0.1:0", nil)
 	if err != nil {
 		t.Fatal(err)
 	}

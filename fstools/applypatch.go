@@ -141,7 +141,7 @@ func (t *ApplyPatch) Plan(_ context.Context, env *toolkit.Env, raw json.RawMessa
 		}
 	}
 	journal := JournalDir(env.Policy)
-	return &toolkit.Plan{Requests: reqs, Run: func(context.Context) toolkit.Result {
+	return &toolkit.Plan{Requests: reqs, Run: func(context.Context, toolkit.Grant) toolkit.Result {
 		r := t.run(ops, args.DryRun, journal)
 		if exposes {
 			r.Outcome.Exposed = []grants.DataClass{grants.DataCredential}

@@ -22,7 +22,7 @@ func applyTool(t *testing.T, p *grants.Policy, args any) (*toolkit.Plan, toolkit
 	if err != nil {
 		return nil, toolkit.Result{}, err
 	}
-	return plan, plan.Run(context.Background()), nil
+	return plan, plan.Run(context.Background(), toolkit.Grant{}), nil
 }
 
 func resultText(r toolkit.Result) string {
@@ -254,7 +254,7 @@ func BenchmarkApplyPatchTool(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		if r := plan.Run(context.Background()); r.Tool.IsError {
+		if r := plan.Run(context.Background(), toolkit.Grant{}); r.Tool.IsError {
 			b.Fatal(r.Tool.Content)
 		}
 	}
@@ -277,7 +277,7 @@ func TestCreateNeverOverwrites(t *testing.T) {
 	if err := commit([]computed{c}, ""); err == nil || !strings.Contains(err.Error(), "appeared") {
 		t.Fatalf("write over a file that appeared: %v", err)
 	}
-	if r := o(context.Background()); !r.Tool.IsError || !strings.Contains(resultText(r), "already exists") {
+	if r := o(context.Background(), toolkit.Grant{}); !r.Tool.IsError || !strings.Contains(resultText(r), "already exists") {
 		t.Fatalf("patch over a file that appeared: %s", resultText(r))
 	}
 	if b, _ := os.ReadFile(filepath.Join(p.Workspace, "late.txt")); string(b) != "someone else's\n" {

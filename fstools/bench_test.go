@@ -35,7 +35,7 @@ func BenchmarkApplyEditSynced(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		if r := plan.Run(context.Background()); r.Tool.IsError {
+		if r := plan.Run(context.Background(), toolkit.Grant{}); r.Tool.IsError {
 			b.Fatal(resultText(r))
 		}
 		took = append(took, time.Since(start))

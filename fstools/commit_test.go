@@ -58,7 +58,7 @@ func runTool(tool *ApplyPatch, p *grants.Policy, args ApplyPatchArgs) toolkit.Re
 	if err != nil {
 		return toolkit.Failed("plan: %v", err)
 	}
-	return plan.Run(context.Background())
+	return plan.Run(context.Background(), toolkit.Grant{})
 }
 
 // TestConcurrentEdits: 20 parallel edits of one file, each changing its own

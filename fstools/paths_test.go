@@ -173,7 +173,7 @@ capability = "workspace.files.read"
 			refused++
 			continue
 		}
-		res := plan.Run(context.Background())
+		res := plan.Run(context.Background(), toolkit.Grant{})
 		if res.Tool.IsError {
 			refused++
 			continue

@@ -87,7 +87,7 @@ func (ReadFile) Plan(_ context.Context, env *toolkit.Env, raw json.RawMessage) (
 	limits := env.Policy.Limits
 	return &toolkit.Plan{
 		Requests: []grants.Request{req},
-		Run: func(ctx context.Context) toolkit.Result {
+		Run: func(ctx context.Context, _ toolkit.Grant) toolkit.Result {
 			r := readFile(ctx, res.Real, args, limits)
 			if !r.Tool.IsError && req.HasClass(grants.DataCredential) {
 				r.Outcome.Exposed = []grants.DataClass{grants.DataCredential}

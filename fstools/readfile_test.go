@@ -96,7 +96,7 @@ func TestReadFileKinds(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			res := plan.Run(context.Background()).Tool
+			res := plan.Run(context.Background(), toolkit.Grant{}).Tool
 			if res.IsError != tt.isError {
 				t.Fatalf("isError = %v: %+v", res.IsError, res.Content)
 			}
@@ -182,7 +182,7 @@ func BenchmarkReadFile4KiB(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		if res := plan.Run(context.Background()); res.Tool.IsError {
+		if res := plan.Run(context.Background(), toolkit.Grant{}); res.Tool.IsError {
 			b.Fatal(res.Tool.Content)
 		}
 	}

@@ -78,7 +78,7 @@ capability = "workspace.files.delete"
 			if tc.reads {
 				return // refused as a whole: nothing runs
 			}
-			r := plan.Run(context.Background())
+			r := plan.Run(context.Background(), toolkit.Grant{})
 			if txt := resultText(r); strings.Contains(txt, secretMarker) {
 				t.Fatalf("the result shows content it may not read: %s", txt)
 			}

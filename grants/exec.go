@@ -7,9 +7,10 @@ type Stage int
 // Stages of a call at which a request is decided while its action runs
 // (the call's own requests are decided before it runs, with DecideAll).
 const (
-	// StageHop is a request a running action makes on its way: a
-	// redirect's next hop, an egress proxy destination, a secret attached
-	// to them. It is decided by Decide, exactly as if the call had made it.
+	// StageHop is a request a running action makes on its way, decided by
+	// Decide exactly as if the call had made it: a redirect's next hop, an
+	// egress proxy destination, a secret attached to them, a credential
+	// file a command could read (hidden unless allowed).
 	StageHop Stage = iota + 1
 	// StageExec is a program that a running command executes (a child of
 	// the command line, seen by the sandbox's exec gate). It is decided by

@@ -100,3 +100,17 @@ func TestStageNames(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkDecideExec is the policy's share of one exec-time decision
+// (issue 20 budgets 0.3 ms per exec for the whole gate).
+func BenchmarkDecideExec(b *testing.B) {
+	for _, n := range []int{10, 100, 1000} {
+		p, _ := benchPolicy(b, n)
+		r := execReq("cc -c -o build/x.o src/x.c", SurfaceSandbox)
+		b.Run(fmt.Sprintf("rules=%d", n), func(b *testing.B) {
+			for b.Loop() {
+				p.DecideExec(r)
+			}
+		})
+	}
+}

@@ -163,6 +163,16 @@ func compileHostGlob(pattern string) (hostGlob, error) {
 	return g, nil
 }
 
+// HostMatches reports whether host matches the host pattern as rules and
+// secrets' hosts read it (label by label, "*" for one label or more, other
+// wildcards within a label; case-insensitive). It is the one host matcher:
+// config validation, the policy, secret brokering and the egress proxy all
+// go through it. A pattern that does not compile matches nothing.
+func HostMatches(pattern, host string) bool {
+	g, err := compileHostGlob(pattern)
+	return err == nil && host != "" && g.match(host)
+}
+
 func (g hostGlob) match(host string) bool {
 	host = strings.TrimSuffix(strings.ToLower(host), ".")
 	return g.matchLabels(host, strings.Split(host, "."))

@@ -38,6 +38,15 @@ type Rule struct {
 	unconfiguredSecretsOnly bool
 }
 
+// Covers reports whether the rule's capability pattern names c.
+func (rule *Rule) Covers(c Capability) bool { return rule.caps&capBit(c) != 0 }
+
+// MayApplyTo reports whether the rule's tool_name pattern, if it has one,
+// matches toolName.
+func (rule *Rule) MayApplyTo(toolName string) bool {
+	return rule.tool == nil || rule.tool.match(toolName)
+}
+
 // Policy is a compiled config: everything that decides, and the settings the
 // tools act under. It is immutable once built, so it can be shared by calls
 // in flight while a reload builds the next one.

@@ -49,10 +49,18 @@ func Open(p *grants.Policy, logger *log.Logger) (*Server, error) {
 		}
 		stateDir = dir
 		tokenFile := filepath.Join(dir, "console.token")
-		console, err = approval.StartConsole(p.Console, tokenFile, logger)
+		console, err = approval.StartConsole(p.Console, logger)
 		if err != nil {
 			audit.Close()
 			return nil, fmt.Errorf("approval console: %w", err)
+		}
+		if err := writeToken(tokenFile, console.Token()); err != nil {
+			console.Close()
+			audit.Close()
+			return nil, err
+		}
+		if logger != nil {
+			logger.Printf("approval console: %s?token=%s (token also in %s)", console.URL(), console.Token(), tokenFile)
 		}
 	}
 	consoleURL := ""
@@ -119,4 +127,34 @@ func StateDir(p *grants.Policy) (string, error) {
 // ReadableRoots lists every root some tool can read without asking.
 func ReadableRoots(p *grants.Policy) []string {
 	return slices.Concat(p.ToolRoots(), sandbox.SystemRoots())
+}
+
+// writeToken writes the console's token to a new 0600 file beside path and
+// renames it over path, so a reader never sees a partial or an older token.
+func writeToken(path, token string) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return fmt.Errorf("approval console token: %w", err)
+	}
+	f, err := os.CreateTemp(filepath.Dir(path), ".console.token-")
+	if err != nil {
+		return fmt.Errorf("approval console token: %w", err)
+	}
+	defer os.Remove(f.Name()) // after the rename: nothing to remove
+	_, err = f.WriteString(token + "\n")
+	if err == nil {
+		err = f.Chmod(0o600)
+	}
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(f.Name(), path)
+	}
+	if err != nil {
+		return fmt.Errorf("approval console token: %w", err)
+	}
+	return nil
 }

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -43,7 +44,7 @@ func (fakeTool) Capabilities() []grants.Capability {
 }
 func (fakeTool) Definition(*grants.Policy) mcp.Tool { return mcp.NewTool("fake") }
 func (f fakeTool) Plan(_ context.Context, env *toolkit.Env, _ json.RawMessage) (*toolkit.Plan, error) {
-	return &toolkit.Plan{Requests: f.build(env.Policy), Run: func(ctx context.Context) toolkit.Result {
+	return &toolkit.Plan{Requests: f.build(env.Policy), Run: func(ctx context.Context, _ toolkit.Grant) toolkit.Result {
 		*f.ran++
 		for _, m := range f.mid {
 			d, err := env.MidAction.Decide(ctx, m.req, m.stage)
@@ -90,7 +91,7 @@ type callEnv struct {
 	log   string
 }
 
-func newCallEnv(t *testing.T, src string, ap toolkit.Approver) callEnv {
+func newCallEnv(t testing.TB, src string, ap toolkit.Approver) callEnv {
 	t.Helper()
 	root, err := filepath.EvalSymlinks(t.TempDir())
 	if err != nil {
@@ -453,7 +454,7 @@ func TestMidActionUnaudited(t *testing.T) {
 	tool := fakeTool{build: read("a.go"), ran: &ran, midOut: &mids, mid: []midReq{{get("docs.test"), grants.StageHop}}}
 	env := &toolkit.Env{Policy: e.p}
 	plan, _ := tool.Plan(context.Background(), env, nil)
-	plan.Run(context.Background()) // no gate at all
+	plan.Run(context.Background(), toolkit.Grant{}) // no gate at all
 	if mids[0].err == nil || mids[0].d.Effect != grants.Deny {
 		t.Fatalf("nil gate let %v through", mids[0].d)
 	}
@@ -470,5 +471,129 @@ func TestMidActionUnaudited(t *testing.T) {
 	})
 	if d, err := sloppy.Decide(context.Background(), get("x"), grants.StageHop); err == nil || d.Effect != grants.Deny {
 		t.Fatalf("sloppy gate: %v %v", d.Effect, err)
+	}
+}
+
+// TestSettle: a person's answer applies to the asks only; one refusal
+// refuses the call; allows stay as they were.
+func TestSettle(t *testing.T) {
+	allow := grants.Decision{Effect: grants.Allow, Reason: grants.ReasonMatchedAllow, RuleID: "a"}
+	ask := grants.Decision{Effect: grants.Ask, Reason: grants.ReasonMatchedAsk, RuleID: "q"}
+	deny := grants.Decision{Effect: grants.Deny, Reason: grants.ReasonMatchedDeny, RuleID: "d"}
+	v := grants.Verdict{Effect: grants.Ask, Decisions: []grants.Decision{allow, ask, ask}}
+	for _, tt := range []struct {
+		name   string
+		v      grants.Verdict
+		o      toolkit.ApprovalOutcome
+		effect grants.Effect
+		asks   grants.Reason // the reason the settled asks carry
+	}{
+		{"approved", v, toolkit.ApprovalOutcome{Approved: true, Reason: grants.ReasonApproved}, grants.Allow, grants.ReasonApproved},
+		{"for session", v, toolkit.ApprovalOutcome{Approved: true, Reason: grants.ReasonApprovedForSession}, grants.Allow, grants.ReasonApprovedForSession},
+		{"declined", v, toolkit.ApprovalOutcome{Reason: grants.ReasonDeclined}, grants.Deny, grants.ReasonDeclined},
+		{"timed out", v, toolkit.ApprovalOutcome{Reason: grants.ReasonApprovalTimeout}, grants.Deny, grants.ReasonApprovalTimeout},
+		{"a deny stays a deny", grants.Verdict{Effect: grants.Deny, Decisions: []grants.Decision{deny, ask}},
+			toolkit.ApprovalOutcome{Approved: true, Reason: grants.ReasonApproved}, grants.Deny, grants.ReasonApproved},
+		{"nothing to settle stays refused", grants.Verdict{Effect: grants.Deny}, toolkit.ApprovalOutcome{Approved: true}, grants.Deny, ""},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			got := settle(tt.v, tt.o)
+			if got.Effect != tt.effect {
+				t.Errorf("effect %s, want %s", got.Effect, tt.effect)
+			}
+			for i, d := range got.Decisions {
+				was := tt.v.Decisions[i]
+				switch {
+				case was.Effect == grants.Ask && (d.Reason != tt.asks || d.RuleID != was.RuleID || (d.Effect == grants.Allow) != tt.o.Approved):
+					t.Errorf("ask %d settled as %+v", i, d)
+				case was.Effect != grants.Ask && !reflect.DeepEqual(d, was):
+					t.Errorf("decision %d changed: %+v", i, d)
+				}
+			}
+			if len(tt.v.Decisions) > 0 && &got.Decisions[0] == &tt.v.Decisions[0] {
+				t.Error("settle wrote into the verdict it was given")
+			}
+		})
+	}
+}
+
+// TestRefusalText: a refusal names each refused request with its rule and
+// reason, and none that was allowed.
+func TestRefusalText(t *testing.T) {
+	r := func(path string) grants.Request {
+		return grants.Request{Capability: grants.CapWorkspaceRead, Target: grants.Target{Path: path}, Risk: grants.RiskLow}
+	}
+	v := grants.Verdict{Effect: grants.Deny, Decisions: []grants.Decision{
+		{Request: r("/ws/ok"), Effect: grants.Allow, Reason: grants.ReasonMatchedAllow, RuleID: "fine"},
+		{Request: r("/ws/no"), Effect: grants.Deny, Reason: grants.ReasonMatchedDeny, RuleID: "nope"},
+		{Request: r("/ws/ask"), Effect: grants.Deny, Reason: grants.ReasonDeclined, RuleID: "q"},
+	}}
+	got := resultText(refusal("fake", v))
+	for _, want := range []string{"fake refused; nothing was done.", "/ws/no: deny (reason matched_deny, rule nope", "/ws/ask: deny (reason declined, rule q"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("refusal %q lacks %q", got, want)
+		}
+	}
+	if strings.Contains(got, "/ws/ok") || strings.Contains(got, "fine") {
+		t.Errorf("refusal names an allowed request: %q", got)
+	}
+	if got := resultText(refusal("fake", grants.Verdict{})); !strings.Contains(got, "made no request") {
+		t.Errorf("empty verdict: %q", got)
+	}
+	if res := refusal("fake", v); !res.IsError {
+		t.Error("a refusal is a tool error")
+	}
+}
+
+// TestMarkCredentialFlow: only requests that can carry data off the machine
+// get the credential class, once.
+func TestMarkCredentialFlow(t *testing.T) {
+	for _, tt := range []struct {
+		name    string
+		network string
+		req     grants.Request
+		marked  bool
+	}{
+		{"http", "none", get("x.test"), true},
+		{"post", "none", grants.Request{Capability: grants.CapHTTPPost}, true},
+		{"command without network", "none", exec("ls", grants.RiskMedium), false},
+		{"command with the proxy", "proxy", exec("ls", grants.RiskMedium), true},
+		{"command with full network", "full", exec("ls", grants.RiskMedium), true},
+		{"file read", "full", grants.Request{Capability: grants.CapWorkspaceRead, Target: grants.Target{Path: "/ws/a"}}, false},
+		{"secret use", "full", grants.Request{Capability: grants.CapSecretUse, Target: grants.Target{Resource: "s"}}, false},
+		{"already marked", "none", func() grants.Request {
+			r := get("x.test")
+			r.DataClasses = []grants.DataClass{grants.DataCredential}
+			return r
+		}(), true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			p := &grants.Policy{Sandbox: grants.Sandbox{Network: tt.network}}
+			r := tt.req
+			markCredentialFlow(&r, p)
+			n := 0
+			for _, c := range r.DataClasses {
+				if c == grants.DataCredential {
+					n++
+				}
+			}
+			if (n > 0) != tt.marked || n > 1 {
+				t.Errorf("credential classes %v, want marked=%v once", r.DataClasses, tt.marked)
+			}
+		})
+	}
+}
+
+// BenchmarkMidActionExec is the server's whole share of one exec-time
+// decision: the policy, the session check, and the audit line written.
+func BenchmarkMidActionExec(b *testing.B) {
+	e := newCallEnv(b, callPolicy, nil)
+	gate := &midAction{s: e.s, p: e.p, ref: callRef{id: "c1", session: "stdio", tool: "execute_terminal_command"}, principal: "stdio"}
+	r := exec("cc -c -o build/x.o src/x.c", grants.RiskMedium)
+	ctx := context.Background()
+	for b.Loop() {
+		if _, err := gate.decide(ctx, r, grants.StageExec); err != nil {
+			b.Fatal(err)
+		}
 	}
 }

@@ -25,6 +25,7 @@ import (
 	mcpserver "github.com/mark3labs/mcp-go/server"
 
 	"github.com/onellm/onellm-mcp/grants"
+	"github.com/onellm/onellm-mcp/internal/netaddr"
 	"github.com/onellm/onellm-mcp/server/oauth"
 )
 
@@ -164,14 +165,7 @@ func IsLoopbackAddr(addr string) bool {
 	return isLoopbackName(host)
 }
 
-func isLoopbackName(host string) bool {
-	host = strings.Trim(host, "[]")
-	if strings.EqualFold(host, "localhost") {
-		return true
-	}
-	ip, err := netip.ParseAddr(host)
-	return err == nil && ip.IsLoopback()
-}
+func isLoopbackName(host string) bool { return netaddr.IsLoopbackHost(host) }
 
 // principalForToken names a token's holder without revealing the token.
 func principalForToken(tok string) string {

@@ -307,7 +307,7 @@ func (pt probeTool) Plan(ctx context.Context, env *toolkit.Env, args json.RawMes
 	_ = json.Unmarshal(args, &a)
 	principal := env.Principal
 	req := grants.Request{Capability: grants.CapWorkspaceRead, Target: grants.Target{ToolName: "probe", Path: filepath.Join(env.Policy.Workspace, "x")}, Risk: grants.RiskLow}
-	return &toolkit.Plan{Requests: []grants.Request{req}, Run: func(ctx context.Context) toolkit.Result {
+	return &toolkit.Plan{Requests: []grants.Request{req}, Run: func(ctx context.Context, _ toolkit.Grant) toolkit.Result {
 		switch a.Mode {
 		case "wait":
 			pt.started <- struct{}{}

@@ -29,6 +29,7 @@ func (s *Server) SetPolicy(p *grants.Policy) bool {
 	s.policyMu.Lock()
 	defer s.policyMu.Unlock()
 	old := s.policy.Swap(p)
+	s.startTools(p)
 	next := s.serverTools(p)
 	if old != nil && bytes.Equal(toolsSignature(s.serverTools(old)), toolsSignature(next)) {
 		return false
@@ -101,13 +102,18 @@ func (s *Server) WatchConfig(ctx context.Context, path string, load func() (*gra
 	if real, err := filepath.EvalSymlinks(abs); err == nil {
 		names = append(names, filepath.Base(real))
 	}
+	// The text in force is read before returning, not by the loop: a
+	// change made right after WatchConfig returns must not be taken for
+	// the text in force and skipped.
+	last, _ := os.ReadFile(abs)
+	lastMode := fileMode(abs)
 	changes := make(chan struct{}, 1)
 	go readInotify(events, names, changes)
 	go func() {
 		<-ctx.Done()
 		events.Close() // ends readInotify, which closes changes
 	}()
-	go s.watchLoop(ctx, changes, abs, load)
+	go s.watchLoop(ctx, changes, abs, load, last, lastMode)
 	return nil
 }
 
@@ -145,16 +151,13 @@ func readInotify(f *os.File, names []string, changes chan<- struct{}) {
 // event it waits until the file's identity, size, times and mode have stayed
 // the same for reloadSettle (so writes that send no event, such as a
 // write(2) before the close, also hold it back), reads it, and applies the
-// result only when the file did not change while it was read.
-func (s *Server) watchLoop(ctx context.Context, changes <-chan struct{}, abs string, load func() (*grants.Policy, error)) {
+// result only when the file did not change while it was read. last and
+// lastMode are the config text and mode in force (read by WatchConfig before
+// it returned), to skip events that changed neither.
+func (s *Server) watchLoop(ctx context.Context, changes <-chan struct{}, abs string, load func() (*grants.Policy, error), last []byte, lastMode os.FileMode) {
 	timer := time.NewTimer(reloadSettle)
 	timer.Stop()
 	defer timer.Stop()
-	var last []byte // the config text in force, to skip no-op events
-	if b, err := os.ReadFile(abs); err == nil {
-		last = b
-	}
-	lastMode := fileMode(abs)
 	var seen fileState // the file as it was when the settle period began
 	for {
 		select {

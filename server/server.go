@@ -1,6 +1,14 @@
 // Package server owns the MCP server: tool registration from the compiled
 // policy, the one path every tool call takes (validate, decide, audit, ask,
-// act), the transports, the audit log and config reload.
+// act), the mid-action gate for requests that arise while a call runs, the
+// transports, the audit log and config reload.
+//
+// Security model: nothing runs before its decision is audited; an ask is
+// settled by a person (or a remembered session approval) before the call
+// runs, and never while it runs (a mid-action ask holds only for what was
+// approved, else approval_unavailable); an audit log that cannot be written
+// refuses; principals given credential data carry it into their later
+// outbound requests.
 package server
 
 import (
@@ -76,6 +84,7 @@ func New(p *grants.Policy, opts Options) (*Server, error) {
 		s.log = log.New(io.Discard, "", 0)
 	}
 	s.policy.Store(p)
+	s.startTools(p)
 	hooks := &mcpserver.Hooks{}
 	hooks.AddOnUnregisterSession(func(_ context.Context, sess mcpserver.ClientSession) { s.forgetRoots(sess) })
 	s.mcp = mcpserver.NewMCPServer("onellm-mcp", Version,
@@ -89,6 +98,17 @@ func New(p *grants.Policy, opts Options) (*Server, error) {
 	})
 	s.mcp.SetTools(s.serverTools(p)...)
 	return s, nil
+}
+
+// startTools lets the tools that need it prepare for calls under p (probe
+// the sandbox, start a helper in advance), so that planning a call never
+// does.
+func (s *Server) startTools(p *grants.Policy) {
+	for _, t := range s.tools {
+		if st, ok := t.(toolkit.Starter); ok {
+			st.Start(p)
+		}
+	}
 }
 
 // Policy is the policy in force.
@@ -183,7 +203,7 @@ func (s *Server) call(ctx context.Context, t toolkit.Tool, req mcp.CallToolReque
 		return res
 	}
 	start := time.Now()
-	res := plan.Run(ctx)
+	res := plan.Run(ctx, toolkit.Grant{Decisions: verdict.Decisions})
 	if res.Tool == nil {
 		res = toolkit.Failed("%s: no result", t.Name())
 	}
@@ -198,8 +218,12 @@ func (s *Server) call(ctx context.Context, t toolkit.Tool, req mcp.CallToolReque
 	return res.Tool
 }
 
-// settle applies a person's answer to the asks of a verdict.
+// settle applies a person's answer to the asks of a verdict. A verdict
+// without decisions stays refused: nothing was approved.
 func settle(v grants.Verdict, o toolkit.ApprovalOutcome) grants.Verdict {
+	if len(v.Decisions) == 0 {
+		return grants.Verdict{Effect: grants.Deny}
+	}
 	out := grants.Verdict{Effect: grants.Allow, Decisions: make([]grants.Decision, len(v.Decisions))}
 	for i, d := range v.Decisions {
 		if d.Effect == grants.Ask {

@@ -63,11 +63,16 @@ func policyFor(t *testing.T, ws, toml string) *grants.Policy {
 func runTool(t *testing.T, tool *Tool, env *toolkit.Env, command string) Output {
 	t.Helper()
 	args, _ := json.Marshal(Args{Command: command})
+	tool.Start(env.Policy) // as the server does at start-up (once)
 	plan, err := tool.Plan(context.Background(), env, args)
 	if err != nil {
 		t.Fatalf("plan %q: %v", command, err)
 	}
-	res := plan.Run(context.Background())
+	var g toolkit.Grant // every request allowed, as the server's decision would have
+	for _, r := range plan.Requests {
+		g.Decisions = append(g.Decisions, grants.Decision{Request: r, Effect: grants.Allow, Reason: grants.ReasonMatchedAllow})
+	}
+	res := plan.Run(context.Background(), g)
 	var out Output
 	b, _ := json.Marshal(res.Tool.StructuredContent)
 	if err := json.Unmarshal(b, &out); err != nil {

@@ -1,10 +1,12 @@
 package shelltool
 
 import (
+	"context"
 	"io/fs"
 	"path/filepath"
 
 	"github.com/onellm/onellm-mcp/grants"
+	"github.com/onellm/onellm-mcp/internal/toolkit"
 )
 
 // maxScanEntries bounds the walk for credential files, so a huge tree
@@ -20,10 +22,12 @@ var skippedDirs = map[string]bool{
 }
 
 // credentialFiles lists the files and folders beneath roots that look like
-// credentials and that read_file would be refused (no allow rule names the
-// exact path). The sandbox hides them, so a command cannot read what the
-// policy keeps from the model: `cat .env` is refused like read_file .env.
-func credentialFiles(p *grants.Policy, roots []string) []string {
+// credentials and that read_file would not be given (no allow rule names
+// the exact path). The sandbox hides them, so a command cannot read what
+// the policy keeps from the model: `cat .env` is refused like read_file
+// .env. Each is decided, and audited, through the call's mid-action gate;
+// anything the gate does not allow is hidden.
+func credentialFiles(ctx context.Context, gate toolkit.MidAction, p *grants.Policy, roots []string) []string {
 	var out []string
 	seen := 0
 	for _, root := range roots {
@@ -40,7 +44,7 @@ func credentialFiles(p *grants.Policy, roots []string) []string {
 			if path == root || !grants.IsCredentialPath(path) {
 				return nil
 			}
-			if refused(p, path) {
+			if !readable(ctx, gate, p, path) {
 				out = append(out, path)
 			}
 			if d.IsDir() {
@@ -52,14 +56,14 @@ func credentialFiles(p *grants.Policy, roots []string) []string {
 	return out
 }
 
-// refused reports whether the policy keeps a read of path from the model
-// because it is credential data.
-func refused(p *grants.Policy, path string) bool {
+// readable reports whether the gate lets the command read path, a
+// credential file, as read_file would be let.
+func readable(ctx context.Context, gate toolkit.MidAction, p *grants.Policy, path string) bool {
 	c := grants.CapFilesystemRead
 	if p.InWorkspace(path) {
 		c = grants.CapWorkspaceRead
 	}
-	d := p.Decide(grants.Request{Capability: c, Target: grants.Target{ToolName: Name, Path: path},
-		Risk: grants.BaseRisk(c, grants.SurfaceNone), DataClasses: []grants.DataClass{grants.DataCredential}})
-	return d.Effect == grants.Deny && d.RuleID == grants.RuleDenyCredentialFlow
+	_, err := gate.Decide(ctx, grants.Request{Capability: c, Target: grants.Target{ToolName: Name, Path: path},
+		Risk: grants.BaseRisk(c, grants.SurfaceNone), DataClasses: []grants.DataClass{grants.DataCredential}}, grants.StageHop)
+	return err == nil
 }

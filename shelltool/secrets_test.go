@@ -1,12 +1,25 @@
 package shelltool
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"testing"
 
 	"github.com/onellm/onellm-mcp/grants"
+	"github.com/onellm/onellm-mcp/internal/toolkit"
 )
+
+// policyGate is a mid-action gate that lets through what p allows.
+func policyGate(p *grants.Policy) toolkit.MidAction {
+	return func(_ context.Context, r grants.Request, _ grants.Stage) (grants.Decision, error) {
+		d := p.Decide(r)
+		if d.Effect != grants.Allow {
+			return d, &toolkit.MidActionRefused{Decision: d}
+		}
+		return d, nil
+	}
+}
 
 func TestCredentialFiles(t *testing.T) {
 	root, _ := filepath.EvalSymlinks(t.TempDir())
@@ -24,7 +37,7 @@ func TestCredentialFiles(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := map[string]bool{}
-	for _, f := range credentialFiles(p, []string{ws}) {
+	for _, f := range credentialFiles(context.Background(), policyGate(p), p, []string{ws}) {
 		rel, _ := filepath.Rel(ws, f)
 		got[rel] = true
 	}
@@ -49,6 +62,6 @@ func BenchmarkCredentialFiles(b *testing.B) {
 		b.Fatal(err)
 	}
 	for b.Loop() {
-		credentialFiles(p, []string{root})
+		credentialFiles(context.Background(), policyGate(p), p, []string{root})
 	}
 }

@@ -62,17 +62,18 @@ type Output struct {
 	RefusedPrograms []string `json:"refused_programs,omitempty"`
 }
 
-// Tool is execute_terminal_command. The zero value is ready; it probes the
-// kernel sandbox once, on first use.
+// Tool is execute_terminal_command. The server starts it (Start) before
+// its first call: planning a call probes nothing and starts nothing.
 type Tool struct {
-	probeOnce sync.Once
-	probeErr  error
-
+	mu       sync.Mutex
+	started  bool
+	probeErr error
 	// runner keeps a sandbox helper started in advance for the next
-	// command (made on the first sandboxed command, pre-warmed for the
-	// policy's network mode then).
-	runnerOnce sync.Once
-	runner     *sandbox.Runner
+	// command, and starts the next one after each.
+	runner *sandbox.Runner
+	// proxy dials for the egress proxy (system resolver; it holds no
+	// connection between calls).
+	proxy *webtools.Client
 
 	// toolchains found on the host, per [sandbox] toolchains selection.
 	toolchains toolchainCache
@@ -86,14 +87,34 @@ func (*Tool) Capabilities() []grants.Capability {
 	return []grants.Capability{grants.CapProcessExec, grants.CapPackageInstall}
 }
 
-func (t *Tool) sandboxRunner(network sandbox.Network) *sandbox.Runner {
-	t.runnerOnce.Do(func() { t.runner = sandbox.NewRunner(network) })
-	return t.runner
+// Start implements toolkit.Starter: it probes the kernel sandbox, once, and
+// starts a helper for the policy's network mode ahead of the first command
+// (a mode a later policy names gets its first helper on its first command).
+func (t *Tool) Start(p *grants.Policy) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.started {
+		return
+	}
+	t.started = true
+	t.proxy = webtools.NewClient(webtools.Options{})
+	if _, t.probeErr = sandbox.Probe(); t.probeErr == nil {
+		t.runner = sandbox.NewRunner(sandbox.Network(p.Sandbox.Network))
+	}
 }
 
-func (t *Tool) sandboxErr() error {
-	t.probeOnce.Do(func() { _, t.probeErr = sandbox.Probe() })
-	return t.probeErr
+// errNotStarted refuses calls to a tool the server did not start.
+var errNotStarted = errors.New("the tool was not started, so whether the sandbox can be applied is unknown")
+
+// state is what Start found: the runner, the proxy client, and why the
+// sandbox cannot be applied (errNotStarted before Start).
+func (t *Tool) state() (*sandbox.Runner, *webtools.Client, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if !t.started {
+		return nil, nil, errNotStarted
+	}
+	return t.runner, t.proxy, t.probeErr
 }
 
 // Definition implements toolkit.Tool.
@@ -176,8 +197,8 @@ func (t *Tool) Plan(_ context.Context, env *toolkit.Env, raw json.RawMessage) (*
 		if err != nil {
 			return nil, toolkit.Argf("cwd %q: %v", args.Cwd, err)
 		}
-		if fi, err := os.Stat(res.Real); err != nil || !fi.IsDir() {
-			return nil, toolkit.Argf("cwd %q is not an existing folder", args.Cwd)
+		if !res.Exists {
+			return nil, toolkit.Argf("cwd %q does not exist", args.Cwd)
 		}
 		cwd = res.Real
 		if cwd != p.Workspace {
@@ -186,7 +207,7 @@ func (t *Tool) Plan(_ context.Context, env *toolkit.Env, raw json.RawMessage) (*
 			cwdReq = &r
 		}
 	}
-	secrets, err := resolveSecrets(p, args.Secrets)
+	secrets, err := secretRefs(p, args.Secrets)
 	if err != nil {
 		return nil, err
 	}
@@ -195,11 +216,15 @@ func (t *Tool) Plan(_ context.Context, env *toolkit.Env, raw json.RawMessage) (*
 		return nil, toolkit.Argf("command: %v", err)
 	}
 
+	runner, proxy, sandboxErr := t.state()
 	surface := grants.SurfaceSandbox
-	if err := t.sandboxErr(); err != nil {
-		if p.Sandbox.Required {
+	if sandboxErr != nil {
+		switch {
+		case errors.Is(sandboxErr, errNotStarted):
+			return nil, &toolkit.Refusal{Reason: grants.ReasonSandboxUnavailable, Msg: sandboxErr.Error() + "; nothing runs"}
+		case p.Sandbox.Required:
 			return nil, &toolkit.Refusal{Reason: grants.ReasonSandboxUnavailable,
-				Msg: fmt.Sprintf("the kernel sandbox cannot be applied here (%v) and [sandbox] required is true, so nothing runs", err)}
+				Msg: fmt.Sprintf("the kernel sandbox cannot be applied here (%v) and [sandbox] required is true, so nothing runs", sandboxErr)}
 		}
 		surface = grants.SurfaceHost
 	}
@@ -219,30 +244,32 @@ func (t *Tool) Plan(_ context.Context, env *toolkit.Env, raw json.RawMessage) (*
 		reqs = append([]grants.Request{*cwdReq}, reqs...)
 	}
 	for _, s := range secrets {
-		reqs = append(reqs, grants.Request{Capability: grants.CapSecretUse,
-			Target: grants.Target{ToolName: Name, Resource: s.name}, Risk: grants.BaseRisk(grants.CapSecretUse, "")})
+		reqs = append(reqs, s.request())
 	}
 	spec := sandbox.Spec{
-		Command: args.Command, Dir: cwd, Env: environment(p, secrets), Stdin: []byte(args.Stdin),
+		Command: args.Command, Dir: cwd, Stdin: []byte(args.Stdin),
 		Writable: append([]string{p.Workspace}, p.Sandbox.Writable...), Readable: p.Sandbox.Readable,
 		ReadOnly: readOnly(p), Network: sandbox.Network(p.Sandbox.Network), Timeout: timeout,
 		OutputMax: int(p.Limits.OutputMaxBytes),
 	}
-	var brokered []webtools.Secret
-	for _, s := range secrets {
-		spec.Secrets = append(spec.Secrets, s.value)
-		brokered = append(brokered, webtools.Secret{Name: s.name, Value: s.value})
-	}
-	var runner *sandbox.Runner
-	if surface == grants.SurfaceSandbox {
-		// Made (and its first helper started) while the requests are decided.
-		runner = t.sandboxRunner(spec.Network)
-	}
-	return &toolkit.Plan{Requests: reqs, Run: func(ctx context.Context) toolkit.Result {
+	return &toolkit.Plan{Requests: reqs, Run: func(ctx context.Context, g toolkit.Grant) toolkit.Result {
+		if fi, err := os.Stat(cwd); err != nil || !fi.IsDir() {
+			return toolkit.Failed("%s: cwd %s is not an existing folder; nothing ran", Name, cwd)
+		}
+		values, err := readSecrets(p, secrets, g)
+		if err != nil {
+			return toolkit.Failed("%s: %v; nothing ran", Name, err)
+		}
+		spec.Env = environment(p, values)
+		var brokered []webtools.Secret
+		for _, s := range values {
+			spec.Secrets = append(spec.Secrets, s.value)
+			brokered = append(brokered, webtools.Secret{Name: s.name, Value: s.value})
+		}
 		// Found when the command is about to run, after the decision, so
 		// the files hidden are those present then. A fresh slice: the
 		// policy's own lists are shared by concurrent calls.
-		spec.Hidden = credentialFiles(p, slices.Concat([]string{p.Workspace}, p.Sandbox.Writable, p.Sandbox.Readable))
+		spec.Hidden = credentialFiles(ctx, env.MidAction, p, slices.Concat([]string{p.Workspace}, p.Sandbox.Writable, p.Sandbox.Readable))
 		spec.Hidden = append(spec.Hidden, p.SecretFiles()...) // wherever they lie
 		// Before the toolchains add their cache roots: no repository lives there.
 		git := sandbox.FindGitDirs(spec.Writable, gitScanSkipped)
@@ -250,7 +277,7 @@ func (t *Tool) Plan(_ context.Context, env *toolkit.Env, raw json.RawMessage) (*
 		spec.GitDirs = git.Dirs
 		spec.ReadOnly = slices.Concat(spec.ReadOnly, git.Links)
 		if surface == grants.SurfaceSandbox {
-			done, err := t.withToolchains(p, &spec)
+			done, err := t.withToolchains(ctx, env.MidAction, p, &spec)
 			if err != nil {
 				return toolkit.Failed("the command did not run: %v", err)
 			}
@@ -262,7 +289,7 @@ func (t *Tool) Plan(_ context.Context, env *toolkit.Env, raw json.RawMessage) (*
 		if p.StateDir != "" && statedir.Reachable(p.StateDir, slices.Concat(spec.Writable, spec.Readable)) != nil {
 			spec.Hidden = append(spec.Hidden, p.StateDir)
 		}
-		res := run(ctx, env, spec, surface, runner, brokered)
+		res := run(ctx, env, spec, surface, runner, proxy, brokered)
 		if surface == grants.SurfaceSandbox && res.Tool != nil {
 			noteNewRepositories(res.Tool, newGitDirs(gitRoots, git))
 		}
@@ -351,25 +378,51 @@ func requests(p *grants.Policy, a cmdline.Analysis, cwd string, surface grants.S
 	return reqs, nil
 }
 
-type secretValue struct{ name, env, value string }
+// secretRef is a configured secret a call asked for: its name and the
+// variable it goes in. Its value is read only in Run.
+type secretRef struct{ name, env string }
 
-// resolveSecrets reads the values of the named configured secrets.
-func resolveSecrets(p *grants.Policy, names []string) ([]secretValue, error) {
-	var out []secretValue
+type secretValue struct {
+	secretRef
+	value string
+}
+
+func (s secretRef) request() grants.Request {
+	return grants.Request{Capability: grants.CapSecretUse,
+		Target: grants.Target{ToolName: Name, Resource: s.name}, Risk: grants.BaseRisk(grants.CapSecretUse, "")}
+}
+
+// secretRefs checks that the named secrets are configured; it reads no
+// value.
+func secretRefs(p *grants.Policy, names []string) ([]secretRef, error) {
+	var out []secretRef
 	for _, n := range names {
 		s, ok := p.Secrets[n]
 		if !ok {
 			return nil, toolkit.Argf("secret %q is not configured", n)
 		}
-		v, err := s.Value()
-		if err != nil {
-			return nil, toolkit.Argf("%v", err)
-		}
 		envName := s.Env
 		if envName == "" {
 			envName = strings.ToUpper(strings.ReplaceAll(n, "-", "_"))
 		}
-		out = append(out, secretValue{name: n, env: envName, value: v})
+		out = append(out, secretRef{name: n, env: envName})
+	}
+	return out, nil
+}
+
+// readSecrets reads the values of the secrets whose secret.use the call was
+// granted; a secret not granted is an error (nothing runs).
+func readSecrets(p *grants.Policy, refs []secretRef, g toolkit.Grant) ([]secretValue, error) {
+	var out []secretValue
+	for _, r := range refs {
+		if !g.Allows(r.request()) {
+			return nil, fmt.Errorf("secret %s was not granted", r.name)
+		}
+		v, err := p.Secrets[r.name].Value()
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, secretValue{secretRef: r, value: v})
 	}
 	return out, nil
 }
@@ -461,10 +514,6 @@ func gitScanSkipped(name string) bool {
 	return false
 }
 
-// proxyClient dials for the egress proxy (system resolver; it holds no
-// connection between calls).
-var proxyClient = webtools.NewClient(webtools.Options{})
-
 // maxResultLines bounds the egress lines, the refused programs and the git
 // entries not kept that a result lists.
 const maxResultLines = 20
@@ -502,9 +551,9 @@ func (l *lineLog) list() []string {
 // network.http.* for this tool; anything but Allow is refused, since no
 // person can be asked while the command runs. The brokered secrets the
 // command holds are redacted from what the proxy decides and reports.
-func withProxy(spec *sandbox.Spec, env *toolkit.Env, log *lineLog, secrets []webtools.Secret) {
+func withProxy(spec *sandbox.Spec, env *toolkit.Env, client *webtools.Client, log *lineLog, secrets []webtools.Secret) {
 	px := &webtools.Proxy{
-		Client:  proxyClient,
+		Client:  client,
 		Decide:  webtools.ProxyPolicy(env.MidAction, Name, webtools.TunnelPaths(env.Policy, Name)),
 		OnEvent: func(e webtools.ProxyEvent) { log.add(e.String()) },
 		Secrets: secrets,
@@ -525,14 +574,14 @@ func decideExec(ctx context.Context, env *toolkit.Env, r grants.Request) grants.
 	return d
 }
 
-func run(ctx context.Context, env *toolkit.Env, spec sandbox.Spec, surface grants.Surface, runner *sandbox.Runner, brokered []webtools.Secret) toolkit.Result {
+func run(ctx context.Context, env *toolkit.Env, spec sandbox.Spec, surface grants.Surface, runner *sandbox.Runner, proxy *webtools.Client, brokered []webtools.Secret) toolkit.Result {
 	stop := progress(ctx, env)
 	defer stop()
 	egress, refused := &lineLog{}, &lineLog{}
 	if surface == grants.SurfaceSandbox {
 		spec.ExecGate = execGate(ctx, env, refused, brokered)
 		if spec.Network == sandbox.NetworkProxy {
-			withProxy(&spec, env, egress, brokered)
+			withProxy(&spec, env, proxy, egress, brokered)
 		}
 	}
 	var (

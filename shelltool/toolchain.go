@@ -1,6 +1,7 @@
 package shelltool
 
 import (
+	"context"
 	"fmt"
 	"io/fs"
 	"os"
@@ -10,6 +11,7 @@ import (
 	"sync"
 
 	"github.com/onellm/onellm-mcp/grants"
+	"github.com/onellm/onellm-mcp/internal/toolkit"
 	"github.com/onellm/onellm-mcp/shelltool/sandbox"
 	"github.com/onellm/onellm-mcp/shelltool/toolchains"
 )
@@ -47,7 +49,7 @@ func (c *toolchainCache) detect(names []string) toolchains.Set {
 // selected: read access to their folders, private caches and HOME, and the
 // environment that points the tools at them. The returned function removes
 // the call's HOME.
-func (t *Tool) withToolchains(p *grants.Policy, spec *sandbox.Spec) (func(), error) {
+func (t *Tool) withToolchains(ctx context.Context, gate toolkit.MidAction, p *grants.Policy, spec *sandbox.Spec) (func(), error) {
 	if len(p.Sandbox.Toolchains) == 0 {
 		return func() {}, nil
 	}
@@ -67,7 +69,7 @@ func (t *Tool) withToolchains(p *grants.Policy, spec *sandbox.Spec) (func(), err
 	}
 	spec.Readable = slices.Concat(spec.Readable, call.Readable)
 	spec.Writable = slices.Concat(spec.Writable, call.Writable)
-	spec.Hidden = append(spec.Hidden, shallowCredentialFiles(p, call.Readable)...)
+	spec.Hidden = append(spec.Hidden, shallowCredentialFiles(ctx, gate, p, call.Readable)...)
 	return func() { _ = call.Close() }, nil
 }
 
@@ -99,8 +101,9 @@ func overrideEnv(env, over []string) []string {
 }
 
 // shallowCredentialFiles finds credential files near the top of the
-// toolchain folders, to hide them as credentialFiles does in the roots.
-func shallowCredentialFiles(p *grants.Policy, roots []string) []string {
+// toolchain folders, to hide them as credentialFiles does in the roots
+// (each decided, and audited, through the call's gate).
+func shallowCredentialFiles(ctx context.Context, gate toolkit.MidAction, p *grants.Policy, roots []string) []string {
 	var out []string
 	for _, root := range roots {
 		base := strings.Count(root, string(filepath.Separator))
@@ -111,7 +114,7 @@ func shallowCredentialFiles(p *grants.Policy, roots []string) []string {
 			if d.IsDir() && strings.Count(path, string(filepath.Separator))-base >= toolchainDepth {
 				return filepath.SkipDir
 			}
-			if path != root && grants.IsCredentialPath(path) && refused(p, path) {
+			if path != root && grants.IsCredentialPath(path) && !readable(ctx, gate, p, path) {
 				out = append(out, path)
 				if d.IsDir() {
 					return filepath.SkipDir

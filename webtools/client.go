@@ -16,6 +16,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/onellm/onellm-mcp/internal/netaddr"
 )
 
 // Defaults used when Options leaves a field zero.
@@ -182,6 +184,9 @@ func (c *Client) Do(ctx context.Context, r Request, decide Decide) (Response, er
 	}
 	b := &budget{left: timeout, total: timeout}
 	body := r.Body
+	// Values are loaded into this copy as hops attach them (and redacted
+	// from then on); the caller's list is never written.
+	r.Secrets = slices.Clone(r.Secrets)
 
 	headers := http.Header{}
 	for k, v := range r.Headers {
@@ -232,6 +237,7 @@ func (c *Client) Do(ctx context.Context, r Request, decide Decide) (Response, er
 		if private && !allowPrivate {
 			return Response{}, &PrivateAddressError{Host: t.host(), Addr: firstBad, Class: badClass}
 		}
+		secrets = loadAttached(r.Secrets, secrets)
 
 		hopHeaders := headers.Clone()
 		if hopHeaders.Get("User-Agent") == "" {
@@ -291,10 +297,10 @@ func (c *Client) Do(ctx context.Context, r Request, decide Decide) (Response, er
 func classifyAll(addrs []netip.Addr) (private bool, bad netip.Addr, class string, loopbackOnly bool) {
 	loopbackOnly = true
 	for _, a := range addrs {
-		if !a.Unmap().IsLoopback() {
+		if !netaddr.IsLoopback(a) {
 			loopbackOnly = false
 		}
-		if c, pub := ClassifyAddr(a); !pub && !private {
+		if c, pub := netaddr.Classify(a); !pub && !private {
 			private, bad, class = true, a, c
 		}
 	}
@@ -412,6 +418,22 @@ func (c *Client) secretsFor(all []Secret, t target, loopbackOnly bool) []Secret 
 		if s.MatchesHost(t.host()) {
 			out = append(out, s)
 		}
+	}
+	return out
+}
+
+// loadAttached reads the values of a hop's secrets now that the hop (and
+// their secret.use) was allowed, into all (so they are redacted from then
+// on), and returns the hop's secrets with their values. A secret whose
+// value cannot be read is left out: it is never sent empty.
+func loadAttached(all, hop []Secret) []Secret {
+	var out []Secret
+	for _, s := range hop {
+		i := slices.IndexFunc(all, func(x Secret) bool { return x.Name == s.Name })
+		if i < 0 || all[i].load() != nil {
+			continue
+		}
+		out = append(out, all[i])
 	}
 	return out
 }

@@ -10,7 +10,7 @@
 //     reads them (2130706433, 0x7f.1, 127.1, 0177.0.0.1, [::ffff:127.0.0.1]);
 //     a name that ends in a number but is no valid address is refused;
 //  2. resolves a name once, with the configured resolver;
-//  3. classifies every address (ClassifyAddr) and calls Decide with the hop,
+//  3. classifies every address (netaddr.Classify) and calls Decide with the hop,
 //     its addresses, whether any is non-public, and the secrets that would
 //     be attached;
 //  4. refuses the hop if Decide does, or if any address is non-public and

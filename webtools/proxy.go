@@ -110,8 +110,11 @@ func (e ProxyEvent) String() string {
 // ErrProxyRefused is wrapped by the errors ProxyPolicy returns.
 var ErrProxyRefused = errors.New("refused by the policy")
 
-// TunnelMethods are the methods a CONNECT is decided as (ProxyPolicy).
-var TunnelMethods = []string{"GET", "HEAD", "OPTIONS", "POST", "PUT", "PATCH", "DELETE"}
+// TunnelMethods returns the methods a CONNECT is decided as (ProxyPolicy),
+// a fresh slice each time: no caller can change what a tunnel is decided as.
+func TunnelMethods() []string {
+	return []string{"GET", "HEAD", "OPTIONS", "POST", "PUT", "PATCH", "DELETE"}
+}
 
 // ProxyPolicy turns a proxy hop into policy requests for toolName
 // (network.http.<method> on the hop's host, port and path, Private when any
@@ -126,7 +129,7 @@ func ProxyPolicy(gate toolkit.MidAction, toolName string, tunnelPaths []string) 
 	return func(ctx context.Context, h Hop) (bool, error) {
 		methods, paths := []string{h.Method}, []string{h.Path}
 		if h.Method == http.MethodConnect {
-			methods, paths = TunnelMethods, append([]string{""}, tunnelPaths...)
+			methods, paths = TunnelMethods(), append([]string{""}, tunnelPaths...)
 		}
 		allowPrivate := true
 		for _, p := range paths {

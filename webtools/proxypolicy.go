@@ -11,8 +11,8 @@ import (
 
 // httpCaps are the network.http.* capabilities, in TunnelMethods order.
 func httpCaps() []grants.Capability {
-	out := make([]grants.Capability, 0, len(TunnelMethods))
-	for _, m := range TunnelMethods {
+	var out []grants.Capability
+	for _, m := range TunnelMethods() {
 		c, _ := grants.HTTPCapability(m)
 		out = append(out, c)
 	}
@@ -20,26 +20,15 @@ func httpCaps() []grants.Capability {
 }
 
 // ruleCaps returns the network.http capabilities a rule's capability
-// pattern covers ("*" crosses dots, as the policy reads it).
+// pattern covers, as the policy reads it.
 func ruleCaps(r *grants.Rule) []grants.Capability {
 	var out []grants.Capability
 	for _, c := range httpCaps() {
-		if ok, _ := path.Match(r.Capability, string(c)); ok {
+		if r.Covers(c) {
 			out = append(out, c)
 		}
 	}
 	return out
-}
-
-// toolMatches reports whether a rule's tool_name pattern (if any) can match
-// toolName.
-func toolMatches(r *grants.Rule, toolName string) bool {
-	p := r.Config.Target.ToolName
-	if p == "" {
-		return true
-	}
-	ok, _ := path.Match(p, toolName)
-	return ok
 }
 
 var globMeta = regexp.MustCompile(`\*\*|\*|\?|\[[^\]]*\]|\{[^}]*\}`)
@@ -51,7 +40,7 @@ var globMeta = regexp.MustCompile(`\*\*|\*|\?|\[[^\]]*\]|\{[^}]*\}`)
 func TunnelPaths(p *grants.Policy, toolName string) []string {
 	var out []string
 	for _, r := range p.Rules() {
-		if r.Effect == grants.Allow || r.Config.Target.Path == "" || len(ruleCaps(r)) == 0 || !toolMatches(r, toolName) {
+		if r.Effect == grants.Allow || r.Config.Target.Path == "" || len(ruleCaps(r)) == 0 || !r.MayApplyTo(toolName) {
 			continue
 		}
 		sample := globMeta.ReplaceAllString(r.Config.Target.Path, "x")
@@ -80,7 +69,7 @@ func ReachableHosts(p *grants.Policy, toolName string) []string {
 	var order []*entry
 	byHost := map[string]*entry{}
 	for _, r := range p.Rules() {
-		if r.Effect != grants.Allow || r.Config.Target.Host == "" || !toolMatches(r, toolName) {
+		if r.Effect != grants.Allow || r.Config.Target.Host == "" || !r.MayApplyTo(toolName) {
 			continue
 		}
 		caps := ruleCaps(r)
@@ -114,10 +103,11 @@ func ReachableHosts(p *grants.Policy, toolName string) []string {
 			continue
 		}
 		s := e.host
-		if len(e.methods) == len(TunnelMethods) {
+		if len(e.methods) == len(TunnelMethods()) {
 			s += " (any method, https included)"
 		} else {
-			slices.SortFunc(e.methods, func(a, b string) int { return slices.Index(TunnelMethods, a) - slices.Index(TunnelMethods, b) })
+			order := TunnelMethods()
+			slices.SortFunc(e.methods, func(a, b string) int { return slices.Index(order, a) - slices.Index(order, b) })
 			s += " (" + strings.Join(e.methods, ", ") + "; plain http only)"
 		}
 		if e.private {

@@ -29,8 +29,11 @@ const (
 // never shown to the model: the String, GoString and JSON forms omit it, and
 // it is redacted from responses.
 type Secret struct {
-	Name  string
-	Value string `json:"-"`
+	Name string
+	// Value is the secret's value; when empty, Load reads it the first
+	// time a hop that attaches it is allowed.
+	Value string                 `json:"-"`
+	Load  func() (string, error) `json:"-"`
 	// Hosts are host globs; a label "*" matches one or more labels
 	// ("*.github.com" matches api.github.com, not github.com).
 	Hosts []string
@@ -63,42 +66,33 @@ func (s Secret) headerValue() string {
 }
 
 // MatchesHost reports whether the secret may be sent to host (a normalised
-// host name or IP literal without brackets).
+// host name or IP literal without brackets), by the policy's host matcher.
 func (s Secret) MatchesHost(host string) bool {
-	host = strings.TrimSuffix(strings.ToLower(host), ".")
 	for _, p := range s.Hosts {
-		if matchHost(strings.TrimSuffix(strings.ToLower(p), "."), host) {
+		if grants.HostMatches(p, host) {
 			return true
 		}
 	}
 	return false
 }
 
-// matchHost matches label by label; a "*" label matches one or more labels.
-func matchHost(pattern, host string) bool {
-	if pattern == "" || host == "" {
-		return false
-	}
-	return matchLabels(strings.Split(pattern, "."), strings.Split(host, "."))
-}
-
-func matchLabels(p, h []string) bool {
-	for len(p) > 0 {
-		if p[0] == "*" {
-			// one or more labels
-			for i := 1; i <= len(h); i++ {
-				if matchLabels(p[1:], h[i:]) {
-					return true
-				}
-			}
-			return false
+// load reads the secret's value, once, when a hop it would be attached to
+// was allowed: never before its secret.use was decided.
+func (s *Secret) load() error {
+	if s.Value == "" {
+		if s.Load == nil {
+			return fmt.Errorf("secret %s has no value", s.Name)
 		}
-		if len(h) == 0 || p[0] != h[0] {
-			return false
+		v, err := s.Load()
+		if err != nil {
+			return err
 		}
-		p, h = p[1:], h[1:]
+		s.Value = v
 	}
-	return len(h) == 0
+	if !validHeaderValue(s.headerValue()) {
+		return fmt.Errorf("secret %s: its value or format has a control character and cannot go in a header", s.Name) // never the value
+	}
+	return nil
 }
 
 // Request is one http_request call, as the model asked for it plus the
@@ -256,7 +250,7 @@ func validateSecret(s Secret) error {
 	if s.Name == "" {
 		return invalid("a secret has no name")
 	}
-	if s.Value == "" {
+	if s.Value == "" && s.Load == nil {
 		return invalid("secret %s has an empty value", s.Name)
 	}
 	if len(s.Hosts) == 0 {
@@ -273,7 +267,7 @@ func validateSecret(s Secret) error {
 	if s.Format != "" && !strings.Contains(s.Format, "{value}") {
 		return invalid("secret %s: format %q has no {value}", s.Name, s.Format)
 	}
-	if !validHeaderValue(s.headerValue()) {
+	if s.Value != "" && !validHeaderValue(s.headerValue()) {
 		// never print the value
 		return invalid("secret %s: its value or format has a control character and cannot go in a header", s.Name)
 	}

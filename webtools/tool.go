@@ -107,11 +107,11 @@ func (t *Tool) Plan(_ context.Context, env *toolkit.Env, raw json.RawMessage) (*
 		}
 		req.MaxBytes = args.MaxBytes
 	}
-	var configured []Secret
+	// No value is read here: each is read when a hop that attaches it
+	// was allowed, its secret.use included.
 	for name, s := range p.Secrets {
-		configured = append(configured, Secret{Name: name, Hosts: s.Hosts, Header: s.Header, Format: s.Format})
+		req.Secrets = append(req.Secrets, Secret{Name: name, Hosts: s.Hosts, Header: s.Header, Format: s.Format, Load: s.Value})
 	}
-	req.Secrets = loadSecretValues(p, configured)
 	if err := Validate(req); err != nil {
 		return nil, toolkit.Argf("%v", strings.TrimPrefix(err.Error(), ErrInvalid.Error()+": "))
 	}
@@ -126,8 +126,8 @@ func (t *Tool) Plan(_ context.Context, env *toolkit.Env, raw json.RawMessage) (*
 		}
 	}
 	reqs := hopRequests(first)
-	return &toolkit.Plan{Requests: reqs, Run: func(ctx context.Context) toolkit.Result {
-		return t.run(ctx, env, req, reqs)
+	return &toolkit.Plan{Requests: reqs, Run: func(ctx context.Context, g toolkit.Grant) toolkit.Result {
+		return t.run(ctx, env, req, g.Requests())
 	}}, nil
 }
 
@@ -145,11 +145,15 @@ func hopRequests(h Hop) []grants.Request {
 	return out
 }
 
-func (t *Tool) run(ctx context.Context, env *toolkit.Env, req Request, approved []grants.Request) toolkit.Result {
+// run makes the request. granted are the first hop's requests as the call
+// was granted them: the first hop, when it turns out to be exactly that
+// (and public), was decided and audited already; every other hop goes
+// through the mid-action gate.
+func (t *Tool) run(ctx context.Context, env *toolkit.Env, req Request, granted []grants.Request) toolkit.Result {
 	decide := func(ctx context.Context, hop Hop) (bool, error) {
 		reqs := hopRequests(hop)
-		if hop.Index == 1 && sameRequests(reqs, approved) && !hop.Private {
-			return false, nil // decided (and approved) before the action ran
+		if hop.Index == 1 && sameRequests(reqs, granted) && !hop.Private {
+			return false, nil
 		}
 		allowPrivate := false
 		for _, r := range reqs {
@@ -196,19 +200,4 @@ func sameRequests(a, b []grants.Request) bool {
 		}
 	}
 	return true
-}
-
-// loadSecretValues reads each configured secret's value from its source. A
-// secret without a value stays out: it is never attached.
-func loadSecretValues(p *grants.Policy, in []Secret) []Secret {
-	var out []Secret
-	for _, s := range in {
-		v, err := p.Secrets[s.Name].Value()
-		if err != nil {
-			continue
-		}
-		s.Value = v
-		out = append(out, s)
-	}
-	return out
 }

@@ -8,8 +8,6 @@ import (
 	"strconv"
 	"strings"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/onellm/onellm-mcp/fstools"
 	"github.com/onellm/onellm-mcp/grants"
 	"github.com/onellm/onellm-mcp/shelltool"
@@ -227,14 +225,4 @@ func buildRequests(p *grants.Policy, c grants.Capability, t grants.TestTargetCon
 		req.Risk = grants.BaseRisk(c, req.Surface)
 	}
 	return []grants.Request{req}, nil
-}
-
-// landlockABI asks the kernel which landlock ABI it offers.
-func landlockABI() (int, error) {
-	const createRulesetVersion = 1 // LANDLOCK_CREATE_RULESET_VERSION
-	r, _, errno := unix.Syscall(unix.SYS_LANDLOCK_CREATE_RULESET, 0, 0, createRulesetVersion)
-	if errno != 0 {
-		return 0, errno
-	}
-	return int(r), nil
 }

@@ -428,7 +428,7 @@ func printVersion(args []string, stdout io.Writer) error {
 		c = "unknown"
 	}
 	abi := "unavailable"
-	if n, err := landlockABI(); err == nil && n > 0 {
+	if n, err := sandbox.LandlockABI(); err == nil && n > 0 {
 		abi = fmt.Sprint(n)
 	}
 	// The sandbox with its exec gate, proven by running a command in it.

@@ -1,6 +1,10 @@
-// Package archtest guards the architecture: which packages may start
-// processes, make HTTP requests, or do I/O while deciding, and that every
-// package says what it owns.
+// Package archtest guards the architecture written in architecture.json:
+// the parts of the module and the arrows between them (checked against the
+// real import graph), the walls that say which parts may start processes,
+// connect out, open files or decide (checked on the type-checked code, not
+// its text), that deciding does no I/O, and that every package says what it
+// owns. A fixture module under testdata breaks each rule, to show the check
+// fails when it should.
 package archtest
 
 import (
@@ -69,47 +73,55 @@ func imports(f *ast.File) []string {
 	return out
 }
 
-func under(dir string, roots ...string) bool {
-	for _, r := range roots {
-		if dir == r || strings.HasPrefix(dir, r+"/") {
-			return true
-		}
+// TestArchitecture checks the module against architecture.json: the real
+// import graph (go list) against the arrows, and every reference to a
+// function a wall names (found by type-checking, so aliases, method values
+// and wrappers' receivers are seen) against the parts the wall allows.
+func TestArchitecture(t *testing.T) {
+	a, err := loadArchitecture("architecture.json")
+	if err != nil {
+		t.Fatal(err)
 	}
-	return false
-}
-
-// TestOnlyTheSandboxStartsProcesses: commands run only through the sandbox
-// package, so no tool can start one undecided or unsandboxed.
-func TestOnlyTheSandboxStartsProcesses(t *testing.T) {
-	for _, f := range moduleFiles(t) {
-		if under(f.dir, "shelltool/sandbox", "e2e") {
-			continue
-		}
-		if slices.Contains(imports(f.file), "os/exec") {
-			t.Errorf("%s/%s imports os/exec; processes start only in shelltool/sandbox", f.dir, f.name)
-		}
-		for _, call := range []string{"os.StartProcess", "syscall.ForkExec", "syscall.Exec(", "unix.Exec("} {
-			if strings.Contains(f.text, call) {
-				t.Errorf("%s/%s calls %s; processes start only in shelltool/sandbox", f.dir, f.name, call)
-			}
-		}
+	vs, err := check("../..", a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range vs {
+		t.Error(v)
 	}
 }
 
-// TestOnlyWebtoolsMakesHTTPRequests: outbound HTTP goes through the guarded
-// dialer, so no request can skip the private-address checks. The one
-// exception is server/oauth's fetch of the identity provider's keys: its
-// only destination is the jwks_url the host's config names, never one a
-// model or client chooses.
-func TestOnlyWebtoolsMakesHTTPRequests(t *testing.T) {
-	for _, f := range moduleFiles(t) {
-		if under(f.dir, "webtools", "e2e") || f.dir == "server/oauth" && f.name == "keys.go" {
-			continue
-		}
-		for _, use := range []string{"http.Client", "http.Transport", "http.Get(", "http.Post(", "http.DefaultClient", ".RoundTrip(", "net.Dial(", "net.Dialer"} {
-			if strings.Contains(f.text, use) {
-				t.Errorf("%s/%s uses %s; outbound connections go through webtools", f.dir, f.name, use)
-			}
+// TestArchitectureCanFail runs the same check over a fixture module that
+// breaks each kind of rule, and wants each break reported.
+func TestArchitectureCanFail(t *testing.T) {
+	a, err := loadArchitecture("testdata/violating/architecture.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	vs, err := check("testdata/violating", a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, v := range vs {
+		got = append(got, v.String())
+	}
+	want := []string{
+		"extra: is not in architecture.json",
+		"ghost: is in architecture.json but not in the module",
+		"tool: imports grants, which architecture.json does not allow",
+		"tool: uses (*example.com/violating/grants.Policy).Decide at tool.go:24; wall \"decide\"",
+		"tool: uses (*net.Dialer).Dial at tool.go:22; wall \"dial\"",
+		"tool: uses net/http.Client at tool.go:36; wall \"dial\"",
+		"tool: uses os.Open at tool.go:17; wall \"open\"",
+		"tool: uses os/exec.Command at tool.go:23; wall \"exec\"",
+	}
+	if len(got) != len(want) {
+		t.Fatalf("got %d violations, want %d:\n%s", len(got), len(want), strings.Join(got, "\n"))
+	}
+	for i := range want {
+		if !strings.HasPrefix(got[i], want[i]) {
+			t.Errorf("violation %d:\n got  %s\n want %s…", i, got[i], want[i])
 		}
 	}
 }

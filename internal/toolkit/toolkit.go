@@ -1,7 +1,15 @@
 // Package toolkit is the contract between the server and the tools: a tool
 // validates its arguments into a Plan (the requests it would make and the
 // action that makes them), and the server decides, audits, asks and only then
-// runs the action. No tool can act without passing through that one path.
+// runs the action with the Grant that let it. No tool can act without
+// passing through that one path.
+//
+// Security model: Plan changes nothing (no process, no probe, no secret
+// read; work that must happen before calls is a Starter's); Run acts only on
+// what was granted; a request that arises while the action runs goes
+// through Env.MidAction, the server's gate, which audits it and lets nothing
+// but Allow through (its error is nil exactly then). Tools never call the
+// policy's Decide themselves (internal/archtest enforces it).
 package toolkit
 
 import (
@@ -123,12 +131,50 @@ type Answer struct {
 }
 
 // Plan is a validated call: the requests to decide, and the action that runs
-// only when every request is allowed or approved.
+// only when every request is allowed or approved. Making a Plan changes
+// nothing and reads no secret: no process starts, nothing is probed, no
+// file is opened but to resolve a path.
 type Plan struct {
 	Requests []grants.Request
-	// Run performs the call. It receives the verdict that let it through
-	// (for example so a command knows its approved surface).
-	Run func(ctx context.Context) Result
+	// Run performs the call with what was granted, and nothing else:
+	// anything further it needs goes through Env.MidAction.
+	Run func(ctx context.Context, g Grant) Result
+}
+
+// Grant is what a call's decision let it do: each of the plan's requests
+// with the decision that allowed it (an allow rule or a person's approval),
+// in plan order.
+type Grant struct {
+	Decisions []grants.Decision
+}
+
+// Allows reports whether exactly this request (capability and every target
+// field) was granted.
+func (g Grant) Allows(r grants.Request) bool {
+	for _, d := range g.Decisions {
+		if d.Effect == grants.Allow && d.Request.Key() == r.Key() {
+			return true
+		}
+	}
+	return false
+}
+
+// Requests are the granted requests, in plan order.
+func (g Grant) Requests() []grants.Request {
+	out := make([]grants.Request, 0, len(g.Decisions))
+	for _, d := range g.Decisions {
+		if d.Effect == grants.Allow {
+			out = append(out, d.Request)
+		}
+	}
+	return out
+}
+
+// Starter is a tool with work to do before calls come: probing what the
+// machine offers, starting helpers in advance. The server calls Start when
+// it starts and after each policy change, so Plan never has to.
+type Starter interface {
+	Start(p *grants.Policy)
 }
 
 // Result is what an action produced, for the client and for the audit log.

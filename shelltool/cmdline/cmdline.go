@@ -195,9 +195,6 @@ type ctx struct {
 	bg        bool // run in the background
 }
 
-// stdinSet reports whether the command's stdin was given something by the line.
-func (c ctx) stdinSet() bool { return c.piped || c.stdinFile || c.hasScript }
-
 type analyzer struct {
 	out       Analysis
 	printer   *syntax.Printer

@@ -48,6 +48,10 @@ type llNetPortAttr struct {
 	port    uint64
 }
 
+// LandlockABI is the landlock ABI the running kernel offers (the one probe,
+// for the sandbox and for `onellm-mcp version`).
+func LandlockABI() (int, error) { return landlockABI() }
+
 func landlockABI() (int, error) {
 	r, _, e := unix.Syscall(unix.SYS_LANDLOCK_CREATE_RULESET, 0, 0, unix.LANDLOCK_CREATE_RULESET_VERSION)
 	if e != 0 {

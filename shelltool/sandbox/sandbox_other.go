@@ -4,65 +4,9 @@ package sandbox
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"net"
 	"runtime"
-	"time"
 )
-
-// Network selects what the command may reach.
-type Network string
-
-const (
-	NetworkNone  Network = "none"
-	NetworkFull  Network = "full"
-	NetworkProxy Network = "proxy"
-)
-
-// Spec describes one command (see the Linux documentation).
-type Spec struct {
-	Shell, Command, Dir                  string
-	Env                                  []string
-	Stdin                                []byte
-	Writable, Readable, ReadOnly, Hidden []string
-	GitDirs                              []string
-	Network                              Network
-	AllowTCPConnect                      []uint16
-	Timeout                              time.Duration
-	OutputMax                            int
-	KillAfterOutput                      int64
-	Secrets                              []string
-	FileSizeMax, TmpSize                 int64
-	PidsMax                              int
-	MemoryMax                            int64
-	Proxy                                ProxyHandler
-	ExecGate                             ExecGate
-}
-
-// ProxyHandler serves the egress proxy (see the Linux documentation).
-type ProxyHandler func(ctx context.Context, ln net.Listener)
-
-// ProxyPort and ProxyURL are the egress proxy's address inside the sandbox.
-const (
-	ProxyPort = 3128
-	ProxyURL  = "http://127.0.0.1:3128"
-)
-
-// Result is what happened.
-type Result struct {
-	ExitCode                            int
-	Stdout, Stderr                      string
-	TimedOut, Truncated, OutputExceeded bool
-	Duration                            time.Duration
-	Signal                              string
-	Cgroup                              bool
-	GitDropped                          []string
-	CPU                                 time.Duration
-}
-
-// ErrUnavailable means the sandbox could not be applied: nothing ran.
-var ErrUnavailable = errors.New("sandbox unavailable")
 
 func errOS() error { return fmt.Errorf("%w: not supported on %s", ErrUnavailable, runtime.GOOS) }
 
@@ -74,6 +18,9 @@ func RunHost(ctx context.Context, s Spec) (Result, error) { return Result{}, err
 
 // Probe is unavailable outside Linux.
 func Probe() (int, error) { return 0, errOS() }
+
+// LandlockABI is 0: there is no landlock here.
+func LandlockABI() (int, error) { return 0, errOS() }
 
 // MaybeRunHelper does nothing outside Linux.
 func MaybeRunHelper() {}

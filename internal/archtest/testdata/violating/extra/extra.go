@@ -1,0 +1,2 @@
+// Package extra is in the module but not in the architecture.
+package extra
