@@ -89,9 +89,17 @@ func ResolveRelative(p *grants.Policy, rel string) (Resolved, error) {
 	return Resolved{Real: real, Exists: exists, InWorkspace: p.InWorkspace(real)}, nil
 }
 
+// maxLinks bounds how many dangling symlinks one resolution follows (the
+// kernel's own limit is 40).
+const maxLinks = 40
+
 // realPath resolves symlinks in the longest existing prefix of abs and
-// appends the missing rest.
-func realPath(abs string) (string, bool, error) {
+// appends the missing rest. A dangling symlink is followed to where it
+// points: that is the file a writer (a shell's `> link`) would create, so
+// it is what must be decided, not the link's own name.
+func realPath(abs string) (string, bool, error) { return realPathLinks(abs, 0) }
+
+func realPathLinks(abs string, links int) (string, bool, error) {
 	var rest []string
 	for cur := abs; ; cur = filepath.Dir(cur) {
 		real, err := kernelRealPath(cur)
@@ -104,11 +112,37 @@ func realPath(abs string) (string, bool, error) {
 		if !errors.Is(err, os.ErrNotExist) && !errors.Is(err, unix.ENOTDIR) {
 			return "", false, fmt.Errorf("resolving %s: %w", abs, unwrap(err))
 		}
+		if fi, lerr := os.Lstat(cur); lerr == nil && fi.Mode()&os.ModeSymlink != 0 {
+			return followDangling(abs, cur, rest, links)
+		}
 		if cur == "/" {
 			return abs, false, nil
 		}
 		rest = append([]string{filepath.Base(cur)}, rest...)
 	}
+}
+
+// followDangling resolves abs whose prefix cur is a symlink to nothing:
+// the link's target, taken from the link's real folder, then the rest.
+func followDangling(abs, cur string, rest []string, links int) (string, bool, error) {
+	if links >= maxLinks {
+		return "", false, fmt.Errorf("resolving %s: too many levels of symbolic links", abs)
+	}
+	target, err := os.Readlink(cur)
+	if err != nil {
+		// cur changed since it was seen as a link (replaced meanwhile):
+		// resolve the whole path again.
+		return realPathLinks(abs, links+1)
+	}
+	if !filepath.IsAbs(target) {
+		dir, _, err := realPathLinks(filepath.Dir(cur), links+1)
+		if err != nil {
+			return "", false, err
+		}
+		target = filepath.Join(dir, target)
+	}
+	real, _, err := realPathLinks(filepath.Join(append([]string{target}, rest...)...), links+1)
+	return real, false, err
 }
 
 // kernelRealPath asks the kernel for the real path of an existing file: it

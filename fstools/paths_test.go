@@ -58,6 +58,19 @@ func TestResolve(t *testing.T) {
 	if err := os.Symlink("a", filepath.Join(ws, "inner")); err != nil {
 		t.Fatal(err)
 	}
+	// Dangling links: a writer (`> link`) creates where they point.
+	for name, target := range map[string]string{
+		"dangling-out": filepath.Join(root, "outside", "new.txt"),
+		"dangling-rel": "../outside/rel.txt",
+		"dangling-in":  "a/made.txt",
+		"dangling-2":   "dangling-out",
+		"loop1":        "loop2",
+		"loop2":        "loop1",
+	} {
+		if err := os.Symlink(target, filepath.Join(ws, name)); err != nil {
+			t.Fatal(err)
+		}
+	}
 	tests := []struct {
 		arg      string
 		real     string
@@ -77,6 +90,11 @@ func TestResolve(t *testing.T) {
 		{arg: "../ws_evil/e.txt", real: root + "/ws_evil/e.txt", exists: true},
 		{arg: "a/../../ws_evil", real: root + "/ws_evil", exists: true},
 		{arg: "~/x", real: root + "/home/x"},
+		{arg: "dangling-out", real: root + "/outside/new.txt"},
+		{arg: "dangling-rel", real: root + "/outside/rel.txt"},
+		{arg: "dangling-in", real: ws + "/a/made.txt", inWS: true},
+		{arg: "dangling-2", real: root + "/outside/new.txt"},
+		{arg: "loop1", errMatch: "too many levels"},
 		{arg: "/etc/../etc/passwd", real: "/etc/passwd", exists: true},
 		{arg: "", errMatch: "empty"},
 		{arg: "a\x00b", errMatch: "NUL"},

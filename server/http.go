@@ -779,7 +779,14 @@ func (s *Server) ServeHTTP(ctx context.Context, ln net.Listener, opts HTTPOption
 		// Cancelled handlers write their results, the audit log and the
 		// JSON-RPC error for a dropped response before the connections go.
 		waitGroupFor(&guard.calls, 5*time.Second)
-		srv.Close()
+		// The handlers have returned, but net/http writes their responses
+		// after that: let each connection go idle (Shutdown then closes
+		// it) before closing whatever is left.
+		flushCtx, cancelFlush := context.WithTimeout(context.Background(), time.Second)
+		if srv.Shutdown(flushCtx) != nil {
+			srv.Close()
+		}
+		cancelFlush()
 	}
 	<-served
 	return nil
