@@ -719,6 +719,12 @@ func (s *Server) httpHandler(opts HTTPOptions, listenCtx context.Context, guard 
 		mux.HandleFunc(oauth.WellKnownPath, opts.OAuth.ServeMetadata)
 		mux.HandleFunc(oauth.WellKnownPath+"/mcp", opts.OAuth.ServeMetadata)
 	}
+	// Prometheus text, behind the same Host, Origin and token checks as /mcp.
+	mux.HandleFunc("/metrics", func(w http.ResponseWriter, r *http.Request) {
+		if _, ok := g.authorize(w, r, g.settings()); ok {
+			s.metrics.Registry.ServeHTTP(w, r)
+		}
+	})
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		fmt.Fprintf(w, "{\"status\":\"ok\",\"version\":%q}\n", Version)

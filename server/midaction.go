@@ -51,9 +51,11 @@ func (m *midAction) decide(_ context.Context, r grants.Request, stage grants.Sta
 		d, ref.channel = m.settleAsk(d)
 	}
 	if err := m.s.audit.Decisions(ref, []grants.Decision{d}); err != nil {
+		m.s.metrics.AuditFailures.Inc()
 		d.Effect = grants.Deny // unaudited means refused (the log says why on stderr, once per failure streak)
 		return d, &toolkit.MidActionRefused{Decision: d, Err: fmt.Errorf("the audit log cannot be written: %w", err)}
 	}
+	m.s.countDecisions([]grants.Decision{d})
 	if d.Effect != grants.Allow {
 		return d, &toolkit.MidActionRefused{Decision: d}
 	}

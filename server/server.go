@@ -28,6 +28,8 @@ import (
 	"github.com/onellm/onellm-mcp/approval"
 	"github.com/onellm/onellm-mcp/grants"
 	"github.com/onellm/onellm-mcp/internal/toolkit"
+	"github.com/onellm/onellm-mcp/server/metrics"
+	"github.com/onellm/onellm-mcp/shelltool"
 )
 
 // Version is the server's version, set at build time.
@@ -55,6 +57,8 @@ type Server struct {
 	ingress  *ingress // the strict parse of every client message
 	approver toolkit.Approver
 	asker    toolkit.Asker
+	// metrics are what /metrics shows.
+	metrics *metrics.Server
 	console  *approval.Console // nil unless [approval] console is set
 	// stateDir is the state folder in use when it was proven out of every
 	// root (the audit key, the console token): a reload may not open a root
@@ -75,7 +79,8 @@ func New(p *grants.Policy, opts Options) (*Server, error) {
 	if opts.Audit == nil {
 		return nil, fmt.Errorf("server: an audit log is required")
 	}
-	s := &Server{tools: opts.Tools, ingress: newIngress(), approver: opts.Approver, asker: opts.Asker, audit: opts.Audit, log: opts.Log}
+	s := &Server{tools: opts.Tools, ingress: newIngress(), approver: opts.Approver, asker: opts.Asker, audit: opts.Audit, log: opts.Log,
+		metrics: metrics.NewServer()}
 	s.stateDir = opts.Audit.stateDir // the audit key is kept there: a reload may not open a root over it
 	if s.approver == nil {
 		s.approver = toolkit.NoApprover{}
@@ -151,27 +156,62 @@ func (s *Server) handler(t toolkit.Tool) mcpserver.ToolHandlerFunc {
 	}
 }
 
+// Outcomes of a call, as /metrics counts them.
+const (
+	outcomeOK            = "ok"
+	outcomeToolError     = "tool_error"
+	outcomeRefused       = "refused"
+	outcomeInvalid       = "invalid_arguments"
+	outcomeInputRequired = "input_required"
+	outcomeAuditFailure  = "audit_failure"
+)
+
 func (s *Server) call(ctx context.Context, t toolkit.Tool, req mcp.CallToolRequest) *mcp.CallToolResult {
+	res, outcome := s.callOutcome(ctx, t, req)
+	s.metrics.Calls.Inc(t.Name(), outcome)
+	return res
+}
+
+// countDecisions counts audited decisions for /metrics.
+func (s *Server) countDecisions(ds []grants.Decision) {
+	for _, d := range ds {
+		s.metrics.Decisions.Inc(d.Effect.String(), string(d.Reason))
+	}
+}
+
+// approve puts a call's asks to the person, counting the wait.
+func (s *Server) approve(ctx context.Context, call toolkit.ApprovalCall) (toolkit.ApprovalOutcome, *mcp.CallToolResult) {
+	s.metrics.PendingApprovals.Add(1)
+	defer s.metrics.PendingApprovals.Add(-1)
+	start := time.Now()
+	outcome, pending := s.approver.Approve(ctx, call)
+	if pending == nil {
+		s.metrics.ApprovalWait.Since(start, string(outcome.Reason))
+	}
+	return outcome, pending
+}
+
+func (s *Server) callOutcome(ctx context.Context, t toolkit.Tool, req mcp.CallToolRequest) (*mcp.CallToolResult, string) {
 	p := s.narrowToRoots(ctx, s.Policy()) // the call finishes under the policy it started with
 	principal := principalFrom(ctx)
 	ref := callRef{id: fmt.Sprintf("c%d", s.callSeq.Add(1)), session: principal, tool: t.Name()}
 	raw, err := rawArguments(req)
 	if err != nil {
-		return s.invalid(ref, err.Error())
+		return s.invalid(ref, err.Error()), outcomeInvalid
 	}
 	gate := &midAction{s: s, p: p, ref: ref, principal: principal}
 	env := &toolkit.Env{Policy: p, Principal: principal, Ask: s.asker, Request: req, MidAction: gate.decide}
 	plan, err := t.Plan(ctx, env, raw)
 	if err != nil {
 		if ae, ok := err.(*toolkit.ArgError); ok {
-			return s.invalid(ref, ae.Msg)
+			return s.invalid(ref, ae.Msg), outcomeInvalid
 		}
 		if rf, ok := err.(*toolkit.Refusal); ok {
-			return s.refusePlan(ref, rf)
+			return s.refusePlan(ref, rf), outcomeRefused
 		}
 		// Any other failure to plan is still a refused call: audited like
 		// one, so no call leaves no trace.
-		return s.refusePlan(ref, &toolkit.Refusal{Reason: grants.ReasonInvalidArguments, Msg: "the call could not be planned: " + err.Error()})
+		return s.refusePlan(ref, &toolkit.Refusal{Reason: grants.ReasonInvalidArguments, Msg: "the call could not be planned: " + err.Error()}), outcomeRefused
 	}
 	if _, ok := s.exposed.Load(principal); ok {
 		for i := range plan.Requests {
@@ -181,11 +221,11 @@ func (s *Server) call(ctx context.Context, t toolkit.Tool, req mcp.CallToolReque
 	verdict := p.DecideAll(plan.Requests)
 	var hint string // how to get an approval channel, when none answered
 	if verdict.Effect == grants.Ask {
-		outcome, pending := s.approver.Approve(ctx, toolkit.ApprovalCall{
+		outcome, pending := s.approve(ctx, toolkit.ApprovalCall{
 			Tool: t.Name(), Args: raw, Principal: principal, Request: req, Asks: verdict.Asks(), Policy: p,
 		})
 		if pending != nil {
-			return pending // the client answers and retries; the call is decided again then
+			return pending, outcomeInputRequired // the client answers and retries; the call is decided again then
 		}
 		verdict = settle(verdict, outcome)
 		hint = outcome.Hint
@@ -193,29 +233,50 @@ func (s *Server) call(ctx context.Context, t toolkit.Tool, req mcp.CallToolReque
 		gate.ref.channel, gate.approved = outcome.Channel, approvedAsks(verdict)
 	}
 	if err := s.audit.Decisions(ref, verdict.Decisions); err != nil {
-		return mcp.NewToolResultError(fmt.Sprintf("refused: the audit log cannot be written, so nothing runs (%v)", err))
+		s.metrics.AuditFailures.Inc()
+		return mcp.NewToolResultError(fmt.Sprintf("refused: the audit log cannot be written, so nothing runs (%v)", err)), outcomeAuditFailure
 	}
+	s.countDecisions(verdict.Decisions)
 	if verdict.Effect != grants.Allow {
 		res := refusal(t.Name(), verdict)
 		if hint != "" {
 			res.Content = append(res.Content, mcp.NewTextContent(hint))
 		}
-		return res
+		return res, outcomeRefused
 	}
 	start := time.Now()
 	res := plan.Run(ctx, toolkit.Grant{Decisions: verdict.Decisions})
 	if res.Tool == nil {
 		res = toolkit.Failed("%s: no result", t.Name())
 	}
+	if t.Name() == shelltool.Name {
+		s.metrics.CommandDuration.Since(start, commandResult(res.Outcome))
+	}
 	// The action ran; a failure to record its outcome is said on stderr
 	// by the log (once per failure streak).
-	_ = s.audit.Outcome(ref, time.Since(start), res.Outcome)
+	if s.audit.Outcome(ref, time.Since(start), res.Outcome) != nil {
+		s.metrics.AuditFailures.Inc()
+	}
 	for _, c := range res.Outcome.Exposed {
 		if c == grants.DataCredential {
 			s.exposed.Store(principal, struct{}{})
 		}
 	}
-	return res.Tool
+	if res.Tool.IsError {
+		return res.Tool, outcomeToolError
+	}
+	return res.Tool, outcomeOK
+}
+
+// commandResult labels a command's outcome for /metrics.
+func commandResult(o toolkit.Outcome) string {
+	switch {
+	case o.ExitCode == nil:
+		return "not_run"
+	case *o.ExitCode == 0:
+		return "ok"
+	}
+	return "failed"
 }
 
 // settle applies a person's answer to the asks of a verdict. A verdict
@@ -253,13 +314,17 @@ func markCredentialFlow(r *grants.Request, p *grants.Policy) {
 }
 
 func (s *Server) invalid(ref callRef, msg string) *mcp.CallToolResult {
-	_ = s.audit.Invalid(ref, msg) // a refusal either way; a failure is said by the log
+	if s.audit.Invalid(ref, msg) != nil { // a refusal either way; a failure is said by the log
+		s.metrics.AuditFailures.Inc()
+	}
 	return mcp.NewToolResultError(fmt.Sprintf("%s: invalid arguments (reason %s): %s", ref.tool, grants.ReasonInvalidArguments, msg))
 }
 
 // refusePlan records and returns a call a tool refused while planning.
 func (s *Server) refusePlan(ref callRef, rf *toolkit.Refusal) *mcp.CallToolResult {
-	_ = s.audit.Refused(ref, rf.Reason, rf.Msg) // a refusal either way; a failure is said by the log
+	if s.audit.Refused(ref, rf.Reason, rf.Msg) != nil { // a refusal either way; a failure is said by the log
+		s.metrics.AuditFailures.Inc()
+	}
 	return mcp.NewToolResultError(fmt.Sprintf("%s refused (reason %s): %s", ref.tool, rf.Reason, rf.Msg))
 }
 

@@ -12,8 +12,6 @@ type Server struct {
 	PendingApprovals *Gauge
 	// ApprovalWait is how long a person took, by outcome reason.
 	ApprovalWait *Histogram
-	// SandboxStart is how long a command's sandbox took to start.
-	SandboxStart *Histogram
 	// CommandDuration is how long commands ran, by exit (ok, failed, timeout).
 	CommandDuration *Histogram
 	// AuditFailures counts audit records that could not be written.
@@ -29,7 +27,6 @@ func NewServer() *Server {
 		Decisions:        r.NewCounter("onellm_decisions_total", "Decided requests by effect and reason code.", "effect", "reason"),
 		PendingApprovals: r.NewGauge("onellm_pending_approvals", "Asks waiting for a person."),
 		ApprovalWait:     r.NewHistogram("onellm_approval_wait_seconds", "Time a person took to answer an ask, by reason.", DefaultSeconds(), "reason"),
-		SandboxStart:     r.NewHistogram("onellm_sandbox_start_seconds", "Time from a command's decision to its sandbox running.", DefaultSeconds()),
 		CommandDuration:  r.NewHistogram("onellm_command_duration_seconds", "Time commands ran, by result.", DefaultSeconds(), "result"),
 		AuditFailures:    r.NewCounter("onellm_audit_write_failures_total", "Audit records that could not be written (the action did not run)."),
 	}
