@@ -23,7 +23,7 @@ func TestMetricsScrape(t *testing.T) {
 	}{
 		{"read_file", map[string]any{"path": "in.txt"}},
 		{"read_file", map[string]any{"path": "in.txt"}},
-		{"read_file", map[string]any{"path": outside}},               // asks, no channel: refused
+		{"read_file", map[string]any{"path": outside}},              // asks, no channel: refused
 		{"read_file", map[string]any{"path": "in.txt", "bogus": 1}}, // invalid arguments
 		{"execute_terminal_command", map[string]any{"command": "echo hi"}},
 		{"execute_terminal_command", map[string]any{"command": "exit 3"}},

@@ -59,7 +59,7 @@ type Server struct {
 	asker    toolkit.Asker
 	// metrics are what /metrics shows.
 	metrics *metrics.Server
-	console  *approval.Console // nil unless [approval] console is set
+	console *approval.Console // nil unless [approval] console is set
 	// stateDir is the state folder in use when it was proven out of every
 	// root (the audit key, the console token): a reload may not open a root
 	// over it.
