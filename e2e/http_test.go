@@ -237,7 +237,7 @@ func rawPost(t testing.TB, url, body string, hdr map[string]string) (*http.Respo
 		}
 		req.Header.Set(k, v)
 	}
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := expectContinueClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -245,6 +245,12 @@ func rawPost(t testing.TB, url, body string, hdr map[string]string) (*http.Respo
 	b, _ := io.ReadAll(resp.Body)
 	return resp, string(b)
 }
+
+// expectContinueClient waits for the server's answer before sending a body
+// marked `Expect: 100-continue`, as curl does for large bodies: a server
+// that refuses a body by its Content-Length answers before the body is
+// sent, so the client reads the refusal instead of failing its write.
+var expectContinueClient = &http.Client{Transport: &http.Transport{ExpectContinueTimeout: 10 * time.Second}}
 
 // modernCall is a tools/call in the 2026-07-28 era: no session, the version
 // in the header and in _meta.
@@ -320,7 +326,7 @@ func TestHTTPGuards(t *testing.T) {
 	// Oversized body: 413, nothing decided.
 	before := decisions()
 	big := modernCall(strings.Repeat("a", 70000))
-	if resp, _ := rawPost(t, srv.URL, big, modernHdr()); resp.StatusCode != 413 {
+	if resp, _ := rawPost(t, srv.URL, big, modernHdr("Expect", "100-continue")); resp.StatusCode != 413 {
 		t.Errorf("oversized body: status %d, want 413", resp.StatusCode)
 	}
 	if n := decisions(); n != before {
