@@ -23,26 +23,36 @@ import (
 const toolchainDepth = 2
 
 // toolchainCache remembers detection per selection, so a command pays for
-// it once per server, not per call.
+// it once per server, not per call: the toolchains found, and the
+// credential-looking files near the top of their folders (installed
+// software, which commands cannot change).
 type toolchainCache struct {
 	mu    sync.Mutex
-	found map[string]toolchains.Set
+	found map[string]detected
 }
 
-func (c *toolchainCache) detect(names []string) toolchains.Set {
+type detected struct {
+	set toolchains.Set
+	// credentials are candidates to hide, decided per call (a rule naming
+	// one exactly lifts it).
+	credentials []string
+}
+
+func (c *toolchainCache) detect(names []string) detected {
 	key := strings.Join(names, ",")
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if s, ok := c.found[key]; ok {
-		return s
+	if d, ok := c.found[key]; ok {
+		return d
 	}
 	home, _ := os.UserHomeDir()
 	s := toolchains.Detect(toolchains.Host{Home: home, Getenv: os.Getenv}, names)
+	d := detected{set: s, credentials: shallowCredentialPaths(s.Readable())}
 	if c.found == nil {
-		c.found = map[string]toolchains.Set{}
+		c.found = map[string]detected{}
 	}
-	c.found[key] = s
-	return s
+	c.found[key] = d
+	return d
 }
 
 // withToolchains gives a sandboxed command the toolchains the policy
@@ -53,7 +63,8 @@ func (t *Tool) withToolchains(ctx context.Context, gate toolkit.MidAction, p *gr
 	if len(p.Sandbox.Toolchains) == 0 {
 		return func() {}, nil
 	}
-	set := t.toolchains.detect(p.Sandbox.Toolchains)
+	found := t.toolchains.detect(p.Sandbox.Toolchains)
+	set := found.set
 	cacheRoot, err := os.UserCacheDir()
 	if err != nil {
 		return nil, fmt.Errorf("toolchains need the user's cache folder: %w", err)
@@ -69,7 +80,11 @@ func (t *Tool) withToolchains(ctx context.Context, gate toolkit.MidAction, p *gr
 	}
 	spec.Readable = slices.Concat(spec.Readable, call.Readable)
 	spec.Writable = slices.Concat(spec.Writable, call.Writable)
-	spec.Hidden = append(spec.Hidden, shallowCredentialFiles(ctx, gate, p, call.Readable)...)
+	for _, path := range found.credentials {
+		if !readable(ctx, gate, p, path) {
+			spec.Hidden = append(spec.Hidden, path)
+		}
+	}
 	return func() { _ = call.Close() }, nil
 }
 
@@ -100,10 +115,9 @@ func overrideEnv(env, over []string) []string {
 	return append(out, over...)
 }
 
-// shallowCredentialFiles finds credential files near the top of the
-// toolchain folders, to hide them as credentialFiles does in the roots
-// (each decided, and audited, through the call's gate).
-func shallowCredentialFiles(ctx context.Context, gate toolkit.MidAction, p *grants.Policy, roots []string) []string {
+// shallowCredentialPaths finds credential-looking files near the top of
+// the toolchain folders (to depth toolchainDepth).
+func shallowCredentialPaths(roots []string) []string {
 	var out []string
 	for _, root := range roots {
 		base := strings.Count(root, string(filepath.Separator))
@@ -114,7 +128,7 @@ func shallowCredentialFiles(ctx context.Context, gate toolkit.MidAction, p *gran
 			if d.IsDir() && strings.Count(path, string(filepath.Separator))-base >= toolchainDepth {
 				return filepath.SkipDir
 			}
-			if path != root && grants.IsCredentialPath(path) && !readable(ctx, gate, p, path) {
+			if path != root && grants.IsCredentialPath(path) {
 				out = append(out, path)
 				if d.IsDir() {
 					return filepath.SkipDir

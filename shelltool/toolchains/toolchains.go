@@ -413,8 +413,11 @@ func pyenvVersion(root string, workspaceRoots []string) (version, bin string) {
 }
 
 // writeFile replaces path atomically (concurrent calls each write their
-// own temporary file).
+// own temporary file), unless it already holds exactly content.
 func writeFile(path, content string) error {
+	if b, err := os.ReadFile(path); err == nil && string(b) == content {
+		return nil
+	}
 	f, err := os.CreateTemp(filepath.Dir(path), ".gen-")
 	if err != nil {
 		return fmt.Errorf("toolchains: %w", err)
