@@ -160,6 +160,17 @@ required_scopes = ["mcp:tools"]
 	if res := call(t, cb, "read_file", map[string]any{"path": outside}); !res.IsError || eb.count() != 1 {
 		t.Fatalf("bob shared alice's approval: %s (asked %d)", text(res), eb.count())
 	}
+	// The official TypeScript clients complete a call with an access token.
+	dir := tsDir(t)
+	f.write(t, "src/a.txt", "hello over oauth\n")
+	for _, mode := range []string{"sdk-http", "v2-http"} {
+		out, errOut, code := runNode(t, dir, []string{"HOME=" + f.Root}, "clients.mjs", mode, srv.URL,
+			is.token("dana", aud, "mcp:tools", time.Hour), "src/a.txt", "src/missing.txt")
+		if code != 0 || !strings.Contains(out, "hello over oauth") {
+			t.Errorf("%s with an access token: exit %d\n%s\n%s", mode, code, out, errOut)
+		}
+	}
+
 	// Key rotation is tested in server/oauth against a local issuer with a
 	// clock the test moves (a refetch waits 30 s here).
 }
