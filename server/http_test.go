@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -450,8 +451,19 @@ func TestServeHTTPGracefulShutdown(t *testing.T) {
 			<-pt.started
 			begin := time.Now()
 			stop()
-			time.Sleep(100 * time.Millisecond)
-			if _, err := net.DialTimeout("tcp", ln.Addr().String(), time.Second); err == nil {
+			// The listener closes as the shutdown begins: wait for that (not
+			// a fixed time), bounded well inside the grace period.
+			closed := false
+			for deadline := time.Now().Add(500 * time.Millisecond); !closed && time.Now().Before(deadline); {
+				c, err := net.DialTimeout("tcp", ln.Addr().String(), 100*time.Millisecond)
+				if err != nil {
+					closed = true
+					break
+				}
+				c.Close()
+				runtime.Gosched()
+			}
+			if !closed {
 				t.Error("the listener still accepts after shutdown began")
 			}
 			if tc.finishes {
