@@ -56,6 +56,11 @@ func FindGitDirs(roots []string, skip func(name string) bool) GitLayout {
 	seen := map[string]bool{}
 	addDir := func(d string) {
 		for _, g := range withNestedGitDirs(d) {
+			// Every git directory is a real folder inside the roots, reached
+			// through no symlink: the server writes into it after the command.
+			if real, err := filepath.EvalSymlinks(g); err != nil || real != g || !within(g, roots) {
+				continue
+			}
 			if !seen[g] {
 				seen[g] = true
 				out.Dirs = append(out.Dirs, g)
@@ -136,7 +141,13 @@ func gitLinkTarget(file string) (string, bool) {
 // submodule's name may contain slashes), recursively.
 func withNestedGitDirs(g string) []string {
 	out := []string{g}
-	if ents, err := os.ReadDir(filepath.Join(g, "worktrees")); err == nil {
+	wt := filepath.Join(g, "worktrees")
+	// Only a real worktrees folder: ReadDir would follow a symlink planted
+	// there to any folder the command can see.
+	if fi, err := os.Lstat(wt); err != nil || !fi.IsDir() {
+		wt = ""
+	}
+	if ents, err := os.ReadDir(wt); wt != "" && err == nil {
 		for _, e := range ents {
 			if e.IsDir() {
 				out = append(out, filepath.Join(g, "worktrees", e.Name()))

@@ -78,6 +78,27 @@ func TestFindGitDirs(t *testing.T) {
 	}
 }
 
+// TestFindGitDirsIgnoresPlantedLinks: a repository a command made can hold
+// a symlink named worktrees (or modules) pointing at any folder the sandbox
+// sees; none of what lies there is taken for a git directory, because the
+// server writes into git directories after the command.
+func TestFindGitDirsIgnoresPlantedLinks(t *testing.T) {
+	root := t.TempDir()
+	ws, outside := filepath.Join(root, "ws"), filepath.Join(root, "outside")
+	for _, d := range []string{ws + "/sub/.git", outside + "/target/.git", outside + "/mods/m"} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	os.WriteFile(outside+"/mods/m/HEAD", []byte("ref: refs/heads/main\n"), 0o644)
+	os.Symlink(outside+"/target", ws+"/sub/.git/worktrees")
+	os.Symlink(outside+"/mods", ws+"/sub/.git/modules")
+	got := FindGitDirs([]string{ws}, nil)
+	if want := []string{ws + "/sub/.git"}; !slices.Equal(got.Dirs, want) {
+		t.Fatalf("Dirs = %q, want %q (nothing through the planted links)", got.Dirs, want)
+	}
+}
+
 // TestGitMetadataSurvives: a command tries every way to make git run code
 // on the host later — config, hooks (also where none existed), commondir,
 // a worktree's gitdir, a submodule's .git file — in the workspace's, a
