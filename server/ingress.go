@@ -147,6 +147,9 @@ type peek struct {
 	method string
 	id     json.RawMessage // nil: none, or not a valid JSON-RPC id
 	hasID  bool
+	// reply is set when the message holds "result" or "error" (an answer
+	// to a request of the server's).
+	reply bool
 }
 
 func peekMessage(msg []byte) peek {
@@ -162,6 +165,8 @@ func peekMessage(msg []byte) peek {
 				p.hasID = true
 				p.id = validID(raw)
 			}
+		case "result", "error":
+			p.reply = true
 		}
 		return true
 	})
@@ -174,6 +179,21 @@ func validID(raw []byte) json.RawMessage {
 		return json.RawMessage(raw)
 	}
 	return nil
+}
+
+// isNullID reports whether the message's id is JSON null (allowed only in
+// some error responses; the strict shape decides the rest).
+func isNullID(msg []byte) bool {
+	null := false
+	_ = strictjson.Members(msg, func(key []byte, value func() ([]byte, error)) bool {
+		if string(key) == "id" {
+			raw, err := value()
+			null = err == nil && string(raw) == "null"
+			return false
+		}
+		return true
+	})
+	return null
 }
 
 func (in *ingress) shapeFor(p peek) *strictjson.Shape {
@@ -199,6 +219,15 @@ func (s *Server) admit(principal string, msg []byte) (reply []byte, pass bool) {
 		return rpcError(nil, rpcInvalidRequest, "refused: a message must be one JSON object (batches are not supported)"), false
 	}
 	p := peekMessage(msg)
+	switch {
+	case p.method != "" && p.reply:
+		// A request and an answer at once: mcp-go's stdio reader would take
+		// it for an answer (an approval) while the strict shape read it as a
+		// request. JSON-RPC forbids it; refused.
+		return rpcError(nil, rpcInvalidRequest, "refused: a message is a request or a response, never both (method with result or error)"), false
+	case p.hasID && p.id == nil && !isNullID(msg):
+		return rpcError(nil, rpcInvalidRequest, "refused: a JSON-RPC id is a string or a number"), false
+	}
 	err := strictjson.Check(msg, s.ingress.shapeFor(p))
 	if err == nil {
 		return nil, true

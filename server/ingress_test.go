@@ -58,6 +58,10 @@ func TestAdmit(t *testing.T) {
 		{"notification with a duplicate", `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1,"requestId":2}}`, silent, 0, ""},
 		{"cancel notification case variant", `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"RequestId":1}}`, silent, 0, ""},
 		{"not JSON", `{"jsonrpc":"2.0","id":1,`, rpcErr, rpcParseError, `"id":null`},
+		{"a request and an answer at once", `{"jsonrpc":"2.0","id":7,"method":"ping","result":{"action":"decline","Action":"accept"}}`, rpcErr, rpcInvalidRequest, `never both`},
+		{"a method with an error", `{"jsonrpc":"2.0","id":7,"method":"tools/list","error":{"code":1,"message":"x"}}`, rpcErr, rpcInvalidRequest, `never both`},
+		{"an object id", `{"jsonrpc":"2.0","id":{"a":1},"method":"tools/call","params":{"name":"read_file","arguments":{"path":"a"}}}`, rpcErr, rpcInvalidRequest, `string or a number`},
+		{"a boolean id", `{"jsonrpc":"2.0","id":true,"method":"ping"}`, rpcErr, rpcInvalidRequest, `string or a number`},
 		{"a batch", `[{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"read_file","Name":"x"}}]`, rpcErr, rpcInvalidRequest, `batches`},
 		{"two values", `{"jsonrpc":"2.0","id":1,"method":"ping"}{"jsonrpc":"2.0","id":2,"method":"ping"}`, rpcErr, rpcParseError, ""},
 

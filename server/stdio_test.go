@@ -215,3 +215,27 @@ func TestStdioShutdownGrace(t *testing.T) {
 		})
 	}
 }
+
+// A second tools/call with the id of one still in flight is refused, and
+// the first one is neither cancelled nor answered for it.
+func TestStdioDuplicateIDRefused(t *testing.T) {
+	pt := probeTool{started: make(chan struct{}, 2), release: make(chan struct{}), saw: make(chan error, 2)}
+	s, _ := testServer(t, pt)
+	p := startStdio(t, s, context.Background(), StdioOptions{})
+	p.send(waitCall(5))
+	<-pt.started
+	p.send(waitCall(5))
+	m := p.expect(5)
+	if e, _ := m["error"].(map[string]any); e == nil || !strings.Contains(fmt.Sprint(e["message"]), "still in flight") {
+		t.Fatalf("the duplicate was answered %v", m)
+	}
+	close(pt.release)
+	if m := p.expect(5); m["result"] == nil {
+		t.Fatalf("the first call's answer: %v", m)
+	}
+	select {
+	case err := <-pt.saw:
+		t.Errorf("the first call was cancelled: %v", err)
+	default:
+	}
+}

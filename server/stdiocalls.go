@@ -55,6 +55,11 @@ func (c *stdioCalls) start(stop <-chan struct{}, id json.RawMessage, line []byte
 	}
 	key := idKey(id)
 	c.mu.Lock()
+	if _, dup := c.cancels[key]; dup {
+		c.mu.Unlock()
+		c.link.write(rpcError(id, rpcInvalidRequest, "refused: a request with this id is still in flight"))
+		return true
+	}
 	if len(c.cancels) >= maxStdioCalls {
 		c.mu.Unlock()
 		c.link.write(rpcError(id, rpcBusy, fmt.Sprintf("refused: %d tool calls are in flight already", maxStdioCalls)))

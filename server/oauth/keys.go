@@ -59,8 +59,13 @@ func (c *keyCache) lookup(ctx context.Context, kid string, alg jose.SignatureAlg
 	defer c.mu.Unlock()
 	now := c.cfg.Now()
 	var fetchErr error
-	if c.fetched.IsZero() || now.Sub(c.fetched) > refreshEvery {
+	due := c.fetched.IsZero() || now.Sub(c.fetched) > refreshEvery
+	if due && (c.tried.IsZero() || now.Sub(c.tried) >= minRefetch) {
+		// At most one fetch per minRefetch, even while the issuer is down:
+		// requests with made-up tokens cannot make us hammer it.
 		fetchErr = c.refresh(ctx, now)
+	} else if due {
+		fetchErr = errors.New("the last fetch failed; retrying at most every 30 s")
 	}
 	if fetchErr != nil && (c.fetched.IsZero() || now.Sub(c.fetched) > maxStale) {
 		return jose.JSONWebKey{}, fmt.Errorf("the issuer's keys cannot be fetched: %v", fetchErr)

@@ -11,6 +11,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -389,5 +390,38 @@ func TestVerifiedCacheHonoursExpiry(t *testing.T) {
 	is.advance(30*time.Second + v.cfg.Leeway + time.Second)
 	if _, err := v.Verify(ctx, tok); err == nil {
 		t.Fatal("a cached token was accepted after it expired")
+	}
+}
+
+// TestFailingIssuerIsNotHammered: while the JWKS cannot be fetched, made-up
+// tokens cause at most one fetch per minRefetch, and none gets through.
+func TestFailingIssuerIsNotHammered(t *testing.T) {
+	is := newTestIssuer(t)
+	var hits int
+	var mu sync.Mutex
+	down := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		hits++
+		mu.Unlock()
+		http.Error(w, "down", http.StatusServiceUnavailable)
+	}))
+	defer down.Close()
+	v, err := New(Config{Issuer: issuer, Audience: resource, JWKSURL: down.URL, Now: is.now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := mustEC(t)
+	for i := range 20 {
+		if _, err := v.Verify(context.Background(), is.sign(fmt.Sprint("k", i), jose.ES256, key, nil)); err == nil {
+			t.Fatal("a token got through with the issuer down")
+		}
+	}
+	if hits != 1 {
+		t.Fatalf("20 tokens made %d fetches, want 1", hits)
+	}
+	is.advance(minRefetch)
+	v.Verify(context.Background(), is.sign("k", jose.ES256, key, nil))
+	if hits != 2 {
+		t.Fatalf("after minRefetch: %d fetches, want 2", hits)
 	}
 }
