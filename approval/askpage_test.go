@@ -19,14 +19,16 @@ import (
 // declared caps; it answers no elicitation.
 type legacySession struct{ caps mcp.ClientCapabilities }
 
-func (s *legacySession) Initialize()                                         {}
-func (s *legacySession) Initialized() bool                                   { return true }
-func (s *legacySession) NotificationChannel() chan<- mcp.JSONRPCNotification { return make(chan mcp.JSONRPCNotification, 8) }
-func (s *legacySession) SessionID() string                                   { return "legacy" }
-func (s *legacySession) GetClientInfo() mcp.Implementation                   { return mcp.Implementation{Name: "t"} }
-func (s *legacySession) SetClientInfo(mcp.Implementation)                    {}
-func (s *legacySession) GetClientCapabilities() mcp.ClientCapabilities       { return s.caps }
-func (s *legacySession) SetClientCapabilities(c mcp.ClientCapabilities)      { s.caps = c }
+func (s *legacySession) Initialize()       {}
+func (s *legacySession) Initialized() bool { return true }
+func (s *legacySession) NotificationChannel() chan<- mcp.JSONRPCNotification {
+	return make(chan mcp.JSONRPCNotification, 8)
+}
+func (s *legacySession) SessionID() string                              { return "legacy" }
+func (s *legacySession) GetClientInfo() mcp.Implementation              { return mcp.Implementation{Name: "t"} }
+func (s *legacySession) SetClientInfo(mcp.Implementation)               {}
+func (s *legacySession) GetClientCapabilities() mcp.ClientCapabilities  { return s.caps }
+func (s *legacySession) SetClientCapabilities(c mcp.ClientCapabilities) { s.caps = c }
 func (s *legacySession) RequestElicitation(context.Context, mcp.ElicitationRequest) (*mcp.ElicitationResult, error) {
 	return nil, context.Canceled
 }
