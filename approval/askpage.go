@@ -51,9 +51,14 @@ func parseAskID(s string) (string, bool) {
 	return s, true
 }
 
-// setPageHeaders sets what every console page carries: its content type
-// and a policy that runs only the page's own nonce'd script and style.
+// setPageHeaders sets what every console page carries: its content type,
+// a policy that runs only the page's own nonce'd script and style, and a
+// referrer policy of same-origin: the secret login path never goes to
+// another site, and a form the page posts carries its real Origin (with
+// no-referrer, Chromium sends "Origin: null" on a form's POST, which the
+// Origin check refuses).
 func setPageHeaders(w http.ResponseWriter, nonce string) {
+	w.Header().Set("Referrer-Policy", "same-origin")
 	w.Header().Set("Content-Security-Policy", fmt.Sprintf(
 		"default-src 'none'; script-src 'nonce-%s'; style-src 'nonce-%s'; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
 		nonce, nonce))

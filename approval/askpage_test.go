@@ -251,6 +251,11 @@ func TestAskPageAccess(t *testing.T) {
 	if c.lookup(a.ID) == nil || c.lookup(other.ID) == nil {
 		t.Fatal("a refused request answered an ask")
 	}
+	// A form posted from the page must carry its Origin (no-referrer makes
+	// Chromium send "Origin: null"), and the login path goes to no other site.
+	if rp := do(h, "GET", base+"ask/"+a.ID, nil, cookie).Header().Get("Referrer-Policy"); rp != "same-origin" {
+		t.Fatalf("Referrer-Policy %q", rp)
+	}
 	// The page's answer counts for its ask, not for the form's id.
 	if w := do(h, "POST", base+"ask/"+a.ID, form(Deny), withOrigin); w.Code != 200 || !strings.Contains(w.Body.String(), "recorded") {
 		t.Fatalf("answer: %d %q", w.Code, w.Body.String())

@@ -220,3 +220,88 @@ func waitFor(t *testing.T, cond func() bool, what string) {
 	}
 	t.Fatalf("no %s", what)
 }
+
+// TestApprovalURLModeBrowser: the same in headless Chromium, with the
+// pages' own scripts: a link opened before logging in comes back after
+// the console login; once logged in, a link goes straight to its ask.
+func TestApprovalURLModeBrowser(t *testing.T) {
+	dir := browserDir(t)
+	port := freePort(t)
+	f := newFixture(t, sessionConfig+fmt.Sprintf("\n[approval]\nconsole = \"127.0.0.1:%d\"\n", port))
+	outside := f.write(t, filepath.Join(f.Root, "o.txt"), "O\n")
+	e := &urlElicitor{asks: make(chan mcp.ElicitationParams, 4)}
+	c := stdioClient(t, f, Legacy, client.WithElicitationHandler(e), urlAndForm)
+	tok, err := os.ReadFile(f.consoleToken())
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := fmt.Sprintf("http://127.0.0.1:%d", port)
+	home := filepath.Join(f.Root, "browser-home")
+	os.MkdirAll(home, 0o700)
+	br := startBrowser(t, dir, home)
+
+	ask := func() (chan *mcp.CallToolResult, string) {
+		done := make(chan *mcp.CallToolResult, 1)
+		go func() { done <- call(t, c, "read_file", map[string]any{"path": outside}) }()
+		select {
+		case a := <-e.asks:
+			return done, a.URL
+		case <-time.After(20 * time.Second):
+			t.Fatal("no URL elicitation")
+		}
+		return nil, ""
+	}
+	finish := func(done chan *mcp.CallToolResult) *mcp.CallToolResult {
+		select {
+		case res := <-done:
+			return res
+		case <-time.After(20 * time.Second):
+			t.Fatal("the call did not complete")
+		}
+		return nil
+	}
+
+	// 1. The link before logging in: it says how, and shows nothing of the ask.
+	done, link := ask()
+	first := asLoad(t, br.do("open", map[string]any{"url": link}))
+	if first.Status != 200 || !strings.Contains(first.Text, "log into the approval console") || strings.Contains(first.Text, outside) {
+		t.Fatalf("the link before login: %d %q", first.Status, first.Text)
+	}
+	// 2. The console login brings the person back to that ask; allow.
+	br.do("open", map[string]any{"url": base + "/?token=" + url.QueryEscape(strings.TrimSpace(string(tok)))})
+	pageShows(t, br, "asks for your answer")
+	text1 := br.do("text", nil)["text"].(string)
+	if !strings.Contains(text1, outside) || !strings.Contains(text1, "from onellm-e2e") {
+		t.Fatalf("the ask's page: %q", text1)
+	}
+	br.do("click", map[string]any{"card": outside, "button": "Allow once"})
+	pageShows(t, br, "Your answer is recorded")
+	if res := finish(done); res.IsError || text(res) != "O\n" {
+		t.Fatalf("allowed call: %q", text(res))
+	}
+	// 3. Logged in, a link goes straight to its ask; deny.
+	done, link = ask()
+	br.do("open", map[string]any{"url": link})
+	pageShows(t, br, "asks for your answer")
+	br.do("click", map[string]any{"card": outside, "button": "Deny"})
+	pageShows(t, br, "Your answer is recorded")
+	if res := finish(done); !res.IsError || !strings.Contains(text(res), "declined") {
+		t.Fatalf("denied call: %q", text(res))
+	}
+}
+
+// pageShows waits until the browser's page shows want (the page may still
+// be moving on by its own script).
+func pageShows(t *testing.T, br *browser, want string) {
+	t.Helper()
+	var last string
+	for range 200 {
+		if m := br.do("text", nil); m["text"] != nil {
+			if last, _ = m["text"].(string); strings.Contains(last, want) {
+				return
+			}
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Fatalf("the page does not show %q: %q", want, last)
+}
