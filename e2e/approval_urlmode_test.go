@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -23,11 +24,15 @@ import (
 // means "the person opened the link". Its content claims an approval,
 // which must count for nothing.
 type urlElicitor struct {
-	asks chan mcp.ElicitationParams
+	asks    chan mcp.ElicitationParams
+	decline atomic.Bool // the person refuses to open the link
 }
 
 func (e *urlElicitor) Elicit(ctx context.Context, req mcp.ElicitationRequest) (*mcp.ElicitationResult, error) {
 	e.asks <- req.Params
+	if e.decline.Load() {
+		return &mcp.ElicitationResult{ElicitationResponse: mcp.ElicitationResponse{Action: mcp.ElicitationResponseActionDecline}}, nil
+	}
 	return &mcp.ElicitationResult{ElicitationResponse: mcp.ElicitationResponse{Action: mcp.ElicitationResponseActionAccept,
 		Content: map[string]any{"decision": "allow_once"}}}, nil
 }
@@ -205,6 +210,23 @@ func TestApprovalURLMode(t *testing.T) {
 					}
 				})
 			}
+			// Declining the link in the client is a refusal, and the ask
+			// leaves the console.
+			t.Run("client declines", func(t *testing.T) {
+				e.decline.Store(true)
+				defer e.decline.Store(false)
+				res := call(t, c, "read_file", map[string]any{"path": outside})
+				<-e.asks
+				if !res.IsError || !strings.Contains(text(res), "declined") {
+					t.Fatalf("declined link: %q", text(res))
+				}
+				if d := lastDecision(t, f, "read_file"); d["reason_code"] != "declined" || d["approval_channel"] != "elicitation" {
+					t.Fatalf("audit: %v", d)
+				}
+				if code, body := person.get(person.base + person.login + "api/state"); code != 200 || !strings.Contains(body, `"pending":[]`) {
+					t.Fatalf("console after the decline: %d %s", code, body)
+				}
+			})
 		})
 	}
 }
