@@ -116,6 +116,11 @@ func TestChannelChoice(t *testing.T) {
 	if err != nil || pending == nil || pending.InputRequests[elicitKey].Elicitation.Mode == mcp.ElicitationModeURL {
 		t.Fatalf("question with a form: %v %+v", err, pending)
 	}
+	// ...and goes to the page when the client has URL mode only.
+	_, pending, err = b.AskUser(modernCtx(url), env, toolkit.Question{Text: "which?"})
+	if err != nil || pending == nil || pending.InputRequests[elicitKey].Elicitation.Mode != mcp.ElicitationModeURL {
+		t.Fatalf("question, URL mode only: %v %+v", err, pending)
+	}
 }
 
 func hostsCall() toolkit.ApprovalCall {
