@@ -172,7 +172,11 @@ func (c *Console) claim(id string) *ticket {
 		delete(c.answered, id)
 		return t
 	}
-	return c.pending[id]
+	t := c.pending[id]
+	if t != nil {
+		t.retried = false // the retry now waits on it: an answer need not be kept for it
+	}
+	return t
 }
 
 // finished moves a ticket from pending to the recent decisions.
