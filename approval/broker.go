@@ -101,6 +101,7 @@ func (b *Broker) Approve(ctx context.Context, call toolkit.ApprovalCall) (toolki
 		every:    call.Policy.Limits.ApprovalProgress,
 		fill:     func(t *ticket) { t.Asks, t.Context = asks, cc },
 		notify:   func() { b.notifier.notify(call.Tool, cc, asks) },
+		page:     true,
 	})
 	if pending != nil {
 		return toolkit.ApprovalOutcome{}, pending
@@ -185,6 +186,11 @@ type askSpec struct {
 	every    time.Duration // how often (default: the broker's)
 	// notify tells the person on the desktop (nil: no notification).
 	notify func()
+	// page prefers the console's page (a URL elicitation) over a form when
+	// the client declared both: an approval is the person's, not the
+	// client's, to give. A question goes to the page only when the client
+	// has no form.
+	page bool
 }
 
 // ask gets an answer for s: from a modern client's retry, by handing a
@@ -200,9 +206,15 @@ type askSpec struct {
 // worker, of which the server keeps 64), not a lock other calls need.
 func (b *Broker) ask(ctx context.Context, s askSpec) (answer, *mcp.CallToolResult, grants.Reason) {
 	if s.retry.RequestState != "" || len(s.retry.InputResponses) > 0 {
-		return b.resume(s)
+		return b.resume(ctx, s)
 	}
 	r := clientReach(ctx)
+	if b.console != nil && r.url && (s.page || !r.elicit) {
+		if a, res, reason, ok := b.askByPage(ctx, s, r.modern); ok {
+			return a, res, reason
+		}
+		// The console is full: the form when the client has one, below.
+	}
 	switch {
 	case r.modern && r.elicit:
 		state, nonce := b.seal.seal(s.bind, s.timeout)
@@ -229,11 +241,15 @@ func (b *Broker) ticket(id string, s askSpec) *ticket {
 
 // resume checks a modern client's retry: the sealed state first, then the
 // answer, racing a console answer given meanwhile (the first one wins).
-func (b *Broker) resume(s askSpec) (answer, *mcp.CallToolResult, grants.Reason) {
-	nonce, err := b.seal.open(s.retry.RequestState, s.bind)
+func (b *Broker) resume(ctx context.Context, s askSpec) (answer, *mcp.CallToolResult, grants.Reason) {
+	o, err := b.seal.open(s.retry.RequestState, s.bind)
 	if err != nil {
 		return answer{Channel: ChannelElicitation}, nil, stateReason(err)
 	}
+	if o.page {
+		return b.resumeByPage(ctx, s, o.nonce)
+	}
+	nonce := o.nonce
 	a := answer{Channel: ChannelElicitation}
 	if res := server.ElicitationResponse(s.retry.InputResponses, elicitKey); res != nil {
 		a.Action, a.Content = res.Action, res.Content
@@ -281,27 +297,35 @@ func (b *Broker) wait(ctx context.Context, s askSpec, elicit bool) (answer, *mcp
 		t.withdraw("unavailable")
 		return answer{}, nil, grants.ReasonApprovalUnavailable
 	}
+	ch := ChannelElicitation
+	if !elicit {
+		ch = ChannelConsole
+	}
+	a, reason := b.await(ctx, t, s, ch)
+	return a, nil, reason
+}
+
+// await waits for t's answer until ctx ends (the deadline: a timeout; else
+// the client went away), sending progress meanwhile. ch is the channel a
+// timeout is recorded against.
+func (b *Broker) await(ctx context.Context, t *ticket, s askSpec, ch string) (answer, grants.Reason) {
 	stop := b.keepAlive(ctx, s.progress, s.every)
 	defer stop()
 	select {
 	case a := <-t.done:
 		if a.Err != nil {
-			return a, nil, grants.ReasonApprovalUnavailable
+			return a, grants.ReasonApprovalUnavailable
 		}
-		return a, nil, ""
+		return a, ""
 	case <-ctx.Done():
 		why, reason := "timed out", grants.ReasonApprovalTimeout
 		if !errors.Is(ctx.Err(), context.DeadlineExceeded) {
 			why, reason = "withdrawn: the client went away", grants.ReasonCancelled
 		}
 		if !t.withdraw(why) {
-			return <-t.done, nil, "" // an answer won the race with the deadline
+			return <-t.done, "" // an answer won the race with the deadline
 		}
-		ch := ChannelElicitation
-		if !elicit {
-			ch = ChannelConsole
-		}
-		return answer{Channel: ch}, nil, reason
+		return answer{Channel: ch}, reason
 	}
 }
 
@@ -347,19 +371,25 @@ func progressToken(req mcp.CallToolRequest) mcp.ProgressToken {
 	return req.Params.Meta.ProgressToken
 }
 
-// reach is how the current request's client can be asked.
-type reach struct{ modern, elicit bool }
+// reach is how the current request's client can be asked: elicit is form
+// mode, url is URL mode.
+type reach struct{ modern, elicit, url bool }
 
 // clientReach reads what the client declared: per request in the modern
 // era, per session in the legacy one. A client that did not declare form
 // elicitation is never sent one.
 func clientReach(ctx context.Context) reach {
 	if info := server.RequestProtocolInfoFromContext(ctx); info != nil && info.Modern {
-		return reach{modern: true, elicit: info.ClientCapabilities != nil && formCapable(info.ClientCapabilities.Elicitation)}
+		r := reach{modern: true}
+		if info.ClientCapabilities != nil {
+			r.elicit, r.url = formCapable(info.ClientCapabilities.Elicitation), urlCapable(info.ClientCapabilities.Elicitation)
+		}
+		return r
 	}
 	if sess, ok := server.ClientSessionFromContext(ctx).(server.SessionWithClientInfo); ok {
 		if _, can := sess.(server.SessionWithElicitation); can {
-			return reach{elicit: formCapable(sess.GetClientCapabilities().Elicitation)}
+			e := sess.GetClientCapabilities().Elicitation
+			return reach{elicit: formCapable(e), url: urlCapable(e)}
 		}
 	}
 	return reach{}
@@ -369,6 +399,12 @@ func clientReach(ctx context.Context) reach {
 // modes existed); a URL-only client cannot fill in a form.
 func formCapable(c *mcp.ElicitationCapability) bool {
 	return c != nil && (c.Form != nil || c.URL == nil)
+}
+
+// urlCapable: the client declared URL mode (MCP 2025-11-25,
+// capabilities.elicitation.url).
+func urlCapable(c *mcp.ElicitationCapability) bool {
+	return c != nil && c.URL != nil
 }
 
 // rawArguments returns a call's arguments as JSON.

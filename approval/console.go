@@ -172,7 +172,11 @@ func (c *Console) claim(id string) *ticket {
 		delete(c.answered, id)
 		return t
 	}
-	return c.pending[id]
+	t := c.pending[id]
+	if t != nil {
+		t.retried = false // the retry now waits on it: an answer need not be kept for it
+	}
+	return t
 }
 
 // finished moves a ticket from pending to the recent decisions.
@@ -339,6 +343,8 @@ func (c *Console) Handler() http.Handler {
 	mux.HandleFunc("GET /s/{sid}/{$}", c.page)
 	mux.HandleFunc("GET /s/{sid}/api/state", c.state)
 	mux.HandleFunc("POST /s/{sid}/api/decide", c.decide)
+	mux.HandleFunc("GET /s/{sid}/ask/{id}", c.askPage)    // askpage.go
+	mux.HandleFunc("POST /s/{sid}/ask/{id}", c.askAnswer) // askpage.go
 	// For scripts with the token in an Authorization header.
 	mux.HandleFunc("GET /{$}", c.page)
 	mux.HandleFunc("GET /api/state", c.state)
@@ -356,6 +362,9 @@ func (c *Console) guard(next http.Handler) http.Handler {
 		h.Set("Referrer-Policy", "no-referrer")
 		if !c.hosts[strings.ToLower(r.Host)] {
 			http.Error(w, "forbidden: unexpected Host", http.StatusForbidden)
+			return
+		}
+		if c.serveAskLink(w, r) { // the link of a URL elicitation: no login needed, nothing shown
 			return
 		}
 		if r.Method == http.MethodGet && r.URL.Path == "/" && r.URL.Query().Has("token") {
@@ -445,10 +454,7 @@ func (c *Console) page(w http.ResponseWriter, r *http.Request) {
 	v := c.view()
 	v.CSRF = c.csrf
 	v.Nonce = randomID()
-	w.Header().Set("Content-Security-Policy", fmt.Sprintf(
-		"default-src 'none'; script-src 'nonce-%s'; style-src 'nonce-%s'; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
-		v.Nonce, v.Nonce))
-	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	setPageHeaders(w, v.Nonce)
 	if err := pageTemplate.Execute(w, v); err != nil {
 		c.log.Printf("approval console: %v", err)
 	}
@@ -460,38 +466,47 @@ var errConsoleAnswer = errors.New("bad answer")
 // allow_once, allow_for_session, deny) or action (questions: accept with
 // answer, decline).
 func (c *Console) decide(w http.ResponseWriter, r *http.Request) {
-	if !c.originOK(r) {
-		http.Error(w, "forbidden: cross-origin request", http.StatusForbidden)
+	code, msg, checked := c.take(w, r, "")
+	if !checked {
+		http.Error(w, msg, code)
 		return
+	}
+	c.reply(w, r, code, msg)
+}
+
+// take checks a posted answer (Origin, size, CSRF token) and gives it to
+// the ask id ("": the form's id). checked is false when the request itself
+// was refused, before any ask was looked at.
+func (c *Console) take(w http.ResponseWriter, r *http.Request, id string) (code int, msg string, checked bool) {
+	if !c.originOK(r) {
+		return http.StatusForbidden, "forbidden: cross-origin request", false
 	}
 	r.Body = http.MaxBytesReader(w, r.Body, maxFormBody)
 	if err := r.ParseForm(); err != nil {
-		http.Error(w, "bad form", http.StatusBadRequest)
-		return
+		return http.StatusBadRequest, "bad form", false
 	}
 	csrf := r.PostForm.Get("csrf")
 	if csrf == "" {
 		csrf = r.Header.Get("X-CSRF-Token")
 	}
 	if subtle.ConstantTimeCompare([]byte(csrf), []byte(c.csrf)) != 1 {
-		http.Error(w, "forbidden: missing or wrong CSRF token; reload the page", http.StatusForbidden)
-		return
+		return http.StatusForbidden, "forbidden: missing or wrong CSRF token; reload the page", false
 	}
-	t := c.lookup(r.PostForm.Get("id"))
+	if id == "" {
+		id = r.PostForm.Get("id")
+	}
+	t := c.lookup(id)
 	if t == nil {
-		c.reply(w, r, http.StatusConflict, "already decided, withdrawn or timed out")
-		return
+		return http.StatusConflict, "already decided, withdrawn or timed out", true
 	}
 	a, err := consoleAnswer(t, r.PostForm)
 	if err != nil {
-		c.reply(w, r, http.StatusBadRequest, "not an answer this question accepts")
-		return
+		return http.StatusBadRequest, "not an answer this question accepts", true
 	}
 	if !t.resolve(a) {
-		c.reply(w, r, http.StatusConflict, "already decided through another channel")
-		return
+		return http.StatusConflict, "already decided through another channel", true
 	}
-	c.reply(w, r, http.StatusOK, "recorded")
+	return http.StatusOK, "recorded", true
 }
 
 func consoleAnswer(t *ticket, f map[string][]string) (answer, error) {

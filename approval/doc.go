@@ -13,6 +13,14 @@
 // ask is denied with approval_unavailable. A client that did not declare
 // elicitation is never sent one.
 //
+// URL mode (urlmode.go, askpage.go). A client that declared URL-mode
+// elicitation, with a console configured, gets each approval as a link to
+// the console page of that one ask (also an ask_user question when it has
+// no form). The person answers on the page, behind the console's own
+// login; the client's accept only says the link was opened and is never an
+// answer, its decline or cancel refuses. The link holds the ask's id only,
+// which authorises nothing.
+//
 // Answers. Only accept with exactly {"decision": "allow_once" |
 // "allow_for_session"} approves (reason approved). Decline, a "deny"
 // decision, a missing or unknown decision, extra fields or an unknown action

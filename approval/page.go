@@ -59,6 +59,12 @@ input[type=text]{font-size:1rem;padding:.45rem;flex:1 1 100%}
 (function(){
 "use strict";
 var csrf=document.querySelector('meta[name=csrf]').content,version={{.Version}};
+// The page of one ask (askpage.go) finds this login here, per origin; an ask
+// opened before logging in is shown once logged in.
+var login=/^\/s\/([A-Za-z0-9_-]{22})\//.exec(location.pathname);
+try{if(login){localStorage.setItem('onellm_console_sid',login[1]);
+  var next=JSON.parse(localStorage.getItem('onellm_console_next')||'null');localStorage.removeItem('onellm_console_next');
+  if(next&&/^[A-Za-z0-9_-]{22}$/.test(next.id)&&Date.now()-next.at<600000){location.replace('ask/'+next.id);return}}}catch(e){}
 function el(tag,cls,text){var e=document.createElement(tag);if(cls)e.className=cls;if(text!=null)e.textContent=text;return e}
 function post(id,fields){
   var body=new URLSearchParams({id:id,csrf:csrf});for(var k in fields)body.set(k,fields[k]);

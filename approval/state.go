@@ -70,6 +70,17 @@ type claims struct {
 	Asks  []byte    `json:"r,omitempty"`
 	Exp   int64     `json:"e"` // unix milliseconds
 	Nonce []byte    `json:"n"`
+	// Page is set when the ask went to the client as a URL elicitation:
+	// the answer then comes only from the console page, never from the
+	// client's retry.
+	Page bool `json:"u,omitempty"`
+}
+
+// opened is what a good state says: the nonce (the pending ask's id) and
+// whether the ask was put as a URL elicitation (answered on the page only).
+type opened struct {
+	nonce string
+	page  bool
 }
 
 // sealer seals and opens states with a per-process key.
@@ -90,14 +101,20 @@ func newSealer(now func() time.Time, maxNonces int) (*sealer, error) {
 	return &sealer{key: key, now: now, max: maxNonces, spent: map[string]time.Time{}}, nil
 }
 
-// seal returns a state for b that expires after ttl, and its nonce.
+// seal returns a state for b that expires after ttl, and its nonce, for
+// an ask put as a form.
 func (s *sealer) seal(b binding, ttl time.Duration) (state string, nonce string) {
+	return s.sealAs(b, ttl, false)
+}
+
+// sealAs is seal; page marks an ask put as a URL elicitation.
+func (s *sealer) sealAs(b binding, ttl time.Duration, page bool) (state string, nonce string) {
 	n := make([]byte, 16)
 	if _, err := rand.Read(n); err != nil {
 		panic("approval: crypto/rand failed: " + err.Error()) // cannot happen on Linux; never seal a guessable nonce
 	}
 	c := claims{V: 1, Kind: b.Kind, Tool: b.Tool, Args: b.Args, Who: digest(b.Principal), Asks: b.Asks,
-		Exp: s.now().Add(ttl).UnixMilli(), Nonce: n}
+		Exp: s.now().Add(ttl).UnixMilli(), Nonce: n, Page: page}
 	body, _ := json.Marshal(c) // only byte slices, strings and numbers: cannot fail
 	mac := hmac.New(sha256.New, s.key)
 	mac.Write(body)
@@ -106,44 +123,45 @@ func (s *sealer) seal(b binding, ttl time.Duration) (state string, nonce string)
 }
 
 // open verifies state against b and spends its nonce. It returns the
-// nonce (the id of the pending approval) when the state is good.
-func (s *sealer) open(state string, b binding) (string, error) {
+// nonce (the id of the pending approval) and the ask's mode when the state
+// is good.
+func (s *sealer) open(state string, b binding) (opened, error) {
 	// Strict: a state has exactly one spelling. A lenient decoder accepts
 	// other values in the last character's unused bits, so a changed string
 	// would open as the same state.
 	enc := base64.RawURLEncoding.Strict()
 	body64, mac64, ok := strings.Cut(state, ".")
 	if !ok || len(state) > 4096 {
-		return "", errForged
+		return opened{}, errForged
 	}
 	body, err1 := enc.DecodeString(body64)
 	sum, err2 := enc.DecodeString(mac64)
 	if err1 != nil || err2 != nil {
-		return "", errForged
+		return opened{}, errForged
 	}
 	mac := hmac.New(sha256.New, s.key)
 	mac.Write(body)
 	if !hmac.Equal(sum, mac.Sum(nil)) {
-		return "", errForged
+		return opened{}, errForged
 	}
 	var c claims
 	if err := json.Unmarshal(body, &c); err != nil || c.V != 1 || len(c.Nonce) != 16 {
-		return "", errForged // sealed by us, so this means a bug; still no
+		return opened{}, errForged // sealed by us, so this means a bug; still no
 	}
 	if c.Kind != b.Kind || c.Tool != b.Tool || !bytes.Equal(c.Args, b.Args) ||
 		!hmac.Equal(c.Who, digest(b.Principal)) || !bytes.Equal(c.Asks, b.Asks) {
-		return "", errMismatch
+		return opened{}, errMismatch
 	}
 	now := s.now()
 	exp := time.UnixMilli(c.Exp)
 	if !now.Before(exp) {
-		return "", errExpired
+		return opened{}, errExpired
 	}
 	nonce := enc.EncodeToString(c.Nonce)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if _, used := s.spent[nonce]; used {
-		return "", errReplayed
+		return opened{}, errReplayed
 	}
 	if len(s.spent) >= s.max {
 		for n, e := range s.spent {
@@ -152,11 +170,11 @@ func (s *sealer) open(state string, b binding) (string, error) {
 			}
 		}
 		if len(s.spent) >= s.max {
-			return "", errTooMany
+			return opened{}, errTooMany
 		}
 	}
 	s.spent[nonce] = exp
-	return nonce, nil
+	return opened{nonce: nonce, page: c.Page}, nil
 }
 
 // stateReason is the reason code a bad state is denied with: an expired

@@ -101,8 +101,8 @@ func TestStateSingleUse(t *testing.T) {
 	b := testBinding()
 	st, nonce := s.seal(b, time.Minute)
 	got, err := s.open(st, b)
-	if err != nil || got != nonce {
-		t.Fatalf("first open: %v %q", err, got)
+	if err != nil || got.nonce != nonce || got.page {
+		t.Fatalf("first open: %v %+v", err, got)
 	}
 	if _, err := s.open(st, b); !errors.Is(err, errReplayed) {
 		t.Fatalf("replay: %v", err)
@@ -178,5 +178,20 @@ func BenchmarkArgsDigest(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		argsDigest(raw)
+	}
+}
+
+// TestStatePageMark: a state sealed for a URL elicitation opens as one, so
+// its retry is never answered from the client's content.
+func TestStatePageMark(t *testing.T) {
+	s, _ := newSealer(time.Now, 8)
+	b := testBinding()
+	st, nonce := s.sealAs(b, time.Minute, true)
+	if o, err := s.open(st, b); err != nil || !o.page || o.nonce != nonce {
+		t.Fatalf("page state opened as %+v, %v", o, err)
+	}
+	st, _ = s.seal(b, time.Minute)
+	if o, err := s.open(st, b); err != nil || o.page {
+		t.Fatalf("form state opened as %+v, %v", o, err)
 	}
 }

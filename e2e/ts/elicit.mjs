@@ -7,12 +7,25 @@
 // The client declares elicitation and answers every form with
 // {action: "accept", content: {decision: DECISION}}; it calls read_file(PATH)
 // once and reports what it was asked and what came back.
+//
+// With ELICIT_URL_FILE set, the client declares URL-mode elicitation too
+// (capabilities.elicitation.url): a URL elicitation's url is written to that
+// file, for the test acting as the person, and accepted (which only means
+// "the person opened the link"; the content claiming DECISION must count
+// for nothing).
 const [mode, url, token, path, decision] = process.argv.slice(2);
+const urlFile = process.env.ELICIT_URL_FILE;
+const elicitation = urlFile ? { form: {}, url: {} } : { form: {} };
 
 const asked = [];
 async function answer(request) {
   const p = request.params ?? {};
-  asked.push({ message: p.message ?? '', fields: Object.keys(p.requestedSchema?.properties ?? {}) });
+  asked.push({ message: p.message ?? '', fields: Object.keys(p.requestedSchema?.properties ?? {}), mode: p.mode ?? 'form',
+    url: p.url ?? '', elicitationId: p.elicitationId ?? '' });
+  if (p.mode === 'url' && urlFile) {
+    const { writeFileSync } = await import('node:fs');
+    writeFileSync(urlFile, p.url);
+  }
   return { action: 'accept', content: { decision } };
 }
 
@@ -22,7 +35,7 @@ async function connect() {
     const { Client } = await import('@modelcontextprotocol/sdk/client/index.js');
     const { StreamableHTTPClientTransport } = await import('@modelcontextprotocol/sdk/client/streamableHttp.js');
     const { ElicitRequestSchema } = await import('@modelcontextprotocol/sdk/types.js');
-    const client = new Client({ name: 'onellm-e2e-ts-elicit', version: '1' }, { capabilities: { elicitation: { form: {} } } });
+    const client = new Client({ name: 'onellm-e2e-ts-elicit', version: '1' }, { capabilities: { elicitation } });
     client.setRequestHandler(ElicitRequestSchema, answer);
     const transport = new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers } });
     await client.connect(transport);
@@ -31,7 +44,7 @@ async function connect() {
   if (mode === 'v2-http') {
     const { Client, StreamableHTTPClientTransport } = await import('@modelcontextprotocol/client');
     const client = new Client({ name: 'onellm-e2e-ts2-elicit', version: '1' },
-      { versionNegotiation: { mode: 'auto' }, capabilities: { elicitation: { form: {} } } });
+      { versionNegotiation: { mode: 'auto' }, capabilities: { elicitation } });
     client.setRequestHandler('elicitation/create', answer);
     const transport = new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers } });
     await client.connect(transport);
