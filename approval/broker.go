@@ -268,6 +268,7 @@ func (b *Broker) wait(ctx context.Context, s askSpec, elicit bool) (answer, *mcp
 	ctx, cancel := context.WithTimeout(ctx, s.timeout)
 	defer cancel()
 	t := b.ticket("", s)
+	t.alone = !elicit
 	onConsole := false
 	if b.console != nil {
 		onConsole = b.console.add(t) == nil

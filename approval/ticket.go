@@ -32,6 +32,12 @@ type ticket struct {
 	// retried is set for a modern call's ticket: its answer is claimed by
 	// the client's retry rather than read by a waiting goroutine.
 	retried bool
+	// alone is set when the ask waits on the console only (no client
+	// form): when the console becomes unavailable it is denied.
+	alone bool
+	// route is set on the hub for an ask a joined server posted: answers
+	// are forwarded to it (hub.go).
+	route *route
 
 	done    chan answer // receives the winning answer, once
 	console *Console    // nil when the console is off
@@ -50,6 +56,9 @@ func newTicket(id string, kind stateKind, tool, principal string, now time.Time,
 
 // resolve records a as the ticket's answer unless another came first.
 func (t *ticket) resolve(a answer) bool {
+	if t.route != nil {
+		return t.route.forward(t, a)
+	}
 	t.mu.Lock()
 	if t.resolved {
 		t.mu.Unlock()
