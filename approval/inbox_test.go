@@ -65,8 +65,15 @@ type member struct {
 	broker *Broker
 }
 
+// runtimeDir is a private folder with a short path (a unix socket's path
+// has at most 107 bytes; t.TempDir's can be longer).
 func runtimeDir(t *testing.T) string {
-	dir := filepath.Join(t.TempDir(), "run")
+	base, err := os.MkdirTemp("", "oi-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(base) })
+	dir := filepath.Join(base, "run")
 	if err := os.Mkdir(dir, 0o700); err != nil {
 		t.Fatal(err)
 	}
