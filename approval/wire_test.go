@@ -21,11 +21,11 @@ func TestParseWire(t *testing.T) {
 		{`{"type":"hello","version":1,"addr":"127.0.0.1:8765","server":"x"}`, true},
 		{`{"type":"hello","version":2,"addr":"127.0.0.1:8765"}`, false},
 		{`{"type":"hello","version":1}`, false},
-		{`{"type":"hello","version":1,"addr":"a","Addr":"b"}`, false},        // case variant
-		{`{"type":"hello","version":1,"addr":"a","addr":"b"}`, false},        // duplicate
-		{`{"type":"hello","version":1,"addr":"a","extra":1}`, false},         // unknown key
-		{`{"type":"hello","version":1,"addr":"a"} {}`, false},                // two values
-		{`{"type":"hello","version":1.5,"addr":"a"}`, false},                 // not an integer
+		{`{"type":"hello","version":1,"addr":"a","Addr":"b"}`, false}, // case variant
+		{`{"type":"hello","version":1,"addr":"a","addr":"b"}`, false}, // duplicate
+		{`{"type":"hello","version":1,"addr":"a","extra":1}`, false},  // unknown key
+		{`{"type":"hello","version":1,"addr":"a"} {}`, false},         // two values
+		{`{"type":"hello","version":1.5,"addr":"a"}`, false},          // not an integer
 		{`{"type":"post","id":"` + goodID + `","ask":` + ask + `}`, true},
 		{`{"type":"post","id":"short","ask":` + ask + `}`, false},
 		{`{"type":"post","id":"` + goodID + `"}`, false},
