@@ -123,11 +123,19 @@ func OpenInbox(opts InboxOptions) (*Console, error) {
 	if strings.EqualFold(host, "localhost") {
 		host = "127.0.0.1"
 	}
-	if port == "0" {
-		return nil, fmt.Errorf("approval.console %q: a shared console needs a fixed port", opts.Addr)
-	}
 	if opts.Log == nil {
 		opts.Log = log.New(io.Discard, "", 0)
+	}
+	if port == "0" { // a port of its own: nobody could join it
+		c, err := StartConsole(opts.Addr, opts.Log)
+		if err != nil {
+			return nil, err
+		}
+		c.label = serverLabel(os.Getpid(), opts.Name)
+		if opts.Ready != nil {
+			opts.Ready(roleHub, c.url, c.token)
+		}
+		return c, nil
 	}
 	addr := net.JoinHostPort(host, port)
 	sock := filepath.Join(opts.RuntimeDir, "console-"+strings.NewReplacer(":", "_", "[", "", "]", "").Replace(addr)+".sock")
@@ -320,10 +328,11 @@ func (in *inbox) ready(role string) {
 	tok := in.creds.token
 	in.lastErr = ""
 	in.mu.Unlock()
-	in.c.log.Printf("approval console: %s at %s (%s)", role, in.c.url, in.c.label)
-	if in.opts.Ready != nil {
-		in.opts.Ready(role, in.c.url, tok)
+	if in.opts.Ready == nil {
+		in.c.log.Printf("approval console: %s at %s (%s)", role, in.c.url, in.c.label)
+		return
 	}
+	in.opts.Ready(role, in.c.url, tok)
 }
 
 // becomeHub serves the console on ln (with the credentials learned from a
