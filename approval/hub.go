@@ -56,6 +56,9 @@ const maxRemoteTTL = 24 * time.Hour
 // be a folder of this user's, mode 0700), replacing a stale socket left by
 // a hub that died: only the holder of the console's address gets here.
 func listenHub(in *inbox) (*hub, error) {
+	if in.sockErr != nil {
+		return nil, in.sockErr
+	}
 	dir := filepath.Dir(in.sock)
 	fi, err := os.Lstat(dir)
 	if err != nil {

@@ -83,6 +83,8 @@ type inbox struct {
 	opts  InboxOptions
 	addr  string // the TCP address, localhost written as 127.0.0.1
 	sock  string // the rendezvous socket
+	// sockErr says why the socket cannot be used (its path is too long).
+	sockErr error
 	uid   int
 	stop  chan struct{}
 	ended chan struct{}
@@ -139,14 +141,17 @@ func OpenInbox(opts InboxOptions) (*Console, error) {
 	}
 	addr := net.JoinHostPort(host, port)
 	sock := filepath.Join(opts.RuntimeDir, "console-"+strings.NewReplacer(":", "_", "[", "", "]", "").Replace(addr)+".sock")
+	var sockErr error
 	if !filepath.IsAbs(sock) || len(sock) > maxSocketPath {
-		return nil, fmt.Errorf("approval console: the rendezvous socket %s is not an absolute path of at most %d bytes; set XDG_RUNTIME_DIR to a shorter private folder", sock, maxSocketPath)
+		// The console still works, for this server alone.
+		sockErr = fmt.Errorf("the rendezvous socket %s is not an absolute path of at most %d bytes, so the console is not shared with other servers; set XDG_RUNTIME_DIR to a shorter private folder",
+			sock, maxSocketPath)
 	}
 	c := newConsole([]string{"127.0.0.1:" + port, "localhost:" + port, "[::1]:" + port})
 	c.log = opts.Log
 	c.url = "http://" + addr + "/"
 	c.label = serverLabel(os.Getpid(), opts.Name)
-	in := &inbox{c: c, opts: opts, addr: addr, sock: sock, uid: os.Geteuid(), stop: make(chan struct{}), ended: make(chan struct{}),
+	in := &inbox{c: c, opts: opts, addr: addr, sock: sock, sockErr: sockErr, uid: os.Geteuid(), stop: make(chan struct{}), ended: make(chan struct{}),
 		role: roleConnecting, creds: consoleCreds{token: c.token, csrf: c.csrf}}
 	c.inbox = in
 	ln, err := net.Listen("tcp", addr)

@@ -386,3 +386,24 @@ func TestInboxRefusesBadPeers(t *testing.T) {
 		t.Fatalf("a bad peer posted: %+v", list)
 	}
 }
+
+// TestInboxLongSocketPath: when the rendezvous socket's path would be too
+// long, the console still serves this server, unshared, and says why.
+func TestInboxLongSocketPath(t *testing.T) {
+	dir := filepath.Join(runtimeDir(t), strings.Repeat("d", 100))
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	addr := freeAddr(t)
+	a := join(t, addr, dir, "alpha", nil)
+	if r := a.role(t); r != roleHub {
+		t.Fatalf("role %s", r)
+	}
+	if !a.log.has("not shared with other servers") {
+		t.Fatalf("no word on the console not being shared: %q", a.log.lines)
+	}
+	api := apiOf(t, a.c)
+	if _, err := api.pending(); err != nil {
+		t.Fatalf("the console does not serve: %v", err)
+	}
+}

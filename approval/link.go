@@ -19,6 +19,9 @@ const handshakeTimeout = 3 * time.Second
 // this user, and shakes hands. It fails with *foreignError when the socket
 // is another user's.
 func (in *inbox) dial() (*wireConn, *bufio.Reader, error) {
+	if in.sockErr != nil {
+		return nil, nil, in.sockErr
+	}
 	conn, err := net.DialUnix("unix", nil, &net.UnixAddr{Name: in.sock, Net: "unix"})
 	if err != nil {
 		return nil, nil, fmt.Errorf("no inbox socket answers at %s: %w", in.sock, err)
