@@ -49,6 +49,9 @@ type route struct {
 // answer.
 const forwardTimeout = 5 * time.Second
 
+// maxPeers bounds the servers joined to one hub.
+const maxPeers = 64
+
 // maxRemoteTTL bounds the deadline a peer may give an ask.
 const maxRemoteTTL = 24 * time.Hour
 
@@ -134,9 +137,13 @@ func (h *hub) serve(conn *net.UnixConn) {
 	p := &peer{h: h, w: newWireConn(conn), label: serverLabel(int(cred.Pid), m.Server),
 		tickets: map[string]*ticket{}, waiting: map[string]chan *wireMessage{}}
 	h.mu.Lock()
-	if h.closed {
+	if h.closed || len(h.peers) >= maxPeers {
+		full := !h.closed
 		h.mu.Unlock()
 		p.w.close()
+		if full {
+			c.log.Printf("approval console: refused %s: %d servers are joined already", p.label, maxPeers)
+		}
 		return
 	}
 	h.peers[p] = true

@@ -267,6 +267,10 @@ func (in *inbox) down(err error) {
 		return
 	}
 	in.role = roleDown
+	// Whatever held the address may have served a page the person's
+	// browser sent the login cookie to: the console that comes back gets
+	// a new token, CSRF token and logins.
+	in.creds = consoleCreds{token: randomID(), csrf: randomID()}
 	say := err.Error() != in.lastErr
 	in.lastErr = err.Error()
 	in.mu.Unlock()

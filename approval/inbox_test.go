@@ -325,6 +325,7 @@ func TestInboxHeldByStranger(t *testing.T) {
 	}
 	defer ln.Close()
 	m := join(t, ln.Addr().String(), runtimeDir(t), "alpha", func(string) string { return "pid 4242 (python3)" })
+	_, firstToken, _ := strings.Cut(m.c.LoginURL(), "?token=")
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	early := m.approve(ctx, "/a.txt") // while still trying to join: waits, then is denied
@@ -341,6 +342,11 @@ func TestInboxHeldByStranger(t *testing.T) {
 	ln.Close() // the stranger leaves: the server gets the address
 	if r := m.role(t); r != roleHub {
 		t.Fatalf("after the stranger left: %s", r)
+	}
+	// The stranger may have been sent the login cookie: the console that
+	// comes back has a token of its own.
+	if u := m.c.LoginURL(); strings.HasSuffix(u, "?token="+firstToken) {
+		t.Fatalf("the token from before the stranger is still good: %s", u)
 	}
 }
 
