@@ -255,13 +255,9 @@ func (p *peer) remoteTicket(id string, a *wireAsk, now time.Time) *ticket {
 // it; otherwise the ask stays (the peer withdraws it if it was decided
 // there, or its connection's end removes it).
 func (r *route) forward(t *ticket, a answer) bool {
-	t.mu.Lock()
-	if t.resolved {
-		t.mu.Unlock()
+	if !t.take() {
 		return false
 	}
-	t.resolved = true
-	t.mu.Unlock()
 	m := &wireMessage{Type: "answer", ID: r.id, Action: string(a.Action)}
 	if content, ok := a.Content.(map[string]any); ok {
 		if d, ok := content["decision"].(string); ok {

@@ -79,15 +79,15 @@ const (
 // inbox is the Console's side of the shared inbox (nil for a console of
 // its own). Lock order: Console.mu before inbox.mu before hub.mu.
 type inbox struct {
-	c     *Console
-	opts  InboxOptions
-	addr  string // the TCP address, localhost written as 127.0.0.1
-	sock  string // the rendezvous socket
+	c    *Console
+	opts InboxOptions
+	addr string // the TCP address, localhost written as 127.0.0.1
+	sock string // the rendezvous socket
 	// sockErr says why the socket cannot be used (its path is too long).
 	sockErr error
-	uid   int
-	stop  chan struct{}
-	ended chan struct{}
+	uid     int
+	stop    chan struct{}
+	ended   chan struct{}
 
 	mu      sync.Mutex
 	role    string

@@ -222,6 +222,6 @@ func (c *Console) refused(id string) {
 // wireAskOf is what the hub shows of t (called with c.mu held).
 func (c *Console) wireAskOf(t *ticket, now time.Time) *wireAsk {
 	pv := c.pendingOf(t, now)
-	return &wireAsk{Kind: pv.Kind, Tool: pv.Tool, Items: pv.Items, Question: pv.Question, Choices: pv.Choices, Default: pv.Default,
-		Context: pv.Context, Level: pv.Level, Session: pv.Session, DeadlineMS: t.Deadline.UnixMilli()}
+	pv.ID, pv.SecondsLeft, pv.Server = "", 0, "" // the hub's own
+	return &wireAsk{pendingView: pv, DeadlineMS: t.Deadline.UnixMilli()}
 }

@@ -99,15 +99,23 @@ func invoke(t *testing.T, conn *dbus.Conn, id uint32, key string) {
 	}
 }
 
-func TestDesktopNotification(t *testing.T) {
+// notificationDaemon starts a private session bus with a fake
+// notification daemon on it.
+func notificationDaemon(t *testing.T) (string, *dbus.Conn, *notificationServer) {
+	t.Helper()
 	addr := sessionBus(t)
 	conn, err := dbus.Connect(addr)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer conn.Close()
+	t.Cleanup(func() { conn.Close() })
 	srv := &notificationServer{seen: make(chan struct{}, 4)}
 	serve(t, conn, srv, notifyPath, notifyDest, notifyDest)
+	return addr, conn, srv
+}
+
+func TestDesktopNotification(t *testing.T) {
+	addr, conn, srv := notificationDaemon(t)
 	portal := &portalServer{opened: make(chan string, 4)}
 	serve(t, conn, portal, portalPath, "org.freedesktop.portal.OpenURI", portalDest)
 
@@ -183,14 +191,7 @@ func TestDesktopNotification(t *testing.T) {
 // TestNotificationActionWithoutPortal: without a portal the action fails
 // quietly, said once.
 func TestNotificationActionWithoutPortal(t *testing.T) {
-	addr := sessionBus(t)
-	conn, err := dbus.Connect(addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	srv := &notificationServer{seen: make(chan struct{}, 4)}
-	serve(t, conn, srv, notifyPath, notifyDest, notifyDest)
+	addr, conn, srv := notificationDaemon(t)
 	logs := &logSink{t: t}
 	n := NewNotifier(addr, "http://127.0.0.1:1/", func(f string, a ...any) { fmt.Fprintf(logs, f, a...) })
 	defer n.Close()

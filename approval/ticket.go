@@ -59,13 +59,9 @@ func (t *ticket) resolve(a answer) bool {
 	if t.route != nil {
 		return t.route.forward(t, a)
 	}
-	t.mu.Lock()
-	if t.resolved {
-		t.mu.Unlock()
+	if !t.take() {
 		return false
 	}
-	t.resolved = true
-	t.mu.Unlock()
 	t.done <- a
 	if t.console != nil {
 		t.console.finished(t, a, "")
@@ -76,16 +72,23 @@ func (t *ticket) resolve(a answer) bool {
 // withdraw closes the ticket without an answer (timeout, client gone). It
 // reports false when an answer had already won, which must then be read.
 func (t *ticket) withdraw(why string) bool {
-	t.mu.Lock()
-	if t.resolved {
-		t.mu.Unlock()
+	if !t.take() {
 		return false
 	}
-	t.resolved = true
-	t.mu.Unlock()
 	if t.console != nil {
 		t.console.finished(t, answer{}, why)
 	}
+	return true
+}
+
+// take marks the ticket decided; false when it already was.
+func (t *ticket) take() bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.resolved {
+		return false
+	}
+	t.resolved = true
 	return true
 }
 

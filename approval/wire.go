@@ -58,18 +58,11 @@ type wireMessage struct {
 }
 
 // wireAsk is what the hub's page shows of a peer's ask: the peer renders
-// (and escapes) it; the hub escapes it again and never decides on it.
+// (and escapes) it as its own page would; the hub escapes it again, sets
+// its own id, time left and server label, and never decides on it.
 type wireAsk struct {
-	Kind       string      `json:"kind"`
-	Tool       string      `json:"tool"`
-	Items      []itemView  `json:"items,omitempty"`
-	Question   string      `json:"question,omitempty"`
-	Choices    []string    `json:"choices,omitempty"`
-	Default    string      `json:"default,omitempty"`
-	Context    callContext `json:"context"`
-	Level      string      `json:"level,omitempty"`
-	Session    bool        `json:"session,omitempty"`
-	DeadlineMS int64       `json:"deadline_ms"`
+	pendingView
+	DeadlineMS int64 `json:"deadline_ms"`
 }
 
 var wireShape = strictjson.Of(reflect.TypeFor[wireMessage](), true, nil)
