@@ -413,3 +413,74 @@ func TestInboxLongSocketPath(t *testing.T) {
 		t.Fatalf("the console does not serve: %v", err)
 	}
 }
+
+// TestInboxQuestion: a joined server's ask_user question is answered on
+// the hub's page, within its choices only.
+func TestInboxQuestion(t *testing.T) {
+	addr, dir := freeAddr(t), runtimeDir(t)
+	a := join(t, addr, dir, "alpha", nil)
+	a.role(t)
+	b := join(t, addr, dir, "beta", nil)
+	b.role(t)
+	api := apiOf(t, a.c)
+	api.csr = a.c.csrf
+	type got struct {
+		ans toolkit.Answer
+		err error
+	}
+	out := make(chan got, 1)
+	go func() {
+		env := &toolkit.Env{Policy: testPolicy(20 * time.Second), Principal: "p"}
+		env.Request.Params.Name = "ask_user"
+		ans, _, err := b.broker.AskUser(context.Background(), env, toolkit.Question{Text: "Ship it?", Choices: []string{"yes", "no"}})
+		out <- got{ans, err}
+	}()
+	list := api.waitPending(1)
+	if list[0].Question != "Ship it?" || list[0].Kind != "question" || !strings.Contains(list[0].Server, "beta") {
+		t.Fatalf("the question on the page: %+v", list[0])
+	}
+	post := func(form url.Values) int {
+		resp, err := api.do("POST", "/api/decide", form)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	if code := post(url.Values{"id": {list[0].ID}, "action": {"accept"}, "answer": {"maybe"}}); code != 400 {
+		t.Fatalf("an answer outside the choices: %d", code)
+	}
+	if code := post(url.Values{"id": {list[0].ID}, "action": {"accept"}, "answer": {"yes"}}); code != 200 {
+		t.Fatalf("answer: %d", code)
+	}
+	if g := <-out; g.err != nil || g.ans.Action != "accept" || g.ans.Answer != "yes" {
+		t.Fatalf("beta got %+v %v", g.ans, g.err)
+	}
+}
+
+// TestInboxWithdraw: an ask that ends on the joined server (its client
+// went away) leaves the hub's page, with its outcome in the recent list.
+func TestInboxWithdraw(t *testing.T) {
+	addr, dir := freeAddr(t), runtimeDir(t)
+	a := join(t, addr, dir, "alpha", nil)
+	a.role(t)
+	b := join(t, addr, dir, "beta", nil)
+	b.role(t)
+	api := apiOf(t, a.c)
+	api.csr = a.c.csrf
+	ctx, cancel := context.WithCancel(context.Background())
+	done := b.approve(ctx, "/b.txt")
+	list := api.waitPending(1)
+	cancel()
+	if o := <-done; o.Reason != grants.ReasonCancelled {
+		t.Fatalf("beta: %+v", o)
+	}
+	api.waitPending(0)
+	if code := api.decide(list[0].ID, AllowOnce); code != 409 {
+		t.Fatalf("answering a withdrawn ask: %d", code)
+	}
+	v := a.c.view()
+	if len(v.Recent) == 0 || !strings.Contains(v.Recent[0].Outcome, "client went away") || !strings.Contains(v.Recent[0].What, "/b.txt") {
+		t.Fatalf("recent: %+v", v.Recent)
+	}
+}
