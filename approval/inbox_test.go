@@ -67,7 +67,7 @@ type member struct {
 
 // runtimeDir is a private folder with a short path (a unix socket's path
 // has at most 107 bytes; t.TempDir's can be longer).
-func runtimeDir(t *testing.T) string {
+func runtimeDir(t testing.TB) string {
 	base, err := os.MkdirTemp("", "oi-")
 	if err != nil {
 		t.Fatal(err)
@@ -80,7 +80,7 @@ func runtimeDir(t *testing.T) string {
 	return dir
 }
 
-func freeAddr(t *testing.T) string {
+func freeAddr(t testing.TB) string {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
