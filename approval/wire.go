@@ -8,6 +8,7 @@ import (
 	"io"
 	"reflect"
 
+	"github.com/onellm/onellm-mcp/grants"
 	"github.com/onellm/onellm-mcp/internal/strictjson"
 )
 
@@ -168,6 +169,9 @@ func (a *wireAsk) check() error {
 	}
 	if a.DeadlineMS <= 0 {
 		return errors.New("want deadline_ms")
+	}
+	if _, ok := grants.ParseRisk(a.Level); a.Level != "" && !ok {
+		return errors.New("unknown risk level") // it names the card's style
 	}
 	return nil
 }

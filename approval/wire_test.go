@@ -31,6 +31,8 @@ func TestParseWire(t *testing.T) {
 		{`{"type":"post","id":"` + goodID + `"}`, false},
 		{`{"type":"post","id":"` + goodID + `","ask":{"kind":"approval","tool":"t","context":{},"deadline_ms":1}}`, false}, // no items
 		{`{"type":"post","id":"` + goodID + `","ask":{"kind":"other","tool":"t","items":[{}],"context":{},"deadline_ms":1}}`, false},
+		{`{"type":"post","id":"` + goodID + `","ask":{"kind":"approval","tool":"t","items":[{}],"context":{},"level":"critical x","deadline_ms":1}}`, false},
+		{`{"type":"post","id":"` + goodID + `","ask":{"kind":"approval","tool":"t","items":[{}],"context":{},"level":"high","deadline_ms":1}}`, true},
 		{`{"type":"withdraw","id":"` + goodID + `","outcome":"allow once","channel":"elicitation"}`, true},
 		{`{"type":"answer","id":"` + goodID + `","action":"accept","decision":"allow_once"}`, true},
 		{`{"type":"answer","id":"` + goodID + `","action":"accept","answer":"yes"}`, true},
