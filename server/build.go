@@ -48,7 +48,7 @@ func Open(p *grants.Policy, logger *log.Logger) (*Server, error) {
 			return nil, fmt.Errorf("approval console: %w", err)
 		}
 		stateDir = dir
-		console, err = openConsole(p.Console, dir, logger)
+		console, err = openConsole(p, dir, logger)
 		if err != nil {
 			audit.Close()
 			return nil, err
@@ -84,9 +84,9 @@ func Open(p *grants.Policy, logger *log.Logger) (*Server, error) {
 // rendezvous socket goes in the user's runtime folder, and each time the
 // console settles (this server serves it, or joined another's) its token
 // is written to the state folder and its address said on stderr.
-func openConsole(addr, stateDir string, logger *log.Logger) (*approval.Console, error) {
+func openConsole(p *grants.Policy, stateDir string, logger *log.Logger) (*approval.Console, error) {
 	tokenFile := filepath.Join(stateDir, "console.token")
-	runDir, err := statedir.Runtime(stateDir)
+	runDir, err := statedir.Runtime(stateDir, ReadableRoots(p))
 	if err != nil {
 		return nil, fmt.Errorf("approval console: %w", err)
 	}
@@ -100,7 +100,7 @@ func openConsole(addr, stateDir string, logger *log.Logger) (*approval.Console, 
 		}
 		logger.Printf("%s: %s?token=%s (token also in %s)", what, url, token, tokenFile)
 	}
-	c, err := approval.OpenInbox(approval.InboxOptions{Addr: addr, RuntimeDir: runDir, Name: parentName(), Log: logger,
+	c, err := approval.OpenInbox(approval.InboxOptions{Addr: p.Console, RuntimeDir: runDir, Name: parentName(), Log: logger,
 		Ready: ready, Holder: portHolder})
 	if err != nil {
 		return nil, fmt.Errorf("approval console: %w", err)

@@ -10,14 +10,17 @@ import (
 // Runtime makes and checks the user's private runtime folder for the
 // server's sockets (the approval inbox's rendezvous): $XDG_RUNTIME_DIR/
 // onellm-mcp when that variable is an absolute folder of this user's, else
-// "run" inside stateDir (a state folder Open returned). The folder is made
-// with mode 0700 and must be a real folder (no symlink at its last
-// component) owned by this user with mode 0700 (tightened when wider);
-// another user must not be able to reach what it holds.
-func Runtime(stateDir string) (string, error) {
+// "run" inside stateDir (a state folder Open returned, so out of every
+// tool's reach). $XDG_RUNTIME_DIR is used only when it is not open to
+// other users and lies beneath none of the readable roots (as Open checks
+// the state folder), so no tool can delete or replace the socket. The
+// folder is made with mode 0700 and must be a real folder (no symlink at
+// its last component) owned by this user with mode 0700 (tightened when
+// wider); another user must not be able to reach what it holds.
+func Runtime(stateDir string, readable []string) (string, error) {
 	dir := filepath.Join(stateDir, "run")
 	if x := os.Getenv("XDG_RUNTIME_DIR"); filepath.IsAbs(x) {
-		if err := private(x, false); err == nil {
+		if err := private(x, false); err == nil && Reachable(filepath.Join(x, Name), readable) == nil {
 			dir = filepath.Join(x, Name)
 		}
 	}

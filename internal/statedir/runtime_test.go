@@ -20,16 +20,18 @@ func TestRuntime(t *testing.T) {
 
 	for _, tc := range []struct {
 		name, xdg, want string
+		roots           []string
 	}{
-		{"XDG_RUNTIME_DIR", xdg, filepath.Join(xdg, Name)},
-		{"unset", "", filepath.Join(state, "run")},
-		{"relative", "run/user", filepath.Join(state, "run")},
-		{"open to others", wide, filepath.Join(state, "run")},
-		{"a symlink", link, filepath.Join(state, "run")},
+		{"XDG_RUNTIME_DIR", xdg, filepath.Join(xdg, Name), nil},
+		{"XDG_RUNTIME_DIR a tool can read", xdg, filepath.Join(state, "run"), []string{base}},
+		{"unset", "", filepath.Join(state, "run"), nil},
+		{"relative", "run/user", filepath.Join(state, "run"), nil},
+		{"open to others", wide, filepath.Join(state, "run"), nil},
+		{"a symlink", link, filepath.Join(state, "run"), nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Setenv("XDG_RUNTIME_DIR", tc.xdg)
-			got, err := Runtime(state)
+			got, err := Runtime(state, tc.roots)
 			if err != nil || got != tc.want {
 				t.Fatalf("Runtime: %q %v, want %q", got, err, tc.want)
 			}
@@ -42,7 +44,7 @@ func TestRuntime(t *testing.T) {
 	t.Run("a wider folder is tightened", func(t *testing.T) {
 		t.Setenv("XDG_RUNTIME_DIR", "")
 		os.Chmod(filepath.Join(state, "run"), 0o755)
-		if _, err := Runtime(state); err != nil {
+		if _, err := Runtime(state, nil); err != nil {
 			t.Fatal(err)
 		}
 		if fi, _ := os.Stat(filepath.Join(state, "run")); fi.Mode().Perm() != 0o700 {
@@ -57,7 +59,7 @@ func TestRuntime(t *testing.T) {
 		state2 := filepath.Join(base, "state2")
 		os.Mkdir(state2, 0o700)
 		os.Symlink(other, filepath.Join(state2, "run"))
-		if _, err := Runtime(state2); err == nil {
+		if _, err := Runtime(state2, nil); err == nil {
 			t.Fatal("a symlinked runtime folder was accepted")
 		}
 	})

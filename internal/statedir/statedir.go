@@ -12,7 +12,8 @@
 // caller must refuse to start rather than write the file elsewhere.
 //
 // Runtime is the user's private runtime folder for the server's sockets
-// (the approval inbox's rendezvous): mode 0700, this user's, no symlink.
+// (the approval inbox's rendezvous): mode 0700, this user's, no symlink,
+// beneath no readable root.
 package statedir
 
 import (
