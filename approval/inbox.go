@@ -253,7 +253,7 @@ func (in *inbox) heldBy(why error) error {
 	if holder == "" {
 		holder = "something this server cannot identify"
 	}
-	return fmt.Errorf("approval console %s is in use by %s, which is not an onellm-mcp console of this user (%v); free the address or choose another [approval] console",
+	return fmt.Errorf("approval console %s is in use by %s, which is not an onellm-mcp console of this user that this server can join (%v); free the address or choose another [approval] console (servers share one console only when they see the same XDG_RUNTIME_DIR, or without one the same state folder)",
 		in.addr, holder, why)
 }
 
