@@ -172,6 +172,9 @@ func (c *Console) add(t *ticket) error {
 	if err := c.inbox.accepting(); err != nil {
 		return err
 	}
+	if _, dup := c.pending[t.ID]; dup {
+		return errDuplicateAsk // a joined server may not take another's id (hub.go)
+	}
 	t.console = c
 	c.pending[t.ID] = t
 	c.version++
@@ -341,7 +344,7 @@ func (c *Console) view() view {
 	now := c.now()
 	v := view{Version: c.version, Pending: []pendingView{}, Recent: []record{}}
 	for _, t := range c.pending {
-		v.Pending = append(v.Pending, c.pendingOf(t, now))
+		v.Pending = append(v.Pending, c.cardOf(t, now))
 	}
 	sort.Slice(v.Pending, func(i, j int) bool { return v.Pending[i].SecondsLeft < v.Pending[j].SecondsLeft })
 	for i := len(c.recent) - 1; i >= 0; i-- {
@@ -350,9 +353,9 @@ func (c *Console) view() view {
 	return v
 }
 
-// pendingOf is how the page shows one pending ticket (called with c.mu
-// held): a peer's as it was posted (hub.go), this server's from its asks.
-func (c *Console) pendingOf(t *ticket, now time.Time) pendingView {
+// cardOf is how the page shows one pending ticket (called with c.mu held):
+// a peer's as it was posted (hub.go), this server's from its asks.
+func (c *Console) cardOf(t *ticket, now time.Time) pendingView {
 	left := max(0, int(t.Deadline.Sub(now).Seconds()))
 	if t.route != nil {
 		pv := t.route.view

@@ -227,10 +227,12 @@ func (p *peer) post(m *wireMessage) {
 }
 
 // remoteTicket is a peer's ask as a ticket here: what it shows, escaped
-// again; its own id (the page never sees the peer's); a deadline within
-// bounds; and the route its answer takes.
+// again; the peer's own id (so the link of a URL elicitation the peer sent,
+// Console.AskURL, finds it here; Console.add refuses an id already listed,
+// so no peer can take over another's ask); a deadline within bounds; and
+// the route its answer takes.
 func (p *peer) remoteTicket(id string, a *wireAsk, now time.Time) *ticket {
-	t := newTicket("", stateKind(a.Kind), display.Escape(a.Tool), "", now, 0)
+	t := newTicket(id, stateKind(a.Kind), display.Escape(a.Tool), "", now, 0)
 	t.Deadline = time.UnixMilli(a.DeadlineMS)
 	if t.Deadline.After(now.Add(maxRemoteTTL)) {
 		t.Deadline = now.Add(maxRemoteTTL)

@@ -105,7 +105,10 @@ type consoleCreds struct {
 	sessions    []string
 }
 
-var errConsoleDown = errors.New("the approval console is unavailable")
+var (
+	errConsoleDown  = errors.New("the approval console is unavailable")
+	errDuplicateAsk = errors.New("an ask with this id is already listed")
+)
 
 // maxSocketPath is the longest unix socket path (sun_path less its NUL).
 const maxSocketPath = 107

@@ -1,6 +1,7 @@
 package approval
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -482,5 +483,41 @@ func TestInboxWithdraw(t *testing.T) {
 	v := a.c.view()
 	if len(v.Recent) == 0 || !strings.Contains(v.Recent[0].Outcome, "client went away") || !strings.Contains(v.Recent[0].What, "/b.txt") {
 		t.Fatalf("recent: %+v", v.Recent)
+	}
+}
+
+// TestInboxPeerCannotTakeAnID: a joined server that posts an ask under an
+// id already listed (another server's, which a URL elicitation's link
+// shows) is refused; the page's ask stays the first one's.
+func TestInboxPeerCannotTakeAnID(t *testing.T) {
+	addr, dir := freeAddr(t), runtimeDir(t)
+	a := join(t, addr, dir, "alpha", nil)
+	a.role(t)
+	mine := pendingTicket(a.c)
+	conn, err := net.Dial("unix", a.c.inbox.sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	fmt.Fprintf(conn, `{"type":"hello","version":1,"addr":%q,"server":"x"}`+"\n", addr)
+	fmt.Fprintf(conn, `{"type":"post","id":%q,"ask":{"kind":"approval","tool":"read_file","items":[{"what":"w","rule":"r","risk":"low","session":"once"}],"context":{},"deadline_ms":%d}}`+"\n",
+		mine.ID, time.Now().Add(time.Minute).UnixMilli())
+	r := bufio.NewReader(conn)
+	conn.SetReadDeadline(time.Now().Add(5 * time.Second))
+	var refused *wireMessage
+	for refused == nil {
+		m, err := readWire(r)
+		if err != nil {
+			t.Fatalf("no refusal: %v", err)
+		}
+		if m.Type == "refused" {
+			refused = m
+		}
+	}
+	if refused.ID != mine.ID {
+		t.Fatalf("refused %+v", refused)
+	}
+	if got := a.c.lookup(mine.ID); got != mine || got.route != nil {
+		t.Fatalf("the listed ask was replaced: %+v", got)
 	}
 }

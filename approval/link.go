@@ -221,7 +221,7 @@ func (c *Console) refused(id string) {
 
 // wireAskOf is what the hub shows of t (called with c.mu held).
 func (c *Console) wireAskOf(t *ticket, now time.Time) *wireAsk {
-	pv := c.pendingOf(t, now)
+	pv := c.cardOf(t, now)
 	pv.ID, pv.SecondsLeft, pv.Server = "", 0, "" // the hub's own
 	return &wireAsk{pendingView: pv, DeadlineMS: t.Deadline.UnixMilli()}
 }

@@ -27,7 +27,7 @@ type inboxServer struct {
 	outside string
 }
 
-func startInboxServer(t *testing.T, port int, runDir string) (*inboxServer, func(args map[string]any) chan *mcp.CallToolResult) {
+func startInboxServer(t *testing.T, port int, runDir string, opts ...client.ClientOption) (*inboxServer, func(args map[string]any) chan *mcp.CallToolResult) {
 	t.Helper()
 	f := newFixture(t, sessionConfig+fmt.Sprintf("\n[approval]\nconsole = \"127.0.0.1:%d\"\n", port))
 	f.Env = append(f.Env, "XDG_RUNTIME_DIR="+runDir)
@@ -39,7 +39,7 @@ func startInboxServer(t *testing.T, port int, runDir string) (*inboxServer, func
 		s.cmd <- cmd
 		return cmd, nil
 	})
-	c := stdioClientWith(t, f, Legacy, binary, []transport.StdioOption{spawn}) // no elicitation: the console decides
+	c := stdioClientWith(t, f, Legacy, binary, []transport.StdioOption{spawn}, opts...) // by default no elicitation: the console decides
 	s.client = c
 	callAsync := func(args map[string]any) chan *mcp.CallToolResult {
 		out := make(chan *mcp.CallToolResult, 1)
@@ -115,12 +115,7 @@ func inWorkspace(list []inboxPending, ws string) *inboxPending {
 // where its pending ask is still answerable.
 func TestApprovalInboxTwoServers(t *testing.T) {
 	port := freePort(t)
-	runDir, err := os.MkdirTemp("", "oe-run-") // short: a socket's path has at most 107 bytes
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer os.RemoveAll(runDir)
-	os.Chmod(runDir, 0o700)
+	runDir := shortRunDir(t)
 
 	one, call1 := startInboxServer(t, port, runDir)
 	cc := openConsole(t, one.f, port)
@@ -202,5 +197,59 @@ func TestApprovalInboxTwoServers(t *testing.T) {
 	}
 	if moved > 5*time.Second {
 		t.Fatalf("the console took %v to move", moved)
+	}
+}
+
+// shortRunDir is a private runtime folder with a short path (a socket's
+// path has at most 107 bytes; t.TempDir's can be longer).
+func shortRunDir(t *testing.T) string {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "oe-run-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	os.Chmod(dir, 0o700)
+	return dir
+}
+
+// TestApprovalInboxURLMode: a joined server whose client declared URL-mode
+// elicitation sends a link to the shared console; the person, logged in
+// there, opens it, answers on the ask's page, and the joined server's call
+// completes.
+func TestApprovalInboxURLMode(t *testing.T) {
+	port, runDir := freePort(t), shortRunDir(t)
+	one, _ := startInboxServer(t, port, runDir)
+	e := &urlElicitor{asks: make(chan mcp.ElicitationParams, 4)}
+	two, call2 := startInboxServer(t, port, runDir, client.WithElicitationHandler(e), urlAndForm)
+	cc := openConsole(t, one.f, port)
+	for end := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		if data, err := os.ReadFile(two.f.consoleToken()); err == nil && strings.TrimSpace(string(data)) == cc.tok {
+			break
+		}
+		if time.Now().After(end) {
+			t.Fatal("the second server never joined the console")
+		}
+	}
+	done := call2(map[string]any{"path": two.outside})
+	var ask mcp.ElicitationParams
+	select {
+	case ask = <-e.asks:
+	case <-time.After(20 * time.Second):
+		t.Fatal("no URL elicitation")
+	}
+	if ask.Mode != mcp.ElicitationModeURL || !strings.HasPrefix(ask.URL, fmt.Sprintf("http://127.0.0.1:%d/ask/", port)) {
+		t.Fatalf("the elicitation: %+v", ask)
+	}
+	person := logIn(t, one.f, port) // logged in on the console the first server serves
+	page, csrf := person.open(ask.URL)
+	if code, body := person.press(page, csrf, "allow_once"); code != 200 {
+		t.Fatalf("answering on the ask's page: %d %q", code, body)
+	}
+	if res := <-done; res.IsError || text(res) != "from "+two.f.Root+"\n" {
+		t.Fatalf("the joined server's call: %q", text(res))
+	}
+	if l := lastDecision(t, two.f, "read_file"); l["reason_code"] != "approved" || l["approval_channel"] != "console" {
+		t.Fatalf("the joined server's audit: %v", l)
 	}
 }
