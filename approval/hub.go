@@ -2,6 +2,7 @@ package approval
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -31,6 +32,7 @@ type peer struct {
 	h     *hub
 	w     *wireConn
 	label string
+	pid   int32 // from SO_PEERCRED
 
 	mu      sync.Mutex
 	tickets map[string]*ticket           // the peer's ask id → its ticket here
@@ -134,7 +136,7 @@ func (h *hub) serve(conn *net.UnixConn) {
 		return
 	}
 	conn.SetReadDeadline(time.Time{})
-	p := &peer{h: h, w: newWireConn(conn), label: serverLabel(int(cred.Pid), m.Server),
+	p := &peer{h: h, w: newWireConn(conn), label: serverLabel(int(cred.Pid), m.Server), pid: cred.Pid,
 		tickets: map[string]*ticket{}, waiting: map[string]chan *wireMessage{}}
 	h.mu.Lock()
 	if h.closed || len(h.peers) >= maxPeers {
@@ -218,7 +220,14 @@ func (p *peer) post(m *wireMessage) {
 	t := p.remoteTicket(m.ID, m.Ask, c.now())
 	p.tickets[m.ID] = t
 	p.mu.Unlock()
-	if err := c.add(t); err != nil {
+	err := c.add(t)
+	if old := c.lookup(m.ID); errors.Is(err, errDuplicateAsk) && old != nil && old.route != nil && old.route.p != p && old.route.p.pid == p.pid {
+		// The same server, joined again before its old connection's end
+		// was seen: the ask moves to the new connection.
+		c.finished(old, answer{}, "moved to the server's new connection")
+		err = c.add(t)
+	}
+	if err != nil {
 		p.mu.Lock()
 		delete(p.tickets, m.ID)
 		p.mu.Unlock()

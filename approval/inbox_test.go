@@ -521,3 +521,35 @@ func TestInboxPeerCannotTakeAnID(t *testing.T) {
 		t.Fatalf("the listed ask was replaced: %+v", got)
 	}
 }
+
+// TestInboxRejoinKeepsAsks: a server that joins again (same pid) before
+// the hub saw its old connection end moves its asks to the new one.
+func TestInboxRejoinKeepsAsks(t *testing.T) {
+	addr, dir := freeAddr(t), runtimeDir(t)
+	a := join(t, addr, dir, "alpha", nil)
+	a.role(t)
+	post := fmt.Sprintf(`{"type":"hello","version":1,"addr":%q,"server":"x"}`+"\n"+
+		`{"type":"post","id":%q,"ask":{"kind":"approval","tool":"read_file","items":[{"what":"w","rule":"r","risk":"low","session":"once"}],"context":{},"deadline_ms":%d}}`+"\n",
+		addr, goodID, time.Now().Add(time.Minute).UnixMilli())
+	var owner *peer
+	for i := range 2 {
+		conn, err := net.Dial("unix", a.c.inbox.sock)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close()
+		conn.Write([]byte(post))
+		prev := owner
+		waitFor(t, 5*time.Second, fmt.Sprintf("the ask on connection %d", i+1), func() bool {
+			got := a.c.lookup(goodID)
+			if got == nil || got.route == nil || got.route.p == prev {
+				return false
+			}
+			owner = got.route.p
+			return true
+		})
+	}
+	if n := len(a.c.view().Pending); n != 1 {
+		t.Fatalf("%d asks listed", n)
+	}
+}
