@@ -415,16 +415,24 @@ func TestInboxLongSocketPath(t *testing.T) {
 	}
 }
 
+// pair is a hub (alpha) and a server joined to it (beta), with the hub's
+// console API.
+func pair(t *testing.T) (a, b *member, api *consoleAPI) {
+	t.Helper()
+	addr, dir := freeAddr(t), runtimeDir(t)
+	a = join(t, addr, dir, "alpha", nil)
+	a.role(t)
+	b = join(t, addr, dir, "beta", nil)
+	b.role(t)
+	api = apiOf(t, a.c)
+	api.csr = a.c.csrf
+	return a, b, api
+}
+
 // TestInboxQuestion: a joined server's ask_user question is answered on
 // the hub's page, within its choices only.
 func TestInboxQuestion(t *testing.T) {
-	addr, dir := freeAddr(t), runtimeDir(t)
-	a := join(t, addr, dir, "alpha", nil)
-	a.role(t)
-	b := join(t, addr, dir, "beta", nil)
-	b.role(t)
-	api := apiOf(t, a.c)
-	api.csr = a.c.csrf
+	_, b, api := pair(t)
 	type got struct {
 		ans toolkit.Answer
 		err error
@@ -462,13 +470,7 @@ func TestInboxQuestion(t *testing.T) {
 // TestInboxWithdraw: an ask that ends on the joined server (its client
 // went away) leaves the hub's page, with its outcome in the recent list.
 func TestInboxWithdraw(t *testing.T) {
-	addr, dir := freeAddr(t), runtimeDir(t)
-	a := join(t, addr, dir, "alpha", nil)
-	a.role(t)
-	b := join(t, addr, dir, "beta", nil)
-	b.role(t)
-	api := apiOf(t, a.c)
-	api.csr = a.c.csrf
+	a, b, api := pair(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := b.approve(ctx, "/b.txt")
 	list := api.waitPending(1)
