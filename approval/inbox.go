@@ -40,7 +40,10 @@ import (
 // Security model: the runtime folder is the user's own (mode 0700, checked
 // by the caller); both ends check the other's uid with SO_PEERCRED and
 // refuse, and log, any other. A peer can post and withdraw only its own
-// asks (ids bound to its connection) and cannot answer: only the hub's page
+// asks (each keeps the unguessable id its server gave it, so links to
+// /ask/ID work on the shared page; an id already listed is refused, and
+// the id is bound to the connection that posted it) and cannot answer:
+// only the hub's page
 // (behind the console's token, cookie and CSRF checks) answers, and an
 // answer goes only to the connection that posted the ask. Messages are
 // bounded and strictly parsed (wire.go). What a peer shows is its own
@@ -224,9 +227,9 @@ func (in *inbox) settle() (hubbed bool, err error) {
 		if !errors.Is(err, syscall.EADDRINUSE) {
 			return false, fmt.Errorf("approval console %s: %w", in.addr, err)
 		}
-		conn, w, err := in.dial()
+		w, r, err := in.dial()
 		if err == nil {
-			in.serveLink(conn, w)
+			in.serveLink(w, r)
 			return false, nil
 		}
 		var foreign *foreignError
