@@ -163,7 +163,7 @@ func (b *Broker) AskUser(ctx context.Context, env *toolkit.Env, q toolkit.Questi
 func reasonText(r grants.Reason) string {
 	switch r {
 	case grants.ReasonApprovalUnavailable:
-		return "no way to reach a person: the client did not declare elicitation and no approval console is configured"
+		return "no way to reach a person: the client did not declare elicitation and no approval console is configured or reachable"
 	case grants.ReasonApprovalTimeout:
 		return "nobody answered in time"
 	case grants.ReasonCancelled:
