@@ -163,7 +163,7 @@ func (b *Broker) AskUser(ctx context.Context, env *toolkit.Env, q toolkit.Questi
 func reasonText(r grants.Reason) string {
 	switch r {
 	case grants.ReasonApprovalUnavailable:
-		return "no way to reach a person: the client did not declare elicitation and no approval console is configured"
+		return "no way to reach a person: the client did not declare elicitation and no approval console is configured or reachable"
 	case grants.ReasonApprovalTimeout:
 		return "nobody answered in time"
 	case grants.ReasonCancelled:
@@ -268,6 +268,7 @@ func (b *Broker) wait(ctx context.Context, s askSpec, elicit bool) (answer, *mcp
 	ctx, cancel := context.WithTimeout(ctx, s.timeout)
 	defer cancel()
 	t := b.ticket("", s)
+	t.alone = !elicit
 	onConsole := false
 	if b.console != nil {
 		onConsole = b.console.add(t) == nil

@@ -57,6 +57,11 @@ type Console struct {
 	// so a cookie for "/" would go to every server on localhost; one scoped
 	// to an unguessable path goes only to this console.
 	sessions map[string]bool
+
+	// inbox shares this console with the user's other servers (inbox.go);
+	// nil for a console of its own. label names this server on the page.
+	inbox *inbox
+	label string
 }
 
 // record is one finished ticket, for the page's "recent decisions".
@@ -111,12 +116,17 @@ func StartConsole(addr string, logger *log.Logger) (*Console, error) {
 	if logger != nil {
 		c.log = logger
 	}
-	c.ln = ln
 	c.url = "http://" + ln.Addr().String() + "/"
+	c.serve(ln)
+	return c, nil
+}
+
+// serve serves the console on ln.
+func (c *Console) serve(ln net.Listener) {
+	c.ln = ln
 	c.srv = &http.Server{Handler: c.Handler(), ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second,
 		WriteTimeout: 30 * time.Second, MaxHeaderBytes: 16 << 10, ErrorLog: c.log}
 	go c.srv.Serve(ln)
-	return c, nil
 }
 
 // Token is the console's login token: whoever holds it answers asks.
@@ -134,8 +144,17 @@ func newConsole(hosts []string) *Console {
 // URL is the console's address (without the token).
 func (c *Console) URL() string { return c.url }
 
-// Close stops serving.
+// LoginURL is the console's address with the token that logs in.
+func (c *Console) LoginURL() string {
+	if c.inbox != nil {
+		return c.inbox.loginURL()
+	}
+	return c.url + "?token=" + c.token
+}
+
+// Close stops serving (and leaves the shared inbox).
 func (c *Console) Close() error {
+	c.inbox.close()
 	if c.srv == nil {
 		return nil
 	}
@@ -150,9 +169,16 @@ func (c *Console) add(t *ticket) error {
 	if len(c.pending) >= maxPending {
 		return errTooMany
 	}
+	if err := c.inbox.accepting(); err != nil {
+		return err
+	}
+	if _, dup := c.pending[t.ID]; dup {
+		return errDuplicateAsk // a joined server may not take another's id (hub.go)
+	}
 	t.console = c
 	c.pending[t.ID] = t
 	c.version++
+	c.inbox.added(t, c.now())
 	return nil
 }
 
@@ -194,6 +220,7 @@ func (c *Console) finished(t *ticket, a answer, why string) {
 	if outcome == "" {
 		outcome = describeAnswer(t, a)
 	}
+	c.inbox.finished(t, outcome, a.Channel)
 	c.recent = append(c.recent, record{Time: c.now(), Tool: t.Tool, What: ticketSummary(t), Outcome: outcome, Channel: a.Channel})
 	if len(c.recent) > maxRecent {
 		c.recent = c.recent[len(c.recent)-maxRecent:]
@@ -261,6 +288,9 @@ func escapeAll(list []string) []string {
 }
 
 func ticketSummary(t *ticket) string {
+	if t.route != nil {
+		return t.route.summary()
+	}
 	if t.Question != nil {
 		return display.Escape(t.Question.Text)
 	}
@@ -295,6 +325,9 @@ type pendingView struct {
 	Context callContext `json:"context"`
 	Level   string      `json:"level,omitempty"`
 	Session bool        `json:"session"`
+	// Server names the server whose call asks (pid and name), when the
+	// console is shared (inbox.go).
+	Server string `json:"server,omitempty"`
 }
 
 type itemView struct {
@@ -311,30 +344,42 @@ func (c *Console) view() view {
 	now := c.now()
 	v := view{Version: c.version, Pending: []pendingView{}, Recent: []record{}}
 	for _, t := range c.pending {
-		pv := pendingView{ID: t.ID, Kind: string(t.Kind), Tool: t.Tool, SecondsLeft: max(0, int(t.Deadline.Sub(now).Seconds())),
-			Context: t.Context, Session: sessionOffered(t.Asks)}
-		var top grants.Risk
-		for _, d := range t.Asks {
-			top = max(top, d.Request.Risk)
-			s := "once"
-			if d.ApprovalExpires > 0 {
-				s = d.ApprovalExpires.String()
-			}
-			pv.Items = append(pv.Items, itemView{What: d.Request.Describe(), Rule: orNone(d.RuleID), Risk: d.Request.Risk.String(), Session: s})
-		}
-		if len(t.Asks) > 0 {
-			pv.Level = top.String()
-		}
-		if q := t.Question; q != nil {
-			pv.Question, pv.Choices, pv.Default = display.Escape(q.Text), escapeAll(q.Choices), display.Escape(q.Default)
-		}
-		v.Pending = append(v.Pending, pv)
+		v.Pending = append(v.Pending, c.cardOf(t, now))
 	}
 	sort.Slice(v.Pending, func(i, j int) bool { return v.Pending[i].SecondsLeft < v.Pending[j].SecondsLeft })
 	for i := len(c.recent) - 1; i >= 0; i-- {
 		v.Recent = append(v.Recent, c.recent[i])
 	}
 	return v
+}
+
+// cardOf is how the page shows one pending ticket (called with c.mu held):
+// a peer's as it was posted (hub.go), this server's from its asks.
+func (c *Console) cardOf(t *ticket, now time.Time) pendingView {
+	left := max(0, int(t.Deadline.Sub(now).Seconds()))
+	if t.route != nil {
+		pv := t.route.view
+		pv.ID, pv.SecondsLeft = t.ID, left
+		return pv
+	}
+	pv := pendingView{ID: t.ID, Kind: string(t.Kind), Tool: t.Tool, SecondsLeft: left,
+		Context: t.Context, Session: sessionOffered(t.Asks), Server: c.label}
+	var top grants.Risk
+	for _, d := range t.Asks {
+		top = max(top, d.Request.Risk)
+		s := "once"
+		if d.ApprovalExpires > 0 {
+			s = d.ApprovalExpires.String()
+		}
+		pv.Items = append(pv.Items, itemView{What: d.Request.Describe(), Rule: orNone(d.RuleID), Risk: d.Request.Risk.String(), Session: s})
+	}
+	if len(t.Asks) > 0 {
+		pv.Level = top.String()
+	}
+	if q := t.Question; q != nil {
+		pv.Question, pv.Choices, pv.Default = display.Escape(q.Text), escapeAll(q.Choices), display.Escape(q.Default)
+	}
+	return pv
 }
 
 // Handler serves the console.
@@ -405,6 +450,7 @@ func (c *Console) newSession() string {
 		}
 	}
 	c.sessions[sid] = true
+	c.inbox.login(sid)
 	return sid
 }
 

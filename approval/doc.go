@@ -21,6 +21,13 @@
 // answer, its decline or cancel refuses. The link holds the ask's id only,
 // which authorises nothing.
 //
+// One inbox. The console's address is shared by the user's servers
+// (inbox.go): the first to listen serves the page and a rendezvous unix
+// socket in the user's runtime folder; the others join it, post their asks
+// there (labelled by pid and name) and get the page's answers back; when it
+// exits, one of them takes the address over. Peer uids are checked with
+// SO_PEERCRED; the protocol (wire.go) is bounded and strictly parsed.
+//
 // Answers. Only accept with exactly {"decision": "allow_once" |
 // "allow_for_session"} approves (reason approved). Decline, a "deny"
 // decision, a missing or unknown decision, extra fields or an unknown action
@@ -41,5 +48,6 @@
 // flight. The state carries digests only. Nonces are single-use and kept
 // until they expire. What is not protected: a person who approves without
 // reading; another local user who can read the console token file (it is
-// 0600 in the user's state folder); the console is plain HTTP on loopback.
+// 0600 in the user's state folder, and a same-user process may join the
+// inbox and learn it); the console is plain HTTP on loopback.
 package approval

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/godbus/dbus/v5"
@@ -30,6 +31,9 @@ type Notifier struct {
 	conn       *dbus.Conn
 	consoleURL string
 	logf       func(string, ...any)
+
+	mu   sync.Mutex
+	open *opener // the action's handler (notify_open.go), once OpenWith is called
 }
 
 // NewNotifier connects to the session bus at address (the value of
@@ -72,9 +76,12 @@ func (n *Notifier) notify(tool string, cc callContext, asks []grants.Decision) {
 			"onellm-mcp", uint32(0), "dialog-warning", summary, body,
 			[]string{"default", "Open the approval console"},
 			map[string]dbus.Variant{"urgency": dbus.MakeVariant(urgency)}, int32(-1))
-		if call.Err != nil {
-			n.logf("approval: desktop notification: %v", call.Err)
+		var id uint32
+		if err := call.Store(&id); err != nil {
+			n.logf("approval: desktop notification: %v", err)
+			return
 		}
+		n.sent(id)
 	}()
 }
 

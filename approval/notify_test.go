@@ -3,6 +3,7 @@ package approval
 import (
 	"bufio"
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -71,20 +72,52 @@ func (s *notificationServer) Notify(app string, replaces uint32, icon, summary, 
 	return 1, nil
 }
 
-func TestDesktopNotification(t *testing.T) {
+// portalServer plays the XDG desktop portal's OpenURI on the bus.
+type portalServer struct{ opened chan string }
+
+func (p *portalServer) OpenURI(parent, uri string, options map[string]dbus.Variant) (dbus.ObjectPath, *dbus.Error) {
+	p.opened <- uri
+	return "/org/freedesktop/portal/desktop/request/1_1/t", nil
+}
+
+// serve claims a well-known name for v's methods at path under iface.
+func serve(t *testing.T, conn *dbus.Conn, v any, path dbus.ObjectPath, iface, name string) {
+	t.Helper()
+	if err := conn.Export(v, path, iface); err != nil {
+		t.Fatal(err)
+	}
+	if reply, err := conn.RequestName(name, dbus.NameFlagDoNotQueue); err != nil || reply != dbus.RequestNameReplyPrimaryOwner {
+		t.Fatalf("claiming %s: %v %v", name, reply, err)
+	}
+}
+
+// invoke emits ActionInvoked(id, key) as the notification daemon would.
+func invoke(t *testing.T, conn *dbus.Conn, id uint32, key string) {
+	t.Helper()
+	if err := conn.Emit(notifyPath, actionSignal, id, key); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// notificationDaemon starts a private session bus with a fake
+// notification daemon on it.
+func notificationDaemon(t *testing.T) (string, *dbus.Conn, *notificationServer) {
+	t.Helper()
 	addr := sessionBus(t)
 	conn, err := dbus.Connect(addr)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer conn.Close()
+	t.Cleanup(func() { conn.Close() })
 	srv := &notificationServer{seen: make(chan struct{}, 4)}
-	if err := conn.Export(srv, notifyPath, notifyDest); err != nil {
-		t.Fatal(err)
-	}
-	if reply, err := conn.RequestName(notifyDest, dbus.NameFlagDoNotQueue); err != nil || reply != dbus.RequestNameReplyPrimaryOwner {
-		t.Fatalf("claiming %s: %v %v", notifyDest, reply, err)
-	}
+	serve(t, conn, srv, notifyPath, notifyDest, notifyDest)
+	return addr, conn, srv
+}
+
+func TestDesktopNotification(t *testing.T) {
+	addr, conn, srv := notificationDaemon(t)
+	portal := &portalServer{opened: make(chan string, 4)}
+	serve(t, conn, portal, portalPath, "org.freedesktop.portal.OpenURI", portalDest)
 
 	n := NewNotifier(addr, "http://127.0.0.1:8765/", t.Logf)
 	if n == nil {
@@ -96,6 +129,7 @@ func TestDesktopNotification(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer console.Close()
+	n.OpenWith(console.LoginURL)
 	b, err := New(Options{Console: console, Notifier: n})
 	if err != nil {
 		t.Fatal(err)
@@ -125,6 +159,54 @@ func TestDesktopNotification(t *testing.T) {
 	}
 	if got.urgency != 2 || len(got.actions) != 2 || got.actions[0] != "default" {
 		t.Errorf("urgency %d actions %v", got.urgency, got.actions)
+	}
+
+	// The action opens the console through the portal; a signal for
+	// another notification, another action or from another sender does not.
+	waitFor(t, 3*time.Second, "the notification id recorded", func() bool { return n.open.ours(1) })
+	invoke(t, conn, 7, "default")
+	invoke(t, conn, 1, "dismiss")
+	other, err := dbus.Connect(addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	invoke(t, other, 1, "default")
+	invoke(t, conn, 1, "default")
+	select {
+	case uri := <-portal.opened:
+		if uri != console.LoginURL() || !strings.Contains(uri, "?token=") {
+			t.Fatalf("the portal was asked to open %q, want %q", uri, console.LoginURL())
+		}
+	case <-time.After(3 * time.Second):
+		t.Fatal("the action did not reach the portal")
+	}
+	select {
+	case uri := <-portal.opened:
+		t.Fatalf("opened twice (a forged or foreign signal counted): %q", uri)
+	case <-time.After(300 * time.Millisecond):
+	}
+}
+
+// TestNotificationActionWithoutPortal: without a portal the action fails
+// quietly, said once.
+func TestNotificationActionWithoutPortal(t *testing.T) {
+	addr, conn, srv := notificationDaemon(t)
+	logs := &logSink{t: t}
+	n := NewNotifier(addr, "http://127.0.0.1:1/", func(f string, a ...any) { fmt.Fprintf(logs, f, a...) })
+	defer n.Close()
+	n.OpenWith(func() string { return "http://127.0.0.1:1/?token=x" })
+	n.notify("read_file", callContext{Client: "c"}, nil)
+	<-srv.seen
+	waitFor(t, 3*time.Second, "the notification id recorded", func() bool { return n.open.ours(1) })
+	invoke(t, conn, 1, "default")
+	invoke(t, conn, 1, "default")
+	waitFor(t, 5*time.Second, "the missing portal said", func() bool { return logs.has("no desktop portal") })
+	time.Sleep(200 * time.Millisecond) // let the second action land too
+	logs.mu.Lock()
+	defer logs.mu.Unlock()
+	if len(logs.lines) != 1 {
+		t.Fatalf("said %d times: %q", len(logs.lines), logs.lines)
 	}
 }
 

@@ -32,6 +32,12 @@ type ticket struct {
 	// retried is set for a modern call's ticket: its answer is claimed by
 	// the client's retry rather than read by a waiting goroutine.
 	retried bool
+	// alone is set when the ask waits on the console only (no client
+	// form): when the console becomes unavailable it is denied.
+	alone bool
+	// route is set on the hub for an ask a joined server posted: answers
+	// are forwarded to it (hub.go).
+	route *route
 
 	done    chan answer // receives the winning answer, once
 	console *Console    // nil when the console is off
@@ -50,13 +56,12 @@ func newTicket(id string, kind stateKind, tool, principal string, now time.Time,
 
 // resolve records a as the ticket's answer unless another came first.
 func (t *ticket) resolve(a answer) bool {
-	t.mu.Lock()
-	if t.resolved {
-		t.mu.Unlock()
+	if t.route != nil {
+		return t.route.forward(t, a)
+	}
+	if !t.take() {
 		return false
 	}
-	t.resolved = true
-	t.mu.Unlock()
 	t.done <- a
 	if t.console != nil {
 		t.console.finished(t, a, "")
@@ -67,16 +72,23 @@ func (t *ticket) resolve(a answer) bool {
 // withdraw closes the ticket without an answer (timeout, client gone). It
 // reports false when an answer had already won, which must then be read.
 func (t *ticket) withdraw(why string) bool {
-	t.mu.Lock()
-	if t.resolved {
-		t.mu.Unlock()
+	if !t.take() {
 		return false
 	}
-	t.resolved = true
-	t.mu.Unlock()
 	if t.console != nil {
 		t.console.finished(t, answer{}, why)
 	}
+	return true
+}
+
+// take marks the ticket decided; false when it already was.
+func (t *ticket) take() bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.resolved {
+		return false
+	}
+	t.resolved = true
 	return true
 }
 

@@ -58,6 +58,7 @@ func (b *Broker) askByPage(ctx context.Context, s askSpec, modern bool) (a answe
 	ctx, cancel := context.WithTimeout(ctx, s.timeout)
 	defer cancel()
 	t := b.ticket("", s)
+	t.alone = true // the client's accept is no answer: the page alone decides
 	if b.console.add(t) != nil {
 		return answer{}, nil, "", false
 	}

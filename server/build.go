@@ -48,19 +48,10 @@ func Open(p *grants.Policy, logger *log.Logger) (*Server, error) {
 			return nil, fmt.Errorf("approval console: %w", err)
 		}
 		stateDir = dir
-		tokenFile := filepath.Join(dir, "console.token")
-		console, err = approval.StartConsole(p.Console, logger)
+		console, err = openConsole(p, dir, logger)
 		if err != nil {
 			audit.Close()
-			return nil, fmt.Errorf("approval console: %w", err)
-		}
-		if err := writeToken(tokenFile, console.Token()); err != nil {
-			console.Close()
-			audit.Close()
 			return nil, err
-		}
-		if logger != nil {
-			logger.Printf("approval console: %s?token=%s (token also in %s)", console.URL(), console.Token(), tokenFile)
 		}
 	}
 	consoleURL := ""
@@ -70,6 +61,9 @@ func Open(p *grants.Policy, logger *log.Logger) (*Server, error) {
 	// Desktop notifications when the person's session bus exists; none
 	// (and no error) otherwise.
 	notifier := approval.NewNotifier(os.Getenv("DBUS_SESSION_BUS_ADDRESS"), consoleURL, logger.Printf)
+	if console != nil {
+		notifier.OpenWith(console.LoginURL) // the notification's action logs the person in
+	}
 	broker, err := approval.New(approval.Options{Console: console, Logf: logger.Printf, Notifier: notifier})
 	if err != nil {
 		audit.Close()
@@ -83,6 +77,35 @@ func Open(p *grants.Policy, logger *log.Logger) (*Server, error) {
 	s.console, s.stateDir = console, stateDir
 	s.stopHangup = reopenOnHangup(audit)
 	return s, nil
+}
+
+// openConsole opens the approval console at addr, shared with the user's
+// other servers that name the same address (approval.OpenInbox): the
+// rendezvous socket goes in the user's runtime folder, and each time the
+// console settles (this server serves it, or joined another's) its token
+// is written to the state folder and its address said on stderr.
+func openConsole(p *grants.Policy, stateDir string, logger *log.Logger) (*approval.Console, error) {
+	tokenFile := filepath.Join(stateDir, "console.token")
+	runDir, err := statedir.Runtime(stateDir, ReadableRoots(p))
+	if err != nil {
+		return nil, fmt.Errorf("approval console: %w", err)
+	}
+	ready := func(role, url, token string) {
+		if err := writeToken(tokenFile, token); err != nil {
+			logger.Printf("approval console: %v", err)
+		}
+		what := "approval console"
+		if role == "joined" {
+			what = "approval console (shared with another onellm-mcp server)"
+		}
+		logger.Printf("%s: %s?token=%s (token also in %s)", what, url, token, tokenFile)
+	}
+	c, err := approval.OpenInbox(approval.InboxOptions{Addr: p.Console, RuntimeDir: runDir, Name: parentName(), Log: logger,
+		Ready: ready, Holder: portHolder})
+	if err != nil {
+		return nil, fmt.Errorf("approval console: %w", err)
+	}
+	return c, nil
 }
 
 // reopenOnHangup reopens the audit log on SIGHUP, as logrotate's postrotate

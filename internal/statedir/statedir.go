@@ -10,6 +10,10 @@
 // workspace, the sandbox's writable, readable and system folders), nor is
 // any such root inside it. When that cannot be shown, Open fails and the
 // caller must refuse to start rather than write the file elsewhere.
+//
+// Runtime is the user's private runtime folder for the server's sockets
+// (the approval inbox's rendezvous): mode 0700, this user's, no symlink,
+// beneath no readable root.
 package statedir
 
 import (

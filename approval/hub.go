@@ -1,0 +1,361 @@
+package approval
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/onellm/onellm-mcp/internal/display"
+)
+
+// The hub's side of the inbox: the rendezvous socket, the peers joined to
+// it, and their asks on this console's page (see inbox.go).
+
+type hub struct {
+	in *inbox
+	ln *net.UnixListener
+
+	mu     sync.Mutex
+	peers  map[*peer]bool
+	closed bool
+}
+
+// peer is one joined server, as the hub sees it.
+type peer struct {
+	h     *hub
+	w     *wireConn
+	label string
+	pid   int32 // from SO_PEERCRED
+
+	mu      sync.Mutex
+	tickets map[string]*ticket           // the peer's ask id → its ticket here
+	waiting map[string]chan *wireMessage // forwarded answers awaiting a result
+}
+
+// route is what a ticket posted by a peer carries: whom to forward an
+// answer to, and what the peer asked to show.
+type route struct {
+	p    *peer
+	id   string // the ask's id on the peer
+	view pendingView
+}
+
+// forwardTimeout bounds how long the page waits for a peer to take an
+// answer.
+const forwardTimeout = 5 * time.Second
+
+// maxPeers bounds the servers joined to one hub.
+const maxPeers = 64
+
+// maxRemoteTTL bounds the deadline a peer may give an ask.
+const maxRemoteTTL = 24 * time.Hour
+
+// listenHub opens the rendezvous socket in the runtime folder (which must
+// be a folder of this user's, mode 0700), replacing a stale socket left by
+// a hub that died: only the holder of the console's address gets here.
+func listenHub(in *inbox) (*hub, error) {
+	if in.sockErr != nil {
+		return nil, in.sockErr
+	}
+	dir := filepath.Dir(in.sock)
+	fi, err := os.Lstat(dir)
+	if err != nil {
+		return nil, fmt.Errorf("runtime folder: %w", err)
+	}
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !fi.IsDir() || !ok || int(st.Uid) != in.uid || fi.Mode().Perm() != 0o700 {
+		return nil, fmt.Errorf("runtime folder %s must be a folder of this user's with mode 0700", dir)
+	}
+	if fi, err := os.Lstat(in.sock); err == nil {
+		if fi.Mode()&os.ModeSocket == 0 {
+			return nil, fmt.Errorf("%s exists and is not a socket", in.sock)
+		}
+		if err := os.Remove(in.sock); err != nil {
+			return nil, fmt.Errorf("removing the stale socket: %w", err)
+		}
+	}
+	ln, err := net.ListenUnix("unix", &net.UnixAddr{Name: in.sock, Net: "unix"})
+	if err != nil {
+		return nil, err
+	}
+	if err := os.Chmod(in.sock, 0o600); err != nil {
+		ln.Close()
+		return nil, err
+	}
+	h := &hub{in: in, ln: ln, peers: map[*peer]bool{}}
+	go h.accept()
+	return h, nil
+}
+
+func (h *hub) accept() {
+	for {
+		conn, err := h.ln.AcceptUnix()
+		if err != nil {
+			h.mu.Lock()
+			closed := h.closed
+			h.mu.Unlock()
+			if !closed {
+				h.in.c.log.Printf("approval console: the inbox socket stopped: %v", err)
+			}
+			return
+		}
+		go h.serve(conn)
+	}
+}
+
+// serve is one peer's connection: its uid checked, the handshake, then its
+// posts and withdrawals until it goes away, which takes its asks off the
+// page.
+func (h *hub) serve(conn *net.UnixConn) {
+	c := h.in.c
+	cred, err := peerCred(conn)
+	if err != nil || int(cred.Uid) != h.in.uid {
+		if err == nil {
+			err = fmt.Errorf("uid %d (pid %d) is not this user", cred.Uid, cred.Pid)
+		}
+		c.log.Printf("approval console: refused a connection to the inbox: %v", err)
+		conn.Close()
+		return
+	}
+	r := bufio.NewReaderSize(conn, 64<<10)
+	conn.SetReadDeadline(time.Now().Add(handshakeTimeout))
+	m, err := readWire(r)
+	if err == nil && (m.Type != "hello" || m.Addr != h.in.addr) {
+		err = fmt.Errorf("%w: want a hello for %s", errWire, h.in.addr)
+	}
+	if err != nil {
+		c.log.Printf("approval console: refused pid %d at the inbox: %v", cred.Pid, err)
+		conn.Close()
+		return
+	}
+	conn.SetReadDeadline(time.Time{})
+	p := &peer{h: h, w: newWireConn(conn), label: serverLabel(int(cred.Pid), m.Server), pid: cred.Pid,
+		tickets: map[string]*ticket{}, waiting: map[string]chan *wireMessage{}}
+	h.mu.Lock()
+	if h.closed || len(h.peers) >= maxPeers {
+		full := !h.closed
+		h.mu.Unlock()
+		p.w.close()
+		if full {
+			c.log.Printf("approval console: refused %s: %d servers are joined already", p.label, maxPeers)
+		}
+		return
+	}
+	h.peers[p] = true
+	h.mu.Unlock()
+	p.w.send(c.welcome(h.in.addr))
+	c.log.Printf("approval console: %s joined", p.label)
+	for {
+		m, err := readWire(r)
+		if err == nil {
+			err = p.take(m)
+		}
+		if err != nil {
+			break
+		}
+	}
+	p.gone()
+}
+
+// welcome carries what a peer needs to take the console over later.
+func (c *Console) welcome(addr string) *wireMessage {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	m := &wireMessage{Type: "welcome", Version: wireVersion, Addr: addr, Token: c.token, CSRF: c.csrf, Sessions: []string{}}
+	for s := range c.sessions {
+		m.Sessions = append(m.Sessions, s)
+	}
+	return m
+}
+
+// take handles one message from the peer.
+func (p *peer) take(m *wireMessage) error {
+	switch m.Type {
+	case "post":
+		p.post(m)
+	case "withdraw":
+		p.mu.Lock()
+		t := p.tickets[m.ID]
+		delete(p.tickets, m.ID)
+		p.mu.Unlock()
+		if t != nil {
+			outcome := display.Escape(m.Outcome)
+			if outcome == "" {
+				outcome = "withdrawn"
+			}
+			p.h.in.c.finished(t, answer{Channel: display.Escape(m.Channel)}, outcome)
+		}
+	case "result":
+		p.mu.Lock()
+		ch := p.waiting[m.ID]
+		p.mu.Unlock()
+		if ch != nil {
+			select {
+			case ch <- m:
+			default:
+			}
+		}
+	default:
+		return fmt.Errorf("%w: a peer does not send %s", errWire, m.Type)
+	}
+	return nil
+}
+
+// post lists a peer's ask (a repeated id is ignored: a re-post after
+// joining can race a new ask's post).
+func (p *peer) post(m *wireMessage) {
+	c := p.h.in.c
+	p.mu.Lock()
+	if _, dup := p.tickets[m.ID]; dup {
+		p.mu.Unlock()
+		return
+	}
+	t := p.remoteTicket(m.ID, m.Ask, c.now())
+	p.tickets[m.ID] = t
+	p.mu.Unlock()
+	err := c.add(t)
+	if old := c.lookup(m.ID); errors.Is(err, errDuplicateAsk) && old != nil && old.route != nil && old.route.p != p && old.route.p.pid == p.pid {
+		// The same server, joined again before its old connection's end
+		// was seen: the ask moves to the new connection.
+		c.finished(old, answer{}, "moved to the server's new connection")
+		err = c.add(t)
+	}
+	if err != nil {
+		p.mu.Lock()
+		delete(p.tickets, m.ID)
+		p.mu.Unlock()
+		p.w.send(&wireMessage{Type: "refused", ID: m.ID, Error: err.Error()})
+	}
+}
+
+// remoteTicket is a peer's ask as a ticket here: what it shows, escaped
+// again; the peer's own id (so the link of a URL elicitation the peer sent,
+// Console.AskURL, finds it here; Console.add refuses an id already listed,
+// so no peer can take over another's ask); a deadline within bounds; and
+// the route its answer takes.
+func (p *peer) remoteTicket(id string, a *wireAsk, now time.Time) *ticket {
+	t := newTicket(id, stateKind(a.Kind), display.Escape(a.Tool), "", now, 0)
+	t.Deadline = time.UnixMilli(a.DeadlineMS)
+	if t.Deadline.After(now.Add(maxRemoteTTL)) {
+		t.Deadline = now.Add(maxRemoteTTL)
+	}
+	v := pendingView{Kind: a.Kind, Tool: t.Tool, Question: display.Escape(a.Question), Choices: escapeAll(a.Choices),
+		Default: display.Escape(a.Default), Level: display.Escape(a.Level), Session: a.Session, Server: p.label,
+		Context: callContext{Line: display.Escape(a.Context.Line), Cwd: display.Escape(a.Context.Cwd),
+			Client: display.Escape(a.Context.Client), Workspace: display.Escape(a.Context.Workspace)}}
+	for _, it := range a.Items {
+		v.Items = append(v.Items, itemView{What: display.Escape(it.What), Rule: display.Escape(it.Rule), Risk: display.Escape(it.Risk),
+			Session: display.Escape(it.Session)})
+	}
+	if t.Kind == kindQuestion {
+		t.Question = &question{Text: v.Question, Choices: v.Choices, Default: v.Default}
+	}
+	t.route = &route{p: p, id: id, view: v}
+	return t
+}
+
+// forward sends an answer given on the page to the peer that posted the
+// ask and waits for what became of it. It reports true when the peer took
+// it; otherwise the ask stays (the peer withdraws it if it was decided
+// there, or its connection's end removes it).
+func (r *route) forward(t *ticket, a answer) bool {
+	if !t.take() {
+		return false
+	}
+	m := &wireMessage{Type: "answer", ID: r.id, Action: string(a.Action)}
+	if content, ok := a.Content.(map[string]any); ok {
+		if d, ok := content["decision"].(string); ok {
+			m.Decision = d
+		}
+		if s, ok := content["answer"].(string); ok {
+			m.Answer = &s
+		}
+	}
+	p := r.p
+	ch := make(chan *wireMessage, 1)
+	p.mu.Lock()
+	p.waiting[r.id] = ch
+	p.mu.Unlock()
+	var res *wireMessage
+	if p.w.send(m) {
+		select {
+		case res = <-ch:
+		case <-p.w.ended:
+		case <-time.After(forwardTimeout):
+		}
+	}
+	p.mu.Lock()
+	delete(p.waiting, r.id)
+	p.mu.Unlock()
+	if res == nil || !res.OK {
+		t.mu.Lock()
+		t.resolved = false
+		t.mu.Unlock()
+		return false
+	}
+	p.h.in.c.finished(t, a, display.Escape(res.Outcome))
+	return true
+}
+
+// gone takes a peer that went away, and its asks, off the page.
+func (p *peer) gone() {
+	p.w.close()
+	h := p.h
+	h.mu.Lock()
+	delete(h.peers, p)
+	h.mu.Unlock()
+	p.mu.Lock()
+	tickets := p.tickets
+	p.tickets = map[string]*ticket{}
+	p.mu.Unlock()
+	for _, t := range tickets {
+		h.in.c.finished(t, answer{}, "withdrawn: "+p.label+" went away")
+	}
+	h.in.c.log.Printf("approval console: %s left (%d pending asks withdrawn)", p.label, len(tickets))
+}
+
+func (h *hub) broadcast(m *wireMessage) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for p := range h.peers {
+		p.w.send(m)
+	}
+}
+
+// close removes the socket and drops every peer.
+func (h *hub) close() {
+	h.mu.Lock()
+	if h.closed {
+		h.mu.Unlock()
+		return
+	}
+	h.closed = true
+	var peers []*peer
+	for p := range h.peers {
+		peers = append(peers, p)
+	}
+	h.mu.Unlock()
+	h.ln.Close() // unlinks the socket
+	for _, p := range peers {
+		p.w.close()
+	}
+}
+
+// summary is a peer's ask in the page's recent decisions.
+func (r *route) summary() string {
+	if r.view.Question != "" {
+		return r.view.Question
+	}
+	var parts []string
+	for _, it := range r.view.Items {
+		parts = append(parts, it.What)
+	}
+	return strings.Join(parts, "; ")
+}

@@ -1,0 +1,557 @@
+package approval
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"log"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/onellm/onellm-mcp/grants"
+	"github.com/onellm/onellm-mcp/internal/toolkit"
+)
+
+// logSink collects a console's log lines and lets a test wait for one.
+type logSink struct {
+	mu    sync.Mutex
+	lines []string
+	t     *testing.T
+}
+
+func (s *logSink) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	s.lines = append(s.lines, string(p))
+	s.mu.Unlock()
+	s.t.Logf("%s", strings.TrimSpace(string(p)))
+	return len(p), nil
+}
+
+func (s *logSink) has(sub string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, l := range s.lines {
+		if strings.Contains(l, sub) {
+			return true
+		}
+	}
+	return false
+}
+
+// waitFor polls cond (a condition on another goroutine's progress) for up
+// to d.
+func waitFor(t *testing.T, d time.Duration, what string, cond func() bool) {
+	t.Helper()
+	for end := time.Now().Add(d); time.Now().Before(end); time.Sleep(10 * time.Millisecond) {
+		if cond() {
+			return
+		}
+	}
+	t.Fatalf("timed out waiting for %s", what)
+}
+
+// member is one server of a test inbox.
+type member struct {
+	c      *Console
+	log    *logSink
+	roles  chan string
+	broker *Broker
+}
+
+// runtimeDir is a private folder with a short path (a unix socket's path
+// has at most 107 bytes; t.TempDir's can be longer).
+func runtimeDir(t testing.TB) string {
+	base, err := os.MkdirTemp("", "oi-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(base) })
+	dir := filepath.Join(base, "run")
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+func freeAddr(t testing.TB) string {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
+}
+
+func join(t *testing.T, addr, dir, name string, holder func(string) string) *member {
+	t.Helper()
+	m := &member{log: &logSink{t: t}, roles: make(chan string, 16)}
+	c, err := OpenInbox(InboxOptions{Addr: addr, RuntimeDir: dir, Name: name, Log: log.New(m.log, name+": ", 0),
+		Ready: func(role, _, _ string) { m.roles <- role }, Holder: holder, grace: 300 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	m.c = c
+	if m.broker, err = New(Options{Console: c}); err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+func (m *member) role(t *testing.T) string {
+	t.Helper()
+	select {
+	case r := <-m.roles:
+		return r
+	case <-time.After(10 * time.Second):
+		t.Fatal("the console never settled")
+		return ""
+	}
+}
+
+// approve runs one console-only approval on the member's broker.
+func (m *member) approve(ctx context.Context, path string) chan toolkit.ApprovalOutcome {
+	out := make(chan toolkit.ApprovalOutcome, 1)
+	go func() {
+		o, _ := m.broker.Approve(ctx, toolkit.ApprovalCall{Tool: "read_file", Args: []byte(fmt.Sprintf(`{"path":%q}`, path)),
+			Principal: "p", Asks: []grants.Decision{askOn(path, "ask-outside")}, Policy: testPolicy(20 * time.Second)})
+		out <- o
+	}()
+	return out
+}
+
+// consoleAPI drives a hub's console over HTTP with its token.
+type consoleAPI struct {
+	t              *testing.T
+	base, tok, csr string
+}
+
+func apiOf(t *testing.T, c *Console) *consoleAPI {
+	u, err := url.Parse(c.LoginURL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &consoleAPI{t: t, base: "http://" + u.Host, tok: u.Query().Get("token")}
+}
+
+func (a *consoleAPI) do(method, path string, form url.Values) (*http.Response, error) {
+	var body *strings.Reader
+	if form != nil {
+		body = strings.NewReader(form.Encode())
+	} else {
+		body = strings.NewReader("")
+	}
+	req, _ := http.NewRequest(method, a.base+path, body)
+	req.Header.Set("Authorization", "Bearer "+a.tok)
+	if form != nil {
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		req.Header.Set("X-CSRF-Token", a.csr)
+	}
+	return http.DefaultClient.Do(req)
+}
+
+func (a *consoleAPI) pending() ([]pendingView, error) {
+	resp, err := a.do("GET", "/api/state", nil)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	var v struct{ Pending []pendingView }
+	if resp.StatusCode != 200 {
+		return nil, fmt.Errorf("state: %s", resp.Status)
+	}
+	return v.Pending, json.NewDecoder(resp.Body).Decode(&v)
+}
+
+// waitPending waits until the page lists n asks (the console may be moving).
+func (a *consoleAPI) waitPending(n int) []pendingView {
+	a.t.Helper()
+	var got []pendingView
+	waitFor(a.t, 10*time.Second, fmt.Sprintf("%d asks on the page", n), func() bool {
+		p, err := a.pending()
+		got = p
+		return err == nil && len(p) == n
+	})
+	return got
+}
+
+func (a *consoleAPI) decide(id, decision string) int {
+	a.t.Helper()
+	resp, err := a.do("POST", "/api/decide", url.Values{"id": {id}, "decision": {decision}})
+	if err != nil {
+		a.t.Fatal(err)
+	}
+	resp.Body.Close()
+	return resp.StatusCode
+}
+
+func byServer(list []pendingView, sub string) *pendingView {
+	for i := range list {
+		if strings.Contains(list[i].Server, sub) {
+			return &list[i]
+		}
+	}
+	return nil
+}
+
+// TestInboxJoin: a second server on the same address joins the first; one
+// page lists both servers' asks with their labels; an answer reaches only
+// the server that asked; a server that leaves takes its asks off the page
+// and denies them on its side.
+func TestInboxJoin(t *testing.T) {
+	addr, dir := freeAddr(t), runtimeDir(t)
+	a := join(t, addr, dir, "alpha", nil)
+	if r := a.role(t); r != roleHub {
+		t.Fatalf("first server: %s", r)
+	}
+	b := join(t, addr, dir, "beta", nil)
+	if r := b.role(t); r != rolePeer {
+		t.Fatalf("second server: %s", r)
+	}
+	if fi, err := os.Stat(a.c.inbox.sock); err != nil || fi.Mode()&os.ModeSocket == 0 || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("rendezvous socket: %v %v", fi, err)
+	}
+	api := apiOf(t, a.c)
+	api.csr = a.c.csrf
+	if b.c.LoginURL() != a.c.LoginURL() {
+		t.Fatalf("the joined server hands out another login: %s vs %s", b.c.LoginURL(), a.c.LoginURL())
+	}
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	fromA, fromB := a.approve(ctx, "/a.txt"), b.approve(ctx, "/b.txt")
+	list := api.waitPending(2)
+	pa, pb := byServer(list, "alpha"), byServer(list, "beta")
+	if pa == nil || pb == nil || !strings.Contains(pb.Items[0].What, "/b.txt") || !strings.Contains(pa.Items[0].What, "/a.txt") {
+		t.Fatalf("page: %+v", list)
+	}
+	if !strings.HasPrefix(pb.Server, fmt.Sprintf("pid %d ", os.Getpid())) || pb.Tool != "read_file" || pb.Level == "" {
+		t.Fatalf("the joined server's ask: %+v", pb)
+	}
+	if code := api.decide(pb.ID, AllowOnce); code != 200 {
+		t.Fatalf("answering the joined server's ask: %d", code)
+	}
+	o := <-fromB
+	if !o.Approved || o.Channel != ChannelConsole {
+		t.Fatalf("beta's outcome: %+v", o)
+	}
+	select {
+	case o := <-fromA:
+		t.Fatalf("alpha's ask was decided too: %+v", o)
+	default:
+	}
+	if code := api.decide(pb.ID, Deny); code != 409 {
+		t.Fatalf("a second answer: %d", code)
+	}
+	if list := api.waitPending(1); list[0].ID != pa.ID {
+		t.Fatalf("left pending: %+v", list)
+	}
+
+	// beta asks again, then leaves: its ask is denied on its side and leaves the page.
+	fromB = b.approve(ctx, "/b2.txt")
+	api.waitPending(2)
+	b.c.Close()
+	if o := <-fromB; o.Approved || o.Reason != grants.ReasonApprovalUnavailable {
+		t.Fatalf("beta's ask after beta left: %+v", o)
+	}
+	if list := api.waitPending(1); list[0].ID != pa.ID {
+		t.Fatalf("after beta left: %+v", list)
+	}
+	waitFor(t, 5*time.Second, "the hub to see beta leave", func() bool { return a.log.has("left (") })
+	api.decide(pa.ID, Deny)
+	if o := <-fromA; o.Approved || o.Reason != grants.ReasonDeclined {
+		t.Fatalf("alpha's outcome: %+v", o)
+	}
+}
+
+// TestInboxTakeover: when the hub leaves, one of the joined servers takes
+// the address over with the same login, the other joins it, and both
+// pending asks are listed there again and answerable.
+func TestInboxTakeover(t *testing.T) {
+	addr, dir := freeAddr(t), runtimeDir(t)
+	a := join(t, addr, dir, "alpha", nil)
+	a.role(t)
+	b, c := join(t, addr, dir, "beta", nil), join(t, addr, dir, "gamma", nil)
+	b.role(t)
+	c.role(t)
+	api := apiOf(t, a.c)
+	api.csr = a.c.csrf
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	fromB, fromC := b.approve(ctx, "/b.txt"), c.approve(ctx, "/c.txt")
+	api.waitPending(2)
+	a.c.Close()
+
+	roles := map[string]int{}
+	for _, m := range []*member{b, c} {
+		roles[m.role(t)]++
+	}
+	if roles[roleHub] != 1 || roles[rolePeer] != 1 {
+		t.Fatalf("after the hub left: %v", roles)
+	}
+	list := api.waitPending(2) // same address, same token
+	pb, pc := byServer(list, "beta"), byServer(list, "gamma")
+	if pb == nil || pc == nil {
+		t.Fatalf("after the takeover: %+v", list)
+	}
+	if code := api.decide(pc.ID, AllowOnce); code != 200 {
+		t.Fatalf("decide after the takeover (same CSRF token): %d", code)
+	}
+	if o := <-fromC; !o.Approved {
+		t.Fatalf("gamma: %+v", o)
+	}
+	if code := api.decide(pb.ID, Deny); code != 200 {
+		t.Fatalf("decide: %d", code)
+	}
+	if o := <-fromB; o.Approved || o.Reason != grants.ReasonDeclined {
+		t.Fatalf("beta: %+v", o)
+	}
+}
+
+// TestInboxHeldByStranger: an address held by something that is not a hub
+// of this user is an error naming the holder; an ask that could wait only
+// on the console is denied (approval_unavailable).
+func TestInboxHeldByStranger(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	m := join(t, ln.Addr().String(), runtimeDir(t), "alpha", func(string) string { return "pid 4242 (python3)" })
+	_, firstToken, _ := strings.Cut(m.c.LoginURL(), "?token=")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	early := m.approve(ctx, "/a.txt") // while still trying to join: waits, then is denied
+	waitFor(t, 5*time.Second, "the error", func() bool { return m.log.has("ERROR") })
+	if !m.log.has("is in use by pid 4242 (python3), which is not an onellm-mcp console of this user") || !m.log.has(ln.Addr().String()) {
+		t.Fatalf("the error does not name the holder: %q", m.log.lines)
+	}
+	if o := <-early; o.Reason != grants.ReasonApprovalUnavailable {
+		t.Fatalf("an ask waiting when the console went down: %+v", o)
+	}
+	if o := <-m.approve(ctx, "/b.txt"); o.Reason != grants.ReasonApprovalUnavailable {
+		t.Fatalf("an ask while the console is down: %+v", o)
+	}
+	ln.Close() // the stranger leaves: the server gets the address
+	if r := m.role(t); r != roleHub {
+		t.Fatalf("after the stranger left: %s", r)
+	}
+	// The stranger may have been sent the login cookie: the console that
+	// comes back has a token of its own.
+	if u := m.c.LoginURL(); strings.HasSuffix(u, "?token="+firstToken) {
+		t.Fatalf("the token from before the stranger is still good: %s", u)
+	}
+}
+
+// TestInboxRefusesBadPeers: a connection that does not start with a good
+// hello, or sends what only a hub sends, is dropped and posts nothing.
+func TestInboxRefusesBadPeers(t *testing.T) {
+	addr, dir := freeAddr(t), runtimeDir(t)
+	a := join(t, addr, dir, "alpha", nil)
+	a.role(t)
+	for _, tc := range []struct{ name, msgs string }{
+		{"no hello", `{"type":"post","id":"AAAAAAAAAAAAAAAAAAAAAA","ask":{"kind":"approval","tool":"x","items":[{"what":"w","rule":"r","risk":"low","session":"once"}],"context":{},"deadline_ms":99999999999999}}` + "\n"},
+		{"wrong address", `{"type":"hello","version":1,"addr":"127.0.0.1:1","server":"x"}` + "\n"},
+		{"answer from a peer", `{"type":"hello","version":1,"addr":"` + addr + `","server":"x"}` + "\n" +
+			`{"type":"answer","id":"AAAAAAAAAAAAAAAAAAAAAA","action":"accept","decision":"allow_once"}` + "\n"},
+		{"duplicate key", `{"type":"hello","version":1,"addr":"` + addr + `","server":"x","server":"y"}` + "\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			conn, err := net.Dial("unix", a.c.inbox.sock)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer conn.Close()
+			conn.Write([]byte(tc.msgs))
+			conn.SetReadDeadline(time.Now().Add(5 * time.Second))
+			buf := make([]byte, 64<<10)
+			var got []byte
+			for {
+				n, err := conn.Read(buf)
+				got = append(got, buf[:n]...)
+				if ne, ok := err.(net.Error); ok && ne.Timeout() {
+					t.Fatal("the hub did not hang up")
+				}
+				if err != nil {
+					break // the hub hung up
+				}
+			}
+			if !strings.Contains(tc.name, "answer") && len(got) > 0 {
+				t.Fatalf("a bad hello got a reply: %q", got)
+			}
+		})
+	}
+	if list := a.c.view().Pending; len(list) != 0 {
+		t.Fatalf("a bad peer posted: %+v", list)
+	}
+}
+
+// TestInboxLongSocketPath: when the rendezvous socket's path would be too
+// long, the console still serves this server, unshared, and says why.
+func TestInboxLongSocketPath(t *testing.T) {
+	dir := filepath.Join(runtimeDir(t), strings.Repeat("d", 100))
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	addr := freeAddr(t)
+	a := join(t, addr, dir, "alpha", nil)
+	if r := a.role(t); r != roleHub {
+		t.Fatalf("role %s", r)
+	}
+	if !a.log.has("not shared with other servers") {
+		t.Fatalf("no word on the console not being shared: %q", a.log.lines)
+	}
+	api := apiOf(t, a.c)
+	if _, err := api.pending(); err != nil {
+		t.Fatalf("the console does not serve: %v", err)
+	}
+}
+
+// pair is a hub (alpha) and a server joined to it (beta), with the hub's
+// console API.
+func pair(t *testing.T) (a, b *member, api *consoleAPI) {
+	t.Helper()
+	addr, dir := freeAddr(t), runtimeDir(t)
+	a = join(t, addr, dir, "alpha", nil)
+	a.role(t)
+	b = join(t, addr, dir, "beta", nil)
+	b.role(t)
+	api = apiOf(t, a.c)
+	api.csr = a.c.csrf
+	return a, b, api
+}
+
+// TestInboxQuestion: a joined server's ask_user question is answered on
+// the hub's page, within its choices only.
+func TestInboxQuestion(t *testing.T) {
+	_, b, api := pair(t)
+	type got struct {
+		ans toolkit.Answer
+		err error
+	}
+	out := make(chan got, 1)
+	go func() {
+		env := &toolkit.Env{Policy: testPolicy(20 * time.Second), Principal: "p"}
+		env.Request.Params.Name = "ask_user"
+		ans, _, err := b.broker.AskUser(context.Background(), env, toolkit.Question{Text: "Ship it?", Choices: []string{"yes", "no"}})
+		out <- got{ans, err}
+	}()
+	list := api.waitPending(1)
+	if list[0].Question != "Ship it?" || list[0].Kind != "question" || !strings.Contains(list[0].Server, "beta") {
+		t.Fatalf("the question on the page: %+v", list[0])
+	}
+	post := func(form url.Values) int {
+		resp, err := api.do("POST", "/api/decide", form)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	if code := post(url.Values{"id": {list[0].ID}, "action": {"accept"}, "answer": {"maybe"}}); code != 400 {
+		t.Fatalf("an answer outside the choices: %d", code)
+	}
+	if code := post(url.Values{"id": {list[0].ID}, "action": {"accept"}, "answer": {"yes"}}); code != 200 {
+		t.Fatalf("answer: %d", code)
+	}
+	if g := <-out; g.err != nil || g.ans.Action != "accept" || g.ans.Answer != "yes" {
+		t.Fatalf("beta got %+v %v", g.ans, g.err)
+	}
+}
+
+// TestInboxWithdraw: an ask that ends on the joined server (its client
+// went away) leaves the hub's page, with its outcome in the recent list.
+func TestInboxWithdraw(t *testing.T) {
+	a, b, api := pair(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := b.approve(ctx, "/b.txt")
+	list := api.waitPending(1)
+	cancel()
+	if o := <-done; o.Reason != grants.ReasonCancelled {
+		t.Fatalf("beta: %+v", o)
+	}
+	api.waitPending(0)
+	if code := api.decide(list[0].ID, AllowOnce); code != 409 {
+		t.Fatalf("answering a withdrawn ask: %d", code)
+	}
+	v := a.c.view()
+	if len(v.Recent) == 0 || !strings.Contains(v.Recent[0].Outcome, "client went away") || !strings.Contains(v.Recent[0].What, "/b.txt") {
+		t.Fatalf("recent: %+v", v.Recent)
+	}
+}
+
+// TestInboxPeerCannotTakeAnID: a joined server that posts an ask under an
+// id already listed (another server's, which a URL elicitation's link
+// shows) is refused; the page's ask stays the first one's.
+func TestInboxPeerCannotTakeAnID(t *testing.T) {
+	addr, dir := freeAddr(t), runtimeDir(t)
+	a := join(t, addr, dir, "alpha", nil)
+	a.role(t)
+	mine := pendingTicket(a.c)
+	conn, err := net.Dial("unix", a.c.inbox.sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	fmt.Fprintf(conn, `{"type":"hello","version":1,"addr":%q,"server":"x"}`+"\n", addr)
+	fmt.Fprintf(conn, `{"type":"post","id":%q,"ask":{"kind":"approval","tool":"read_file","items":[{"what":"w","rule":"r","risk":"low","session":"once"}],"context":{},"deadline_ms":%d}}`+"\n",
+		mine.ID, time.Now().Add(time.Minute).UnixMilli())
+	r := bufio.NewReader(conn)
+	conn.SetReadDeadline(time.Now().Add(5 * time.Second))
+	var refused *wireMessage
+	for refused == nil {
+		m, err := readWire(r)
+		if err != nil {
+			t.Fatalf("no refusal: %v", err)
+		}
+		if m.Type == "refused" {
+			refused = m
+		}
+	}
+	if refused.ID != mine.ID {
+		t.Fatalf("refused %+v", refused)
+	}
+	if got := a.c.lookup(mine.ID); got != mine || got.route != nil {
+		t.Fatalf("the listed ask was replaced: %+v", got)
+	}
+}
+
+// TestInboxRejoinKeepsAsks: a server that joins again (same pid) before
+// the hub saw its old connection end moves its asks to the new one.
+func TestInboxRejoinKeepsAsks(t *testing.T) {
+	addr, dir := freeAddr(t), runtimeDir(t)
+	a := join(t, addr, dir, "alpha", nil)
+	a.role(t)
+	post := fmt.Sprintf(`{"type":"hello","version":1,"addr":%q,"server":"x"}`+"\n"+
+		`{"type":"post","id":%q,"ask":{"kind":"approval","tool":"read_file","items":[{"what":"w","rule":"r","risk":"low","session":"once"}],"context":{},"deadline_ms":%d}}`+"\n",
+		addr, goodID, time.Now().Add(time.Minute).UnixMilli())
+	var owner *peer
+	for i := range 2 {
+		conn, err := net.Dial("unix", a.c.inbox.sock)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close()
+		conn.Write([]byte(post))
+		prev := owner
+		waitFor(t, 5*time.Second, fmt.Sprintf("the ask on connection %d", i+1), func() bool {
+			got := a.c.lookup(goodID)
+			if got == nil || got.route == nil || got.route.p == prev {
+				return false
+			}
+			owner = got.route.p
+			return true
+		})
+	}
+	if n := len(a.c.view().Pending); n != 1 {
+		t.Fatalf("%d asks listed", n)
+	}
+}

@@ -1,0 +1,66 @@
+package statedir
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+func TestRuntime(t *testing.T) {
+	base := t.TempDir()
+	state := filepath.Join(base, "state")
+	os.Mkdir(state, 0o700)
+	xdg := filepath.Join(base, "xdg")
+	os.Mkdir(xdg, 0o700)
+	wide := filepath.Join(base, "wide")
+	os.Mkdir(wide, 0o777)
+	os.Chmod(wide, 0o777)
+	link := filepath.Join(base, "link")
+	os.Symlink(xdg, link)
+
+	for _, tc := range []struct {
+		name, xdg, want string
+		roots           []string
+	}{
+		{"XDG_RUNTIME_DIR", xdg, filepath.Join(xdg, Name), nil},
+		{"XDG_RUNTIME_DIR a tool can read", xdg, filepath.Join(state, "run"), []string{base}},
+		{"unset", "", filepath.Join(state, "run"), nil},
+		{"relative", "run/user", filepath.Join(state, "run"), nil},
+		{"open to others", wide, filepath.Join(state, "run"), nil},
+		{"a symlink", link, filepath.Join(state, "run"), nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Setenv("XDG_RUNTIME_DIR", tc.xdg)
+			got, err := Runtime(state, tc.roots)
+			if err != nil || got != tc.want {
+				t.Fatalf("Runtime: %q %v, want %q", got, err, tc.want)
+			}
+			if fi, err := os.Lstat(got); err != nil || !fi.IsDir() || fi.Mode().Perm() != 0o700 {
+				t.Fatalf("%s: %v %v", got, fi, err)
+			}
+		})
+	}
+
+	t.Run("a wider folder is tightened", func(t *testing.T) {
+		t.Setenv("XDG_RUNTIME_DIR", "")
+		os.Chmod(filepath.Join(state, "run"), 0o755)
+		if _, err := Runtime(state, nil); err != nil {
+			t.Fatal(err)
+		}
+		if fi, _ := os.Stat(filepath.Join(state, "run")); fi.Mode().Perm() != 0o700 {
+			t.Fatalf("mode %o", fi.Mode().Perm())
+		}
+	})
+	t.Run("a symlink in its place is refused", func(t *testing.T) {
+		t.Setenv("XDG_RUNTIME_DIR", "")
+		other := filepath.Join(base, "other")
+		os.Mkdir(other, 0o700)
+		os.Symlink(other, filepath.Join(base, "state2-run"))
+		state2 := filepath.Join(base, "state2")
+		os.Mkdir(state2, 0o700)
+		os.Symlink(other, filepath.Join(state2, "run"))
+		if _, err := Runtime(state2, nil); err == nil {
+			t.Fatal("a symlinked runtime folder was accepted")
+		}
+	})
+}
