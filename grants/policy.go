@@ -66,7 +66,9 @@ type Policy struct {
 	Sandbox  Sandbox
 	HTTP     HTTPSettings
 	Console  string
-	Secrets  map[string]Secret
+	// Telemetry is read once at start-up (server/telemetry).
+	Telemetry TelemetrySettings
+	Secrets   map[string]Secret
 
 	deny, ask, allow []*Rule
 	// outer is the policy this one narrowed (to a client's root), whose
@@ -140,6 +142,7 @@ func Compile(cfg *Config, opts CompileOptions) (*Policy, error) {
 		p.HTTP.JWKSFile = p.absPath(cfg.HTTP.JWKSFile, cfg.Dir)
 	}
 
+	p.Telemetry = TelemetrySettings{OTLPEndpoint: cfg.Telemetry.OTLPEndpoint, HashArguments: cfg.Telemetry.HashArguments}
 	p.AuditPath = cfg.Audit.Path
 	if p.AuditPath == "" {
 		p.AuditPath = defaultAuditPath(home)

@@ -65,6 +65,13 @@ type HTTPSettings struct {
 	RequiredScopes                      []string
 }
 
+// TelemetrySettings is the [telemetry] section as configured; the
+// standard OTEL_EXPORTER_OTLP_* variables are read by server/telemetry.
+type TelemetrySettings struct {
+	OTLPEndpoint  string
+	HashArguments bool
+}
+
 // Secret is a brokered secret as configured (the value is read when used).
 type Secret struct {
 	Name   string

@@ -69,7 +69,12 @@ func Open(p *grants.Policy, logger *log.Logger) (*Server, error) {
 		audit.Close()
 		return nil, err
 	}
-	s, err := New(p, Options{Tools: DefaultTools(), Approver: broker, Asker: broker, Audit: audit, Log: logger})
+	tel, err := openTelemetry(p, logger)
+	if err != nil {
+		audit.Close()
+		return nil, err
+	}
+	s, err := New(p, Options{Tools: DefaultTools(), Approver: broker, Asker: broker, Audit: audit, Log: logger, Telemetry: tel})
 	if err != nil {
 		audit.Close()
 		return nil, err
@@ -135,6 +140,9 @@ func (s *Server) Close() error {
 	}
 	if s.console != nil {
 		s.console.Close()
+	}
+	if s.tel != nil {
+		s.shutdownTelemetry()
 	}
 	return s.audit.Close()
 }

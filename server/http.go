@@ -7,6 +7,7 @@ import (
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -184,6 +185,8 @@ type httpGuard struct {
 	listenCtx context.Context
 	// admit is the ingress (nil in tests of the guard alone).
 	admit func(principal string, msg []byte) ([]byte, bool)
+	// withCall records a tool call's id for its span (nil: traces off).
+	withCall func(ctx context.Context, id json.RawMessage) context.Context
 	// calls tracks requests inside the handler, for the shutdown.
 	calls sync.WaitGroup
 	next  http.Handler
@@ -225,6 +228,9 @@ func (g *httpGuard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if msg, ok = g.admitMessage(w, r, body, principal, set.MaxSessions); !ok {
 			return
 		}
+	}
+	if g.withCall != nil && msg.method == string(mcp.MethodToolsCall) && msg.hasID {
+		ctx = g.withCall(ctx, msg.id)
 	}
 	if r.Method == http.MethodGet || (body != nil && msg.method == "subscriptions/listen") {
 		ctx = mergeCancel(ctx, g.listenCtx)
@@ -708,6 +714,9 @@ func (s *Server) httpHandler(opts HTTPOptions, listenCtx context.Context, guard 
 		listenCtx: listenCtx,
 		admit:     s.admit,
 		next:      mcpHTTP,
+	}
+	if s.tel != nil {
+		g.withCall = func(ctx context.Context, id json.RawMessage) context.Context { return s.withCallMeta(ctx, id, "tcp") }
 	}
 	if guard != nil {
 		*guard = g
