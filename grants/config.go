@@ -151,6 +151,9 @@ type HTTPConfig struct {
 	JWKSURL        string   `toml:"jwks_url"`
 	JWKSFile       string   `toml:"jwks_file"`
 	RequiredScopes []string `toml:"required_scopes"`
+	// AllowTypJWT accepts access tokens typed "JWT" (or untyped) beside
+	// RFC 9068's "at+jwt"; loud at start-up.
+	AllowTypJWT bool `toml:"allow_typ_jwt"`
 }
 
 // TelemetryConfig is the [telemetry] section (server/telemetry): traces
@@ -436,9 +439,16 @@ func (c *Config) validate() error {
 	default:
 		return bad("http.auth", fmt.Sprintf("unknown value %q; use \"token\", \"oauth\" or \"none\"", c.HTTP.Auth))
 	}
+	if c.HTTP.AllowTypJWT && c.HTTP.Auth != "oauth" {
+		return bad("http.allow_typ_jwt", `applies to auth = "oauth" only`)
+	}
 	if e := c.Telemetry.OTLPEndpoint; e != "" {
-		if u, err := url.Parse(e); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil {
-			return bad("telemetry.otlp_endpoint", fmt.Sprintf("%q is not an http:// or https:// URL naming a host (without user or password), such as \"http://127.0.0.1:4318\"", e))
+		u, err := url.Parse(e)
+		switch {
+		case err == nil && u.User != nil:
+			return bad("telemetry.otlp_endpoint", "the collector URL must not carry a user or password; put credentials in OTEL_EXPORTER_OTLP_HEADERS")
+		case err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "":
+			return bad("telemetry.otlp_endpoint", fmt.Sprintf("%q is not an http:// or https:// URL naming a host, such as \"http://127.0.0.1:4318\"", e))
 		}
 	}
 	if (c.HTTP.TLSCert == "") != (c.HTTP.TLSKey == "") {

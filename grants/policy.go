@@ -137,7 +137,7 @@ func Compile(cfg *Config, opts CompileOptions) (*Policy, error) {
 		p.HTTP.TLSCert, p.HTTP.TLSKey = p.absPath(cfg.HTTP.TLSCert, cfg.Dir), p.absPath(cfg.HTTP.TLSKey, cfg.Dir)
 	}
 	p.HTTP.Issuer, p.HTTP.Audience, p.HTTP.JWKSURL = cfg.HTTP.Issuer, cfg.HTTP.Audience, cfg.HTTP.JWKSURL
-	p.HTTP.RequiredScopes = cfg.HTTP.RequiredScopes
+	p.HTTP.RequiredScopes, p.HTTP.AllowTypJWT = cfg.HTTP.RequiredScopes, cfg.HTTP.AllowTypJWT
 	if cfg.HTTP.JWKSFile != "" {
 		p.HTTP.JWKSFile = p.absPath(cfg.HTTP.JWKSFile, cfg.Dir)
 	}

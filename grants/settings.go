@@ -63,6 +63,7 @@ type HTTPSettings struct {
 	// Auth "oauth": who issues tokens for this server and where its keys are.
 	Issuer, Audience, JWKSURL, JWKSFile string
 	RequiredScopes                      []string
+	AllowTypJWT                         bool // tokens typed JWT or untyped are accepted too
 }
 
 // TelemetrySettings is the [telemetry] section as configured; the

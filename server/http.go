@@ -132,7 +132,7 @@ func ResolveHTTPAuth(h grants.HTTPSettings, loopback bool, getenv func(string) s
 	}
 	if h.Auth == "oauth" {
 		v, err := oauth.New(oauth.Config{Issuer: h.Issuer, Audience: h.Audience, JWKSURL: h.JWKSURL, JWKSFile: h.JWKSFile,
-			RequiredScopes: h.RequiredScopes})
+			RequiredScopes: h.RequiredScopes, AllowTypJWT: h.AllowTypJWT})
 		if err != nil {
 			return HTTPAuth{}, err
 		}
@@ -876,6 +876,9 @@ func HTTPBanner(endpoint string, auth HTTPAuth) string {
 	case auth.OAuth != nil:
 		m := auth.OAuth.Metadata()
 		fmt.Fprintf(&b, "OAuth resource server: tokens from %s for %s (metadata: %s)\n", m.AuthorizationServers[0], m.Resource, auth.OAuth.MetadataURL())
+		if auth.OAuth.AllowsTypJWT() {
+			b.WriteString("WARNING: http.allow_typ_jwt = true: tokens whose typ is JWT or missing are accepted as access tokens; an ID token from the same issuer whose audience is this server would be accepted too.\n")
+		}
 		header = ` --header "Authorization: Bearer $ACCESS_TOKEN"`
 	case auth.Generated:
 		fmt.Fprintf(&b, "bearer token (generated for this run, shown once): %s\n", auth.Token)
