@@ -179,3 +179,24 @@ type discard struct{}
 
 func (discard) ExportSpans(context.Context, []sdktrace.ReadOnlySpan) error { return nil }
 func (discard) Shutdown(context.Context) error                             { return nil }
+
+// TestIngressTraceContext: the strict ingress lets the W3C trace context in
+// params._meta through, and refuses it twice (which value parents the span
+// would be ambiguous).
+func TestIngressTraceContext(t *testing.T) {
+	s, _ := testServer(t, DefaultTools()[0])
+	const tp = `"traceparent":"00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"`
+	for _, tc := range []struct {
+		meta string
+		pass bool
+	}{
+		{`{` + tp + `,"tracestate":"rojo=00f067aa0ba902b7"}`, true},
+		{`{` + tp + `,` + tp + `}`, false},
+		{`{` + tp + `,"Traceparent":"x"}`, true}, // another key: read by no one (the carrier reads exact names)
+	} {
+		msg := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"read_file","arguments":{"path":"a"},"_meta":` + tc.meta + `}}`
+		if _, ok := s.admit("test", []byte(msg)); ok != tc.pass {
+			t.Errorf("_meta %s: admitted %v, want %v", tc.meta, ok, tc.pass)
+		}
+	}
+}
