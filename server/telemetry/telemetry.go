@@ -104,11 +104,11 @@ func (t *Tracer) StartCall(ctx context.Context, ci CallInfo) (context.Context, *
 		return ctx, nil
 	}
 	ctx = propagation.TraceContext{}.Extract(ctx, metaCarrier(ci.Meta))
-	attrs := []attribute.KeyValue{
+	attrs := append(make([]attribute.KeyValue, 0, 8),
 		attribute.String("mcp.method.name", "tools/call"),
 		attribute.String("gen_ai.operation.name", "execute_tool"),
 		attribute.String("gen_ai.tool.name", ci.Tool),
-	}
+	)
 	if ci.ProtocolVersion != "" {
 		attrs = append(attrs, attribute.String("mcp.protocol.version", ci.ProtocolVersion))
 	}
@@ -184,7 +184,7 @@ func (t *Tracer) Decided(ctx context.Context, profile string, asked, final grant
 }
 
 func (t *Tracer) decision(ctx context.Context, profile string, asked, final grants.Decision, stage, hash string, start, end time.Time) {
-	attrs := []attribute.KeyValue{
+	attrs := append(make([]attribute.KeyValue, 0, 17),
 		attribute.String("gen_ai.operation.name", "run_guardrail"),
 		attribute.String("gen_ai.guardrail.component.name", component),
 		attribute.String("gen_ai.guardrail.target.type", "input"),
@@ -196,7 +196,7 @@ func (t *Tracer) decision(ctx context.Context, profile string, asked, final gran
 		attribute.String("onellm.capability", string(final.Request.Capability)),
 		attribute.String("onellm.reason_code", string(final.Reason)),
 		attribute.String("onellm.risk_level", final.Request.Risk.String()),
-	}
+	)
 	if final.RuleID != "" {
 		attrs = append(attrs, attribute.String("gen_ai.guardrail.security.policy.rule.id", final.RuleID))
 	}
