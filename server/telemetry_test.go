@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"encoding/json"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -13,6 +14,7 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
+	"github.com/onellm/onellm-mcp/fstools"
 	"github.com/onellm/onellm-mcp/grants"
 	"github.com/onellm/onellm-mcp/internal/toolkit"
 	"github.com/onellm/onellm-mcp/server/telemetry"
@@ -197,6 +199,54 @@ func TestIngressTraceContext(t *testing.T) {
 		msg := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"read_file","arguments":{"path":"a"},"_meta":` + tc.meta + `}}`
 		if _, ok := s.admit("test", []byte(msg)); ok != tc.pass {
 			t.Errorf("_meta %s: admitted %v, want %v", tc.meta, ok, tc.pass)
+		}
+	}
+}
+
+// TestHTTPCallSpans: over HTTP, in both eras, the call's span has the
+// JSON-RPC id the guard read, transport tcp, the protocol version of the
+// request and the parent from _meta.
+func TestHTTPCallSpans(t *testing.T) {
+	for _, modern := range []bool{false, true} {
+		s, ws := testServer(t, fstools.ReadFile{})
+		os.WriteFile(filepath.Join(ws, "f.txt"), []byte("hi\n"), 0o644)
+		exp := tracetest.NewInMemoryExporter()
+		s.tel = telemetry.New(telemetry.Options{Exporter: exp, Sync: true})
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, stop := context.WithCancel(context.Background())
+		served := make(chan error, 1)
+		go func() { served <- s.ServeHTTP(ctx, ln, HTTPOptions{Token: testToken, Loopback: true}) }()
+		c := connect(t, "http://"+ln.Addr().String()+"/mcp", modern)
+		req := mcp.CallToolRequest{}
+		req.Params.Name, req.Params.Arguments = "read_file", map[string]any{"path": "f.txt"}
+		req.Params.Meta = &mcp.Meta{AdditionalFields: map[string]any{"traceparent": "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"}}
+		res, err := c.CallTool(context.Background(), req)
+		c.Close()
+		stop()
+		<-served
+		if err != nil || res.IsError {
+			t.Fatalf("modern %v: %v %v", modern, err, res)
+		}
+		var call tracetest.SpanStub
+		for _, sp := range exp.GetSpans() {
+			if sp.Name == "tools/call read_file" {
+				call = sp
+			}
+		}
+		got := map[string]string{}
+		for _, a := range call.Attributes {
+			got[string(a.Key)] = a.Value.Emit()
+		}
+		wantVersion := mcp.ProtocolVersion20251125
+		if modern {
+			wantVersion = mcp.ProtocolVersion20260728
+		}
+		if got["jsonrpc.request.id"] == "" || got["network.transport"] != "tcp" || got["mcp.protocol.version"] != wantVersion ||
+			call.Parent.TraceID().String() != "4bf92f3577b34da6a3ce929d0e0e4736" {
+			t.Errorf("modern %v: call span %v, parent %v", modern, got, call.Parent)
 		}
 	}
 }
