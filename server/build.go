@@ -69,7 +69,7 @@ func Open(p *grants.Policy, logger *log.Logger) (*Server, error) {
 		audit.Close()
 		return nil, err
 	}
-	tel, err := openTelemetry(p, logger)
+	tel, telDir, err := openTelemetry(p, logger)
 	if err != nil {
 		audit.Close()
 		return nil, err
@@ -78,6 +78,9 @@ func Open(p *grants.Policy, logger *log.Logger) (*Server, error) {
 	if err != nil {
 		audit.Close()
 		return nil, err
+	}
+	if stateDir == "" {
+		stateDir = telDir // the telemetry key is kept there
 	}
 	s.console, s.stateDir = console, stateDir
 	s.stopHangup = reopenOnHangup(audit)

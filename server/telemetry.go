@@ -29,27 +29,27 @@ const telemetryKeyFile = "telemetry.key"
 
 // openTelemetry builds the tracer the policy and the environment ask for:
 // nil (off) unless a collector is named. Nothing is dialled until a span
-// is exported.
-func openTelemetry(p *grants.Policy, logger *log.Logger) (*telemetry.Tracer, error) {
+// is exported. stateDir is the state folder when the hash key was put
+// there (a reload may then not open a root over it), else "".
+func openTelemetry(p *grants.Policy, logger *log.Logger) (tel *telemetry.Tracer, stateDir string, err error) {
 	set, err := telemetry.Resolve(p.Telemetry.OTLPEndpoint, os.Getenv)
 	if err != nil || set.Endpoint == "" {
-		return nil, err
+		return nil, "", err
 	}
 	var key []byte
 	hashes := "arguments and results are not exported"
 	if p.Telemetry.HashArguments {
-		dir, err := StateDir(p)
-		if err != nil {
-			return nil, fmt.Errorf("telemetry: hash_arguments needs the state folder: %w", err)
+		if stateDir, err = StateDir(p); err != nil {
+			return nil, "", fmt.Errorf("telemetry: hash_arguments needs the state folder: %w", err)
 		}
-		if key, err = loadTelemetryKey(dir); err != nil {
-			return nil, err
+		if key, err = loadTelemetryKey(stateDir); err != nil {
+			return nil, "", err
 		}
 		hashes = "arguments as keyed SHA-256 only (hash_arguments)"
 	}
 	logger.Printf("telemetry: traces go to %s (from %s) as OTLP/HTTP JSON; %s", set.Endpoint, set.Source, hashes)
 	exp := telemetry.NewExporter(set, nil, logger.Printf)
-	return telemetry.New(telemetry.Options{Exporter: exp, HashKey: key, Version: Version}), nil
+	return telemetry.New(telemetry.Options{Exporter: exp, HashKey: key, Version: Version}), stateDir, nil
 }
 
 // shutdownTelemetry exports what is queued, for at most a few seconds.
