@@ -8,7 +8,10 @@ LDFLAGS := -X main.version=$(VERSION) -X main.commit=$(COMMIT)
 FUZZTIME ?= 10s
 
 # A host may run `make -C /path/to/onellm-mcp run`: make's "Entering
-# directory" lines would otherwise go to the MCP stdout.
+# directory" lines would otherwise go to the MCP stdout. GNU make 4.4.1 and
+# later apply this line to the make that reads it; older ones print the
+# line for -C before reading any Makefile, so there the host runs
+# `make -s -C /path/to/onellm-mcp run` (README, "Quick start").
 MAKEFLAGS += --no-print-directory
 
 .PHONY: build run run-http test test-unit test-e2e bench fuzz-short vet clean

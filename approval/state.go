@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/onellm/onellm-mcp/grants"
+	"github.com/onellm/onellm-mcp/internal/toolkit"
 )
 
 // The requestState a modern (2026-07-28) client echoes back on its retry is
@@ -192,26 +193,11 @@ func digest(s string) []byte {
 	return sum[:]
 }
 
-// argsDigest is the SHA-256 of the canonical form of a call's arguments:
-// every argument is bound (they are all the model's), object keys sorted,
-// insignificant white space removed, numbers kept as written. Arguments
-// that are not JSON digest as their raw bytes; the tool refuses them anyway.
+// argsDigest is the SHA-256 of the canonical form of a call's arguments
+// (toolkit.CanonicalArguments): every argument is bound, they are all the
+// model's.
 func argsDigest(raw json.RawMessage) []byte {
-	raw = bytes.TrimSpace(raw)
-	if len(raw) == 0 || string(raw) == "null" {
-		raw = json.RawMessage("{}")
-	}
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
-	var v any
-	if err := dec.Decode(&v); err != nil {
-		return digest("raw\x00" + string(raw))
-	}
-	canon, err := json.Marshal(v)
-	if err != nil {
-		return digest("raw\x00" + string(raw))
-	}
-	return digest("json\x00" + string(canon))
+	return digest(string(toolkit.CanonicalArguments(raw)))
 }
 
 // asksDigest binds the exact requests asked about: each request's key and

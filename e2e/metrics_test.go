@@ -60,6 +60,7 @@ func TestMetricsScrape(t *testing.T) {
 		`onellm_decisions_total{effect="deny",reason="approval_unavailable"} 1`,
 		`onellm_command_duration_seconds_count{result="ok"} 1`,
 		`onellm_command_duration_seconds_count{result="failed"} 1`,
+		"onellm_sandbox_start_seconds_count 2", // both commands ran in the sandbox
 		`onellm_approval_wait_seconds_count{reason="approval_unavailable"} 1`,
 		`onellm_pending_approvals 0`,
 		"# TYPE onellm_audit_write_failures_total counter",

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"net/url"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -26,6 +27,7 @@ type Config struct {
 	Approval  ApprovalConfig          `toml:"approval"`
 	Audit     AuditConfig             `toml:"audit"`
 	HTTP      HTTPConfig              `toml:"http"`
+	Telemetry TelemetryConfig         `toml:"telemetry"`
 	Secrets   map[string]SecretConfig `toml:"secrets"`
 	Tests     []PolicyTestConfig      `toml:"tests"`
 
@@ -149,6 +151,21 @@ type HTTPConfig struct {
 	JWKSURL        string   `toml:"jwks_url"`
 	JWKSFile       string   `toml:"jwks_file"`
 	RequiredScopes []string `toml:"required_scopes"`
+	// AllowTypJWT accepts access tokens typed "JWT" (or untyped) beside
+	// RFC 9068's "at+jwt"; loud at start-up.
+	AllowTypJWT bool `toml:"allow_typ_jwt"`
+}
+
+// TelemetryConfig is the [telemetry] section (server/telemetry): traces
+// stay off unless an endpoint is named here or in the standard
+// OTEL_EXPORTER_OTLP_* variables.
+type TelemetryConfig struct {
+	// OTLPEndpoint is the collector's OTLP/HTTP base URL
+	// ("http://collector:4318"); traces go to its /v1/traces.
+	OTLPEndpoint string `toml:"otlp_endpoint"`
+	// HashArguments adds a keyed SHA-256 of each call's arguments to its
+	// spans (never the arguments themselves).
+	HashArguments bool `toml:"hash_arguments"`
 }
 
 // SecretConfig is one [secrets.NAME] section.
@@ -421,6 +438,18 @@ func (c *Config) validate() error {
 		}
 	default:
 		return bad("http.auth", fmt.Sprintf("unknown value %q; use \"token\", \"oauth\" or \"none\"", c.HTTP.Auth))
+	}
+	if c.HTTP.AllowTypJWT && c.HTTP.Auth != "oauth" {
+		return bad("http.allow_typ_jwt", `applies to auth = "oauth" only`)
+	}
+	if e := c.Telemetry.OTLPEndpoint; e != "" {
+		u, err := url.Parse(e)
+		switch {
+		case err == nil && u.User != nil:
+			return bad("telemetry.otlp_endpoint", "the collector URL must not carry a user or password; put credentials in OTEL_EXPORTER_OTLP_HEADERS")
+		case err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "":
+			return bad("telemetry.otlp_endpoint", fmt.Sprintf("%q is not an http:// or https:// URL naming a host, such as \"http://127.0.0.1:4318\"", e))
+		}
 	}
 	if (c.HTTP.TLSCert == "") != (c.HTTP.TLSKey == "") {
 		return bad("http.tls_cert", "set both tls_cert and tls_key (PEM files), or neither")

@@ -66,7 +66,9 @@ type Policy struct {
 	Sandbox  Sandbox
 	HTTP     HTTPSettings
 	Console  string
-	Secrets  map[string]Secret
+	// Telemetry is read once at start-up (server/telemetry).
+	Telemetry TelemetrySettings
+	Secrets   map[string]Secret
 
 	deny, ask, allow []*Rule
 	// outer is the policy this one narrowed (to a client's root), whose
@@ -135,11 +137,12 @@ func Compile(cfg *Config, opts CompileOptions) (*Policy, error) {
 		p.HTTP.TLSCert, p.HTTP.TLSKey = p.absPath(cfg.HTTP.TLSCert, cfg.Dir), p.absPath(cfg.HTTP.TLSKey, cfg.Dir)
 	}
 	p.HTTP.Issuer, p.HTTP.Audience, p.HTTP.JWKSURL = cfg.HTTP.Issuer, cfg.HTTP.Audience, cfg.HTTP.JWKSURL
-	p.HTTP.RequiredScopes = cfg.HTTP.RequiredScopes
+	p.HTTP.RequiredScopes, p.HTTP.AllowTypJWT = cfg.HTTP.RequiredScopes, cfg.HTTP.AllowTypJWT
 	if cfg.HTTP.JWKSFile != "" {
 		p.HTTP.JWKSFile = p.absPath(cfg.HTTP.JWKSFile, cfg.Dir)
 	}
 
+	p.Telemetry = TelemetrySettings{OTLPEndpoint: cfg.Telemetry.OTLPEndpoint, HashArguments: cfg.Telemetry.HashArguments}
 	p.AuditPath = cfg.Audit.Path
 	if p.AuditPath == "" {
 		p.AuditPath = defaultAuditPath(home)

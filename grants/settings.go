@@ -63,6 +63,14 @@ type HTTPSettings struct {
 	// Auth "oauth": who issues tokens for this server and where its keys are.
 	Issuer, Audience, JWKSURL, JWKSFile string
 	RequiredScopes                      []string
+	AllowTypJWT                         bool // tokens typed JWT or untyped are accepted too
+}
+
+// TelemetrySettings is the [telemetry] section as configured; the
+// standard OTEL_EXPORTER_OTLP_* variables are read by server/telemetry.
+type TelemetrySettings struct {
+	OTLPEndpoint  string
+	HashArguments bool
 }
 
 // Secret is a brokered secret as configured (the value is read when used).

@@ -69,10 +69,18 @@ func Open(p *grants.Policy, logger *log.Logger) (*Server, error) {
 		audit.Close()
 		return nil, err
 	}
-	s, err := New(p, Options{Tools: DefaultTools(), Approver: broker, Asker: broker, Audit: audit, Log: logger})
+	tel, telDir, err := openTelemetry(p, logger)
 	if err != nil {
 		audit.Close()
 		return nil, err
+	}
+	s, err := New(p, Options{Tools: DefaultTools(), Approver: broker, Asker: broker, Audit: audit, Log: logger, Telemetry: tel})
+	if err != nil {
+		audit.Close()
+		return nil, err
+	}
+	if stateDir == "" {
+		stateDir = telDir // the telemetry key is kept there
 	}
 	s.console, s.stateDir = console, stateDir
 	s.stopHangup = reopenOnHangup(audit)
@@ -135,6 +143,9 @@ func (s *Server) Close() error {
 	}
 	if s.console != nil {
 		s.console.Close()
+	}
+	if s.tel != nil {
+		s.shutdownTelemetry()
 	}
 	return s.audit.Close()
 }

@@ -7,6 +7,7 @@ import (
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -131,7 +132,7 @@ func ResolveHTTPAuth(h grants.HTTPSettings, loopback bool, getenv func(string) s
 	}
 	if h.Auth == "oauth" {
 		v, err := oauth.New(oauth.Config{Issuer: h.Issuer, Audience: h.Audience, JWKSURL: h.JWKSURL, JWKSFile: h.JWKSFile,
-			RequiredScopes: h.RequiredScopes})
+			RequiredScopes: h.RequiredScopes, AllowTypJWT: h.AllowTypJWT})
 		if err != nil {
 			return HTTPAuth{}, err
 		}
@@ -184,6 +185,8 @@ type httpGuard struct {
 	listenCtx context.Context
 	// admit is the ingress (nil in tests of the guard alone).
 	admit func(principal string, msg []byte) ([]byte, bool)
+	// withCall records a tool call's id for its span (nil: traces off).
+	withCall func(ctx context.Context, id json.RawMessage) context.Context
 	// calls tracks requests inside the handler, for the shutdown.
 	calls sync.WaitGroup
 	next  http.Handler
@@ -225,6 +228,9 @@ func (g *httpGuard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if msg, ok = g.admitMessage(w, r, body, principal, set.MaxSessions); !ok {
 			return
 		}
+	}
+	if g.withCall != nil && msg.method == string(mcp.MethodToolsCall) && msg.hasID {
+		ctx = g.withCall(ctx, msg.id)
 	}
 	if r.Method == http.MethodGet || (body != nil && msg.method == "subscriptions/listen") {
 		ctx = mergeCancel(ctx, g.listenCtx)
@@ -709,6 +715,9 @@ func (s *Server) httpHandler(opts HTTPOptions, listenCtx context.Context, guard 
 		admit:     s.admit,
 		next:      mcpHTTP,
 	}
+	if s.tel != nil {
+		g.withCall = func(ctx context.Context, id json.RawMessage) context.Context { return s.withCallMeta(ctx, id, "tcp") }
+	}
 	if guard != nil {
 		*guard = g
 	}
@@ -867,6 +876,9 @@ func HTTPBanner(endpoint string, auth HTTPAuth) string {
 	case auth.OAuth != nil:
 		m := auth.OAuth.Metadata()
 		fmt.Fprintf(&b, "OAuth resource server: tokens from %s for %s (metadata: %s)\n", m.AuthorizationServers[0], m.Resource, auth.OAuth.MetadataURL())
+		if auth.OAuth.AllowsTypJWT() {
+			b.WriteString("WARNING: http.allow_typ_jwt = true: tokens whose typ is JWT or missing are accepted as access tokens; an ID token from the same issuer whose audience is this server would be accepted too.\n")
+		}
 		header = ` --header "Authorization: Bearer $ACCESS_TOKEN"`
 	case auth.Generated:
 		fmt.Fprintf(&b, "bearer token (generated for this run, shown once): %s\n", auth.Token)

@@ -273,6 +273,16 @@ func TestResolveHTTPAuth(t *testing.T) {
 	if !strings.Contains(HTTPBanner("http://127.0.0.1:1/mcp", a), "$GOOD") || strings.Contains(HTTPBanner("http://127.0.0.1:1/mcp", a), testToken) {
 		t.Error("the banner must name the variable and not print a token from the environment")
 	}
+	for _, allow := range []bool{false, true} {
+		o, err := ResolveHTTPAuth(grants.HTTPSettings{Auth: "oauth", Issuer: "https://id.example", Audience: "https://mcp.example/mcp",
+			JWKSURL: "https://id.example/jwks", AllowTypJWT: allow}, false, getenv)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := strings.Contains(HTTPBanner("https://mcp.example/mcp", o), "WARNING: http.allow_typ_jwt = true"); got != allow {
+			t.Errorf("allow_typ_jwt %v: the banner warns: %v", allow, got)
+		}
+	}
 }
 
 func TestIsLoopbackAddr(t *testing.T) {

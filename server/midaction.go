@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"time"
 
 	"github.com/onellm/onellm-mcp/grants"
 	"github.com/onellm/onellm-mcp/internal/toolkit"
@@ -29,7 +30,11 @@ type midAction struct {
 }
 
 // decide implements toolkit.MidAction.
-func (m *midAction) decide(_ context.Context, r grants.Request, stage grants.Stage) (grants.Decision, error) {
+func (m *midAction) decide(ctx context.Context, r grants.Request, stage grants.Stage) (grants.Decision, error) {
+	var start time.Time
+	if m.s.tel != nil {
+		start = time.Now()
+	}
 	if _, ok := m.s.exposed.Load(m.principal); ok {
 		markCredentialFlow(&r, m.p)
 	}
@@ -47,14 +52,17 @@ func (m *midAction) decide(_ context.Context, r grants.Request, stage grants.Sta
 	}
 	ref := m.ref
 	ref.stage = stage.String()
+	asked := d
 	if d.Effect == grants.Ask {
 		d, ref.channel = m.settleAsk(d)
 	}
 	if err := m.s.audit.Decisions(ref, []grants.Decision{d}); err != nil {
 		m.s.metrics.AuditFailures.Inc()
 		d.Effect = grants.Deny // unaudited means refused (the log says why on stderr, once per failure streak)
+		m.s.tel.Decided(ctx, m.p.Profile, asked, d, ref.stage, start)
 		return d, &toolkit.MidActionRefused{Decision: d, Err: fmt.Errorf("the audit log cannot be written: %w", err)}
 	}
+	m.s.tel.Decided(ctx, m.p.Profile, asked, d, ref.stage, start)
 	m.s.countDecisions([]grants.Decision{d})
 	if d.Effect != grants.Allow {
 		return d, &toolkit.MidActionRefused{Decision: d}

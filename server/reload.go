@@ -251,6 +251,9 @@ func (s *Server) apply(p *grants.Policy, err error) {
 			return
 		}
 	}
+	if old := s.policy.Load(); old != nil && p.Telemetry != old.Telemetry {
+		s.log.Printf("config change: the [telemetry] settings apply at the next restart")
+	}
 	if p.Audit != s.audit.settings {
 		s.log.Printf("config change: the [audit] record bound and checkpoint settings apply at the next restart")
 	}

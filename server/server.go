@@ -29,6 +29,7 @@ import (
 	"github.com/onellm/onellm-mcp/grants"
 	"github.com/onellm/onellm-mcp/internal/toolkit"
 	"github.com/onellm/onellm-mcp/server/metrics"
+	"github.com/onellm/onellm-mcp/server/telemetry"
 	"github.com/onellm/onellm-mcp/shelltool"
 )
 
@@ -42,6 +43,8 @@ type Options struct {
 	Asker    toolkit.Asker    // nil: ask_user is unavailable
 	Audit    *Audit           // required
 	Log      *log.Logger      // stderr
+	// Telemetry makes the calls' spans; nil: traces are off.
+	Telemetry *telemetry.Tracer
 }
 
 // Server is one onellm-mcp server: a compiled policy, the tools and the MCP
@@ -59,6 +62,8 @@ type Server struct {
 	asker    toolkit.Asker
 	// metrics are what /metrics shows.
 	metrics *metrics.Server
+	// tel makes the calls' spans; nil when traces are off.
+	tel     *telemetry.Tracer
 	console *approval.Console // nil unless [approval] console is set
 	// stateDir is the state folder in use when it was proven out of every
 	// root (the audit key, the console token): a reload may not open a root
@@ -80,7 +85,7 @@ func New(p *grants.Policy, opts Options) (*Server, error) {
 		return nil, fmt.Errorf("server: an audit log is required")
 	}
 	s := &Server{tools: opts.Tools, ingress: newIngress(), approver: opts.Approver, asker: opts.Asker, audit: opts.Audit, log: opts.Log,
-		metrics: metrics.NewServer()}
+		metrics: metrics.NewServer(), tel: opts.Telemetry}
 	s.stateDir = opts.Audit.stateDir // the audit key is kept there: a reload may not open a root over it
 	if s.approver == nil {
 		s.approver = toolkit.NoApprover{}
@@ -167,8 +172,10 @@ const (
 )
 
 func (s *Server) call(ctx context.Context, t toolkit.Tool, req mcp.CallToolRequest) *mcp.CallToolResult {
-	res, outcome := s.callOutcome(ctx, t, req)
+	ctx, span := s.startCallSpan(ctx, t, req)
+	res, outcome := s.callOutcome(ctx, t, req, span)
 	s.metrics.Calls.Inc(t.Name(), outcome)
+	span.End(outcome, res.IsError)
 	return res
 }
 
@@ -180,18 +187,20 @@ func (s *Server) countDecisions(ds []grants.Decision) {
 }
 
 // approve puts a call's asks to the person, counting the wait.
-func (s *Server) approve(ctx context.Context, call toolkit.ApprovalCall) (toolkit.ApprovalOutcome, *mcp.CallToolResult) {
+func (s *Server) approve(ctx context.Context, call toolkit.ApprovalCall, span *telemetry.Call) (toolkit.ApprovalOutcome, *mcp.CallToolResult) {
 	s.metrics.PendingApprovals.Add(1)
 	defer s.metrics.PendingApprovals.Add(-1)
 	start := time.Now()
+	wait := span.StartApproval(ctx)
 	outcome, pending := s.approver.Approve(ctx, call)
+	wait.EndApproval(outcome.Reason, outcome.Channel, pending != nil)
 	if pending == nil {
 		s.metrics.ApprovalWait.Since(start, string(outcome.Reason))
 	}
 	return outcome, pending
 }
 
-func (s *Server) callOutcome(ctx context.Context, t toolkit.Tool, req mcp.CallToolRequest) (*mcp.CallToolResult, string) {
+func (s *Server) callOutcome(ctx context.Context, t toolkit.Tool, req mcp.CallToolRequest, span *telemetry.Call) (*mcp.CallToolResult, string) {
 	p := s.narrowToRoots(ctx, s.Policy()) // the call finishes under the policy it started with
 	principal := principalFrom(ctx)
 	ref := callRef{id: fmt.Sprintf("c%d", s.callSeq.Add(1)), session: principal, tool: t.Name()}
@@ -218,13 +227,16 @@ func (s *Server) callOutcome(ctx context.Context, t toolkit.Tool, req mcp.CallTo
 			markCredentialFlow(&plan.Requests[i], p)
 		}
 	}
+	decideStart := span.Now()
 	verdict := p.DecideAll(plan.Requests)
+	asked, decided := verdict.Decisions, span.Now()
 	var hint string // how to get an approval channel, when none answered
 	if verdict.Effect == grants.Ask {
 		outcome, pending := s.approve(ctx, toolkit.ApprovalCall{
 			Tool: t.Name(), Args: raw, Principal: principal, Request: req, Asks: verdict.Asks(), Policy: p,
-		})
+		}, span)
 		if pending != nil {
+			span.Decided(ctx, p.Profile, asked, asked, decideStart, decided)
 			return pending, outcomeInputRequired // the client answers and retries; the call is decided again then
 		}
 		verdict = settle(verdict, outcome)
@@ -232,6 +244,7 @@ func (s *Server) callOutcome(ctx context.Context, t toolkit.Tool, req mcp.CallTo
 		ref.channel = outcome.Channel
 		gate.ref.channel, gate.approved = outcome.Channel, approvedAsks(verdict)
 	}
+	span.Decided(ctx, p.Profile, asked, verdict.Decisions, decideStart, decided)
 	if err := s.audit.Decisions(ref, verdict.Decisions); err != nil {
 		s.metrics.AuditFailures.Inc()
 		return mcp.NewToolResultError(fmt.Sprintf("refused: the audit log cannot be written, so nothing runs (%v)", err)), outcomeAuditFailure
@@ -245,12 +258,21 @@ func (s *Server) callOutcome(ctx context.Context, t toolkit.Tool, req mcp.CallTo
 		return res, outcomeRefused
 	}
 	start := time.Now()
-	res := plan.Run(ctx, toolkit.Grant{Decisions: verdict.Decisions})
+	runCtx, run := ctx, (*telemetry.Span)(nil)
+	if t.Name() == shelltool.Name {
+		runCtx, run = span.StartRun(ctx, runSurface(verdict))
+	}
+	res := plan.Run(runCtx, toolkit.Grant{Decisions: verdict.Decisions})
 	if res.Tool == nil {
 		res = toolkit.Failed("%s: no result", t.Name())
 	}
 	if t.Name() == shelltool.Name {
-		s.metrics.CommandDuration.Since(start, commandResult(res.Outcome))
+		result := commandResult(res.Outcome)
+		s.metrics.CommandDuration.Since(start, result)
+		if d := res.Outcome.SandboxStart; d > 0 {
+			s.metrics.SandboxStart.Observe(d.Seconds())
+		}
+		run.EndRun(result, start, res.Outcome.SandboxStart)
 	}
 	// The action ran; a failure to record its outcome is said on stderr
 	// by the log (once per failure streak).
@@ -266,6 +288,17 @@ func (s *Server) callOutcome(ctx context.Context, t toolkit.Tool, req mcp.CallTo
 		return res.Tool, outcomeToolError
 	}
 	return res.Tool, outcomeOK
+}
+
+// runSurface is where a command runs: the surface its process.exec
+// requests were decided for.
+func runSurface(v grants.Verdict) grants.Surface {
+	for _, d := range v.Decisions {
+		if d.Request.Capability == grants.CapProcessExec && d.Request.Surface != grants.SurfaceNone {
+			return d.Request.Surface
+		}
+	}
+	return grants.SurfaceSandbox
 }
 
 // commandResult labels a command's outcome for /metrics.

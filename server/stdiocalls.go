@@ -66,7 +66,7 @@ func (c *stdioCalls) start(stop <-chan struct{}, id json.RawMessage, line []byte
 		c.link.drop(key)
 		return true
 	}
-	ctx, cancel := context.WithCancel(c.session)
+	ctx, cancel := context.WithCancel(c.s.withCallMeta(c.session, id, "pipe"))
 	c.cancels[key] = cancel
 	c.wg.Add(1)
 	c.mu.Unlock()

@@ -632,7 +632,7 @@ func run(ctx context.Context, env *toolkit.Env, spec sandbox.Spec, surface grant
 	r := mcp.NewToolResultStructured(out, text)
 	r.IsError = out.ExitCode != 0 || out.TimedOut || err != nil
 	code := out.ExitCode
-	return toolkit.Result{Tool: r, Outcome: toolkit.Outcome{ExitCode: &code, Bytes: int64(len(out.Stdout) + len(out.Stderr))}}
+	return toolkit.Result{Tool: r, Outcome: toolkit.Outcome{ExitCode: &code, Bytes: int64(len(out.Stdout) + len(out.Stderr)), SandboxStart: res.Started}}
 }
 
 // progress sends a progress notification every few seconds while a command

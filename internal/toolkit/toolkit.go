@@ -24,6 +24,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
 
@@ -190,6 +191,9 @@ type Outcome struct {
 	Bytes        int64  `json:"bytes,omitempty"`
 	FilesChanged int    `json:"files_changed,omitempty"`
 	Error        string `json:"error,omitempty"`
+	// SandboxStart is how long the sandbox took from its start to the
+	// command running (0: not reported), for /metrics and traces.
+	SandboxStart time.Duration `json:"-"`
 	// Exposed lists data classes the action returned to the model (a
 	// credential file read), for data-flow tracking.
 	Exposed []grants.DataClass `json:"-"`

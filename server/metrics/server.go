@@ -14,6 +14,10 @@ type Server struct {
 	ApprovalWait *Histogram
 	// CommandDuration is how long commands ran, by exit (ok, failed, timeout).
 	CommandDuration *Histogram
+	// SandboxStart is the time from starting the sandbox to the command
+	// running (for a helper started in advance: from handing it the
+	// command).
+	SandboxStart *Histogram
 	// AuditFailures counts audit records that could not be written.
 	AuditFailures *Counter
 }
@@ -28,6 +32,7 @@ func NewServer() *Server {
 		PendingApprovals: r.NewGauge("onellm_pending_approvals", "Asks waiting for a person."),
 		ApprovalWait:     r.NewHistogram("onellm_approval_wait_seconds", "Time a person took to answer an ask, by reason.", DefaultSeconds(), "reason"),
 		CommandDuration:  r.NewHistogram("onellm_command_duration_seconds", "Time commands ran, by result.", DefaultSeconds(), "result"),
+		SandboxStart:     r.NewHistogram("onellm_sandbox_start_seconds", "Time from starting the sandbox to the command running.", DefaultSeconds()),
 		AuditFailures:    r.NewCounter("onellm_audit_write_failures_total", "Audit records that could not be written (the action did not run)."),
 	}
 }

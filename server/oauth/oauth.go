@@ -5,6 +5,9 @@
 // one, and builds the WWW-Authenticate challenges of a refusal.
 //
 // Security model. A request gets through only with a token that
+//   - says typ "at+jwt" in its header (RFC 9068), so an ID token of the
+//     same issuer is refused (unless the host sets allow_typ_jwt, said at
+//     start-up);
 //   - is a JWS signed with an asymmetric algorithm (RS*, PS*, ES*, EdDSA) by
 //     a key of the configured JWKS (never "none", never an HMAC whose
 //     secret could be a public key);
@@ -54,6 +57,11 @@ type Config struct {
 	JWKSFile string
 	// RequiredScopes must all be granted by the token.
 	RequiredScopes []string
+	// AllowTypJWT accepts tokens whose header says typ "JWT", or has no
+	// typ, beside RFC 9068's "at+jwt" ([http] allow_typ_jwt): for issuers
+	// that type their access tokens so. An ID token of the same issuer is
+	// then told apart by its audience alone.
+	AllowTypJWT bool
 	// Leeway is the clock skew allowed on exp, nbf and iat (default 60 s).
 	Leeway time.Duration
 	// Client fetches JWKSURL (default: a client with a 10 s timeout).
@@ -178,6 +186,9 @@ func (v *Verifier) verify(ctx context.Context, raw string) (Principal, error) {
 		return Principal{}, invalid("want exactly one signature")
 	}
 	h := tok.Headers[0]
+	if err := v.checkType(h); err != nil {
+		return Principal{}, err
+	}
 	key, err := v.keys.lookup(ctx, h.KeyID, jose.SignatureAlgorithm(h.Algorithm))
 	if err != nil {
 		return Principal{}, invalid("%v", err)
@@ -196,6 +207,25 @@ func (v *Verifier) verify(ctx context.Context, raw string) (Principal, error) {
 	}
 	return Principal{Subject: c.Subject, Scopes: scopes, Expiry: c.Expiry.Time()}, nil
 }
+
+// checkType wants RFC 9068's typ "at+jwt" ("application/at+jwt" is the
+// same media type; media types compare without case), so that an ID token
+// or any other JWT the issuer signs is never taken for an access token.
+// AllowTypJWT lets "JWT" and a missing typ through too.
+func (v *Verifier) checkType(h jose.Header) error {
+	typ, _ := h.ExtraHeaders[jose.HeaderType].(string)
+	switch t := strings.TrimPrefix(strings.ToLower(typ), "application/"); {
+	case t == "at+jwt":
+		return nil
+	case v.cfg.AllowTypJWT && (t == "jwt" || typ == ""):
+		return nil
+	}
+	return invalid("the token's typ is not at+jwt (RFC 9068): it is not an access token (an issuer whose access tokens say typ JWT needs [http] allow_typ_jwt = true)")
+}
+
+// AllowsTypJWT reports whether tokens typed JWT or untyped are accepted,
+// for the start-up warning.
+func (v *Verifier) AllowsTypJWT() bool { return v.cfg.AllowTypJWT }
 
 func (v *Verifier) checkClaims(c *claims) error {
 	if c.Expiry == nil {

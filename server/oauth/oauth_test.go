@@ -106,8 +106,15 @@ type tokenClaims struct {
 	Scp   []string `json:"scp,omitempty"`
 }
 
-// sign makes a token with the key kid (which need not be published).
+// sign makes an access token (typ at+jwt) with the key kid (which need not
+// be published).
 func (is *testIssuer) sign(kid string, alg jose.SignatureAlgorithm, priv any, edit func(*tokenClaims)) string {
+	is.t.Helper()
+	return is.signTyp(kid, alg, priv, "at+jwt", edit)
+}
+
+// signTyp is sign with another typ header ("": none).
+func (is *testIssuer) signTyp(kid string, alg jose.SignatureAlgorithm, priv any, typ string, edit func(*tokenClaims)) string {
 	is.t.Helper()
 	now := is.now()
 	c := tokenClaims{Claims: jwt.Claims{
@@ -118,7 +125,10 @@ func (is *testIssuer) sign(kid string, alg jose.SignatureAlgorithm, priv any, ed
 	if edit != nil {
 		edit(&c)
 	}
-	opts := (&jose.SignerOptions{}).WithType("at+jwt").WithHeader("kid", kid)
+	opts := (&jose.SignerOptions{}).WithHeader("kid", kid)
+	if typ != "" {
+		opts = opts.WithType(jose.ContentType(typ))
+	}
 	signer, err := jose.NewSigner(jose.SigningKey{Algorithm: alg, Key: priv}, opts)
 	if err != nil {
 		is.t.Fatal(err)
@@ -173,6 +183,8 @@ func TestVerify(t *testing.T) {
 		status  int    // 0: accepted
 		want    string // in the error text
 		subject string
+		// allowJWT is [http] allow_typ_jwt = true.
+		allowJWT bool
 	}{
 		{name: "valid RS256", token: good, scopes: []string{"mcp:tools"}, subject: "alice"},
 		{name: "valid ES256 with scp list", token: is.sign("ec1", jose.ES256, ecKey, func(c *tokenClaims) {
@@ -203,10 +215,25 @@ func TestVerify(t *testing.T) {
 		{name: "published kid, stranger's signature", token: is.sign("rsa1", jose.RS256, stranger, nil), status: 401, want: "does not verify"},
 		{name: "payload changed after signing", token: tampered, status: 401, want: "does not verify"},
 		{name: "garbage", token: "not.a.jwt", status: 401},
+		// RFC 9068 typ: an ID token (typ JWT, aud this server) of the same
+		// issuer is not an access token.
+		{name: "typ application/at+jwt", token: is.signTyp("rsa1", jose.RS256, rsaKey, "application/at+jwt", nil), subject: "alice"},
+		{name: "typ AT+JWT (media types ignore case)", token: is.signTyp("rsa1", jose.RS256, rsaKey, "AT+JWT", nil), subject: "alice"},
+		{name: "ID token (typ JWT)", token: is.signTyp("rsa1", jose.RS256, rsaKey, "JWT", nil), status: 401, want: "not at+jwt"},
+		{name: "no typ", token: is.signTyp("rsa1", jose.RS256, rsaKey, "", nil), status: 401, want: "not at+jwt"},
+		{name: "another typ", token: is.signTyp("rsa1", jose.RS256, rsaKey, "dpop+jwt", nil), status: 401, want: "not at+jwt"},
+		{name: "typ JWT with allow_typ_jwt", token: is.signTyp("rsa1", jose.RS256, rsaKey, "JWT", nil), allowJWT: true, subject: "alice"},
+		{name: "no typ with allow_typ_jwt", token: is.signTyp("rsa1", jose.RS256, rsaKey, "", nil), allowJWT: true, subject: "alice"},
+		{name: "another typ with allow_typ_jwt", token: is.signTyp("rsa1", jose.RS256, rsaKey, "dpop+jwt", nil), allowJWT: true, status: 401, want: "not at+jwt"},
+		{name: "typ JWT with allow_typ_jwt, wrong audience", token: is.signTyp("rsa1", jose.RS256, rsaKey, "JWT", func(c *tokenClaims) {
+			c.Audience = jwt.Audience{"client-id-123"}
+		}), allowJWT: true, status: 401, want: "another resource"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			p, err := is.verifier(t, tt.scopes...).Verify(context.Background(), tt.token)
+			v := is.verifier(t, tt.scopes...)
+			v.cfg.AllowTypJWT = tt.allowJWT
+			p, err := v.Verify(context.Background(), tt.token)
 			if tt.status == 0 {
 				if err != nil {
 					t.Fatalf("refused: %v", err)

@@ -274,6 +274,10 @@ func drive(ctx context.Context, s *Spec, st *launched) (res Result, err error) {
 	}
 	res.Cgroup = st.cg != nil
 	proc, pid, start := st.proc, st.proc.Pid, st.start
+	begun := start // when this command's sandbox began: a warm helper's when it is handed the command
+	if st.warm {
+		begun = time.Now()
+	}
 	stdinW, stdoutR, stderrR := st.stdinW, st.stdoutR, st.stderrR
 	sandboxed := st.sandboxed
 
@@ -312,13 +316,14 @@ func drive(ctx context.Context, s *Spec, st *launched) (res Result, err error) {
 		stdinW.Close()
 	}()
 	var statusBuf []byte
-	var specErr error // the spec write failed: the helper never read it whole
+	var startedAt time.Time // when the helper said the command started
+	var specErr error       // the spec write failed: the helper never read it whole
 	statusDone := make(chan struct{})
 	if sandboxed {
 		statusR, specW := st.statusR, st.specW
 		go func() {
 			defer close(statusDone)
-			statusBuf, _ = io.ReadAll(statusR)
+			statusBuf, startedAt = readStatus(statusR)
 		}()
 		stages, err := gitStages(s.GitDirs)
 		if err != nil {
@@ -441,6 +446,9 @@ func drive(ctx context.Context, s *Spec, st *launched) (res Result, err error) {
 			!res.TimedOut && ctxErr == nil && !res.OutputExceeded {
 			return Result{}, errWarmDead
 		}
+		if started && !startedAt.IsZero() {
+			res.Started = startedAt.Sub(begun)
+		}
 		switch {
 		case exit != nil:
 			res.ExitCode = exit.Code
@@ -469,6 +477,22 @@ func setFromWait(res *Result, ws syscall.WaitStatus) {
 	case ws.Signaled():
 		res.Signal = unix.SignalName(ws.Signal())
 		res.ExitCode = 128 + int(ws.Signal())
+	}
+}
+
+// readStatus reads the helper's status lines to their end, noting when
+// the "started" line arrived.
+func readStatus(r io.Reader) (buf []byte, started time.Time) {
+	chunk := make([]byte, 4<<10)
+	for {
+		n, err := r.Read(chunk)
+		buf = append(buf, chunk[:n]...)
+		if started.IsZero() && bytes.Contains(buf, []byte(`"t":"started"`)) {
+			started = time.Now()
+		}
+		if err != nil {
+			return buf, started
+		}
 	}
 }
 

@@ -174,6 +174,9 @@ type Result struct {
 	// CPU is the user+system time of the command's processes that were
 	// reaped (with the sandbox helper's own).
 	CPU time.Duration
+	// Started is the time from starting the sandbox (handing a warm helper
+	// the command) to the command running; 0 on the host or when unknown.
+	Started time.Duration
 }
 
 // ErrUnavailable means the sandbox could not be applied: nothing ran.
