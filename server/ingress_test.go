@@ -231,8 +231,10 @@ func BenchmarkAdmitTypicalCall(b *testing.B) {
 // the request mcp-go handed over.
 type recordTool struct{ saw chan mcp.CallToolRequest }
 
-func (recordTool) Name() string                      { return "record" }
-func (recordTool) Capabilities() []grants.Capability { return []grants.Capability{grants.CapWorkspaceRead} }
+func (recordTool) Name() string { return "record" }
+func (recordTool) Capabilities() []grants.Capability {
+	return []grants.Capability{grants.CapWorkspaceRead}
+}
 func (recordTool) Definition(*grants.Policy) mcp.Tool {
 	return mcp.NewTool("record", toolkit.WithSchemas(json.RawMessage(`{"type":"object","properties":{"path":{"type":"string"},"n":{"type":"number"},"deep":{}}}`), nil))
 }
