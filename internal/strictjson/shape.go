@@ -134,30 +134,52 @@ func (s *Shape) fits(lit string) *Error {
 		s = freeShape
 	}
 	var err error
-	var want string
 	switch {
 	case s.kind == kindRaw || s.kind == kindSkip:
 		return nil
 	case s.kind == kindInt:
 		_, err = strconv.ParseInt(lit, 10, s.bits)
-		want = fmt.Sprintf("an integer from %d to %d", int64(-1)<<(s.bits-1), int64(1)<<(s.bits-1)-1)
 	case s.kind == kindUint:
 		_, err = strconv.ParseUint(lit, 10, s.bits)
-		want = fmt.Sprintf("an integer from 0 to %d", uint64(math.MaxUint64)>>(64-s.bits))
 	case s.kind == kindFloat:
 		_, err = strconv.ParseFloat(lit, s.bits)
-		want = fmt.Sprintf("a number within float%d range", s.bits)
 	default: // Free, or a mismatch encoding/json reports: as if decoded into any
 		_, err = strconv.ParseFloat(lit, 64)
-		want = "a number within float64 range"
 	}
 	if err != nil {
 		if len(lit) > 40 {
 			lit = lit[:37] + "..."
 		}
-		return &Error{Problem: Range, Msg: fmt.Sprintf("number %s is out of range: expected %s", lit, want)}
+		return &Error{Problem: Range, Msg: fmt.Sprintf("number %s is out of range: expected %s", lit, s.numberWanted())}
 	}
 	return nil
+}
+
+// fitsShortInteger is a quick yes for the common case: an integer literal
+// of at most 15 digits fills an int64 field, a float64 or any exactly.
+// false means fits must decide.
+func (s *Shape) fitsShortInteger(lit []byte) bool {
+	if s == nil {
+		s = freeShape
+	}
+	switch {
+	case s.kind == kindInt && s.bits == 64, s.kind == kindFloat && s.bits == 64, s.kind == kindFree:
+		return exactInteger(lit, 64)
+	}
+	return false
+}
+
+// numberWanted says what numbers fit the shape.
+func (s *Shape) numberWanted() string {
+	switch s.kind {
+	case kindInt:
+		return fmt.Sprintf("an integer from %d to %d", int64(-1)<<(s.bits-1), int64(1)<<(s.bits-1)-1)
+	case kindUint:
+		return fmt.Sprintf("an integer from 0 to %d", uint64(math.MaxUint64)>>(64-s.bits))
+	case kindFloat:
+		return fmt.Sprintf("a number within float%d range", s.bits)
+	}
+	return "a number within float64 range"
 }
 
 // appendNumber writes a number literal that fits the shape in canonical

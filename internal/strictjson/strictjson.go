@@ -477,8 +477,10 @@ func (w *walker) number(s *Shape) *Error {
 		}
 	}
 	lit := w.data[start:w.pos]
-	if err := s.fits(string(lit)); err != nil {
-		return err
+	if !s.fitsShortInteger(lit) {
+		if err := s.fits(string(lit)); err != nil {
+			return err
+		}
 	}
 	if w.emit {
 		w.out = s.appendNumber(w.out, lit)
@@ -501,7 +503,8 @@ func (w *walker) digits() bool {
 // messages the server itself wrote, and it reads no further than it must
 // (a cut-off prefix of a message still yields its first keys).
 func Members(data []byte, fn func(key []byte, value func() ([]byte, error)) bool) error {
-	w := walker{data: data}
+	m := &members{w: walker{data: data}} // one allocation: fn may keep value
+	w := &m.w
 	w.space()
 	if w.pos >= len(w.data) || w.data[w.pos] != '{' {
 		return w.syntax("expected an object")
@@ -511,25 +514,13 @@ func Members(data []byte, fn func(key []byte, value func() ([]byte, error)) bool
 	if w.pos < len(w.data) && w.data[w.pos] == '}' {
 		return nil
 	}
-	var start int
-	var scanned bool
-	var verr *Error
-	value := func() ([]byte, error) {
-		if !scanned {
-			scanned = true
-			verr = w.value(skipShape, 1)
-		}
-		if verr != nil {
-			return nil, verr
-		}
-		return w.data[start:w.pos], nil
-	}
+	value := m.value
 	for {
 		key, err := w.key()
 		if err != nil {
 			return err
 		}
-		start, scanned, verr = w.pos, false, nil
+		m.start, m.scanned, m.err = w.pos, false, nil
 		if !fn(key, value) {
 			return nil
 		}
@@ -540,6 +531,26 @@ func Members(data []byte, fn func(key []byte, value func() ([]byte, error)) bool
 			return err
 		}
 	}
+}
+
+// members is the state of one Members walk.
+type members struct {
+	w       walker
+	start   int // where the current member's value starts
+	scanned bool
+	err     *Error
+}
+
+// value scans the current member's value (once) and returns its raw bytes.
+func (m *members) value() ([]byte, error) {
+	if !m.scanned {
+		m.scanned = true
+		m.err = m.w.value(skipShape, 1)
+	}
+	if m.err != nil {
+		return nil, m.err
+	}
+	return m.w.data[m.start:m.w.pos], nil
 }
 
 // String is the value of a raw JSON string as encoding/json reads it.

@@ -376,3 +376,14 @@ func TestFromSchema(t *testing.T) {
 		}
 	}
 }
+
+func BenchmarkCanonicalTypicalCall(b *testing.B) {
+	shape := Of(reflect.TypeFor[args](), true, nil)
+	doc := []byte(`{"path":"src/main.go","offset":10,"edits":[{"path":"a.go","old_text":"x := 1"}]}`)
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := Canonical(doc, shape); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
