@@ -49,7 +49,7 @@ func TestSecretWithoutValue(t *testing.T) {
 			req.Params.Name = tc.tool.Name()
 			req.Params.RawArguments = json.RawMessage(tc.args)
 			res := e.s.call(context.Background(), tc.tool, req)
-			text := toolText(res)
+			text := resultText(res)
 			if !res.IsError || !strings.Contains(text, "reason secret_unavailable") || !strings.Contains(text, "secret tok has no value on the server") || !strings.Contains(text, tc.why) {
 				t.Fatalf("result %q", text)
 			}
@@ -65,14 +65,4 @@ func TestSecretWithoutValue(t *testing.T) {
 			}
 		})
 	}
-}
-
-func toolText(res *mcp.CallToolResult) string {
-	var b strings.Builder
-	for _, c := range res.Content {
-		if tc, ok := c.(mcp.TextContent); ok {
-			b.WriteString(tc.Text)
-		}
-	}
-	return b.String()
 }
