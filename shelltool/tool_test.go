@@ -121,6 +121,7 @@ func text(res *mcp.CallToolResult) string {
 // TestPlanArguments: bad arguments are refused before anything is decided,
 // and a good line becomes one request per command and redirection.
 func TestPlanArguments(t *testing.T) {
+	t.Setenv("ONELLM_TEST_TOKEN", "tok-value-123456") // a secret with no value is refused at plan (TestSecretWithoutValue)
 	f := newFixture(t, `profile = "interactive-dev"
 [secrets.tok]
 env   = "ONELLM_TEST_TOKEN"
