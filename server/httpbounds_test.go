@@ -10,6 +10,7 @@ import (
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/pem"
+	"errors"
 	"fmt"
 	"io"
 	"math/big"
@@ -236,6 +237,36 @@ func TestBoundedListener(t *testing.T) {
 	buf := make([]byte, 6)
 	if _, err := io.ReadFull(next, buf); err != nil || string(buf) != "served" {
 		t.Fatalf("the next connection was not served: %q %v", buf, err)
+	}
+}
+
+// Over TLS a connection over the cap is closed without an answer: a
+// plain-text 503 would be garbage to a TLS client, and the handshake is
+// the cost being refused.
+func TestBoundedListenerTLS(t *testing.T) {
+	raw, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer raw.Close()
+	ln := limitListener(raw, 1, true)
+	held, err := net.Dial("tcp", raw.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer held.Close()
+	if _, err := ln.Accept(); err != nil {
+		t.Fatal(err)
+	}
+	over, err := net.Dial("tcp", raw.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer over.Close()
+	go ln.Accept() // refuses over, then waits until raw closes
+	over.SetReadDeadline(time.Now().Add(10 * time.Second)) // a failure bound
+	if n, err := over.Read(make([]byte, 64)); n != 0 || err == nil || errors.Is(err, os.ErrDeadlineExceeded) {
+		t.Fatalf("over the cap over TLS: read %d bytes, %v; want the connection closed without an answer", n, err)
 	}
 }
 

@@ -301,3 +301,55 @@ func TestIngressHandsOnOnlyTheCanonicalForm(t *testing.T) {
 		}
 	})
 }
+
+// Every argument of every built-in tool, spelled in another case, is
+// refused at the ingress with an audited invalid_arguments naming it,
+// before the call is dispatched: the shapes come from the schemas the
+// tools publish, so a new argument is covered when it is published.
+func TestIngressArgumentCaseVariants(t *testing.T) {
+	e := newCallEnv(t, `profile = "permissive-dev"`, nil)
+	s, err := New(e.p, Options{Tools: DefaultTools(), Audit: e.audit})
+	if err != nil {
+		t.Fatal(err)
+	}
+	listed := s.serverTools(e.p)
+	if len(listed) < 4 {
+		t.Fatalf("%d tools listed, want read_file, apply_patch, execute_terminal_command and http_request at least", len(listed))
+	}
+	call := func(tool, args string) string {
+		t.Helper()
+		adm := s.admit("test", []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"`+tool+`","arguments":`+args+`}}`))
+		if adm.msg != nil {
+			t.Fatalf("%s %s: admitted", tool, args)
+		}
+		return string(adm.reply)
+	}
+	n := 0
+	for _, st := range listed {
+		var schema struct {
+			Properties map[string]json.RawMessage `json:"properties"`
+		}
+		if err := json.Unmarshal(st.Tool.RawInputSchema, &schema); err != nil || len(schema.Properties) == 0 {
+			t.Fatalf("%s: schema %s: %v", st.Tool.Name, st.Tool.RawInputSchema, err)
+		}
+		for name := range schema.Properties {
+			variant := strings.ToUpper(name[:1]) + name[1:]
+			reply := call(st.Tool.Name, `{"`+variant+`":null}`)
+			want := fmt.Sprintf(`argument \"%s\": keys are case-sensitive: did you mean \"%s\"?`, variant, name)
+			if !strings.Contains(reply, "invalid_arguments") || !strings.Contains(reply, want) {
+				t.Errorf("%s %s: %s", st.Tool.Name, variant, reply)
+			}
+			n++
+		}
+	}
+	if reply := call("apply_patch", `{"edits":[{"path":"a","old_text":"x","new_text":"y"},{"PATH":"b"}]}`); !strings.Contains(reply, `argument \"edits[1].PATH\"`) {
+		t.Errorf("nested: %s", reply)
+	}
+	data, err := os.ReadFile(e.log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Count(string(data), `"invalid_arguments"`); got != n+1 {
+		t.Errorf("%d invalid_arguments audit records, want %d", got, n+1)
+	}
+}

@@ -117,7 +117,7 @@ func TestCheck(t *testing.T) {
 // What Check accepts, encoding/json reads into the same value whether it is
 // told about duplicates or not, and reads at all; its canonical encoding is
 // accepted too, is its own canonical encoding, and reads as the same value
-// (into any, and into the shape's type).
+// (into any for the free shape; into the shape's type).
 func FuzzCheck(f *testing.F) {
 	for _, seed := range []string{
 		`{"path":"a","offset":1}`, `{"path":"a","Path":"b"}`, `{"a":1,"a":2}`, `{"offset":1e400}`,
@@ -149,8 +149,10 @@ func FuzzCheck(f *testing.F) {
 			if again, err := Canonical(canonical, s); err != nil || !bytes.Equal(again, canonical) {
 				t.Fatalf("canonical %q of %q is not a fixed point: %q, %v", canonical, doc, again, err)
 			}
+			// Into any, for the free shape (a float32 field's canonical form
+			// is what a float32 reads, which the typed decode below checks).
 			var cv any
-			if err := json.Unmarshal(canonical, &cv); err != nil || !reflect.DeepEqual(v, cv) {
+			if err := json.Unmarshal(canonical, &cv); err != nil || s == Free() && !reflect.DeepEqual(v, cv) {
 				t.Fatalf("%q and its canonical %q read differently: %v / %v (%v)", doc, canonical, v, cv, err)
 			}
 			if s == shape {
