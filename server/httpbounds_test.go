@@ -263,7 +263,7 @@ func TestBoundedListenerTLS(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer over.Close()
-	go ln.Accept() // refuses over, then waits until raw closes
+	go ln.Accept()                                         // refuses over, then waits until raw closes
 	over.SetReadDeadline(time.Now().Add(10 * time.Second)) // a failure bound
 	if n, err := over.Read(make([]byte, 64)); n != 0 || err == nil || errors.Is(err, os.ErrDeadlineExceeded) {
 		t.Fatalf("over the cap over TLS: read %d bytes, %v; want the connection closed without an answer", n, err)
