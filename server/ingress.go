@@ -39,7 +39,10 @@ import (
 // decodes only those bytes, and the arguments the tool decodes, the policy
 // decides on, the audit records and a person is shown are the slice of them
 // mcp-go keeps (RawArguments): every reader downstream reads the one
-// interpretation the ingress made.
+// interpretation the ingress made. To choose the shape, the ingress first
+// peeks at the method, the id and a call's tool name; the parse then
+// refuses any second or case-varied spelling of them, so what the peek
+// read (and the transports route by) is what the canonical form says.
 
 // JSON-RPC error codes.
 const (
