@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mark3labs/mcp-go/mcp"
 	mcpserver "github.com/mark3labs/mcp-go/server"
 
 	"github.com/onellm/onellm-mcp/internal/strictjson"
@@ -158,6 +159,14 @@ func (r *stdioReader) message(line []byte, to io.Writer) error {
 		}
 	case p.method != "" && p.hasID:
 		r.link.begin(p.id)
+	case p.method == string(mcp.MethodNotificationRootsListChanged):
+		// Applied here, before the next line is read: mcp-go handles the
+		// notification on its own loop while tool calls run on ours, so a
+		// call the client sends right after it could otherwise still see
+		// the old roots.
+		if sess := r.calls.clientSession(); sess != nil {
+			r.s.forgetRoots(sess)
+		}
 	case p.method == "notifications/cancelled":
 		var n struct {
 			Params struct {
