@@ -354,6 +354,7 @@ func (s *Server) refuseArguments(principal string, msg []byte, name string, se *
 		return nil
 	}
 	ref := callRef{id: fmt.Sprintf("c%d", s.callSeq.Add(1)), session: principal, tool: tool.Name()}
+	s.metrics.Calls.Inc(tool.Name(), outcomeInvalid) // a call refused here is counted as one the tool refused
 	return s.invalid(ref, toolkit.DescribeArgProblem(se, 2))
 }
 

@@ -352,4 +352,10 @@ func TestIngressArgumentCaseVariants(t *testing.T) {
 	if got := strings.Count(string(data), `"invalid_arguments"`); got != n+1 {
 		t.Errorf("%d invalid_arguments audit records, want %d", got, n+1)
 	}
+	// /metrics counts them as the invalid calls they are.
+	w := httptest.NewRecorder()
+	s.metrics.Registry.ServeHTTP(w, httptest.NewRequest(http.MethodGet, "/metrics", nil))
+	if want := `onellm_tool_calls_total{tool="read_file",outcome="invalid_arguments"} 3`; !strings.Contains(w.Body.String(), want) {
+		t.Errorf("/metrics lacks %s:\n%s", want, w.Body)
+	}
 }
