@@ -52,6 +52,9 @@ type Console struct {
 	answered map[string]*ticket
 	recent   []record // newest last
 	version  uint64   // bumped on every change, for the page's polling
+	// changed is closed and replaced on every change, so that a waiter
+	// learns of the next one without polling.
+	changed chan struct{}
 	// sessions are the logins handed out: each is a secret path /s/ID/ to
 	// which the login cookie is scoped. Cookies are not separated by port,
 	// so a cookie for "/" would go to every server on localhost; one scoped
@@ -134,7 +137,7 @@ func (c *Console) Token() string { return c.token }
 
 func newConsole(hosts []string) *Console {
 	c := &Console{token: randomID(), csrf: randomID(), hosts: map[string]bool{}, now: time.Now, log: log.New(io.Discard, "", 0),
-		pending: map[string]*ticket{}, answered: map[string]*ticket{}, sessions: map[string]bool{}}
+		pending: map[string]*ticket{}, answered: map[string]*ticket{}, sessions: map[string]bool{}, changed: make(chan struct{})}
 	for _, h := range hosts {
 		c.hosts[h] = true
 	}
@@ -177,7 +180,7 @@ func (c *Console) add(t *ticket) error {
 	}
 	t.console = c
 	c.pending[t.ID] = t
-	c.version++
+	c.bump()
 	c.inbox.added(t, c.now())
 	return nil
 }
@@ -225,7 +228,14 @@ func (c *Console) finished(t *ticket, a answer, why string) {
 	if len(c.recent) > maxRecent {
 		c.recent = c.recent[len(c.recent)-maxRecent:]
 	}
+	c.bump()
+}
+
+// bump records a change; c.mu is held.
+func (c *Console) bump() {
 	c.version++
+	close(c.changed)
+	c.changed = make(chan struct{})
 }
 
 // expire drops tickets past their deadline whose waiter is gone (a modern
@@ -236,7 +246,7 @@ func (c *Console) expire() {
 		if now.After(t.Deadline.Add(time.Second)) {
 			delete(c.pending, id)
 			c.recent = append(c.recent, record{Time: now, Tool: t.Tool, What: ticketSummary(t), Outcome: "timed out"})
-			c.version++
+			c.bump()
 		}
 	}
 	for id, t := range c.answered {

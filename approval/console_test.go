@@ -319,16 +319,24 @@ func TestBrokerConsoleOnly(t *testing.T) {
 	}
 }
 
+// waitPending waits until exactly one ask is pending on the console and
+// returns its id: it looks again at each change the console signals.
 func waitPending(t *testing.T, c *Console) string {
 	t.Helper()
-	for range 200 {
+	timeout := time.After(10 * time.Second) // a failure bound, not a speed target
+	for {
+		c.mu.Lock()
+		changed := c.changed
+		c.mu.Unlock()
 		if v := c.view(); len(v.Pending) == 1 {
 			return v.Pending[0].ID
 		}
-		time.Sleep(5 * time.Millisecond)
+		select {
+		case <-changed:
+		case <-timeout:
+			t.Fatal("nothing pending on the console")
+		}
 	}
-	t.Fatal("nothing pending on the console")
-	return ""
 }
 
 // TestBrokerModernRace: a modern client gets an input-required result while

@@ -985,7 +985,7 @@ func TestModel(t *testing.T) {
 	if _, ok := ParseRisk("extreme"); ok {
 		t.Error("ParseRisk(extreme) ok")
 	}
-	if len(Capabilities()) != 17 || len(Reasons()) != 13 {
+	if len(Capabilities()) != 17 || len(Reasons()) != 14 {
 		t.Errorf("%d capabilities, %d reasons", len(Capabilities()), len(Reasons()))
 	}
 	if Capability("workspace.files.*").Known() {

@@ -177,6 +177,9 @@ const (
 	ReasonProtectedPath       Reason = "protected_path"
 	ReasonInvalidArguments    Reason = "invalid_arguments"
 	ReasonSandboxUnavailable  Reason = "sandbox_unavailable"
+	// ReasonSecretUnavailable: a call needs a configured secret that has no
+	// value on the server; it is refused before anyone is asked.
+	ReasonSecretUnavailable Reason = "secret_unavailable"
 )
 
 // Reasons lists every reason code.
@@ -185,7 +188,7 @@ func Reasons() []Reason {
 		ReasonMatchedAllow, ReasonMatchedAsk, ReasonMatchedDeny, ReasonUnknownCapability,
 		ReasonApproved, ReasonApprovedForSession, ReasonDeclined, ReasonCancelled,
 		ReasonApprovalTimeout, ReasonApprovalUnavailable, ReasonProtectedPath,
-		ReasonInvalidArguments, ReasonSandboxUnavailable,
+		ReasonInvalidArguments, ReasonSandboxUnavailable, ReasonSecretUnavailable,
 	}
 }
 

@@ -167,6 +167,33 @@ func (s Secret) Value() (string, error) {
 	return v, nil
 }
 
+// Available reports whether the secret has a value to send, without reading
+// a file's content: a variable must be set and not empty, a file must be
+// statable and, when it is a regular file, not empty. A pipe or a device
+// is taken as available (its content can be read only once, when the
+// secret is used). A call needing a secret that is not available is
+// refused before anyone is asked about it; a file holding only line ends
+// still fails only when it is read.
+func (s Secret) Available() error {
+	switch {
+	case s.Env != "":
+		if os.Getenv(s.Env) == "" {
+			return fmt.Errorf("secret %s has no value on the server (%s)", s.Name, s.source())
+		}
+	case s.File != "":
+		fi, err := os.Stat(s.File)
+		if err != nil {
+			return fmt.Errorf("secret %s has no value on the server: its file cannot be read: %v", s.Name, unwrapPathError(err))
+		}
+		if fi.Mode().IsRegular() && fi.Size() == 0 {
+			return fmt.Errorf("secret %s has no value on the server (%s)", s.Name, s.source())
+		}
+	default:
+		return fmt.Errorf("secret %s has no value on the server (it names no env or file)", s.Name)
+	}
+	return nil
+}
+
 func (s Secret) source() string {
 	if s.Env != "" {
 		return "variable " + s.Env + " is empty"

@@ -34,7 +34,8 @@ import (
 // to /mcp goes through:
 //
 //  0. Connections are bounded before any request is read: at most
-//     HTTPOptions.MaxConns at once (more wait in the kernel's queue), headers
+//     HTTPOptions.MaxConns at once (one more is accepted and answered 503
+//     with Retry-After without being read, or closed over TLS), headers
 //     within HeaderTimeout, the body within BodyTimeout, and an idle
 //     keep-alive connection is closed after IdleTimeout.
 //  1. Host must name this server: the address and port the connection came
@@ -184,7 +185,7 @@ type httpGuard struct {
 	// that they do not hold the grace period.
 	listenCtx context.Context
 	// admit is the ingress (nil in tests of the guard alone).
-	admit func(principal string, msg []byte) ([]byte, bool)
+	admit func(principal string, msg []byte) admission
 	// withCall records a tool call's id for its span (nil: traces off).
 	withCall func(ctx context.Context, id json.RawMessage) context.Context
 	// calls tracks requests inside the handler, for the shutdown.
@@ -225,7 +226,8 @@ func (g *httpGuard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	var msg peek
 	if body != nil {
-		if msg, ok = g.admitMessage(w, r, body, principal, set.MaxSessions); !ok {
+		// From here on the body is the ingress's canonical form of it.
+		if body, msg, ok = g.admitMessage(w, r, body, principal, set.MaxSessions); !ok {
 			return
 		}
 	}
@@ -255,25 +257,26 @@ func (g *httpGuard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 // admitMessage passes a POSTed message through the ingress, and a new
-// legacy session through the session cap; it answers a refused one and
-// returns false.
-func (g *httpGuard) admitMessage(w http.ResponseWriter, r *http.Request, body []byte, principal string, maxSessions int) (peek, bool) {
-	msg := peekMessage(body)
+// legacy session through the session cap. It returns the canonical message
+// mcp-go is to read, or answers a refused one and returns false.
+func (g *httpGuard) admitMessage(w http.ResponseWriter, r *http.Request, body []byte, principal string, maxSessions int) ([]byte, peek, bool) {
+	adm := admission{msg: body, peek: peekMessage(body)} // the guard alone, in tests
 	if g.admit != nil {
 		auditAs := principal
 		if sid := r.Header.Get(mcpserver.HeaderKeySessionID); sid != "" && g.sessions.owns(sid, principal) {
 			auditAs += "/" + sid
 		}
-		if reply, pass := g.admit(auditAs, body); !pass {
-			writeReply(w, r, reply)
-			return msg, false
-		}
+		adm = g.admit(auditAs, body)
 	}
-	if msg.method == string(mcp.MethodInitialize) && !isModernHeader(r.Header) && !g.sessions.roomFor(maxSessions) {
+	if adm.msg == nil {
+		writeReply(w, r, adm.reply)
+		return nil, adm.peek, false
+	}
+	if adm.peek.method == string(mcp.MethodInitialize) && !isModernHeader(r.Header) && !g.sessions.roomFor(maxSessions) {
 		http.Error(w, fmt.Sprintf("Service Unavailable: %d sessions are open and none is idle (http.max_sessions)", maxSessions), http.StatusServiceUnavailable)
-		return msg, false
+		return nil, adm.peek, false
 	}
-	return msg, true
+	return adm.msg, adm.peek, true
 }
 
 // authorize runs the checks before anything of the request is read: Host,
@@ -770,7 +773,7 @@ func (s *Server) ServeHTTP(ctx context.Context, ln net.Listener, opts HTTPOption
 		BaseContext:       func(net.Listener) context.Context { return callsCtx },
 		ErrorLog:          log.New(io.Discard, "", 0), // refused and timed-out connections are not news
 	}
-	ln = limitListener(ln, opts.MaxConns)
+	ln = limitListener(ln, opts.MaxConns, opts.TLSCert != "")
 	served := make(chan error, 1)
 	go func() {
 		if opts.TLSCert != "" {
@@ -816,25 +819,47 @@ func waitGroupFor(wg *sync.WaitGroup, d time.Duration) {
 	}
 }
 
-// limitListener accepts at most n connections at once; more wait in the
-// kernel's accept queue until one closes.
-func limitListener(ln net.Listener, n int) net.Listener {
-	return &boundedListener{Listener: ln, slots: make(chan struct{}, n)}
+// limitListener serves at most n connections at once. A connection over
+// the cap is still accepted at once, so it does not wait in the kernel's
+// queue (delaying every client behind it), and answered 503 with
+// Retry-After and closed without anything of it being read: its cost is
+// one accept, one short write and a close. Over TLS (tls set) it is closed
+// without an answer, as a plain-text answer would be garbage there and a
+// handshake is the cost being refused.
+func limitListener(ln net.Listener, n int, tls bool) net.Listener {
+	return &boundedListener{Listener: ln, slots: make(chan struct{}, n), tls: tls,
+		refusal: []byte(fmt.Sprintf("HTTP/1.1 503 Service Unavailable\r\nRetry-After: %d\r\nConnection: close\r\n"+
+			"Content-Type: text/plain; charset=utf-8\r\nContent-Length: %d\r\n\r\n%s",
+			overCapRetrySeconds, len(overCapText(n)), overCapText(n)))}
+}
+
+// overCapRetrySeconds is the Retry-After of a connection over the cap.
+const overCapRetrySeconds = 1
+
+func overCapText(n int) string {
+	return fmt.Sprintf("Service Unavailable: %d connections are open, the most this server serves at once; retry shortly\n", n)
 }
 
 type boundedListener struct {
 	net.Listener
-	slots chan struct{}
+	slots   chan struct{}
+	tls     bool
+	refusal []byte // the whole HTTP answer to a connection over the cap
 }
 
 func (l *boundedListener) Accept() (net.Conn, error) {
-	l.slots <- struct{}{}
-	c, err := l.Listener.Accept()
-	if err != nil {
-		<-l.slots
-		return nil, err
+	for {
+		c, err := l.Listener.Accept()
+		if err != nil {
+			return nil, err
+		}
+		select {
+		case l.slots <- struct{}{}:
+			return &boundedConn{Conn: c, release: sync.OnceFunc(func() { <-l.slots })}, nil
+		default:
+			l.refuse(c)
+		}
 	}
-	return &boundedConn{Conn: c, release: sync.OnceFunc(func() { <-l.slots })}, nil
 }
 
 type boundedConn struct {
@@ -846,6 +871,23 @@ func (c *boundedConn) Close() error {
 	err := c.Conn.Close()
 	c.release()
 	return err
+}
+
+// refuse answers a connection over the cap and closes it. The write goes
+// into an empty socket buffer, so it does not block; the deadline bounds
+// it all the same, as the accept loop waits for it.
+func (l *boundedListener) refuse(c net.Conn) {
+	defer c.Close()
+	if l.tls {
+		return
+	}
+	_ = c.SetWriteDeadline(time.Now().Add(100 * time.Millisecond))
+	if _, err := c.Write(l.refusal); err != nil {
+		return
+	}
+	if tc, ok := c.(*net.TCPConn); ok {
+		_ = tc.CloseWrite() // the answer, then the end, before the close
+	}
 }
 
 // CheckHTTPBind refuses a bind that the config does not allow: a

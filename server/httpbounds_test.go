@@ -10,6 +10,7 @@ import (
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/pem"
+	"errors"
 	"fmt"
 	"io"
 	"math/big"
@@ -149,37 +150,123 @@ func TestHTTPRefusedRequestNotRead(t *testing.T) {
 	}
 }
 
-// No more than MaxConns connections are served at once; the next waits
-// until one closes.
+// Over the connection cap, a connection is answered at once with 503 and
+// Retry-After and closed, without its request being read: one that sent
+// headers announcing a 1 GiB body and no body gets the same prompt answer.
 func TestHTTPConnectionCap(t *testing.T) {
 	s, _ := testServer(t)
-	addr := serveForTest(t, s, HTTPOptions{HeaderTimeout: time.Minute, MaxConns: 3})
-	var held []net.Conn
+	addr := serveForTest(t, s, HTTPOptions{HeaderTimeout: time.Minute, BodyTimeout: time.Minute, MaxConns: 3})
 	for range 3 {
 		conn, err := net.Dial("tcp", addr)
 		if err != nil {
 			t.Fatal(err)
 		}
 		defer conn.Close()
-		held = append(held, conn)
 	}
-	get := func() (string, error) {
+	for _, req := range []string{
+		"", // nothing sent yet
+		"GET /healthz HTTP/1.1\r\nHost: " + addr + "\r\n\r\n",
+		"POST /mcp HTTP/1.1\r\nHost: " + addr + "\r\nAuthorization: Bearer " + testToken + "\r\nContent-Length: 1073741824\r\n\r\n{",
+	} {
 		conn, err := net.Dial("tcp", addr)
 		if err != nil {
-			return "", err
+			t.Fatal(err)
 		}
-		defer conn.Close()
-		io.WriteString(conn, "GET /healthz HTTP/1.1\r\nHost: "+addr+"\r\nConnection: close\r\n\r\n")
-		conn.SetReadDeadline(time.Now().Add(time.Second))
-		status, err := bufio.NewReader(conn).ReadString('\n')
-		return status, err
+		io.WriteString(conn, req)
+		conn.SetReadDeadline(time.Now().Add(10 * time.Second)) // a failure bound, not a speed target
+		resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+		if err != nil {
+			t.Fatalf("over the cap, after %q: no answer: %v", req, err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		if resp.StatusCode != http.StatusServiceUnavailable || resp.Header.Get("Retry-After") != "1" || !strings.Contains(string(body), "3 connections") {
+			t.Fatalf("over the cap: %d, Retry-After %q, %q", resp.StatusCode, resp.Header.Get("Retry-After"), body)
+		}
+		if _, err := conn.Read(make([]byte, 1)); err == nil {
+			t.Fatal("the refused connection stayed open")
+		}
+		conn.Close()
 	}
-	if status, err := get(); err == nil {
-		t.Fatalf("a fourth connection was served (%q) while three are held", status)
+}
+
+// The cap counts the connections being served: one over it is refused and
+// the listener goes on accepting; once a served one closes, the next is
+// served. Driven by hand, so every step is in order.
+func TestBoundedListener(t *testing.T) {
+	raw, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
 	}
-	held[0].Close()
-	if status, err := get(); err != nil || !strings.Contains(status, "200") {
-		t.Fatalf("after one closed: %q %v", status, err)
+	defer raw.Close()
+	ln := limitListener(raw, 2, false)
+	accept := func() net.Conn {
+		t.Helper()
+		c, err := ln.Accept()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	dial := func() net.Conn {
+		t.Helper()
+		c, err := net.Dial("tcp", raw.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close() })
+		return c
+	}
+	dial()
+	dial()
+	first, _ := accept(), accept()
+	over := dial()
+	got := make(chan net.Conn)
+	go func() { c, _ := ln.Accept(); got <- c }() // refuses over, then waits for the next
+	resp, err := http.ReadResponse(bufio.NewReader(over), nil)
+	if err != nil || resp.StatusCode != http.StatusServiceUnavailable {
+		t.Fatalf("over the cap: %v %v", resp, err)
+	}
+	first.Close() // a slot frees: the release is part of Close
+	next := dial()
+	c := <-got
+	if c == nil {
+		t.Fatal("accept failed")
+	}
+	defer c.Close()
+	io.WriteString(c, "served")
+	buf := make([]byte, 6)
+	if _, err := io.ReadFull(next, buf); err != nil || string(buf) != "served" {
+		t.Fatalf("the next connection was not served: %q %v", buf, err)
+	}
+}
+
+// Over TLS a connection over the cap is closed without an answer: a
+// plain-text 503 would be garbage to a TLS client, and the handshake is
+// the cost being refused.
+func TestBoundedListenerTLS(t *testing.T) {
+	raw, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer raw.Close()
+	ln := limitListener(raw, 1, true)
+	held, err := net.Dial("tcp", raw.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer held.Close()
+	if _, err := ln.Accept(); err != nil {
+		t.Fatal(err)
+	}
+	over, err := net.Dial("tcp", raw.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer over.Close()
+	go ln.Accept()                                         // refuses over, then waits until raw closes
+	over.SetReadDeadline(time.Now().Add(10 * time.Second)) // a failure bound
+	if n, err := over.Read(make([]byte, 64)); n != 0 || err == nil || errors.Is(err, os.ErrDeadlineExceeded) {
+		t.Fatalf("over the cap over TLS: read %d bytes, %v; want the connection closed without an answer", n, err)
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/onellm/onellm-mcp/grants"
 	"github.com/onellm/onellm-mcp/internal/strictjson"
 	"github.com/onellm/onellm-mcp/internal/toolkit"
 )
@@ -20,19 +21,28 @@ import (
 // encoding/json, which takes the last of duplicate keys and matches keys to
 // fields case-insensitively: {"name":"read_file","Name":"execute_terminal_command"}
 // would run the second tool while a log or a person reading the message saw
-// the first. The ingress checks each message against the shape of what
-// mcp-go will decode it into (strictjson) and refuses any ambiguity:
+// the first. The ingress parses each message against the shape of what
+// mcp-go will decode it into (strictjson), and a tool call's arguments
+// against the input schema the tool publishes, and refuses any ambiguity:
 //
-//   - in a tool call's arguments (a duplicate key, a number beyond what
-//     mcp-go can decode): a tool error with reason invalid_arguments naming
-//     the key, audited like any invalid call; case variants of argument
-//     names are refused by toolkit.Decode, which knows each tool's fields;
+//   - in a tool call's arguments (a duplicate key, a key that is an
+//     argument's name only case-insensitively, an unknown argument, a
+//     number beyond its argument's range): a tool error with reason
+//     invalid_arguments naming the key, audited like any invalid call;
 //   - anywhere else in the message: a JSON-RPC error (-32700 when it is not
 //     JSON, -32602 inside params, -32600 in the envelope); a notification
 //     gets none, as JSON-RPC says, and is dropped.
 //
-// A message the ingress accepts is unambiguous, so mcp-go's lenient decode,
-// the policy, the audit and the tool all read the same values from it.
+// What goes on is not the client's bytes but the canonical encoding of the
+// ingress's own parse (strictjson.Canonical): one spelling of every key and
+// string, no whitespace, numbers in the form their field reads. mcp-go
+// decodes only those bytes, and the arguments the tool decodes, the policy
+// decides on, the audit records and a person is shown are the slice of them
+// mcp-go keeps (RawArguments): every reader downstream reads the one
+// interpretation the ingress made. To choose the shape, the ingress first
+// peeks at the method, the id and a call's tool name; the parse then
+// refuses any second or case-varied spelling of them, so what the peek
+// read (and the transports route by) is what the canonical form says.
 
 // JSON-RPC error codes.
 const (
@@ -44,13 +54,17 @@ const (
 // ingress holds the shape of every message the server reads, by method.
 type ingress struct {
 	byMethod     map[string]*strictjson.Shape
-	other        *strictjson.Shape // a request with another method
+	byTool       map[string]*strictjson.Shape // tools/call of each tool, its arguments by its input schema
+	other        *strictjson.Shape            // a request with another method
 	notification *strictjson.Shape
 	response     *strictjson.Shape // a client's answer to a server request
 	callSkipArgs *strictjson.Shape // tools/call with its arguments skipped
 }
 
-func newIngress() *ingress {
+// newIngress builds the shapes, each tool's arguments from the input schema
+// its definition under p publishes (the schema is the same under every
+// policy: only descriptions vary).
+func newIngress(tools []toolkit.Tool, p *grants.Policy) (*ingress, error) {
 	str := strictjson.Of(reflect.TypeFor[string](), false, nil)
 	elicitResult := strictjson.Of(reflect.TypeFor[mcp.ElicitationResult](), false, nil)
 	meta := strictjson.Object(map[string]*strictjson.Shape{
@@ -121,7 +135,16 @@ func newIngress() *ingress {
 	} {
 		in.byMethod[string(method)] = envelope(strictjson.Of(t, false, overrides))
 	}
-	in.callSkipArgs = in.byMethod[string(mcp.MethodToolsCall)].With(map[string]*strictjson.Shape{"params": callParams(strictjson.Skip())})
+	call := in.byMethod[string(mcp.MethodToolsCall)]
+	in.callSkipArgs = call.With(map[string]*strictjson.Shape{"params": callParams(strictjson.Skip())})
+	in.byTool = map[string]*strictjson.Shape{}
+	for _, t := range tools {
+		args, err := argumentShape(t.Definition(p))
+		if err != nil {
+			return nil, fmt.Errorf("tool %s: its input schema: %w", t.Name(), err)
+		}
+		in.byTool[t.Name()] = call.With(map[string]*strictjson.Shape{"params": callParams(args)})
+	}
 	in.other = envelope(strictjson.Object(map[string]*strictjson.Shape{
 		"params": strictjson.Object(map[string]*strictjson.Shape{"_meta": meta}, strictjson.Free()),
 	}, strictjson.Free()))
@@ -137,7 +160,21 @@ func newIngress() *ingress {
 	in.response = envelope(strictjson.Object(map[string]*strictjson.Shape{
 		"result": elicitResult.With(map[string]*strictjson.Shape{"roots": roots.Field("roots")}),
 	}, strictjson.Free()))
-	return in
+	return in, nil
+}
+
+// argumentShape is the shape of a tool's arguments: its published input
+// schema, read strictly.
+func argumentShape(def mcp.Tool) (*strictjson.Shape, error) {
+	raw := def.RawInputSchema
+	if len(raw) == 0 {
+		b, err := json.Marshal(def.InputSchema)
+		if err != nil {
+			return nil, err
+		}
+		raw = b
+	}
+	return strictjson.FromSchema(raw)
 }
 
 // peek is what the ingress reads before the strict check chooses a shape:
@@ -145,8 +182,11 @@ func newIngress() *ingress {
 // strict check refuses any other).
 type peek struct {
 	method string
-	id     json.RawMessage // nil: none, or not a valid JSON-RPC id
-	hasID  bool
+	// tool is the first exact params.name of a tools/call: it chooses the
+	// arguments' shape.
+	tool  string
+	id    json.RawMessage // nil: none, or not a valid JSON-RPC id
+	hasID bool
 	// reply is set when the message holds "result" or "error" (an answer
 	// to a request of the server's).
 	reply bool
@@ -154,11 +194,16 @@ type peek struct {
 
 func peekMessage(msg []byte) peek {
 	var p peek
+	var params []byte
 	_ = strictjson.Members(msg, func(key []byte, value func() ([]byte, error)) bool {
 		switch string(key) {
 		case "method":
 			if raw, err := value(); err == nil && p.method == "" {
 				p.method, _ = strictjson.String(raw)
+			}
+		case "params":
+			if raw, err := value(); err == nil && params == nil {
+				params = raw
 			}
 		case "id":
 			if raw, err := value(); err == nil && !p.hasID {
@@ -170,6 +215,17 @@ func peekMessage(msg []byte) peek {
 		}
 		return true
 	})
+	if p.method == string(mcp.MethodToolsCall) && params != nil {
+		_ = strictjson.Members(params, func(key []byte, value func() ([]byte, error)) bool {
+			if string(key) != "name" {
+				return true
+			}
+			if raw, err := value(); err == nil {
+				p.tool, _ = strictjson.String(raw)
+			}
+			return false
+		})
+	}
 	return p
 }
 
@@ -203,20 +259,35 @@ func (in *ingress) shapeFor(p peek) *strictjson.Shape {
 	case strings.HasPrefix(p.method, "notifications/"):
 		return in.notification
 	}
+	if p.method == string(mcp.MethodToolsCall) {
+		if s, ok := in.byTool[p.tool]; ok {
+			return s
+		}
+	}
 	if s, ok := in.byMethod[p.method]; ok {
 		return s
 	}
 	return in.other
 }
 
-// admit checks one client message. It returns pass when the message may go
-// on to mcp-go; otherwise reply is what to send back instead (nil: nothing,
-// for a refused notification). principal names the caller for the audit
-// log.
-func (s *Server) admit(principal string, msg []byte) (reply []byte, pass bool) {
+// admission is the ingress's verdict on one client message.
+type admission struct {
+	// msg is the canonical encoding of the message, the only bytes that may
+	// go on to mcp-go; nil when the message was refused.
+	msg []byte
+	// reply is what to send back instead of a refused message (nil:
+	// nothing, for a refused notification).
+	reply []byte
+	// peek is the message's method, id and tool, as the shape was chosen by.
+	peek peek
+}
+
+// admit parses one client message. principal names the caller for the
+// audit log.
+func (s *Server) admit(principal string, msg []byte) admission {
 	if t := bytes.TrimLeft(msg, " \t\r\n"); len(t) > 0 && t[0] == '[' {
 		// mcp-go serves no batches; refused here, an array is never read.
-		return rpcError(nil, rpcInvalidRequest, "refused: a message must be one JSON object (batches are not supported)"), false
+		return admission{reply: rpcError(nil, rpcInvalidRequest, "refused: a message must be one JSON object (batches are not supported)")}
 	}
 	p := peekMessage(msg)
 	switch {
@@ -224,21 +295,27 @@ func (s *Server) admit(principal string, msg []byte) (reply []byte, pass bool) {
 		// A request and an answer at once: mcp-go's stdio reader would take
 		// it for an answer (an approval) while the strict shape read it as a
 		// request. JSON-RPC forbids it; refused.
-		return rpcError(nil, rpcInvalidRequest, "refused: a message is a request or a response, never both (method with result or error)"), false
+		return admission{reply: rpcError(nil, rpcInvalidRequest, "refused: a message is a request or a response, never both (method with result or error)"), peek: p}
 	case p.hasID && p.id == nil && !isNullID(msg):
-		return rpcError(nil, rpcInvalidRequest, "refused: a JSON-RPC id is a string or a number"), false
+		return admission{reply: rpcError(nil, rpcInvalidRequest, "refused: a JSON-RPC id is a string or a number"), peek: p}
 	}
-	err := strictjson.Check(msg, s.ingress.shapeFor(p))
+	canonical, err := strictjson.Canonical(msg, s.ingress.shapeFor(p))
 	if err == nil {
-		return nil, true
+		return admission{msg: canonical, peek: p}
 	}
+	return admission{reply: s.refuse(principal, msg, p, err), peek: p}
+}
+
+// refuse is the answer to a message the strict parse refused (nil for a
+// notification).
+func (s *Server) refuse(principal string, msg []byte, p peek, err error) []byte {
 	se, _ := err.(*strictjson.Error)
 	if se == nil {
 		se = &strictjson.Error{Msg: err.Error()}
 	}
 	if p.method == string(mcp.MethodToolsCall) && se.Problem != strictjson.Syntax && se.In("params", "arguments") {
-		if res := s.refuseArguments(principal, msg, se); res != nil {
-			return rpcResult(p.id, res), false
+		if res := s.refuseArguments(principal, msg, p.tool, se); res != nil {
+			return rpcResult(p.id, res)
 		}
 	}
 	code := rpcInvalidRequest
@@ -254,29 +331,22 @@ func (s *Server) admit(principal string, msg []byte) (reply []byte, pass bool) {
 	}
 	s.log.Printf("refused a client message (%s): %v", orString(p.method, "no method"), se)
 	if !p.hasID && code != rpcParseError {
-		return nil, false // a notification gets no answer, not even an error
+		return nil // a notification gets no answer, not even an error
 	}
-	return rpcError(p.id, code, "refused: "+se.Error()), false
+	return rpcError(p.id, code, "refused: "+se.Error())
 }
 
-// refuseArguments answers a tool call whose arguments are ambiguous with an
-// audited invalid_arguments tool error, when the rest of the message names
-// a listed tool unambiguously; nil otherwise.
-func (s *Server) refuseArguments(principal string, msg []byte, se *strictjson.Error) *mcp.CallToolResult {
+// refuseArguments answers a tool call whose arguments are ambiguous or
+// unknown with an audited invalid_arguments tool error, when the rest of
+// the message names a listed tool unambiguously (name, the peeked first
+// exact params.name, is then the only one); nil otherwise.
+func (s *Server) refuseArguments(principal string, msg []byte, name string, se *strictjson.Error) *mcp.CallToolResult {
 	if strictjson.Check(msg, s.ingress.callSkipArgs) != nil {
-		return nil
-	}
-	var call struct {
-		Params struct {
-			Name string `json:"name"`
-		} `json:"params"`
-	}
-	if json.Unmarshal(msg, &call) != nil {
 		return nil
 	}
 	var tool toolkit.Tool
 	for _, st := range s.serverTools(s.Policy()) {
-		if st.Tool.Name == call.Params.Name {
+		if st.Tool.Name == name {
 			tool = s.toolNamed(st.Tool.Name)
 		}
 	}
@@ -284,6 +354,7 @@ func (s *Server) refuseArguments(principal string, msg []byte, se *strictjson.Er
 		return nil
 	}
 	ref := callRef{id: fmt.Sprintf("c%d", s.callSeq.Add(1)), session: principal, tool: tool.Name()}
+	s.metrics.Calls.Inc(tool.Name(), outcomeInvalid) // a call refused here is counted as one the tool refused
 	return s.invalid(ref, toolkit.DescribeArgProblem(se, 2))
 }
 

@@ -2,14 +2,23 @@ package server
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
+	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/onellm/onellm-mcp/fstools"
+	"github.com/onellm/onellm-mcp/grants"
+	"github.com/onellm/onellm-mcp/internal/toolkit"
 )
 
 const meta = `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}`
@@ -39,6 +48,9 @@ func TestAdmit(t *testing.T) {
 		{"unknown extra fields pass", `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"cursor":"c","x-vendor":{"a":1}},"extra":true}`, pass, 0, ""},
 		{"elicitation answer", `{"jsonrpc":"2.0","id":3,"result":{"action":"accept","content":{"decision":"allow_once"}}}`, pass, 0, ""},
 		{"cancel notification", `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":4,"reason":"x"}}`, pass, 0, ""},
+		{"trace context and other meta keys", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"read_file","arguments":{"path":"a"},"_meta":{"traceparent":"00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01","tracestate":"k=v","x.vendor/Anything":{"A":1,"a":2},"progressToken":7}}}`, pass, 0, ""},
+		{"initialize with URL elicitation", `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{"elicitation":{"form":{},"url":{}},"roots":{"listChanged":true},"x-new":{"Y":1}},"clientInfo":{"name":"c","version":"1"}}}`, pass, 0, ""},
+		{"modern call with URL elicitation", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"read_file","arguments":{"path":"a"},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"elicitation":{"url":{}}}}}}`, pass, 0, ""},
 
 		{"tool name case variant", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"read_file","Name":"execute_terminal_command","arguments":{}}}`, rpcErr, rpcInvalidParams, `params.Name`},
 		{"tool name only in a case variant", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"NAME":"execute_terminal_command"}}`, rpcErr, rpcInvalidParams, `did you mean \"name\"`},
@@ -66,13 +78,20 @@ func TestAdmit(t *testing.T) {
 		{"two values", `{"jsonrpc":"2.0","id":1,"method":"ping"}{"jsonrpc":"2.0","id":2,"method":"ping"}`, rpcErr, rpcParseError, ""},
 
 		{"argument twice", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"read_file","arguments":{"path":"a","path":"b"}}}`, toolError, 0, `argument \"path\" is given more than once`},
-		{"nested argument twice", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"read_file","arguments":{"x":[{"k":1,"k":2}]}}}`, toolError, 0, `argument \"x[0].k\"`},
+		{"nested argument twice", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"probe","arguments":{"x":[{"k":1,"k":2}]}}}`, toolError, 0, `argument \"x[0].k\"`},
+		{"argument case variant", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"read_file","arguments":{"PATH":"/etc/passwd"}}}`, toolError, 0, `argument \"PATH\": keys are case-sensitive: did you mean \"path\"?`},
+		{"argument case variant beside the argument", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"arguments":{"path":"a","Path":"b"},"name":"read_file"}}`, toolError, 0, `argument \"Path\"`},
+		{"argument case variant by Unicode folding", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"read_file","arguments":{"path":"a","offſet":1}}}`, toolError, 0, `did you mean \"offset\"`},
+		{"unknown argument", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"read_file","arguments":{"path":"a","mode":"x"}}}`, toolError, 0, `unknown argument \"mode\"; accepted: limit, offset, path`},
+		{"integer argument with a fraction", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"read_file","arguments":{"path":"a","offset":1.5}}}`, toolError, 0, `argument \"offset\": number 1.5 is out of range: expected an integer`},
+		{"case variant of a probe argument", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"probe","arguments":{"MODE":"wait"}}}`, toolError, 0, `did you mean \"mode\"`},
 		{"number beyond float64", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"read_file","arguments":{"path":"a","offset":1e400}}}`, toolError, 0, `argument \"offset\": number 1e400 is out of range`},
 		{"argument trouble and an ambiguous name", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"arguments":{"a":1,"a":2},"name":"read_file","Name":"probe"}}`, rpcErr, rpcInvalidParams, ``},
 		{"argument trouble for an unknown tool", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"nope","arguments":{"a":1,"a":2}}}`, rpcErr, rpcInvalidParams, ``},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			reply, ok := s.admit("test", []byte(tc.msg))
+			adm := s.admit("test", []byte(tc.msg))
+			reply, ok := adm.reply, adm.msg != nil
 			got := string(reply)
 			switch tc.want {
 			case pass:
@@ -112,13 +131,16 @@ func TestAdmit(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n := strings.Count(string(data), string(`"invalid_arguments"`)); n != 3 {
-		t.Errorf("%d invalid_arguments audit records, want 3:\n%s", n, data)
+	if n := strings.Count(string(data), string(`"invalid_arguments"`)); n != 9 {
+		t.Errorf("%d invalid_arguments audit records, want 9:\n%s", n, data)
 	}
 }
 
-// Whatever tool call the ingress lets through, mcp-go routes to the tool an
-// exact, first-key reading names, with the arguments that reading sees.
+// Whatever the ingress lets through, it hands on as a canonical form that
+// it admits again unchanged and that a lenient reader (encoding/json, as
+// mcp-go) reads as the same value as the client's bytes; and a tool call
+// in that form is routed to the tool an exact, first-key reading of it
+// names, with the arguments that reading sees.
 func FuzzIngress(f *testing.F) {
 	for _, seed := range []string{
 		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"read_file","arguments":{"path":"a"}}}`,
@@ -127,35 +149,45 @@ func FuzzIngress(f *testing.F) {
 		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"read_file","arguments":{"path":"a","PATH":"b"}}}`,
 		`{"jsonrpc":"2.0","id":1,"Method":"tools/call","method":"ping"}`,
 		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"read_file","arguments":{"offset":1e400}}}`,
+		` {"id":1.0e0, "method":"tools/c\u0061ll","params":{"arguments":{"p\u0061th":"\ud800\/"},"n\u0061me":"read_file","_meta":{"progressToken":1E2}},"jsonrpc":"2.0"}`,
+		`{"jsonrpc":"2.0","id":"x","method":"initialize","params":{"capabilities":{"elicitation":{"url":{}}},"clientInfo":{"name":"c","version":"1"},"protocolVersion":"2025-11-25"}}`,
 	} {
 		f.Add([]byte(seed))
 	}
 	s, _ := testServer(f, fstools.ReadFile{})
 	f.Fuzz(func(t *testing.T, msg []byte) {
-		_, ok := s.admit("fuzz", msg)
-		if !ok {
+		adm := s.admit("fuzz", msg)
+		if adm.msg == nil {
 			return
 		}
+		canonical := adm.msg
+		if again := s.admit("fuzz", canonical); !bytes.Equal(again.msg, canonical) {
+			t.Fatalf("%s: canonical %s admitted as %s (%s)", msg, canonical, again.msg, again.reply)
+		}
+		var raw, canon any
+		if json.Unmarshal(msg, &raw) != nil || json.Unmarshal(canonical, &canon) != nil || !reflect.DeepEqual(raw, canon) {
+			t.Fatalf("%s and its canonical %s read differently: %v / %v", msg, canonical, raw, canon)
+		}
 		var lenient mcp.CallToolRequest
-		if json.Unmarshal(msg, &lenient) != nil || lenient.Method != string(mcp.MethodToolsCall) {
+		if json.Unmarshal(canonical, &lenient) != nil || lenient.Method != string(mcp.MethodToolsCall) {
 			return // mcp-go routes only an exact "tools/call" to a tool
 		}
 		// An exact reading: the first key spelled exactly, by encoding/json's
 		// tokenizer (a struct decode would fold case itself).
-		first := string(firstRaw(msg, "method"))
-		params := firstRaw(msg, "params")
+		first := string(firstRaw(canonical, "method"))
+		params := firstRaw(canonical, "params")
 		name, args := firstRaw(params, "name"), firstRaw(params, "arguments")
 		var method, tool string
 		json.Unmarshal([]byte(first), &method)
 		json.Unmarshal(name, &tool)
 		if lenient.Method != method {
-			t.Fatalf("%s: method read as %q, first exact key says %q", msg, lenient.Method, method)
+			t.Fatalf("%s: method read as %q, first exact key says %q", canonical, lenient.Method, method)
 		}
 		if lenient.Params.Name != tool {
-			t.Fatalf("%s: routed to %q, exact reading names %q", msg, lenient.Params.Name, tool)
+			t.Fatalf("%s: routed to %q, exact reading names %q", canonical, lenient.Params.Name, tool)
 		}
 		if len(args) > 0 && !bytes.Equal(lenient.Params.RawArguments, args) {
-			t.Fatalf("%s: arguments %s, exact reading %s", msg, lenient.Params.RawArguments, args)
+			t.Fatalf("%s: arguments %s, exact reading %s", canonical, lenient.Params.RawArguments, args)
 		}
 	})
 }
@@ -189,8 +221,141 @@ func BenchmarkAdmitTypicalCall(b *testing.B) {
 	msg := []byte(`{"jsonrpc":"2.0","id":42,"method":"tools/call","params":{"name":"read_file","arguments":{"path":"src/server/main.go","offset":120,"limit":80},` + meta + `}}`)
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, ok := s.admit("bench", msg); !ok {
+		if s.admit("bench", msg).msg == nil {
 			b.Fatal("refused")
 		}
+	}
+}
+
+// recordTool passes on what it is given: the arguments it plans from and
+// the request mcp-go handed over.
+type recordTool struct{ saw chan mcp.CallToolRequest }
+
+func (recordTool) Name() string { return "record" }
+func (recordTool) Capabilities() []grants.Capability {
+	return []grants.Capability{grants.CapWorkspaceRead}
+}
+func (recordTool) Definition(*grants.Policy) mcp.Tool {
+	return mcp.NewTool("record", toolkit.WithSchemas(json.RawMessage(`{"type":"object","properties":{"path":{"type":"string"},"n":{"type":"number"},"deep":{}}}`), nil))
+}
+
+func (rt recordTool) Plan(_ context.Context, env *toolkit.Env, args json.RawMessage) (*toolkit.Plan, error) {
+	req := env.Request
+	req.Params.RawArguments = args // what the tool plans from
+	rt.saw <- req
+	r := grants.Request{Capability: grants.CapWorkspaceRead, Target: grants.Target{ToolName: "record", Path: filepath.Join(env.Policy.Workspace, "x")}, Risk: grants.RiskLow}
+	return &toolkit.Plan{Requests: []grants.Request{r}, Run: func(context.Context, toolkit.Grant) toolkit.Result {
+		return toolkit.Result{Tool: mcp.NewToolResultText("recorded")}
+	}}, nil
+}
+
+// A message whose bytes can be read more than one way (escaped keys and
+// names, an escaped solidus, a lone surrogate, numbers with exponents and
+// trailing zeros, whitespace) reaches mcp-go, and its arguments the tool,
+// only in the canonical form of the ingress's one parse, on both
+// transports.
+func TestIngressHandsOnOnlyTheCanonicalForm(t *testing.T) {
+	const sent = ` { "jsonrpc" : "2.0", "id" : 7, "method" : "tools/c\u0061ll", "params" : { "n\u0061me" : "rec\u006frd",` +
+		` "arguments" : { "p\u0061th" : "caf\u00e9\/x\ud800", "n" : 1.0E1 , "deep": {"k\u0065y": [ 1e0 , "\u0041", -0.0 ] } },` +
+		` "_meta": {"progressToken": 2.50, "traceparent": "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"} } } `
+	const wantArgs = `{"path":"café/x` + "\ufffd" + `","n":10,"deep":{"key":[1,"A",-0]}}`
+	const want = `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"record","arguments":` + wantArgs +
+		`,"_meta":{"progressToken":2.5,"traceparent":"00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"}}}`
+	rec := recordTool{saw: make(chan mcp.CallToolRequest, 1)}
+	s, _ := testServer(t, rec)
+
+	adm := s.admit("test", []byte(sent))
+	if string(adm.msg) != want {
+		t.Fatalf("canonical form\n%s\nwant\n%s", adm.msg, want)
+	}
+
+	t.Run("http", func(t *testing.T) {
+		var got []byte
+		g, _, _ := guardFor(HTTPOptions{Loopback: true}, grants.HTTPSettings{MaxBodyBytes: 1 << 20})
+		g.admit = s.admit
+		g.next = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			got, _ = io.ReadAll(r.Body)
+			if r.ContentLength != int64(len(got)) {
+				t.Errorf("Content-Length %d for a body of %d bytes", r.ContentLength, len(got))
+			}
+		})
+		w := httptest.NewRecorder()
+		g.ServeHTTP(w, post(sent, "Authorization", "Bearer "+testToken))
+		if string(got) != want {
+			t.Fatalf("mcp-go was handed\n%s\nwant\n%s", got, want)
+		}
+	})
+	t.Run("stdio", func(t *testing.T) {
+		peer := startStdio(t, s, context.Background(), StdioOptions{})
+		peer.send(sent)
+		res := peer.expect(7)
+		if !strings.Contains(fmt.Sprint(res["result"]), "recorded") {
+			t.Fatalf("result %v", res)
+		}
+		req := <-rec.saw
+		if string(req.Params.RawArguments) != wantArgs || req.Params.Name != "record" {
+			t.Fatalf("the tool planned from %s (tool %q), want %s", req.Params.RawArguments, req.Params.Name, wantArgs)
+		}
+		if req.Params.Meta == nil || req.Params.Meta.AdditionalFields["traceparent"] == nil {
+			t.Errorf("_meta lost on the way: %+v", req.Params.Meta)
+		}
+	})
+}
+
+// Every argument of every built-in tool, spelled in another case, is
+// refused at the ingress with an audited invalid_arguments naming it,
+// before the call is dispatched: the shapes come from the schemas the
+// tools publish, so a new argument is covered when it is published.
+func TestIngressArgumentCaseVariants(t *testing.T) {
+	e := newCallEnv(t, `profile = "permissive-dev"`, nil)
+	s, err := New(e.p, Options{Tools: DefaultTools(), Audit: e.audit})
+	if err != nil {
+		t.Fatal(err)
+	}
+	listed := s.serverTools(e.p)
+	if len(listed) < 4 {
+		t.Fatalf("%d tools listed, want read_file, apply_patch, execute_terminal_command and http_request at least", len(listed))
+	}
+	call := func(tool, args string) string {
+		t.Helper()
+		adm := s.admit("test", []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"`+tool+`","arguments":`+args+`}}`))
+		if adm.msg != nil {
+			t.Fatalf("%s %s: admitted", tool, args)
+		}
+		return string(adm.reply)
+	}
+	n := 0
+	for _, st := range listed {
+		var schema struct {
+			Properties map[string]json.RawMessage `json:"properties"`
+		}
+		if err := json.Unmarshal(st.Tool.RawInputSchema, &schema); err != nil || len(schema.Properties) == 0 {
+			t.Fatalf("%s: schema %s: %v", st.Tool.Name, st.Tool.RawInputSchema, err)
+		}
+		for name := range schema.Properties {
+			variant := strings.ToUpper(name[:1]) + name[1:]
+			reply := call(st.Tool.Name, `{"`+variant+`":null}`)
+			want := fmt.Sprintf(`argument \"%s\": keys are case-sensitive: did you mean \"%s\"?`, variant, name)
+			if !strings.Contains(reply, "invalid_arguments") || !strings.Contains(reply, want) {
+				t.Errorf("%s %s: %s", st.Tool.Name, variant, reply)
+			}
+			n++
+		}
+	}
+	if reply := call("apply_patch", `{"edits":[{"path":"a","old_text":"x","new_text":"y"},{"PATH":"b"}]}`); !strings.Contains(reply, `argument \"edits[1].PATH\"`) {
+		t.Errorf("nested: %s", reply)
+	}
+	data, err := os.ReadFile(e.log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Count(string(data), `"invalid_arguments"`); got != n+1 {
+		t.Errorf("%d invalid_arguments audit records, want %d", got, n+1)
+	}
+	// /metrics counts them as the invalid calls they are.
+	w := httptest.NewRecorder()
+	s.metrics.Registry.ServeHTTP(w, httptest.NewRequest(http.MethodGet, "/metrics", nil))
+	if want := `onellm_tool_calls_total{tool="read_file",outcome="invalid_arguments"} 3`; !strings.Contains(w.Body.String(), want) {
+		t.Errorf("/metrics lacks %s:\n%s", want, w.Body)
 	}
 }

@@ -84,7 +84,11 @@ func New(p *grants.Policy, opts Options) (*Server, error) {
 	if opts.Audit == nil {
 		return nil, fmt.Errorf("server: an audit log is required")
 	}
-	s := &Server{tools: opts.Tools, ingress: newIngress(), approver: opts.Approver, asker: opts.Asker, audit: opts.Audit, log: opts.Log,
+	in, err := newIngress(opts.Tools, p)
+	if err != nil {
+		return nil, fmt.Errorf("server: %w", err)
+	}
+	s := &Server{tools: opts.Tools, ingress: in, approver: opts.Approver, asker: opts.Asker, audit: opts.Audit, log: opts.Log,
 		metrics: metrics.NewServer(), tel: opts.Telemetry}
 	s.stateDir = opts.Audit.stateDir // the audit key is kept there: a reload may not open a root over it
 	if s.approver == nil {

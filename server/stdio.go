@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mark3labs/mcp-go/mcp"
 	mcpserver "github.com/mark3labs/mcp-go/server"
 
 	"github.com/onellm/onellm-mcp/internal/strictjson"
@@ -22,7 +23,8 @@ import (
 //
 //   - reads at most limits.stdio_max_message_bytes of a line; a longer one is
 //     answered with a JSON-RPC error and skipped without being kept;
-//   - passes each message through the ingress (admit) before mcp-go sees it;
+//   - passes each message through the ingress (admit), and mcp-go sees only
+//     the canonical form the ingress made of it;
 //   - tracks the requests in flight, so that a request the client cancelled
 //     (notifications/cancelled) gets no response, as the MCP spec says, and
 //     so that a shutdown can wait for them;
@@ -135,40 +137,48 @@ func (r *stdioReader) run(in io.Reader, to io.Writer) error {
 	}
 }
 
-// message admits one message and hands it to mcp-go.
+// message admits one message and hands its canonical form to mcp-go.
 func (r *stdioReader) message(line []byte, to io.Writer) error {
-	p := peekMessage(line)
-	if p.method != "" && p.hasID && r.ctx.Err() != nil {
-		r.link.write(rpcError(p.id, rpcShuttingDown, "refused: the server is shutting down"))
+	adm := r.s.admit("stdio", line)
+	if adm.msg == nil {
+		if adm.reply != nil {
+			r.link.write(adm.reply)
+		}
 		return nil
 	}
-	reply, pass := r.s.admit("stdio", line)
-	if !pass {
-		if reply != nil {
-			r.link.write(reply)
-		}
+	msg, p := adm.msg, adm.peek
+	if p.method != "" && p.hasID && r.ctx.Err() != nil {
+		r.link.write(rpcError(p.id, rpcShuttingDown, "refused: the server is shutting down"))
 		return nil
 	}
 	switch {
 	case p.method == "tools/call" && p.hasID:
 		r.link.begin(p.id)
-		if r.calls.start(r.stop, p.id, line) {
+		if r.calls.start(r.stop, p.id, msg) {
 			return nil
 		}
 	case p.method != "" && p.hasID:
 		r.link.begin(p.id)
+	case p.method == string(mcp.MethodNotificationRootsListChanged):
+		// Applied here, before the next line is read: mcp-go handles the
+		// notification on its own loop while tool calls run on ours, so a
+		// call the client sends right after it could otherwise still see
+		// the old roots.
+		if sess := r.calls.clientSession(); sess != nil {
+			r.s.forgetRoots(sess)
+		}
 	case p.method == "notifications/cancelled":
 		var n struct {
 			Params struct {
 				RequestID json.RawMessage `json:"requestId"`
 			} `json:"params"`
 		}
-		if json.Unmarshal(line, &n) == nil {
+		if json.Unmarshal(msg, &n) == nil {
 			r.link.cancel(n.Params.RequestID)
 			r.calls.cancel(n.Params.RequestID)
 		}
 	}
-	_, err := to.Write(append(line, '\n'))
+	_, err := to.Write(append(msg, '\n'))
 	return err
 }
 

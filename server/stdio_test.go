@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
 )
 
 // stdioPeer drives ServeStdioWith over pipes, as a host does.
@@ -237,5 +239,33 @@ func TestStdioDuplicateIDRefused(t *testing.T) {
 	case err := <-pt.saw:
 		t.Errorf("the first call was cancelled: %v", err)
 	default:
+	}
+}
+
+type fakeSession struct{ id string }
+
+func (fakeSession) Initialize()                                         {}
+func (fakeSession) Initialized() bool                                   { return true }
+func (fakeSession) NotificationChannel() chan<- mcp.JSONRPCNotification { return nil }
+func (f fakeSession) SessionID() string                                 { return f.id }
+
+// notifications/roots/list_changed takes effect before the reader reads the
+// next line: mcp-go handles notifications on its own loop while tool calls
+// run on the reader's, so a call sent right after it must not depend on
+// mcp-go having got to it (here mcp-go never reads it at all).
+func TestStdioRootsChangeAppliesBeforeTheNextLine(t *testing.T) {
+	s, _ := testServer(t)
+	link := &stdioLink{out: io.Discard, inflight: map[string]bool{}, idle: make(chan struct{}, 1)}
+	calls := newStdioCalls(s, link)
+	calls.bind(s.mcp.WithContext(context.Background(), fakeSession{id: "stdio"}))
+	s.roots.session = map[string][]string{"stdio": {"/old/root"}}
+	r := &stdioReader{s: s, link: link, max: 1 << 20, ctx: context.Background(), calls: calls, stop: make(chan struct{})}
+	if err := r.message([]byte(`{"jsonrpc":"2.0","method":"notifications/roots/list_changed"}`), io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	s.roots.mu.Lock()
+	defer s.roots.mu.Unlock()
+	if _, ok := s.roots.session["stdio"]; ok {
+		t.Fatal("the old roots are still in force after notifications/roots/list_changed was read")
 	}
 }

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"sync"
+
+	mcpserver "github.com/mark3labs/mcp-go/server"
 )
 
 // maxStdioCalls bounds the tool calls one stdio client may have in flight.
@@ -43,6 +45,16 @@ func newStdioCalls(s *Server, link *stdioLink) *stdioCalls {
 func (c *stdioCalls) bind(ctx context.Context) context.Context {
 	c.once.Do(func() { c.session = ctx; close(c.ready) })
 	return ctx
+}
+
+// clientSession is mcp-go's stdio session, once it exists.
+func (c *stdioCalls) clientSession() mcpserver.ClientSession {
+	select {
+	case <-c.ready:
+		return mcpserver.ClientSessionFromContext(c.session)
+	default:
+		return nil
+	}
 }
 
 // start runs one admitted tools/call request. It reports false when the

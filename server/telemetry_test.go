@@ -197,7 +197,7 @@ func TestIngressTraceContext(t *testing.T) {
 		{`{` + tp + `,"Traceparent":"x"}`, true}, // another key: read by no one (the carrier reads exact names)
 	} {
 		msg := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"read_file","arguments":{"path":"a"},"_meta":` + tc.meta + `}}`
-		if _, ok := s.admit("test", []byte(msg)); ok != tc.pass {
+		if ok := s.admit("test", []byte(msg)).msg != nil; ok != tc.pass {
 			t.Errorf("_meta %s: admitted %v, want %v", tc.meta, ok, tc.pass)
 		}
 	}

@@ -392,14 +392,19 @@ func (s secretRef) request() grants.Request {
 		Target: grants.Target{ToolName: Name, Resource: s.name}, Risk: grants.BaseRisk(grants.CapSecretUse, "")}
 }
 
-// secretRefs checks that the named secrets are configured; it reads no
-// value.
+// secretRefs checks that the named secrets are configured and have a value
+// on the server (a call needing one that has none is refused before anyone
+// is asked about it: secret_unavailable); it reads no value.
 func secretRefs(p *grants.Policy, names []string) ([]secretRef, error) {
 	var out []secretRef
 	for _, n := range names {
 		s, ok := p.Secrets[n]
 		if !ok {
 			return nil, toolkit.Argf("secret %q is not configured", n)
+		}
+		if err := s.Available(); err != nil {
+			return nil, &toolkit.Refusal{Reason: grants.ReasonSecretUnavailable,
+				Msg: err.Error() + "; nothing ran and nobody was asked: give it a value on the server, or run the command without it"}
 		}
 		envName := s.Env
 		if envName == "" {

@@ -11,7 +11,9 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
 
@@ -119,6 +121,7 @@ func text(res *mcp.CallToolResult) string {
 // TestPlanArguments: bad arguments are refused before anything is decided,
 // and a good line becomes one request per command and redirection.
 func TestPlanArguments(t *testing.T) {
+	t.Setenv("ONELLM_TEST_TOKEN", "tok-value-123456") // a secret with no value is refused at plan (TestSecretWithoutValue)
 	f := newFixture(t, `profile = "interactive-dev"
 [secrets.tok]
 env   = "ONELLM_TEST_TOKEN"
@@ -175,20 +178,45 @@ hosts = ["api.test"]
 	}
 }
 
-// TestPlanReadsNoSecret: planning a call with a secret whose source cannot
-// be read still plans (nothing is read before secret.use is decided); the
-// run then fails and runs nothing.
+// TestPlanReadsNoSecret: planning a call reads no secret's content. The
+// secret's file is a named pipe: opening it to read blocks until someone
+// writes, so a Plan that read it would never return. (Plan checks that the
+// secret is available, which for a pipe is only that it exists.) The pipe
+// is then removed: the run cannot read the secret, fails and runs nothing.
 func TestPlanReadsNoSecret(t *testing.T) {
+	fifo := filepath.Join(t.TempDir(), "onellm-token")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
 	f := newFixture(t, `profile = "interactive-dev"
 [secrets.tok]
-file  = "/nonexistent/onellm-token"
+file  = "`+fifo+`"
 hosts = ["api.test"]
 `)
-	plan, _, err := f.plan(t, map[string]any{"command": "touch ran", "secrets": []string{"tok"}})
-	if err != nil {
-		t.Fatalf("planning read the secret: %v", err)
+	type planned struct {
+		plan *toolkit.Plan
+		err  error
 	}
-	res := plan.Run(context.Background(), grantAll(plan))
+	done := make(chan planned, 1)
+	go func() {
+		plan, _, err := f.plan(t, map[string]any{"command": "touch ran", "secrets": []string{"tok"}})
+		done <- planned{plan, err}
+	}()
+	var got planned
+	select {
+	case got = <-done:
+	case <-time.After(10 * time.Second): // a failure bound, not a speed target
+		w, _ := os.OpenFile(fifo, os.O_WRONLY, 0) // let the stuck read end
+		w.Close()
+		t.Fatal("planning opened the secret's file to read it")
+	}
+	if got.err != nil {
+		t.Fatalf("planning: %v", got.err)
+	}
+	if err := os.Remove(fifo); err != nil {
+		t.Fatal(err)
+	}
+	res := got.plan.Run(context.Background(), grantAll(got.plan))
 	if !res.Tool.IsError || !strings.Contains(text(res.Tool), "cannot be read") {
 		t.Fatalf("result %q", text(res.Tool))
 	}

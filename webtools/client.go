@@ -237,7 +237,9 @@ func (c *Client) Do(ctx context.Context, r Request, decide Decide) (Response, er
 		if private && !allowPrivate {
 			return Response{}, &PrivateAddressError{Host: t.host(), Addr: firstBad, Class: badClass}
 		}
-		secrets = loadAttached(r.Secrets, secrets)
+		if secrets, err = loadAttached(r.Secrets, secrets); err != nil {
+			return Response{}, fmt.Errorf("hop %d refused: %w; nothing was sent to %s", h.Index, err, h.Host)
+		}
 
 		hopHeaders := headers.Clone()
 		if hopHeaders.Get("User-Agent") == "" {
@@ -425,17 +427,21 @@ func (c *Client) secretsFor(all []Secret, t target, loopbackOnly bool) []Secret 
 // loadAttached reads the values of a hop's secrets now that the hop (and
 // their secret.use) was allowed, into all (so they are redacted from then
 // on), and returns the hop's secrets with their values. A secret whose
-// value cannot be read is left out: it is never sent empty.
-func loadAttached(all, hop []Secret) []Secret {
+// value cannot be read stops the hop: it is never sent empty, and the
+// request is not sent without what the configuration attaches to it.
+func loadAttached(all, hop []Secret) ([]Secret, error) {
 	var out []Secret
 	for _, s := range hop {
 		i := slices.IndexFunc(all, func(x Secret) bool { return x.Name == s.Name })
-		if i < 0 || all[i].load() != nil {
-			continue
+		if i < 0 {
+			return nil, fmt.Errorf("secret %s is not configured", s.Name)
+		}
+		if err := all[i].load(); err != nil {
+			return nil, err
 		}
 		out = append(out, all[i])
 	}
-	return out
+	return out, nil
 }
 
 // roundTrip sends one hop's request on a fresh transport whose dialer can

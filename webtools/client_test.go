@@ -880,13 +880,19 @@ func TestDoTimeout(t *testing.T) {
 		t.Fatalf("slow body: err %v", err)
 	}
 
-	// Time in decide (a person answering) is not counted.
+	// Time in decide (a person answering) is not counted. Here the time
+	// passing is the subject, so decide must really outlast the whole
+	// budget: it returns only once a deadline of the call's full timeout,
+	// taken before the call began, has passed, so a budget that counted
+	// decide's time would have none left for the request.
 	fast := newServer(t, okHandler)
+	const budget = 300 * time.Millisecond
+	spent := time.Now().Add(budget)
 	slowDecide := func(ctx context.Context, h Hop) (bool, error) {
-		time.Sleep(400 * time.Millisecond)
+		<-time.After(time.Until(spent) + 10*time.Millisecond)
 		return true, nil
 	}
-	if _, err := c.Do(context.Background(), Request{URL: fast.url("127.0.0.1", "/"), Timeout: 300 * time.Millisecond}, slowDecide); err != nil {
+	if _, err := c.Do(context.Background(), Request{URL: fast.url("127.0.0.1", "/"), Timeout: budget}, slowDecide); err != nil {
 		t.Fatalf("decide time counted: %v", err)
 	}
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"strings"
 	"sync/atomic"
 	"testing"
 )
@@ -76,11 +77,15 @@ func TestSecretReadOnlyWhenAttached(t *testing.T) {
 	if resp.Body != "ok Bearer [REDACTED:gh]" {
 		t.Fatalf("lazily read value not redacted: %q", resp.Body)
 	}
-	failing := func() (string, error) { return "", errors.New("no value on the server") }
-	if _, err := c.Do(ctx, Request{URL: srv.url("api-1.a.test", "/"), Secrets: secrets(failing)}, (&recorder{allowPrivate: true}).decide); err != nil {
-		t.Fatal(err)
+	// A secret without a value stops the hop: it is neither sent empty nor
+	// is the request sent without it.
+	sawAuth.Store("not reached")
+	failing := func() (string, error) { return "", errors.New("secret gh has no value on the server") }
+	_, err = c.Do(ctx, Request{URL: srv.url("api-1.a.test", "/"), Secrets: secrets(failing)}, (&recorder{allowPrivate: true}).decide)
+	if err == nil || !strings.Contains(err.Error(), "secret gh has no value") || !strings.Contains(err.Error(), "nothing was sent") {
+		t.Fatalf("err %v", err)
 	}
-	if sawAuth.Load() != "" {
-		t.Fatalf("a secret without a value was sent as %q", sawAuth.Load())
+	if sawAuth.Load() != "not reached" {
+		t.Fatalf("a request whose secret has no value was sent (Authorization %q)", sawAuth.Load())
 	}
 }

@@ -121,9 +121,16 @@ func (t *Tool) Plan(_ context.Context, env *toolkit.Env, raw json.RawMessage) (*
 	}
 	first := Hop{Index: 1, URL: u, Method: req.Method, Host: tgt.host(), Port: tgt.port, Path: cleanPath(u)}
 	for _, s := range req.Secrets {
-		if s.MatchesHost(first.Host) {
-			first.Secrets = append(first.Secrets, s.Name)
+		if !s.MatchesHost(first.Host) {
+			continue
 		}
+		// A secret the first hop would carry must have a value, or the call
+		// is refused now, before anyone is asked to let it be sent.
+		if err := p.Secrets[s.Name].Available(); err != nil {
+			return nil, &toolkit.Refusal{Reason: grants.ReasonSecretUnavailable,
+				Msg: fmt.Sprintf("%v; it is attached to requests to %s, so nothing was sent and nobody was asked: the server's operator must give it a value", err, first.Host)}
+		}
+		first.Secrets = append(first.Secrets, s.Name)
 	}
 	reqs := hopRequests(first)
 	return &toolkit.Plan{Requests: reqs, Run: func(ctx context.Context, g toolkit.Grant) toolkit.Result {

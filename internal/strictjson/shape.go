@@ -134,30 +134,111 @@ func (s *Shape) fits(lit string) *Error {
 		s = freeShape
 	}
 	var err error
-	var want string
 	switch {
 	case s.kind == kindRaw || s.kind == kindSkip:
 		return nil
 	case s.kind == kindInt:
 		_, err = strconv.ParseInt(lit, 10, s.bits)
-		want = fmt.Sprintf("an integer from %d to %d", int64(-1)<<(s.bits-1), int64(1)<<(s.bits-1)-1)
 	case s.kind == kindUint:
 		_, err = strconv.ParseUint(lit, 10, s.bits)
-		want = fmt.Sprintf("an integer from 0 to %d", uint64(math.MaxUint64)>>(64-s.bits))
 	case s.kind == kindFloat:
 		_, err = strconv.ParseFloat(lit, s.bits)
-		want = fmt.Sprintf("a number within float%d range", s.bits)
 	default: // Free, or a mismatch encoding/json reports: as if decoded into any
 		_, err = strconv.ParseFloat(lit, 64)
-		want = "a number within float64 range"
 	}
 	if err != nil {
 		if len(lit) > 40 {
 			lit = lit[:37] + "..."
 		}
-		return &Error{Problem: Range, Msg: fmt.Sprintf("number %s is out of range: expected %s", lit, want)}
+		return &Error{Problem: Range, Msg: fmt.Sprintf("number %s is out of range: expected %s", lit, s.numberWanted())}
 	}
 	return nil
+}
+
+// fitsShortInteger is a quick yes for the common case: an integer literal
+// of at most 15 digits fills an int64 field, a float64 or any exactly.
+// false means fits must decide.
+func (s *Shape) fitsShortInteger(lit []byte) bool {
+	if s == nil {
+		s = freeShape
+	}
+	switch {
+	case s.kind == kindInt && s.bits == 64, s.kind == kindFloat && s.bits == 64, s.kind == kindFree:
+		return exactInteger(lit, 64)
+	}
+	return false
+}
+
+// numberWanted says what numbers fit the shape.
+func (s *Shape) numberWanted() string {
+	switch s.kind {
+	case kindInt:
+		return fmt.Sprintf("an integer from %d to %d", int64(-1)<<(s.bits-1), int64(1)<<(s.bits-1)-1)
+	case kindUint:
+		return fmt.Sprintf("an integer from 0 to %d", uint64(math.MaxUint64)>>(64-s.bits))
+	case kindFloat:
+		return fmt.Sprintf("a number within float%d range", s.bits)
+	}
+	return "a number within float64 range"
+}
+
+// appendNumber writes a number literal that fits the shape in canonical
+// form: an integer field's literal as it is (-0 as 0: the same integer), a
+// raw value's as it is (its reader is unknown), and any other number as
+// encoding/json writes the float it decodes the literal into, so every
+// reader of the output reads the value the shape's reader read.
+func (s *Shape) appendNumber(out, lit []byte) []byte {
+	if s == nil {
+		s = freeShape
+	}
+	bits := 64
+	switch s.kind {
+	case kindRaw, kindSkip:
+		return append(out, lit...)
+	case kindInt, kindUint:
+		if string(lit) == "-0" {
+			return append(out, '0')
+		}
+		return append(out, lit...)
+	case kindFloat:
+		bits = s.bits
+	}
+	if exactInteger(lit, bits) {
+		return append(out, lit...) // already the float's own shortest form
+	}
+	f, _ := strconv.ParseFloat(string(lit), bits) // fits checked it
+	var v any = f
+	if bits == 32 {
+		v = float32(f)
+	}
+	b, err := json.Marshal(v) // the form encoding/json writes that float in
+	if err != nil {
+		return append(out, lit...) // unreachable: fits refused NaN and infinities
+	}
+	return append(out, b...)
+}
+
+// exactInteger reports whether lit is an integer literal short enough that
+// a float of the bits represents it exactly (15 digits for float64, 7 for
+// float32), so that the float's shortest form is the literal itself.
+func exactInteger(lit []byte, bits int) bool {
+	digits := lit
+	if len(digits) > 0 && digits[0] == '-' {
+		digits = digits[1:]
+	}
+	limit := 15
+	if bits == 32 {
+		limit = 7
+	}
+	if len(digits) == 0 || len(digits) > limit {
+		return false
+	}
+	for _, c := range digits {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
 }
 
 // Of is the shape encoding/json decodes into for a value of type t: struct
@@ -315,4 +396,118 @@ func (s *Shape) Field(name string) *Shape {
 		}
 	}
 	return freeShape
+}
+
+// FromSchema is the shape of a value a JSON schema describes, for the
+// schemas the server publishes as tools' input schemas: type object
+// (properties known by exact name, additionalProperties false closing it, a
+// schema for the values under other keys), array (items), integer (an int64
+// field), number (a float64), string, boolean, null; a type list with null
+// is its other type. A keyword that changes what is accepted and that
+// FromSchema does not read (anyOf, $ref, patternProperties, …) is an error,
+// so no schema is read as more lenient than it says; annotations and value
+// constraints (description, enum, minimum, …) are left to the decoder.
+func FromSchema(schema []byte) (*Shape, error) {
+	var v any
+	if err := json.Unmarshal(schema, &v); err != nil {
+		return nil, fmt.Errorf("reading a JSON schema: %w", err)
+	}
+	return fromSchema(v, "schema")
+}
+
+// schemaKeywords are the keywords FromSchema reads or may leave aside.
+var schemaKeywords = map[string]bool{
+	"type": true, "properties": true, "additionalProperties": true, "items": true,
+	"required": true, "description": true, "title": true, "default": true, "examples": true,
+	"enum": true, "const": true, "format": true, "minimum": true, "maximum": true,
+	"exclusiveMinimum": true, "exclusiveMaximum": true, "multipleOf": true, "minLength": true,
+	"maxLength": true, "pattern": true, "minItems": true, "maxItems": true, "uniqueItems": true,
+	"minProperties": true, "maxProperties": true, "$schema": true, "$id": true, "$comment": true,
+	"deprecated": true, "readOnly": true, "writeOnly": true, "contentEncoding": true, "contentMediaType": true,
+}
+
+func fromSchema(v any, at string) (*Shape, error) {
+	if b, ok := v.(bool); ok && b {
+		return freeShape, nil
+	}
+	m, ok := v.(map[string]any)
+	if !ok {
+		return nil, fmt.Errorf("%s: a schema is an object or true", at)
+	}
+	for k := range m {
+		if !schemaKeywords[k] {
+			return nil, fmt.Errorf("%s: schema keyword %q is not understood", at, k)
+		}
+	}
+	typ, err := schemaType(m["type"], at)
+	if err != nil {
+		return nil, err
+	}
+	switch typ {
+	case "object":
+		props, _ := m["properties"].(map[string]any)
+		fields := make(map[string]*Shape, len(props))
+		for name, ps := range props {
+			if fields[name], err = fromSchema(ps, at+"."+name); err != nil {
+				return nil, err
+			}
+		}
+		extra := freeShape // JSON schema's default: other keys hold anything
+		switch ap := m["additionalProperties"].(type) {
+		case nil:
+		case bool:
+			if !ap {
+				extra = nil
+			}
+		default:
+			if extra, err = fromSchema(ap, at+"{*}"); err != nil {
+				return nil, err
+			}
+		}
+		return Object(fields, extra), nil
+	case "array":
+		items, ok := m["items"]
+		if !ok {
+			return Array(freeShape), nil
+		}
+		elem, err := fromSchema(items, at+"[]")
+		if err != nil {
+			return nil, err
+		}
+		return Array(elem), nil
+	case "integer":
+		return &Shape{kind: kindInt, bits: 64}, nil
+	case "number":
+		return &Shape{kind: kindFloat, bits: 64}, nil
+	case "string", "boolean", "null":
+		return &Shape{kind: kindScalar}, nil
+	}
+	return freeShape, nil // no type, or several: anything
+}
+
+// schemaType is a schema's one type: "" for none or for several, the type
+// beside "null" in a list of two.
+func schemaType(t any, at string) (string, error) {
+	switch t := t.(type) {
+	case nil:
+		return "", nil
+	case string:
+		return t, nil
+	case []any:
+		var out []string
+		for _, e := range t {
+			s, ok := e.(string)
+			if !ok {
+				return "", fmt.Errorf("%s: type lists names", at)
+			}
+			if s != "null" {
+				out = append(out, s)
+			}
+		}
+		if len(out) == 1 {
+			return out[0], nil
+		}
+		return "", nil
+	}
+	return "", fmt.Errorf("%s: type is a name or a list of names", at)
 }

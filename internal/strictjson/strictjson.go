@@ -21,7 +21,10 @@
 //   - nesting deeper than MaxDepth, and anything that is not one JSON value.
 //
 // After Check accepts a document, every lenient decoder reads it the same
-// way, so what is checked is what is decided, audited and run.
+// way. Canonical goes one step further: it returns the document as that one
+// reading writes it (no whitespace, each key and string in one spelling,
+// each number in the form its field reads), so a server can hand on only
+// bytes it produced from its own parse, which no reader can take two ways.
 //
 // Not covered: type mismatches that encoding/json itself reports (a string
 // for an integer), and the meaning of values.
@@ -100,6 +103,40 @@ func (e *Error) In(path ...string) bool {
 func Check(data []byte, s *Shape) error {
 	var keys [16][]byte
 	w := walker{data: data, keys: keys[:0]}
+	if err := w.document(s); err != nil {
+		return err
+	}
+	return nil
+}
+
+// Canonical checks data as Check does and returns the canonical encoding
+// of the one value it reads: no insignificant whitespace; keys and strings
+// unescaped and written with only the escapes JSON requires (", \ and
+// control characters), invalid UTF-8 as U+FFFD, as encoding/json reads it;
+// integers of integer fields as they are (-0 as 0); any other number as the
+// shortest form of the float64 (float32 for such a field) encoding/json
+// decodes, the form encoding/json writes; members and elements in their
+// order. Raw values keep their numbers as written. Canonical of its own
+// output returns the same bytes.
+func Canonical(data []byte, s *Shape) ([]byte, error) {
+	var keys [16][]byte
+	w := walker{data: data, keys: keys[:0], emit: true, out: make([]byte, 0, len(data))}
+	if err := w.document(s); err != nil {
+		return nil, err
+	}
+	return w.out, nil
+}
+
+type walker struct {
+	data []byte
+	pos  int
+	keys [][]byte // keys of the objects being walked, innermost last
+	// emit: out receives the canonical encoding of what is walked.
+	emit bool
+	out  []byte
+}
+
+func (w *walker) document(s *Shape) *Error {
 	w.space()
 	if err := w.value(s, 0); err != nil {
 		return err
@@ -109,12 +146,6 @@ func Check(data []byte, s *Shape) error {
 		return w.syntax("unexpected data after the JSON value")
 	}
 	return nil
-}
-
-type walker struct {
-	data []byte
-	pos  int
-	keys [][]byte // keys of the objects being walked, innermost last
 }
 
 func (w *walker) syntax(msg string) *Error {
@@ -142,7 +173,10 @@ func (w *walker) value(s *Shape, depth int) *Error {
 	case c == '[':
 		return w.array(s, depth+1)
 	case c == '"':
-		_, _, err := w.str()
+		raw, plain, err := w.str()
+		if err == nil && w.emit {
+			w.out = appendString(w.out, raw, plain)
+		}
 		return err
 	case c == 't':
 		return w.literal("true")
@@ -161,6 +195,9 @@ func (w *walker) literal(lit string) *Error {
 		return w.syntax("invalid literal")
 	}
 	w.pos += len(lit)
+	if w.emit {
+		w.out = append(w.out, lit...)
+	}
 	return nil
 }
 
@@ -173,16 +210,21 @@ func (w *walker) object(s *Shape, depth int) *Error {
 	defer w.popKeys(first)
 	var seen map[string]struct{} // for large objects only
 	w.space()
+	w.bracket('{')
 	if w.pos < len(w.data) && w.data[w.pos] == '}' {
 		w.pos++
+		w.bracket('}')
 		return nil
 	}
-	for {
+	for n := 0; ; n++ {
+		if w.emit && n > 0 {
+			w.out = append(w.out, ',')
+		}
 		key, err := w.key()
 		if err != nil {
 			return err
 		}
-		if s == nil || s.kind != kindSkip {
+		if s == nil || s.kind != kindSkip || w.emit {
 			if err := w.unique(key, first, &seen); err != nil {
 				return err
 			}
@@ -198,6 +240,14 @@ func (w *walker) object(s *Shape, depth int) *Error {
 		if more, err := w.more('}'); !more || err != nil {
 			return err
 		}
+	}
+}
+
+// bracket writes an object's or an array's opening or closing bracket
+// when emitting.
+func (w *walker) bracket(c byte) {
+	if w.emit {
+		w.out = append(w.out, c)
 	}
 }
 
@@ -217,7 +267,12 @@ func (w *walker) key() ([]byte, *Error) {
 	}
 	w.pos++
 	w.space()
-	return keyBytes(raw, plain), nil
+	key := keyBytes(raw, plain)
+	if w.emit {
+		w.out = appendString(w.out, raw, plain)
+		w.out = append(w.out, ':')
+	}
+	return key, nil
 }
 
 // more reads what follows a member or an element: true after a comma,
@@ -233,6 +288,7 @@ func (w *walker) more(closer byte) (bool, *Error) {
 		return true, nil
 	case closer:
 		w.pos++
+		w.bracket(closer)
 		return false, nil
 	}
 	return false, w.syntax(fmt.Sprintf("expected ',' or '%c'", closer))
@@ -275,11 +331,16 @@ func (w *walker) array(s *Shape, depth int) *Error {
 	w.pos++ // [
 	elem := s.element()
 	w.space()
+	w.bracket('[')
 	if w.pos < len(w.data) && w.data[w.pos] == ']' {
 		w.pos++
+		w.bracket(']')
 		return nil
 	}
 	for i := 0; ; i++ {
+		if w.emit && i > 0 {
+			w.out = append(w.out, ',')
+		}
 		w.space()
 		if err := w.value(elem, depth); err != nil {
 			err.Path = append([]string{"[" + strconv.Itoa(i) + "]"}, err.Path...)
@@ -335,6 +396,36 @@ func (w *walker) str() ([]byte, bool, *Error) {
 	return nil, false, w.syntax("unterminated string")
 }
 
+// appendString writes a scanned string (raw, quotes included) canonically:
+// a plain one as it is, any other unescaped (as keyBytes reads it) and
+// escaped again with the fewest escapes.
+func appendString(out, raw []byte, plain bool) []byte {
+	if plain {
+		return append(out, raw...)
+	}
+	v := keyBytes(raw, false)
+	out = append(out, '"')
+	for _, c := range v {
+		switch {
+		case c == '"' || c == '\\':
+			out = append(out, '\\', c)
+		case c == '\n':
+			out = append(out, '\\', 'n')
+		case c == '\r':
+			out = append(out, '\\', 'r')
+		case c == '\t':
+			out = append(out, '\\', 't')
+		case c < 0x20:
+			out = append(out, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
+		default:
+			out = append(out, c)
+		}
+	}
+	return append(out, '"')
+}
+
+const hexDigits = "0123456789abcdef"
+
 func isHex4(b []byte) bool {
 	for _, c := range b {
 		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F') {
@@ -385,7 +476,16 @@ func (w *walker) number(s *Shape) *Error {
 			return w.syntax("invalid number")
 		}
 	}
-	return s.fits(string(w.data[start:w.pos]))
+	lit := w.data[start:w.pos]
+	if !s.fitsShortInteger(lit) {
+		if err := s.fits(string(lit)); err != nil {
+			return err
+		}
+	}
+	if w.emit {
+		w.out = s.appendNumber(w.out, lit)
+	}
+	return nil
 }
 
 func (w *walker) digits() bool {
@@ -403,7 +503,8 @@ func (w *walker) digits() bool {
 // messages the server itself wrote, and it reads no further than it must
 // (a cut-off prefix of a message still yields its first keys).
 func Members(data []byte, fn func(key []byte, value func() ([]byte, error)) bool) error {
-	w := walker{data: data}
+	m := &members{w: walker{data: data}} // one allocation: fn may keep value
+	w := &m.w
 	w.space()
 	if w.pos >= len(w.data) || w.data[w.pos] != '{' {
 		return w.syntax("expected an object")
@@ -413,25 +514,13 @@ func Members(data []byte, fn func(key []byte, value func() ([]byte, error)) bool
 	if w.pos < len(w.data) && w.data[w.pos] == '}' {
 		return nil
 	}
-	var start int
-	var scanned bool
-	var verr *Error
-	value := func() ([]byte, error) {
-		if !scanned {
-			scanned = true
-			verr = w.value(skipShape, 1)
-		}
-		if verr != nil {
-			return nil, verr
-		}
-		return w.data[start:w.pos], nil
-	}
+	value := m.value
 	for {
 		key, err := w.key()
 		if err != nil {
 			return err
 		}
-		start, scanned, verr = w.pos, false, nil
+		m.start, m.scanned, m.err = w.pos, false, nil
 		if !fn(key, value) {
 			return nil
 		}
@@ -442,6 +531,26 @@ func Members(data []byte, fn func(key []byte, value func() ([]byte, error)) bool
 			return err
 		}
 	}
+}
+
+// members is the state of one Members walk.
+type members struct {
+	w       walker
+	start   int // where the current member's value starts
+	scanned bool
+	err     *Error
+}
+
+// value scans the current member's value (once) and returns its raw bytes.
+func (m *members) value() ([]byte, error) {
+	if !m.scanned {
+		m.scanned = true
+		m.err = m.w.value(skipShape, 1)
+	}
+	if m.err != nil {
+		return nil, m.err
+	}
+	return m.w.data[m.start:m.w.pos], nil
 }
 
 // String is the value of a raw JSON string as encoding/json reads it.

@@ -226,8 +226,14 @@ func Argf(format string, a ...any) error { return &ArgError{Msg: fmt.Sprintf(for
 // struct): unknown fields, a duplicate key, a key that matches an argument
 // only case-insensitively, a number out of its field's range, wrong types
 // and trailing data are *ArgError with a message that names the argument
-// and lists the accepted ones. The strict check (strictjson) comes first, so
-// the lenient decode after it cannot read the arguments differently.
+// and lists the accepted ones.
+//
+// The server's ingress has refused all of these but the wrong types already,
+// from the tool's published schema, and hands the tool the canonical form
+// of its parse; the strict check here is the same matcher (strictjson) over
+// the shape of dst, kept as defence in depth for arguments that reach a
+// tool another way, so the lenient decode after it cannot read them
+// differently either.
 func Decode(raw json.RawMessage, dst any) error {
 	if len(bytes.TrimSpace(raw)) == 0 || string(bytes.TrimSpace(raw)) == "null" {
 		raw = json.RawMessage("{}")
