@@ -270,7 +270,7 @@ func TestExecRequests(t *testing.T) {
 	}
 	for _, tc := range tests {
 		var got []string
-		for _, r := range execRequests(tc.ev) {
+		for _, r := range execRequests(tc.ev, identity{}) {
 			if r.Capability != grants.CapProcessExec || r.Surface != grants.SurfaceSandbox || r.Target.ToolName != Name ||
 				r.Cwd != tc.ev.Cwd || strings.Join(r.Argv, " ") != r.Target.Command {
 				t.Errorf("%s: request %+v", tc.name, r)
@@ -296,7 +296,7 @@ func FuzzExecRequests(f *testing.F) {
 		if json.Unmarshal([]byte(data), &ev) != nil {
 			return
 		}
-		reqs := execRequests(ev)
+		reqs := execRequests(ev, identity{})
 		if len(reqs) == 0 {
 			t.Fatalf("%s: no request", data)
 		}
@@ -330,7 +330,7 @@ func BenchmarkExecDecision(b *testing.B) {
 		if err := json.Unmarshal(line, &ev); err != nil {
 			b.Fatal(err)
 		}
-		for _, r := range execRequests(ev) {
+		for _, r := range execRequests(ev, identity{}) {
 			if d := p.DecideExec(r); d.Effect != grants.Allow {
 				b.Fatal(d.Explain())
 			}
@@ -343,7 +343,7 @@ func BenchmarkExecDecision(b *testing.B) {
 func TestExecGateRedactsSecrets(t *testing.T) {
 	secrets := []webtools.Secret{{Name: "tok", Value: "s3cr3t-v4lue"}}
 	ev := sandbox.ExecEvent{Exe: "/usr/bin/curl", Argv: []string{"curl", "https://x/s3cr3t-v4lue"}, Cwd: "/ws/s3cr3t-v4lue"}
-	for _, r := range execRequests(redactEvent(ev, secrets)) {
+	for _, r := range execRequests(redactEvent(ev, secrets), identity{}) {
 		b, _ := json.Marshal(r)
 		if strings.Contains(string(b), "s3cr3t-v4lue") || !strings.Contains(string(b), "[REDACTED:tok]") {
 			t.Errorf("request %s", b)

@@ -61,6 +61,7 @@ type supervisor struct {
 	traced bool // the shell was seized: exec events arrive
 	send   func(statusMsg)
 	gate   int // fdGate when traced
+	facts  execFacts
 }
 
 // run supervises until the shell exits and returns the helper's exit code.
@@ -126,7 +127,7 @@ func (s *supervisor) stopped(pid int, ws syscall.WaitStatus) {
 // allowExec decides the exec that pid stopped at: every program the command
 // executes goes to the server (the shell itself was exec'd before the seize).
 func (s *supervisor) allowExec(pid int) bool {
-	ev := readExecEvent(pid)
+	ev := readExecEvent(pid, &s.facts)
 	b, err := json.Marshal(ev)
 	if err != nil {
 		return false
@@ -189,8 +190,9 @@ func rawReadFull(fd int, b []byte) error {
 // see: no other thread or process can change it (ptrace and
 // process_vm_writev are denied by seccomp, /proc is read-only to the
 // command). The executable's path can still be renamed by the command, so
-// it is checked against the running file's device and inode.
-func readExecEvent(pid int) ExecEvent {
+// it is checked against the running file's device and inode. An executable
+// in a writable place is also identified by content (facts.identify).
+func readExecEvent(pid int, facts *execFacts) ExecEvent {
 	proc := "/proc/" + strconv.Itoa(pid)
 	ev := ExecEvent{PID: pid}
 	fail := func(f string, a ...any) ExecEvent {
@@ -221,7 +223,7 @@ func readExecEvent(pid int) ExecEvent {
 	if err := unix.Stat(proc+"/exe", &running); err != nil {
 		return fail("executable unreadable: %v", err)
 	}
-	ev.Dev, ev.Ino = running.Dev, running.Ino
+	ev.Dev, ev.Ino, ev.Size = running.Dev, running.Ino, running.Size
 	switch {
 	case strings.HasPrefix(exe, "/memfd:"):
 		return fail("executable is a memfd (no file on disk)")
@@ -235,6 +237,9 @@ func readExecEvent(pid int) ExecEvent {
 	var named unix.Stat_t
 	if err := unix.Stat(exe, &named); err != nil || named.Dev != running.Dev || named.Ino != running.Ino {
 		return fail("executable path no longer names the running file")
+	}
+	if p := facts.identify(proc, &ev); p != "" {
+		return fail("%s", p)
 	}
 	ev.Exe, ev.Cwd, ev.ExecPath = validText(ev.Exe), validText(ev.Cwd), validText(ev.ExecPath)
 	for i, a := range ev.Argv {
