@@ -5,6 +5,7 @@ package shelltool
 import (
 	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -36,6 +37,17 @@ func TestExecGateIdentity(t *testing.T) {
 		hostLink = "" // another file system: no hard link can exist
 	}
 	loader := "/lib64/ld-linux-x86-64.so.2"
+	// Written programs naming their own ELF interpreter: a named program
+	// (it would run first, as itself) and a loader the command wrote.
+	if err := os.WriteFile(filepath.Join(ws, "h.c"), []byte("int main(void) { return 0; }\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	copyTo(t, loader, filepath.Join(ws, "myld"))
+	for out, interp := range map[string]string{"interp-touch": "/usr/bin/touch", "interp-written": filepath.Join(ws, "myld")} {
+		if b, err := exec.Command("cc", "-Wl,--dynamic-linker="+interp, "-o", filepath.Join(ws, out), filepath.Join(ws, "h.c")).CombinedOutput(); err != nil {
+			t.Fatalf("cc: %v\n%s", err, b)
+		}
+	}
 	tests := []struct{ name, cmd, want, rule string }{
 		{"copy in /tmp", "cp /usr/bin/touch /tmp/x && /tmp/x " + marker + "; echo rc=$?", "rc=137", "no-touch"},
 		{"copy in /dev/shm", "cp /usr/bin/touch /dev/shm/x && /dev/shm/x " + marker + "; echo rc=$?", "rc=137", "no-touch"},
@@ -46,6 +58,8 @@ func TestExecGateIdentity(t *testing.T) {
 		{"hard link made inside (cross-mount: refused or killed)", "{ ln /usr/bin/touch ./hl 2>/dev/null && ./hl " + marker + "; } ; echo rc=$?", "rc=", ""},
 		{"copied loader runs the denied program", "cp " + loader + " /tmp/l && /tmp/l /usr/bin/touch " + marker + "; echo rc=$?", "rc=137", "exec_critical_risk"},
 		{"copied loader runs an allowed program", "cp " + loader + " /tmp/l && /tmp/l /usr/bin/true; echo rc=$?", "rc=137", "exec_critical_risk"},
+		{"a named program as the interpreter", "./interp-touch " + marker + "; echo rc=$?", "rc=137", "no-touch"},
+		{"a written interpreter", "./interp-written " + marker + "; echo rc=$?", "rc=137", "exec_critical_risk"},
 		{"loader in the workspace", "cp " + loader + " ./ld.x && ./ld.x /usr/bin/true; echo rc=$?", "rc=137", "exec_critical_risk"},
 	}
 	if hostLink != "" {

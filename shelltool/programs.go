@@ -222,6 +222,11 @@ func (t *programTable) identify(ev sandbox.ExecEvent) identity {
 	if ev.Written == "" || ev.Written != ev.Exe {
 		return id
 	}
+	if h := t.byFile[fileID{ev.InterpDev, ev.InterpIno}]; h != nil && ev.InterpIno != 0 && !h.loader {
+		// A named program loaded as a written program's interpreter runs
+		// as itself (a loader there is the normal case).
+		add(h)
+	}
 	if len(t.broken) > 0 {
 		id.problem = "written executable cannot be told from host programs that could not be read (" + strings.Join(t.broken[:min(3, len(t.broken))], ", ") + ")"
 		return id

@@ -37,6 +37,11 @@ type ExecEvent struct {
 	// SHA256 is the executable's SHA-256 (hex), computed when it is
 	// written and its Size is one of Spec.IdentitySizes.
 	SHA256 string `json:"sha256,omitempty"`
+	// InterpDev and InterpIno identify the ELF interpreter the kernel
+	// loaded for a written executable that names one (it runs first, so
+	// it is identified like the program itself; zero when none).
+	InterpDev uint64 `json:"interp_dev,omitempty"`
+	InterpIno uint64 `json:"interp_ino,omitempty"`
 	// Problem is set when what runs cannot be verified: an executable with
 	// no name on disk (memfd, deleted), one whose path no longer names the
 	// running file (renamed or exchanged during the exec), the dynamic

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"golang.org/x/sys/unix"
@@ -111,10 +112,53 @@ func (f *execFacts) readContent(proc string, ev *ExecEvent) string {
 		return fmt.Sprintf("written executable unreadable: %v", err)
 	}
 	ev.BuildID = id.BuildID
+	if id.Interp != "" {
+		// The file names its own ELF interpreter: whatever the kernel
+		// loaded as such runs first, so it is identified too (a written
+		// one is refused: no build needs one).
+		path, dev, ino, err := loadedInterp(proc, ev.Dev, ev.Ino)
+		switch {
+		case err != nil:
+			return fmt.Sprintf("ELF interpreter unknown: %v", err)
+		case f.places.holds(path, dev):
+			return "ELF interpreter " + path + " lies where the command can write"
+		}
+		ev.InterpDev, ev.InterpIno = dev, ino
+	}
 	if f.sizes[ev.Size] {
 		if ev.SHA256, err = FileSHA256(exe); err != nil {
 			return fmt.Sprintf("written executable unreadable: %v", err)
 		}
 	}
 	return ""
+}
+
+// loadedInterp finds the ELF interpreter mapped into a process stopped at
+// its exec: at that stop the only files mapped are the executable
+// (device exeDev, inode exeIno) and its interpreter. /proc/PID/maps gives
+// each mapping's device, inode and path.
+func loadedInterp(proc string, exeDev, exeIno uint64) (string, uint64, uint64, error) {
+	b, err := readCapped(proc+"/maps", 1<<16)
+	if err != nil {
+		return "", 0, 0, err
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		f := strings.Fields(line)
+		if len(f) < 6 || !strings.HasPrefix(f[5], "/") {
+			continue
+		}
+		maj, min, ok := strings.Cut(f[3], ":")
+		ino, err1 := strconv.ParseUint(f[4], 10, 64)
+		ma, err2 := strconv.ParseUint(maj, 16, 32)
+		mi, err3 := strconv.ParseUint(min, 16, 32)
+		if !ok || err1 != nil || err2 != nil || err3 != nil {
+			return "", 0, 0, fmt.Errorf("maps line %q", line)
+		}
+		dev := unix.Mkdev(uint32(ma), uint32(mi))
+		if dev == exeDev && ino == exeIno {
+			continue
+		}
+		return strings.Join(f[5:], " "), dev, ino, nil
+	}
+	return "", 0, 0, fmt.Errorf("not mapped")
 }
