@@ -55,7 +55,7 @@ func (w *writablePlaces) holds(p string, dev uint64) bool {
 		return true
 	}
 	for _, r := range w.roots {
-		if p == r || strings.HasPrefix(p, r+"/") || r == "/" {
+		if isBeneath(p, r) {
 			return true
 		}
 	}
