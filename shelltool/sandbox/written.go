@@ -89,8 +89,13 @@ func (f *execFacts) identify(proc string, ev *ExecEvent) string {
 			p = filepath.Join(ev.Cwd, p)
 		}
 		p = filepath.Clean(p)
+		// A descriptor's path (execveat of a descriptor gives /dev/fd/N;
+		// /dev/stdin, /proc/self/fd/N) would name the helper's own
+		// descriptor here: unknown. (Nothing else executable lives in
+		// /dev but /dev/shm, which is written anyway.)
+		unknown := strings.HasPrefix(p, "/dev/") || strings.HasPrefix(p, "/proc/")
 		var st unix.Stat_t
-		if err := unix.Stat(p, &st); err != nil || f.places.holds(p, st.Dev) {
+		if unknown || unix.Stat(p, &st) != nil || f.places.holds(p, st.Dev) {
 			ev.Written = p // unknown counts as written: it only takes approvals away
 		}
 	}
