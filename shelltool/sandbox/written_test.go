@@ -79,3 +79,32 @@ func TestExecGateWritten(t *testing.T) {
 		}
 	})
 }
+
+// TestExecGateWrittenByDescriptor: a script exec'd through a descriptor
+// (fexecve: the kernel names it /dev/fd/N) is counted as written, since
+// the helper cannot tell where that descriptor's file lies.
+func TestExecGateWrittenByDescriptor(t *testing.T) {
+	needSandbox(t)
+	needTool(t, "python3")
+	ws := newWorkspace(t)
+	writeExec(t, filepath.Join(ws.dir, "s"), "#!/bin/sh\necho via-fd\n")
+	g := &gateRecorder{}
+	s := ws.spec(`python3 -c 'import os; fd = os.open("s", os.O_RDONLY); os.set_inheritable(fd, True); os.execve(fd, ["git", "push"], {})'`)
+	s.ExecGate = g.gate
+	r, err := Run(context.Background(), s)
+	if err != nil || r.Stdout != "via-fd\n" {
+		t.Fatalf("run: %v %+v", err, r)
+	}
+	found := false
+	for _, e := range g.seen() {
+		if len(e.ExecPath) > 8 && e.ExecPath[:8] == "/dev/fd/" {
+			found = true
+			if e.Written != e.ExecPath {
+				t.Errorf("script by descriptor not written: %+v", e)
+			}
+		}
+	}
+	if !found {
+		t.Errorf("no exec by descriptor among %+v", g.seen())
+	}
+}
