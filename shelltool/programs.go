@@ -42,35 +42,18 @@ type fileID struct{ dev, ino uint64 }
 
 // hostProgram is one file on the host and the names it goes by.
 type hostProgram struct {
-	path    string
-	id      fileID
-	size    int64
-	buildID string
-	interp  string // its ELF interpreter
-	names   []string
-	loader  bool
+	sandbox.ProgramFile
+	names  []string
+	loader bool
 
 	once   sync.Once
 	sum    string
 	sumErr error
 }
 
-// sha256 hashes the file once, checking it is still the one found.
+// sha256 hashes the file once (it must still be the one found).
 func (h *hostProgram) sha256() (string, error) {
-	h.once.Do(func() {
-		f, err := os.Open(h.path)
-		if err != nil {
-			h.sumErr = err
-			return
-		}
-		defer f.Close()
-		var st syscall.Stat_t
-		if err := syscall.Fstat(int(f.Fd()), &st); err != nil || st.Dev != h.id.dev || st.Ino != h.id.ino || st.Size != h.size {
-			h.sumErr = fmt.Errorf("%s changed since it was found", h.path)
-			return
-		}
-		h.sum, h.sumErr = sandbox.FileSHA256(f)
-	})
+	h.once.Do(func() { h.sum, h.sumErr = h.SHA256() })
 	return h.sum, h.sumErr
 }
 
@@ -150,48 +133,33 @@ func unseen(err error) bool {
 // add records the program at path under name and returns its ELF
 // interpreter. A path that leads nowhere, or to no file the command could
 // read, or to no executable file, is skipped; one that fails otherwise is
-// broken. A file whose ELF headers make no sense has no build-id (its
-// content still identifies it).
+// broken.
 func (t *programTable) add(path, name string, loader bool) string {
-	real, err := filepath.EvalSymlinks(path)
-	if err == nil {
-		var f *os.File
-		if f, err = os.Open(real); err == nil {
-			defer f.Close()
-			return t.addFile(f, real, name, loader)
+	pf, err := sandbox.ReadProgramFile(path)
+	if err != nil {
+		if !unseen(err) {
+			t.broken = append(t.broken, path)
 		}
-	}
-	if !unseen(err) {
-		t.broken = append(t.broken, path)
-	}
-	return ""
-}
-
-func (t *programTable) addFile(f *os.File, real, name string, loader bool) string {
-	var st syscall.Stat_t
-	if err := syscall.Fstat(int(f.Fd()), &st); err != nil {
-		t.broken = append(t.broken, real)
 		return ""
 	}
-	if st.Mode&syscall.S_IFMT != syscall.S_IFREG || st.Mode&0o111 == 0 {
+	if !pf.Exec {
 		return ""
 	}
-	id := fileID{uint64(st.Dev), st.Ino}
+	id := fileID{pf.Dev, pf.Ino}
 	h := t.byFile[id]
 	if h == nil {
-		elf, _ := sandbox.ReadELFIdent(f)
-		h = &hostProgram{path: real, id: id, size: st.Size, buildID: elf.BuildID, interp: elf.Interp}
+		h = &hostProgram{ProgramFile: pf}
 		t.byFile[id] = h
-		t.bySize[h.size] = append(t.bySize[h.size], h)
-		if h.buildID != "" {
-			t.byBuildID[h.buildID] = append(t.byBuildID[h.buildID], h)
+		t.bySize[h.Size] = append(t.bySize[h.Size], h)
+		if b := h.ELF.BuildID; b != "" {
+			t.byBuildID[b] = append(t.byBuildID[b], h)
 		}
 	}
 	h.loader = h.loader || loader
 	if !slices.Contains(h.names, name) {
 		h.names = append(h.names, name)
 	}
-	return h.interp
+	return h.ELF.Interp
 }
 
 // sizes are the sizes a written executable is hashed at.
@@ -244,7 +212,7 @@ func (t *programTable) identify(ev sandbox.ExecEvent) identity {
 		for _, h := range cands {
 			sum, err := h.sha256()
 			if err != nil {
-				id.problem = "cannot compare the written executable with " + h.path + ": " + err.Error()
+				id.problem = "cannot compare the written executable with " + h.Path + ": " + err.Error()
 				return id
 			}
 			if sum == ev.SHA256 {
