@@ -216,7 +216,7 @@ func readExecEvent(pid int, facts *execFacts) ExecEvent {
 	if ev.Cwd, err = os.Readlink(proc + "/cwd"); err != nil {
 		return fail("working folder unreadable: %v", err)
 	}
-	if ev.ExecPath, err = execFn(proc); err != nil {
+	if ev.ExecPath, err = execFn(proc, pid); err != nil {
 		return fail("exec path unreadable: %v", err)
 	}
 	var running unix.Stat_t
@@ -251,7 +251,7 @@ func readExecEvent(pid int, facts *execFacts) ExecEvent {
 // execFn reads the path the program was exec'd by (the auxiliary vector's
 // AT_EXECFN, a string on the new stack): for a script started by its
 // shebang it is the script, while exe is its interpreter.
-func execFn(proc string) (string, error) {
+func execFn(proc string, pid int) (string, error) {
 	auxv, err := os.ReadFile(proc + "/auxv")
 	if err != nil {
 		return "", err
@@ -265,14 +265,18 @@ func execFn(proc string) (string, error) {
 	if addr == 0 {
 		return "", errors.New("no AT_EXECFN")
 	}
-	mem, err := os.Open(proc + "/mem")
-	if err != nil {
-		return "", err
-	}
-	defer mem.Close()
+	// One process_vm_readv (the tracer may read its tracee's memory)
+	// instead of opening /proc/PID/mem: a partial read stops at the end of
+	// the mapping, as a read of mem would.
 	buf := make([]byte, unix.PathMax)
-	n, err := mem.ReadAt(buf, int64(addr))
-	if n == 0 {
+	local := []unix.Iovec{{Base: &buf[0]}}
+	local[0].SetLen(len(buf))
+	remote := []unix.RemoteIovec{{Base: uintptr(addr), Len: len(buf)}}
+	n, err := unix.ProcessVMReadv(pid, local, remote, 0)
+	if n <= 0 {
+		if err == nil {
+			err = errors.New("AT_EXECFN unreadable")
+		}
 		return "", err
 	}
 	if i := bytes.IndexByte(buf[:n], 0); i >= 0 {
