@@ -201,26 +201,33 @@ func readExecEvent(pid int, facts *execFacts) ExecEvent {
 		}
 		return ev
 	}
-	exe, err := os.Readlink(proc + "/exe")
+	// The process's folder once, its entries relative to it: one lookup of
+	// /proc/PID instead of one per entry.
+	dir, err := unix.Open(proc, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return fail("process unreadable: %v", err)
+	}
+	defer unix.Close(dir)
+	exe, err := readlinkAt(dir, "exe")
 	if err != nil {
 		return fail("executable unreadable: %v", err)
 	}
 	ev.Exe = exe
-	cmdline, err := readCapped(proc+"/cmdline", maxArgvBytes)
+	cmdline, err := readCappedAt(dir, "cmdline", maxArgvBytes)
 	if err != nil {
 		return fail("argv unreadable: %v", err)
 	}
 	if len(cmdline) > 0 {
 		ev.Argv = strings.Split(strings.TrimSuffix(string(cmdline), "\x00"), "\x00")
 	}
-	if ev.Cwd, err = os.Readlink(proc + "/cwd"); err != nil {
+	if ev.Cwd, err = readlinkAt(dir, "cwd"); err != nil {
 		return fail("working folder unreadable: %v", err)
 	}
-	if ev.ExecPath, err = execFn(proc, pid); err != nil {
+	if ev.ExecPath, err = execFn(dir, pid); err != nil {
 		return fail("exec path unreadable: %v", err)
 	}
 	var running unix.Stat_t
-	if err := unix.Stat(proc+"/exe", &running); err != nil {
+	if err := unix.Fstatat(dir, "exe", &running, 0); err != nil {
 		return fail("executable unreadable: %v", err)
 	}
 	ev.Dev, ev.Ino, ev.Size = running.Dev, running.Ino, running.Size
@@ -251,8 +258,8 @@ func readExecEvent(pid int, facts *execFacts) ExecEvent {
 // execFn reads the path the program was exec'd by (the auxiliary vector's
 // AT_EXECFN, a string on the new stack): for a script started by its
 // shebang it is the script, while exe is its interpreter.
-func execFn(proc string, pid int) (string, error) {
-	auxv, err := os.ReadFile(proc + "/auxv")
+func execFn(dir, pid int) (string, error) {
+	auxv, err := readCappedAt(dir, "auxv", 4096)
 	if err != nil {
 		return "", err
 	}
@@ -314,12 +321,48 @@ func isDynamicLoader(name string) bool {
 
 var errTooBig = errors.New("over the size limit")
 
+// readlinkAt reads the symbolic link name in the folder dir.
+func readlinkAt(dir int, name string) (string, error) {
+	buf := make([]byte, unix.PathMax)
+	for {
+		n, err := unix.Readlinkat(dir, name, buf)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return "", err
+		}
+		if n < len(buf) {
+			return string(buf[:n]), nil
+		}
+		if len(buf) >= 1<<20 {
+			return "", errTooBig
+		}
+		buf = make([]byte, 2*len(buf))
+	}
+}
+
+// readCappedAt reads the file name in the folder dir, at most max bytes.
+func readCappedAt(dir int, name string, max int) ([]byte, error) {
+	fd, err := unix.Openat(dir, name, unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, err
+	}
+	f := os.NewFile(uintptr(fd), name)
+	defer f.Close()
+	return readCappedFile(f, max)
+}
+
 func readCapped(path string, max int) ([]byte, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
+	return readCappedFile(f, max)
+}
+
+func readCappedFile(f *os.File, max int) ([]byte, error) {
 	b, err := io.ReadAll(io.LimitReader(f, int64(max)+1))
 	if err != nil {
 		return nil, err
