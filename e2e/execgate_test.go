@@ -132,4 +132,15 @@ constraints = { approval_expires_seconds = 600 }
 			t.Errorf("%s: a written git rode the approval: %+v", make, out)
 		}
 	}
+	// The audit log names the written program's path (target.exe).
+	written := false
+	for _, l := range f.auditLines(t) {
+		tgt, _ := l["target"].(map[string]any)
+		if exe, _ := tgt["exe"].(string); l["stage"] == "exec" && strings.HasSuffix(exe, "/fake/git") && l["effect"] == "deny" {
+			written = true
+		}
+	}
+	if !written {
+		t.Errorf("no exec-time decision with target.exe of the written git in the audit log")
+	}
 }
