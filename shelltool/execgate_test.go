@@ -45,7 +45,7 @@ func (g *gateCall) env(p *grants.Policy) *toolkit.Env {
 	}}
 }
 
-func policyFor(t *testing.T, ws, toml string) *grants.Policy {
+func policyFor(t testing.TB, ws, toml string) *grants.Policy {
 	t.Helper()
 	cfg, err := grants.Parse([]byte(toml), "", ws)
 	if err != nil {

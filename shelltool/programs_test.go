@@ -186,15 +186,7 @@ func TestExecRequestsIdentity(t *testing.T) {
 // BenchmarkProgramTable: building the table for interactive-dev and the
 // usual PATH (once per policy and PATH; the first command pays it).
 func BenchmarkProgramTable(b *testing.B) {
-	ws := b.TempDir()
-	cfg, err := grants.Parse([]byte(`profile = "interactive-dev"`), "", ws)
-	if err != nil {
-		b.Fatal(err)
-	}
-	p, err := grants.Compile(cfg, grants.CompileOptions{Home: ws})
-	if err != nil {
-		b.Fatal(err)
-	}
+	p := policyFor(b, b.TempDir(), `profile = "interactive-dev"`)
 	for b.Loop() {
 		var c programCache
 		if tab := c.table(p, "/usr/local/go/bin:/usr/local/bin:/usr/bin:/bin"); len(tab.byFile) == 0 {
