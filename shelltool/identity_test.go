@@ -117,3 +117,17 @@ func TestExecGateIdentityBuildsRun(t *testing.T) {
 		})
 	}
 }
+
+// TestExecGateIdentityCritical: a copy of a program the line analysis
+// knows keeps its classification: a renamed rm removing a folder outside
+// the workspace is critical (killed), with no rule naming rm at all.
+func TestExecGateIdentityCritical(t *testing.T) {
+	needProgram(t, "rm")
+	ws, _ := filepath.EvalSymlinks(t.TempDir())
+	p := policyFor(t, ws, `profile = "interactive-dev"`)
+	out := runTool(t, &Tool{}, (&gateCall{}).env(p), "mkdir -p /tmp/outside && cp /usr/bin/rm ./x && ./x -r /tmp/outside; echo rc=$?; test -d /tmp/outside && echo kept")
+	if out.Stdout != "rc=137\nkept\n" || len(out.RefusedPrograms) != 1 || !strings.Contains(out.RefusedPrograms[0], "exec_critical_risk") ||
+		!strings.Contains(out.RefusedPrograms[0], "`rm -r /tmp/outside`") {
+		t.Errorf("renamed rm -r outside: %+v", out)
+	}
+}
