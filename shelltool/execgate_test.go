@@ -291,6 +291,7 @@ func FuzzExecRequests(f *testing.F) {
 	f.Add(`{"exe":"/usr/bin/dash","argv":["/bin/sh","./s.sh","a"],"exec_path":"./s.sh"}`)
 	f.Add(`{"exe":"/memfd:x (deleted)","problem":"memfd"}`)
 	f.Add(`{"exe":"","argv":[]}`)
+	f.Add(`{"exe":"/tmp/x","written":"/tmp/x","argv":["/tmp/x","-rf","/"],"exec_path":"/tmp/x","size":5,"sha256":"00"}`)
 	f.Fuzz(func(t *testing.T, data string) {
 		var ev sandbox.ExecEvent
 		if json.Unmarshal([]byte(data), &ev) != nil {
@@ -299,6 +300,22 @@ func FuzzExecRequests(f *testing.F) {
 		reqs := execRequests(ev, identity{})
 		if len(reqs) == 0 {
 			t.Fatalf("%s: no request", data)
+		}
+		// What the identity adds: names (decided too), a loader or a
+		// problem (critical), the written path on every request.
+		for _, id := range []identity{{names: []string{"rm", "git"}}, {loader: true}, {problem: "x"}} {
+			more := execRequests(ev, id)
+			for _, r := range more {
+				if r.Target.Exe != ev.Written {
+					t.Fatalf("%s: written path lost: %+v", data, r)
+				}
+				if (id.loader || id.problem != "") && r.Risk != grants.RiskCritical {
+					t.Fatalf("%s: unverifiable program not critical: %+v", data, r)
+				}
+			}
+			if len(more) == 0 {
+				t.Fatalf("%s: no request with %+v", data, id)
+			}
 		}
 		for _, r := range reqs {
 			if r.Capability != grants.CapProcessExec || r.Surface != grants.SurfaceSandbox || r.Risk < grants.RiskMedium {
