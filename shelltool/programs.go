@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -32,11 +33,15 @@ import (
 // sandbox bounds it.
 
 // binDirs are searched beside the sandbox's PATH.
-var binDirs = []string{"/usr/local/sbin", "/usr/local/bin", "/usr/sbin", "/usr/bin", "/sbin", "/bin"}
+func binDirs() []string {
+	return []string{"/usr/local/sbin", "/usr/local/bin", "/usr/sbin", "/usr/bin", "/sbin", "/bin"}
+}
 
 // loaderGlobs find the dynamic loaders (with the PT_INTERP of every
 // program found).
-var loaderGlobs = []string{"/lib*/ld-*.so*", "/usr/lib*/ld-*.so*", "/lib*/*-linux-*/ld-*.so*", "/usr/lib*/*-linux-*/ld-*.so*"}
+func loaderGlobs() []string {
+	return []string{"/lib*/ld-*.so*", "/usr/lib*/ld-*.so*", "/lib*/*-linux-*/ld-*.so*", "/usr/lib*/*-linux-*/ld-*.so*"}
+}
 
 type fileID struct{ dev, ino uint64 }
 
@@ -82,7 +87,7 @@ func buildProgramTable(dirs []string, named func(string) bool) *programTable {
 	t := &programTable{byFile: map[fileID]*hostProgram{}, byBuildID: map[string][]*hostProgram{}, bySize: map[int64][]*hostProgram{}}
 	interps := map[string]bool{}
 	seen := map[string]bool{}
-	for _, d := range slices.Concat(dirs, binDirs) {
+	for _, d := range slices.Concat(dirs, binDirs()) {
 		if !filepath.IsAbs(d) || seen[d] {
 			continue
 		}
@@ -102,14 +107,8 @@ func buildProgramTable(dirs []string, named func(string) bool) *programTable {
 			}
 		}
 	}
-	loaders := slices.Sorted(func(yield func(string) bool) {
-		for p := range interps {
-			if !yield(p) {
-				return
-			}
-		}
-	})
-	for _, g := range loaderGlobs {
+	loaders := slices.Sorted(maps.Keys(interps))
+	for _, g := range loaderGlobs() {
 		m, _ := filepath.Glob(g) // the patterns are valid
 		loaders = append(loaders, m...)
 	}
@@ -240,11 +239,13 @@ type cachedTable struct {
 const maxProgramTables = 8
 
 // table returns the program table for p and the sandbox's PATH, built on
-// first use and again when a folder it searched has changed.
+// first use and again when a folder it searched (PATH's, binDirs, the
+// loaders') has changed.
 func (c *programCache) table(p *grants.Policy, path string) *programTable {
 	dirs := filepath.SplitList(path)
 	key := fmt.Sprintf("%p", p)
-	for _, d := range slices.Concat(dirs, binDirs) {
+	watched := slices.Concat(dirs, binDirs(), loaderDirs())
+	for _, d := range watched {
 		key += "\x00" + d
 		if fi, err := os.Stat(d); err == nil {
 			key += "@" + strconv.FormatInt(fi.ModTime().UnixNano(), 10)
@@ -262,4 +263,15 @@ func (c *programCache) table(p *grants.Policy, path string) *programTable {
 	}
 	c.tables[key] = cachedTable{p, t}
 	return t
+}
+
+// loaderDirs are the folders loaderGlobs search in.
+func loaderDirs() []string {
+	var out []string
+	for _, g := range loaderGlobs() {
+		m, _ := filepath.Glob(filepath.Dir(g)) // the patterns are valid
+		out = append(out, m...)
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
 }

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/onellm/onellm-mcp/grants"
 	"github.com/onellm/onellm-mcp/shelltool/sandbox"
@@ -192,5 +193,32 @@ func BenchmarkProgramTable(b *testing.B) {
 		if tab := c.table(p, "/usr/local/go/bin:/usr/local/bin:/usr/bin:/bin"); len(tab.byFile) == 0 {
 			b.Fatal("no program found")
 		}
+	}
+}
+
+// TestProgramCache: the table is built once per policy and PATH, and again
+// when a folder it searched changes (a program added, replaced, removed).
+func TestProgramCache(t *testing.T) {
+	dir := t.TempDir()
+	p := policyFor(t, t.TempDir(), denyTouchTOML)
+	var c programCache
+	a := c.table(p, dir)
+	if b := c.table(p, dir); b != a {
+		t.Error("the same policy and PATH built the table again")
+	}
+	copyTo(t, "/usr/bin/true", filepath.Join(dir, "touch"))
+	now := time.Now().Add(time.Second)
+	if err := os.Chtimes(dir, now, now); err != nil { // coarse mtimes: make the change visible
+		t.Fatal(err)
+	}
+	b := c.table(p, dir)
+	if b == a {
+		t.Fatal("a changed PATH folder did not rebuild the table")
+	}
+	if id := b.identify(hostFacts(t, filepath.Join(dir, "touch"))); !slices.Contains(id.names, "touch") {
+		t.Errorf("new program not in the rebuilt table: %+v", id)
+	}
+	if other := c.table(policyFor(t, t.TempDir(), denyTouchTOML), dir); other == b {
+		t.Error("another policy shares the table")
 	}
 }
