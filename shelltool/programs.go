@@ -163,6 +163,9 @@ func (t *programTable) add(path, name string, loader bool) string {
 
 // sizes are the sizes a written executable is hashed at.
 func (t *programTable) sizes() []int64 {
+	if t == nil {
+		return nil
+	}
 	out := make([]int64, 0, len(t.bySize))
 	for n := range t.bySize {
 		out = append(out, n)
@@ -175,6 +178,10 @@ func (t *programTable) sizes() []int64 {
 // exec, and for a written executable by build-id and content too.
 func (t *programTable) identify(ev sandbox.ExecEvent) identity {
 	var id identity
+	if t == nil {
+		id.problem = "no table of host programs to identify it by"
+		return id
+	}
 	add := func(h *hostProgram) {
 		for _, n := range h.names {
 			if !slices.Contains(id.names, n) {

@@ -222,3 +222,11 @@ func TestProgramCache(t *testing.T) {
 		t.Error("another policy shares the table")
 	}
 }
+
+// TestProgramTableNil: without a table every program is unverifiable.
+func TestProgramTableNil(t *testing.T) {
+	var tab *programTable
+	if id := tab.identify(sandbox.ExecEvent{Exe: "/usr/bin/true"}); id.problem == "" || tab.sizes() != nil {
+		t.Errorf("nil table: %+v", id)
+	}
+}
