@@ -118,4 +118,29 @@ constraints = { approval_expires_seconds = 600 }
 	if out := run("./push.sh"); out.Stdout != "rc=128\n" || len(out.RefusedPrograms) != 0 {
 		t.Fatalf("push remembered for the session, from a script: %+v", out)
 	}
+	// A program the command wrote and called git gets neither approval,
+	// the session's nor this call's own (the line's real push runs, 128):
+	// a script, a copy of another program, a copy of git itself.
+	for _, make := range []string{
+		"printf '#!/bin/sh\\necho fake\\n' >fake/git && chmod +x fake/git",
+		"cp /usr/bin/true fake/git",
+		"cp \"$(command -v git)\" fake/git",
+	} {
+		out := run("mkdir -p fake && " + make + "; git push origin main; echo rc=$?; fake/git push origin main; echo rc=$?")
+		if out.Stdout != "rc=128\nrc=137\n" || len(out.RefusedPrograms) != 1 ||
+			!strings.Contains(out.RefusedPrograms[0], "rule ask-push") || !strings.Contains(out.RefusedPrograms[0], "fake/git") {
+			t.Errorf("%s: a written git rode the approval: %+v", make, out)
+		}
+	}
+	// The audit log names the written program's path (target.exe).
+	written := false
+	for _, l := range f.auditLines(t) {
+		tgt, _ := l["target"].(map[string]any)
+		if exe, _ := tgt["exe"].(string); l["stage"] == "exec" && strings.HasSuffix(exe, "/fake/git") && l["effect"] == "deny" {
+			written = true
+		}
+	}
+	if !written {
+		t.Errorf("no exec-time decision with target.exe of the written git in the audit log")
+	}
 }

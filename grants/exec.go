@@ -1,5 +1,7 @@
 package grants
 
+import "slices"
+
 // Stage says when a request arises, and so which decision applies to it.
 // The zero value is no stage: a request that names none is refused.
 type Stage int
@@ -84,4 +86,35 @@ func (p *Policy) DecideExec(r Request) Decision {
 		return Decision{Request: r, Effect: Allow, Reason: ReasonMatchedAllow, RuleID: rule.ID}
 	}
 	return Decision{Request: r, Effect: Allow, Reason: ReasonMatchedAllow, RuleID: RuleExecUnderCommandLine}
+}
+
+// NamesProgram reports whether a deny rule or an ask rule on process.exec
+// can name a program called name: its resource glob matches name, or the
+// first word of its command pattern does (a regular expression counts as
+// naming every program). The sandbox's exec gate recognises such programs
+// by identity and content too, whatever a copy of them is called. Rules
+// that name no program (by capability or risk alone) do not count.
+func (p *Policy) NamesProgram(name string) bool {
+	deny, ask, _ := p.rulesFor(slices.Index(capabilities, CapProcessExec))
+	for _, l := range []*ruleList{deny, ask} {
+		for _, rule := range l.all {
+			if rule.namesProgram(name) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func (rule *Rule) namesProgram(name string) bool {
+	if rule.resource == nil && rule.command == nil {
+		return false
+	}
+	if rule.resource != nil && !rule.resource.match(name) {
+		return false
+	}
+	if c := rule.command; c != nil && c.re == nil && !matchWord(c.words[0], name) {
+		return false
+	}
+	return true
 }

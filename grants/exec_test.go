@@ -2,6 +2,7 @@ package grants
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 )
 
@@ -112,5 +113,71 @@ func BenchmarkDecideExec(b *testing.B) {
 				p.DecideExec(r)
 			}
 		})
+	}
+}
+
+// TestNamesProgram: which program names a deny or ask rule on process.exec
+// can name (the exec gate recognises those by identity too).
+func TestNamesProgram(t *testing.T) {
+	e := newEnv(t)
+	p := e.policy(t, `profile = "interactive-dev"
+[[rules.deny]]
+rule_id    = "no-rm"
+capability = "process.exec"
+target     = { resource = "rm" }
+[[rules.deny]]
+rule_id    = "no-mkfs"
+capability = "process.exec"
+target     = { resource = "mkfs.*" }
+[[rules.ask]]
+rule_id    = "ask-push"
+capability = "process.exec"
+target     = { command = "git push*" }
+[[rules.ask]]
+rule_id    = "ask-both"
+capability = "process.exec"
+target     = { resource = "curl", command = "wget *" }
+[[rules.ask]]
+rule_id    = "ask-high"
+capability = "process.exec"
+conditions = { risk_level = ["high"] }
+[[rules.deny]]
+rule_id    = "no-read"
+capability = "filesystem.read"
+target     = { path = "/srv/**" }
+[[rules.allow]]
+rule_id    = "allow-make"
+capability = "process.exec"
+target     = { resource = "make" }
+`)
+	for name, want := range map[string]bool{
+		"rm": true, "mkfs.ext4": true, "git": true, "curl": false, "wget": false,
+		"make": false, "cc": false, "srv": false, "": false,
+	} {
+		if got := p.NamesProgram(name); got != want {
+			t.Errorf("NamesProgram(%q) = %v, want %v", name, got, want)
+		}
+	}
+	re := e.policy(t, "profile = \"interactive-dev\"\n[[rules.deny]]\nrule_id = \"re\"\ncapability = \"process.exec\"\ntarget = { command = \"re:.*push.*\" }\n")
+	if !re.NamesProgram("anything") {
+		t.Error("a regular expression names every program")
+	}
+}
+
+// TestKeyExe: a request for a program the command wrote (Target.Exe) is
+// never the same request as the one the line named, in a call or for the
+// session; every other key is as before.
+func TestKeyExe(t *testing.T) {
+	r := execReq("git push origin main", SurfaceSandbox)
+	w := r
+	w.Target.Exe = "/tmp/git"
+	if r.Key() == w.Key() || r.KeyInCall() == w.KeyInCall() {
+		t.Error("a written program's request has the named program's key")
+	}
+	if strings.Contains(r.Key(), "\x00exe\x00") {
+		t.Errorf("key without Exe changed: %q", r.Key())
+	}
+	if !strings.Contains(w.Describe(), "/tmp/git") {
+		t.Errorf("Describe hides the written path: %s", w.Describe())
 	}
 }

@@ -211,6 +211,12 @@ type Target struct {
 	Command  string `json:"command,omitempty"`  // a command's words joined by spaces
 	Method   string `json:"method,omitempty"`   // HTTP method, upper case
 	Option   string `json:"option,omitempty"`   // the option that raised a command's risk
+	// Exe is the real path of the executable of an exec-time request for a
+	// program the command may have made or copied (it lies where the
+	// command can write). Rules do not match it; it is part of the
+	// request's identity, so an approval given for the program a line
+	// names never holds for a look-alike of the command's own.
+	Exe string `json:"exe,omitempty"`
 }
 
 // Request is one capability on one target, with what the tool knows about it.
@@ -248,7 +254,16 @@ func (r Request) KeyInCall() string {
 	return strings.Join([]string{
 		string(r.Capability), t.ToolName, t.Path, t.Host, strconv.Itoa(t.Port),
 		t.Resource, t.Command, t.Method, t.Option, string(r.Surface), quoteArgv(r.Argv),
-	}, "\x00")
+	}, "\x00") + exeKey(t.Exe)
+}
+
+// exeKey is the part of a key Target.Exe adds (nothing when empty, so the
+// keys of every other request are unchanged).
+func exeKey(exe string) string {
+	if exe == "" {
+		return ""
+	}
+	return "\x00exe\x00" + exe
 }
 
 // quoteArgv renders argv so that words are told apart: shell quoting where a
@@ -286,6 +301,9 @@ func (r Request) Describe() string {
 		}
 		if t.Option != "" {
 			what += " (option " + t.Option + ")"
+		}
+		if t.Exe != "" {
+			what += " (written in the sandbox: " + t.Exe + ")"
 		}
 	case r.Capability == CapPackageInstall:
 		what = t.Resource

@@ -25,15 +25,20 @@ const OptionUnverifiable = "exec gate: unverifiable program"
 // hashed command, exec -a), argv[0]'s too; and when the path it was exec'd
 // by names something else again (a script through its shebang, a symlink),
 // that one too, with the words after the script's path. Each is classified
-// like a simple command of a line with that name as its first word. All are
-// decided and the stricter answer wins.
-func execRequests(ev sandbox.ExecEvent) []grants.Request {
+// like a simple command of a line with that name as its first word. The
+// host programs the file is (id: the same file, or for a written one the
+// same build-id or content) add their names, with the same words. All are
+// decided and the stricter answer wins. A program the command may have
+// written carries its path (Target.Exe), so no approval given for the
+// program a line names holds for it; a dynamic loader (however it is
+// called) and a program that cannot be identified are unverifiable.
+func execRequests(ev sandbox.ExecEvent, id identity) []grants.Request {
 	// Argv and Cwd make the request's identity exact, as the line's are
 	// (an approval given for the line's `git push origin main` holds for
 	// the same words run by the program in that folder).
 	base := func(r grants.Request) grants.Request {
 		r.Capability, r.Surface, r.Cwd = grants.CapProcessExec, grants.SurfaceSandbox, ev.Cwd
-		r.Target.ToolName = Name
+		r.Target.ToolName, r.Target.Exe = Name, ev.Written
 		r.Risk = max(r.Risk, grants.BaseRisk(grants.CapProcessExec, grants.SurfaceSandbox))
 		return r
 	}
@@ -41,6 +46,13 @@ func execRequests(ev sandbox.ExecEvent) []grants.Request {
 	rest := []string{}
 	if len(ev.Argv) > 1 {
 		rest = ev.Argv[1:]
+	}
+	switch {
+	case ev.Problem != "":
+	case id.problem != "":
+		ev.Problem = id.problem
+	case id.loader:
+		ev.Problem = "the dynamic loader run as a program (a copy or link of it)"
 	}
 	if ev.Problem != "" || ev.Exe == "" {
 		words := append([]string{ev.Exe}, rest...)
@@ -78,6 +90,9 @@ func execRequests(ev sandbox.ExecEvent) []grants.Request {
 		}
 	}
 	add(ev.ExecPath, scriptRest)
+	for _, n := range id.names {
+		add(n, rest)
+	}
 	var reqs []grants.Request
 	seen := map[string]bool{}
 	for _, nr := range names {
@@ -126,6 +141,7 @@ func redactEvent(ev sandbox.ExecEvent, secrets []webtools.Secret) sandbox.ExecEv
 	ev.Exe = webtools.Redact(ev.Exe, secrets)
 	ev.ExecPath = webtools.Redact(ev.ExecPath, secrets)
 	ev.Cwd = webtools.Redact(ev.Cwd, secrets)
+	ev.Written = webtools.Redact(ev.Written, secrets)
 	ev.Argv = slices.Clone(ev.Argv)
 	for i, a := range ev.Argv {
 		ev.Argv[i] = webtools.Redact(a, secrets)
@@ -148,14 +164,15 @@ func joinWords(w []string) string {
 	return string(b)
 }
 
-// execGate is the sandbox's exec gate for one call: every request of the
-// program is decided (and audited) by decideExec; the program runs only
+// execGate is the sandbox's exec gate for one call: the program is
+// identified against the host programs that matter by name (programs),
+// every request of it is decided (and audited) by decideExec; the program runs only
 // when every one is allowed. The values of the secrets brokered into the
 // command are redacted from the event first ("[REDACTED:NAME]", as
 // everywhere): what is decided, audited and listed never holds them.
-func execGate(ctx context.Context, env *toolkit.Env, refused *lineLog, secrets []webtools.Secret) sandbox.ExecGate {
+func execGate(ctx context.Context, env *toolkit.Env, refused *lineLog, secrets []webtools.Secret, programs *programTable) sandbox.ExecGate {
 	return func(ev sandbox.ExecEvent) bool {
-		reqs := execRequests(redactEvent(ev, secrets))
+		reqs := execRequests(redactEvent(ev, secrets), programs.identify(ev))
 		if len(reqs) == 0 {
 			return false
 		}

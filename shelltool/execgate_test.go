@@ -45,7 +45,7 @@ func (g *gateCall) env(p *grants.Policy) *toolkit.Env {
 	}}
 }
 
-func policyFor(t *testing.T, ws, toml string) *grants.Policy {
+func policyFor(t testing.TB, ws, toml string) *grants.Policy {
 	t.Helper()
 	cfg, err := grants.Parse([]byte(toml), "", ws)
 	if err != nil {
@@ -270,7 +270,7 @@ func TestExecRequests(t *testing.T) {
 	}
 	for _, tc := range tests {
 		var got []string
-		for _, r := range execRequests(tc.ev) {
+		for _, r := range execRequests(tc.ev, identity{}) {
 			if r.Capability != grants.CapProcessExec || r.Surface != grants.SurfaceSandbox || r.Target.ToolName != Name ||
 				r.Cwd != tc.ev.Cwd || strings.Join(r.Argv, " ") != r.Target.Command {
 				t.Errorf("%s: request %+v", tc.name, r)
@@ -291,14 +291,31 @@ func FuzzExecRequests(f *testing.F) {
 	f.Add(`{"exe":"/usr/bin/dash","argv":["/bin/sh","./s.sh","a"],"exec_path":"./s.sh"}`)
 	f.Add(`{"exe":"/memfd:x (deleted)","problem":"memfd"}`)
 	f.Add(`{"exe":"","argv":[]}`)
+	f.Add(`{"exe":"/tmp/x","written":"/tmp/x","argv":["/tmp/x","-rf","/"],"exec_path":"/tmp/x","size":5,"sha256":"00"}`)
 	f.Fuzz(func(t *testing.T, data string) {
 		var ev sandbox.ExecEvent
 		if json.Unmarshal([]byte(data), &ev) != nil {
 			return
 		}
-		reqs := execRequests(ev)
+		reqs := execRequests(ev, identity{})
 		if len(reqs) == 0 {
 			t.Fatalf("%s: no request", data)
+		}
+		// What the identity adds: names (decided too), a loader or a
+		// problem (critical), the written path on every request.
+		for _, id := range []identity{{names: []string{"rm", "git"}}, {loader: true}, {problem: "x"}} {
+			more := execRequests(ev, id)
+			for _, r := range more {
+				if r.Target.Exe != ev.Written {
+					t.Fatalf("%s: written path lost: %+v", data, r)
+				}
+				if (id.loader || id.problem != "") && r.Risk != grants.RiskCritical {
+					t.Fatalf("%s: unverifiable program not critical: %+v", data, r)
+				}
+			}
+			if len(more) == 0 {
+				t.Fatalf("%s: no request with %+v", data, id)
+			}
 		}
 		for _, r := range reqs {
 			if r.Capability != grants.CapProcessExec || r.Surface != grants.SurfaceSandbox || r.Risk < grants.RiskMedium {
@@ -330,7 +347,7 @@ func BenchmarkExecDecision(b *testing.B) {
 		if err := json.Unmarshal(line, &ev); err != nil {
 			b.Fatal(err)
 		}
-		for _, r := range execRequests(ev) {
+		for _, r := range execRequests(ev, identity{}) {
 			if d := p.DecideExec(r); d.Effect != grants.Allow {
 				b.Fatal(d.Explain())
 			}
@@ -343,7 +360,7 @@ func BenchmarkExecDecision(b *testing.B) {
 func TestExecGateRedactsSecrets(t *testing.T) {
 	secrets := []webtools.Secret{{Name: "tok", Value: "s3cr3t-v4lue"}}
 	ev := sandbox.ExecEvent{Exe: "/usr/bin/curl", Argv: []string{"curl", "https://x/s3cr3t-v4lue"}, Cwd: "/ws/s3cr3t-v4lue"}
-	for _, r := range execRequests(redactEvent(ev, secrets)) {
+	for _, r := range execRequests(redactEvent(ev, secrets), identity{}) {
 		b, _ := json.Marshal(r)
 		if strings.Contains(string(b), "s3cr3t-v4lue") || !strings.Contains(string(b), "[REDACTED:tok]") {
 			t.Errorf("request %s", b)

@@ -77,6 +77,8 @@ type Tool struct {
 
 	// toolchains found on the host, per [sandbox] toolchains selection.
 	toolchains toolchainCache
+	// programs are the host programs the exec gate knows by identity.
+	programs programCache
 }
 
 // Name implements toolkit.Tool.
@@ -289,7 +291,11 @@ func (t *Tool) Plan(_ context.Context, env *toolkit.Env, raw json.RawMessage) (*
 		if p.StateDir != "" && statedir.Reachable(p.StateDir, slices.Concat(spec.Writable, spec.Readable)) != nil {
 			spec.Hidden = append(spec.Hidden, p.StateDir)
 		}
-		res := run(ctx, env, spec, surface, runner, proxy, brokered)
+		var programs *programTable
+		if surface == grants.SurfaceSandbox {
+			programs = t.programs.table(p, envValue(spec.Env, "PATH"))
+		}
+		res := run(ctx, env, spec, surface, runner, proxy, brokered, programs)
 		if surface == grants.SurfaceSandbox && res.Tool != nil {
 			noteNewRepositories(res.Tool, newGitDirs(gitRoots, git))
 		}
@@ -579,12 +585,13 @@ func decideExec(ctx context.Context, env *toolkit.Env, r grants.Request) grants.
 	return d
 }
 
-func run(ctx context.Context, env *toolkit.Env, spec sandbox.Spec, surface grants.Surface, runner *sandbox.Runner, proxy *webtools.Client, brokered []webtools.Secret) toolkit.Result {
+func run(ctx context.Context, env *toolkit.Env, spec sandbox.Spec, surface grants.Surface, runner *sandbox.Runner, proxy *webtools.Client, brokered []webtools.Secret, programs *programTable) toolkit.Result {
 	stop := progress(ctx, env)
 	defer stop()
 	egress, refused := &lineLog{}, &lineLog{}
 	if surface == grants.SurfaceSandbox {
-		spec.ExecGate = execGate(ctx, env, refused, brokered)
+		spec.ExecGate = execGate(ctx, env, refused, brokered, programs)
+		spec.IdentitySizes = programs.sizes()
 		if spec.Network == sandbox.NetworkProxy {
 			withProxy(&spec, env, proxy, egress, brokered)
 		}

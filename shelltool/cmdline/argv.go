@@ -36,3 +36,28 @@ func AnalyzeArgv(argv []string) ([]Command, error) {
 	}
 	return a.out.Commands, nil
 }
+
+// KnownProgram reports whether the analysis has rules of its own for a
+// program of this base name (a wrapper, a shell, an interpreter, a program
+// whose risk is fixed or depends on its arguments, a network program): a
+// copy of it under another name would escape them, so the exec gate
+// recognises it by identity and content.
+func KnownProgram(name string) bool {
+	norm := trimVersion(name)
+	if _, ok := wrappers[name]; ok {
+		return true
+	}
+	if _, ok := interpreters[norm]; ok {
+		return true
+	}
+	if _, ok := fixedRisk[name]; ok {
+		return true
+	}
+	if _, ok := programs[name]; ok {
+		return true
+	}
+	if _, ok := network[name]; ok {
+		return true
+	}
+	return has(bashLike, norm) || has(otherShells, norm) || strings.HasPrefix(name, "mkfs")
+}

@@ -90,3 +90,17 @@ func FuzzAnalyzeArgv(f *testing.F) {
 		}
 	})
 }
+
+// TestKnownProgram: the programs the analysis has rules of its own for
+// (so the exec gate recognises copies of them), and not others.
+func TestKnownProgram(t *testing.T) {
+	for name, want := range map[string]bool{
+		"rm": true, "dd": true, "git": true, "mkfs.ext4": true, "shred": true, "sudo": true, "env": true,
+		"bash": true, "sh": true, "python3": true, "python3.12": true, "curl": true, "kubectl": true,
+		"cc": false, "ls": false, "true": false, "mytool": false, "": false,
+	} {
+		if got := KnownProgram(name); got != want {
+			t.Errorf("KnownProgram(%q) = %v, want %v", name, got, want)
+		}
+	}
+}

@@ -97,7 +97,21 @@
 // name could still be renamed under it, so the path must still name the
 // running file (device and inode); a memfd or deleted executable, the
 // dynamic loader run as a program, and unreadable facts are Problems the
-// gate refuses. Seccomp denies clone with CLONE_UNTRACED (clone3 is ENOSYS),
+// gate refuses. Names mean nothing where the command can write (/tmp,
+// /dev/shm and the Writable roots allow execution), so the tracer also
+// marks an executable that lies there (ExecEvent.Written: by its real path
+// beneath one of them, found at set-up after the mounts, or by the device
+// of one that no system folder shares; a Writable root on the same file
+// system as /usr is known by path only, and the command cannot link across
+// into it, every root being a mount of its own), or a script exec'd from
+// there. For a written executable it reads, through /proc/PID/exe (the
+// running file itself, which cannot be written while it runs: ETXTBSY),
+// the GNU build-id, the SHA-256 when its size is one of Spec.IdentitySizes
+// (so builds pay for no hashing), and the device and inode of the ELF
+// interpreter the kernel mapped for it (/proc/PID/maps; one lying in a
+// writable place is a Problem). What these facts are compared with is the
+// ExecGate's business (shelltool's table of the host programs that matter
+// by name); what cannot be read is a Problem. Seccomp denies clone with CLONE_UNTRACED (clone3 is ENOSYS),
 // so no process escapes the tracer. The tracer is outside every
 // restriction it imposes and out of the command's reach: non-dumpable, not
 // in the command's landlock domain (no signals with ABI >= 6; PID 1 of the
@@ -171,12 +185,17 @@
 //     clone, bpf, keyctl, perf_event_open are denied);
 //   - with an ExecGate, run a program the gate refuses, by any path (a
 //     script, make, an interpreter's exec, vfork, a thread, a hashed or
-//     renamed command), or start a process the gate does not see.
+//     renamed command, a copy, link or symlink of it under another name,
+//     a copied dynamic loader), or start a process the gate does not see.
 //
 // It does not protect against:
 //   - what an allowed program does inside itself (an interpreter's own file
 //     operations, code it loads as a library): the gate sees execs only,
 //     and shell builtins never exec;
+//   - a program that imitates another without being it: a copy whose
+//     build-id and content were changed, one the command compiled, a
+//     script (its interpreter reads it by name): the gate knows files, not
+//     what a program does; the sandbox bounds them;
 //   - kernel bugs (the sandbox is only as strong as landlock, namespaces and
 //     seccomp in the running kernel);
 //   - reading files under the allowed roots: anything in /etc not on the

@@ -22,10 +22,31 @@ type ExecEvent struct {
 	ExecPath string `json:"exec_path"`
 	// Cwd is its working folder.
 	Cwd string `json:"cwd"`
+	// Written is set when the program may be one the command made or
+	// copied: it is the real path of its executable when that lies where
+	// the command can write (beneath a Writable root, /tmp or /dev/shm; or
+	// on the device of one of them that no system folder shares), or else
+	// the path a script (or symlink) was exec'd by when that one does. Its
+	// name then means nothing; only its identity does.
+	Written string `json:"written,omitempty"`
+	// Size is the executable's size in bytes.
+	Size int64 `json:"size"`
+	// BuildID is the executable's GNU build-id (hex), read when the
+	// executable itself is written (Written == Exe) (empty when it has none).
+	BuildID string `json:"build_id,omitempty"`
+	// SHA256 is the executable's SHA-256 (hex), computed when it is
+	// written and its Size is one of Spec.IdentitySizes.
+	SHA256 string `json:"sha256,omitempty"`
+	// InterpDev and InterpIno identify the ELF interpreter the kernel
+	// loaded for a written executable that names one (it runs first, so
+	// it is identified like the program itself; zero when none).
+	InterpDev uint64 `json:"interp_dev,omitempty"`
+	InterpIno uint64 `json:"interp_ino,omitempty"`
 	// Problem is set when what runs cannot be verified: an executable with
 	// no name on disk (memfd, deleted), one whose path no longer names the
 	// running file (renamed or exchanged during the exec), the dynamic
-	// loader run as a program, or facts that could not be read. An
+	// loader run as a program (by its name), or facts that could not be
+	// read (a written executable's content included). An
 	// ExecGate must refuse an event with a Problem.
 	Problem string `json:"problem,omitempty"`
 }

@@ -57,6 +57,9 @@ type helperSpec struct {
 	// exec on fdGate.
 	Gate     bool `json:"gate,omitempty"`
 	NoPtrace bool `json:"no_ptrace,omitempty"` // tests: ptrace refused
+	// HashSizes are Spec.IdentitySizes: a written executable of one of
+	// these sizes is hashed (ExecEvent.SHA256).
+	HashSizes []int64 `json:"hash_sizes,omitempty"`
 }
 
 // statusMsg is one line the helper writes on fd 4.
@@ -211,6 +214,10 @@ func helperSetupAndStart() (*supervisor, error) {
 			return nil, err
 		}
 		sup.traced, sup.gate = true, fdGate
+		sup.facts = execFacts{places: findWritablePlaces(hs.Writable, hs.Readable), sizes: map[int64]bool{}}
+		for _, n := range hs.HashSizes {
+			sup.facts.sizes[n] = true
+		}
 	}
 	return sup, nil
 }

@@ -344,6 +344,7 @@ func drive(ctx context.Context, s *Spec, st *launched) (res Result, err error) {
 			NoLandlock: s.simulateNoLandlock,
 			NoPtrace:   s.simulateNoPtrace,
 			Gate:       s.ExecGate != nil,
+			HashSizes:  s.IdentitySizes,
 		}
 		b, _ := json.Marshal(hs)
 		inWG.Add(1)

@@ -49,3 +49,18 @@ type GitLayout struct{ Dirs, Links []string }
 
 // FindGitDirs finds nothing outside Linux: no command is sandboxed.
 func FindGitDirs(roots []string, skip func(name string) bool) GitLayout { return GitLayout{} }
+
+// ProgramFile is a host program's identity (Linux only).
+type ProgramFile struct {
+	Path     string
+	Dev, Ino uint64
+	Size     int64
+	Exec     bool
+	ELF      ELFIdent
+}
+
+// ReadProgramFile is unavailable outside Linux.
+func ReadProgramFile(string) (ProgramFile, error) { return ProgramFile{}, errOS() }
+
+// SHA256 is unavailable outside Linux.
+func (ProgramFile) SHA256() (string, error) { return "", errOS() }

@@ -118,6 +118,12 @@ type Spec struct {
 	// is killed (SIGKILL). Without it programs are not traced. See the
 	// package doc, "Exec gate".
 	ExecGate ExecGate
+	// IdentitySizes are the sizes of the host programs the ExecGate
+	// compares written executables with by content (ExecEvent.Written):
+	// the tracer computes the SHA-256 of such an executable only when its
+	// size is one of these, so other programs the command builds cost no
+	// hashing.
+	IdentitySizes []int64
 	// Proxy serves the egress proxy when Network is "proxy"; ignored
 	// otherwise. The sandbox hands over the listener and nothing else: every
 	// decision about where a connection may go is the handler's.

@@ -61,6 +61,7 @@ type supervisor struct {
 	traced bool // the shell was seized: exec events arrive
 	send   func(statusMsg)
 	gate   int // fdGate when traced
+	facts  execFacts
 }
 
 // run supervises until the shell exits and returns the helper's exit code.
@@ -126,7 +127,7 @@ func (s *supervisor) stopped(pid int, ws syscall.WaitStatus) {
 // allowExec decides the exec that pid stopped at: every program the command
 // executes goes to the server (the shell itself was exec'd before the seize).
 func (s *supervisor) allowExec(pid int) bool {
-	ev := readExecEvent(pid)
+	ev := readExecEvent(pid, &s.facts)
 	b, err := json.Marshal(ev)
 	if err != nil {
 		return false
@@ -189,8 +190,9 @@ func rawReadFull(fd int, b []byte) error {
 // see: no other thread or process can change it (ptrace and
 // process_vm_writev are denied by seccomp, /proc is read-only to the
 // command). The executable's path can still be renamed by the command, so
-// it is checked against the running file's device and inode.
-func readExecEvent(pid int) ExecEvent {
+// it is checked against the running file's device and inode. An executable
+// in a writable place is also identified by content (facts.identify).
+func readExecEvent(pid int, facts *execFacts) ExecEvent {
 	proc := "/proc/" + strconv.Itoa(pid)
 	ev := ExecEvent{PID: pid}
 	fail := func(f string, a ...any) ExecEvent {
@@ -199,29 +201,36 @@ func readExecEvent(pid int) ExecEvent {
 		}
 		return ev
 	}
-	exe, err := os.Readlink(proc + "/exe")
+	// The process's folder once, its entries relative to it: one lookup of
+	// /proc/PID instead of one per entry.
+	dir, err := unix.Open(proc, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return fail("process unreadable: %v", err)
+	}
+	defer unix.Close(dir)
+	exe, err := readlinkAt(dir, "exe")
 	if err != nil {
 		return fail("executable unreadable: %v", err)
 	}
 	ev.Exe = exe
-	cmdline, err := readCapped(proc+"/cmdline", maxArgvBytes)
+	cmdline, err := readCappedAt(dir, "cmdline", maxArgvBytes)
 	if err != nil {
 		return fail("argv unreadable: %v", err)
 	}
 	if len(cmdline) > 0 {
 		ev.Argv = strings.Split(strings.TrimSuffix(string(cmdline), "\x00"), "\x00")
 	}
-	if ev.Cwd, err = os.Readlink(proc + "/cwd"); err != nil {
+	if ev.Cwd, err = readlinkAt(dir, "cwd"); err != nil {
 		return fail("working folder unreadable: %v", err)
 	}
-	if ev.ExecPath, err = execFn(proc); err != nil {
+	if ev.ExecPath, err = execFn(dir, pid); err != nil {
 		return fail("exec path unreadable: %v", err)
 	}
 	var running unix.Stat_t
-	if err := unix.Stat(proc+"/exe", &running); err != nil {
+	if err := unix.Fstatat(dir, "exe", &running, 0); err != nil {
 		return fail("executable unreadable: %v", err)
 	}
-	ev.Dev, ev.Ino = running.Dev, running.Ino
+	ev.Dev, ev.Ino, ev.Size = running.Dev, running.Ino, running.Size
 	switch {
 	case strings.HasPrefix(exe, "/memfd:"):
 		return fail("executable is a memfd (no file on disk)")
@@ -236,6 +245,9 @@ func readExecEvent(pid int) ExecEvent {
 	if err := unix.Stat(exe, &named); err != nil || named.Dev != running.Dev || named.Ino != running.Ino {
 		return fail("executable path no longer names the running file")
 	}
+	if p := facts.identify(proc, &ev); p != "" {
+		return fail("%s", p)
+	}
 	ev.Exe, ev.Cwd, ev.ExecPath = validText(ev.Exe), validText(ev.Cwd), validText(ev.ExecPath)
 	for i, a := range ev.Argv {
 		ev.Argv[i] = validText(a)
@@ -246,8 +258,8 @@ func readExecEvent(pid int) ExecEvent {
 // execFn reads the path the program was exec'd by (the auxiliary vector's
 // AT_EXECFN, a string on the new stack): for a script started by its
 // shebang it is the script, while exe is its interpreter.
-func execFn(proc string) (string, error) {
-	auxv, err := os.ReadFile(proc + "/auxv")
+func execFn(dir, pid int) (string, error) {
+	auxv, err := readCappedAt(dir, "auxv", 4096)
 	if err != nil {
 		return "", err
 	}
@@ -260,14 +272,18 @@ func execFn(proc string) (string, error) {
 	if addr == 0 {
 		return "", errors.New("no AT_EXECFN")
 	}
-	mem, err := os.Open(proc + "/mem")
-	if err != nil {
-		return "", err
-	}
-	defer mem.Close()
+	// One process_vm_readv (the tracer may read its tracee's memory)
+	// instead of opening /proc/PID/mem: a partial read stops at the end of
+	// the mapping, as a read of mem would.
 	buf := make([]byte, unix.PathMax)
-	n, err := mem.ReadAt(buf, int64(addr))
-	if n == 0 {
+	local := []unix.Iovec{{Base: &buf[0]}}
+	local[0].SetLen(len(buf))
+	remote := []unix.RemoteIovec{{Base: uintptr(addr), Len: len(buf)}}
+	n, err := unix.ProcessVMReadv(pid, local, remote, 0)
+	if n <= 0 {
+		if err == nil {
+			err = errors.New("AT_EXECFN unreadable")
+		}
 		return "", err
 	}
 	if i := bytes.IndexByte(buf[:n], 0); i >= 0 {
@@ -305,12 +321,48 @@ func isDynamicLoader(name string) bool {
 
 var errTooBig = errors.New("over the size limit")
 
+// readlinkAt reads the symbolic link name in the folder dir.
+func readlinkAt(dir int, name string) (string, error) {
+	buf := make([]byte, unix.PathMax)
+	for {
+		n, err := unix.Readlinkat(dir, name, buf)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return "", err
+		}
+		if n < len(buf) {
+			return string(buf[:n]), nil
+		}
+		if len(buf) >= 1<<20 {
+			return "", errTooBig
+		}
+		buf = make([]byte, 2*len(buf))
+	}
+}
+
+// readCappedAt reads the file name in the folder dir, at most max bytes.
+func readCappedAt(dir int, name string, max int) ([]byte, error) {
+	fd, err := unix.Openat(dir, name, unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, err
+	}
+	f := os.NewFile(uintptr(fd), name)
+	defer f.Close()
+	return readCappedFile(f, max)
+}
+
 func readCapped(path string, max int) ([]byte, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
+	return readCappedFile(f, max)
+}
+
+func readCappedFile(f *os.File, max int) ([]byte, error) {
 	b, err := io.ReadAll(io.LimitReader(f, int64(max)+1))
 	if err != nil {
 		return nil, err

@@ -1,0 +1,158 @@
+package sandbox
+
+import (
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+)
+
+// The identity of a program file, by content: the one reader of ELF
+// headers, used by the exec gate's tracer (for an executable the command
+// could have written) and by the server (for the host programs it compares
+// them with).
+
+const (
+	elfHeaderSize = 64
+	elfPhdrSize   = 56
+	ptInterp      = 3
+	ptNote        = 4
+	ntGNUBuildID  = 3
+	// maxPhnum and maxNoteBytes bound what a hostile file can make the
+	// reader read.
+	maxPhnum     = 256
+	maxNoteBytes = 64 << 10
+)
+
+// ELFIdent is what an ELF file says about itself.
+type ELFIdent struct {
+	// BuildID is the GNU build-id note (NT_GNU_BUILD_ID), hex; empty when
+	// the file has none (or is not a 64-bit little-endian ELF file).
+	BuildID string
+	// Interp is the ELF interpreter (PT_INTERP) the file names, if any.
+	Interp string
+}
+
+// ReadELFIdent reads the build-id and the interpreter of a 64-bit
+// little-endian ELF file. A file that is not one (a script, another
+// format) has neither: the zero ELFIdent and no error. An error means the
+// file could not be read, or its headers point outside it.
+func ReadELFIdent(r io.ReaderAt) (ELFIdent, error) {
+	var id ELFIdent
+	var h [elfHeaderSize]byte
+	if n, err := r.ReadAt(h[:], 0); n < len(h) {
+		if err == io.EOF || err == nil {
+			return id, nil // too short to be ELF
+		}
+		return id, err
+	}
+	if string(h[:4]) != "\x7fELF" || h[4] != 2 || h[5] != 1 {
+		return id, nil // not ELF64 little-endian
+	}
+	le := binary.LittleEndian
+	phoff := le.Uint64(h[0x20:])
+	phentsize, phnum := le.Uint16(h[0x36:]), le.Uint16(h[0x38:])
+	if phnum == 0 {
+		return id, nil
+	}
+	if phentsize != elfPhdrSize || phnum > maxPhnum {
+		return id, fmt.Errorf("ELF program headers: %d entries of %d bytes", phnum, phentsize)
+	}
+	ph := make([]byte, int(phnum)*elfPhdrSize)
+	if err := readFullAt(r, ph, phoff); err != nil {
+		return id, fmt.Errorf("ELF program headers: %w", err)
+	}
+	noteBytes := 0
+	for i := 0; i < int(phnum); i++ {
+		p := ph[i*elfPhdrSize:]
+		typ, off, size, align := le.Uint32(p), le.Uint64(p[8:]), le.Uint64(p[0x20:]), le.Uint64(p[0x30:])
+		switch typ {
+		case ptInterp:
+			if size == 0 || size > 4096 {
+				return id, fmt.Errorf("ELF interpreter of %d bytes", size)
+			}
+			b := make([]byte, size)
+			if err := readFullAt(r, b, off); err != nil {
+				return id, fmt.Errorf("ELF interpreter: %w", err)
+			}
+			if k := indexNUL(b); k >= 0 {
+				b = b[:k]
+			}
+			id.Interp = string(b)
+		case ptNote:
+			if noteBytes += int(min(size, maxNoteBytes+1)); noteBytes > maxNoteBytes {
+				return id, errors.New("ELF notes over the size limit")
+			}
+			b := make([]byte, size)
+			if err := readFullAt(r, b, off); err != nil {
+				return id, fmt.Errorf("ELF note: %w", err)
+			}
+			if bid, ok := buildIDNote(b, align); ok && id.BuildID == "" {
+				id.BuildID = bid
+			}
+		}
+	}
+	return id, nil
+}
+
+// buildIDNote finds the GNU build-id in the notes of one PT_NOTE segment
+// (entries padded to 4 bytes, or 8 when the segment is 8-aligned).
+func buildIDNote(b []byte, align uint64) (string, bool) {
+	pad := uint64(4)
+	if align == 8 {
+		pad = 8
+	}
+	up := func(n uint64) uint64 { return (n + pad - 1) &^ (pad - 1) }
+	le := binary.LittleEndian
+	for len(b) >= 12 {
+		namesz, descsz, typ := uint64(le.Uint32(b)), uint64(le.Uint32(b[4:])), le.Uint32(b[8:])
+		rest := uint64(len(b) - 12)
+		if up(namesz) > rest || up(namesz)+descsz > rest {
+			return "", false
+		}
+		name, desc := b[12:12+namesz], b[12+up(namesz):12+up(namesz)+descsz]
+		if typ == ntGNUBuildID && string(name) == "GNU\x00" && descsz > 0 {
+			return hex.EncodeToString(desc), true
+		}
+		next := 12 + up(namesz) + up(descsz)
+		if next > uint64(len(b)) {
+			return "", false
+		}
+		b = b[next:]
+	}
+	return "", false
+}
+
+func readFullAt(r io.ReaderAt, b []byte, off uint64) error {
+	if off > 1<<62 {
+		return errors.New("offset out of range")
+	}
+	n, err := r.ReadAt(b, int64(off))
+	if n == len(b) {
+		return nil
+	}
+	if err == nil || err == io.EOF {
+		err = io.ErrUnexpectedEOF
+	}
+	return err
+}
+
+func indexNUL(b []byte) int {
+	for i, c := range b {
+		if c == 0 {
+			return i
+		}
+	}
+	return -1
+}
+
+// FileSHA256 is the hex SHA-256 of everything r yields.
+func FileSHA256(r io.Reader) (string, error) {
+	h := sha256.New()
+	if _, err := io.Copy(h, r); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}

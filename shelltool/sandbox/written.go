@@ -1,0 +1,169 @@
+//go:build linux
+
+package sandbox
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"golang.org/x/sys/unix"
+)
+
+// writablePlaces are where the command can write files, and so make or
+// copy programs: the Writable roots, /tmp and /dev/shm (by real path), and
+// the devices of those no system folder (nor Readable root) shares, such
+// as the private tmpfs of /tmp and /dev/shm. A writable root on the same
+// file system as /usr is known by path only: its device would name every
+// system program too. A file can reach another path only by a link, and
+// the command cannot link across mounts (every Writable root is a mount of
+// its own, EXDEV) nor into a system folder (landlock).
+type writablePlaces struct {
+	roots []string
+	devs  map[uint64]bool
+}
+
+func findWritablePlaces(writable, readable []string) writablePlaces {
+	w := writablePlaces{devs: map[uint64]bool{}}
+	system := map[uint64]bool{}
+	for _, p := range append(systemReadExec(), readable...) {
+		var st unix.Stat_t
+		if unix.Stat(p, &st) == nil {
+			system[st.Dev] = true
+		}
+	}
+	for _, r := range append([]string{"/tmp", "/dev/shm"}, writable...) {
+		real, err := filepath.EvalSymlinks(r)
+		if err != nil {
+			continue // a missing root grants nothing
+		}
+		w.roots = append(w.roots, filepath.Clean(real))
+		var st unix.Stat_t
+		if unix.Stat(real, &st) == nil && !system[st.Dev] {
+			w.devs[st.Dev] = true
+		}
+	}
+	return w
+}
+
+// holds reports whether a file at the clean absolute path p on device dev
+// lies in a writable place.
+func (w *writablePlaces) holds(p string, dev uint64) bool {
+	if w.devs[dev] {
+		return true
+	}
+	for _, r := range w.roots {
+		if isBeneath(p, r) {
+			return true
+		}
+	}
+	return false
+}
+
+// execFacts is what the tracer needs to tell a written program: the
+// writable places and the sizes worth hashing.
+type execFacts struct {
+	places writablePlaces
+	sizes  map[int64]bool
+}
+
+// identify sets ev's Written, BuildID and SHA256 (ev.Exe, Dev, Ino, Size,
+// ExecPath and Cwd are set): an executable in a writable place is read
+// through /proc/PID/exe (the running file itself, whatever its name now);
+// a script exec'd from a writable place marks the event Written too. It
+// returns a problem when what is needed cannot be read.
+func (f *execFacts) identify(proc string, ev *ExecEvent) string {
+	if f.places.holds(ev.Exe, ev.Dev) {
+		ev.Written = ev.Exe
+		if p := f.readContent(proc, ev); p != "" {
+			return p
+		}
+	}
+	if ev.ExecPath != "" && ev.Written == "" {
+		// A shebang script (or a symlink) named by a path of the
+		// command's own: by where the path lies, or where it leads.
+		p := ev.ExecPath
+		if !filepath.IsAbs(p) {
+			p = filepath.Join(ev.Cwd, p)
+		}
+		p = filepath.Clean(p)
+		// A descriptor's path (execveat of a descriptor gives /dev/fd/N;
+		// /dev/stdin, /proc/self/fd/N) would name the helper's own
+		// descriptor here: unknown. (Nothing else executable lives in
+		// /dev but /dev/shm, which is written anyway.)
+		unknown := strings.HasPrefix(p, "/dev/") || strings.HasPrefix(p, "/proc/")
+		var st unix.Stat_t
+		if unknown || unix.Stat(p, &st) != nil || f.places.holds(p, st.Dev) {
+			ev.Written = p // unknown counts as written: it only takes approvals away
+		}
+	}
+	return ""
+}
+
+func (f *execFacts) readContent(proc string, ev *ExecEvent) string {
+	exe, err := os.Open(proc + "/exe")
+	if err != nil {
+		return fmt.Sprintf("written executable unreadable: %v", err)
+	}
+	defer exe.Close()
+	var st unix.Stat_t
+	if err := unix.Fstat(int(exe.Fd()), &st); err != nil || st.Dev != ev.Dev || st.Ino != ev.Ino {
+		return "written executable unreadable: not the running file"
+	}
+	id, err := ReadELFIdent(exe)
+	if err != nil {
+		return fmt.Sprintf("written executable unreadable: %v", err)
+	}
+	ev.BuildID = id.BuildID
+	if id.Interp != "" {
+		// The file names its own ELF interpreter: whatever the kernel
+		// loaded as such runs first, so it is identified too (a written
+		// one is refused: no build needs one).
+		path, dev, ino, err := loadedInterp(proc, ev.Dev, ev.Ino)
+		switch {
+		case err != nil:
+			return fmt.Sprintf("ELF interpreter unknown: %v", err)
+		case f.places.holds(path, dev):
+			return "ELF interpreter " + path + " lies where the command can write"
+		}
+		ev.InterpDev, ev.InterpIno = dev, ino
+	}
+	if f.sizes[ev.Size] {
+		if ev.SHA256, err = FileSHA256(exe); err != nil {
+			return fmt.Sprintf("written executable unreadable: %v", err)
+		}
+	}
+	return ""
+}
+
+// loadedInterp finds the ELF interpreter mapped into a process stopped at
+// its exec: at that stop the only files mapped are the executable
+// (device exeDev, inode exeIno) and its interpreter. /proc/PID/maps gives
+// each mapping's device, inode and path.
+func loadedInterp(proc string, exeDev, exeIno uint64) (string, uint64, uint64, error) {
+	b, err := readCapped(proc+"/maps", 1<<16)
+	if err != nil {
+		return "", 0, 0, err
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		f := strings.Fields(line)
+		if len(f) < 6 || !strings.HasPrefix(f[5], "/") {
+			continue
+		}
+		maj, min, ok := strings.Cut(f[3], ":")
+		ino, err1 := strconv.ParseUint(f[4], 10, 64)
+		ma, err2 := strconv.ParseUint(maj, 16, 32)
+		mi, err3 := strconv.ParseUint(min, 16, 32)
+		if !ok || err1 != nil || err2 != nil || err3 != nil {
+			return "", 0, 0, fmt.Errorf("maps line %q", line)
+		}
+		dev := unix.Mkdev(uint32(ma), uint32(mi))
+		if dev == exeDev && ino == exeIno {
+			continue
+		}
+		return strings.Join(f[5:], " "), dev, ino, nil
+	}
+	return "", 0, 0, fmt.Errorf("not mapped")
+}
