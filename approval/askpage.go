@@ -1,11 +1,13 @@
 package approval
 
 import (
+	"context"
 	"encoding/base64"
 	"fmt"
 	"html/template"
 	"net/http"
 	"strings"
+	"time"
 )
 
 // The page for one ask, which a URL elicitation links to.
@@ -109,13 +111,40 @@ func (c *Console) pendingOf(id string) (pendingView, bool) {
 	return pendingView{}, false
 }
 
+// askLinkGrace is how long the ask page waits for an id that is not listed
+// yet: a joined server sends its URL elicitation as soon as it has posted the
+// ask to the hub, so a person (or a client) may open the link a moment
+// before the hub has read the post.
+const askLinkGrace = 2 * time.Second
+
+// awaitPendingOf is pendingOf, waiting up to grace for the ask to be listed.
+func (c *Console) awaitPendingOf(ctx context.Context, id string, grace time.Duration) (pendingView, bool) {
+	timer := time.NewTimer(grace)
+	defer timer.Stop()
+	for {
+		c.mu.Lock()
+		changed := c.changed
+		c.mu.Unlock()
+		if p, ok := c.pendingOf(id); ok {
+			return p, true
+		}
+		select {
+		case <-changed:
+		case <-timer.C:
+			return pendingView{}, false
+		case <-ctx.Done():
+			return pendingView{}, false
+		}
+	}
+}
+
 // askPage serves GET /s/SID/ask/ID (behind the console's login): that one
 // ask with the console card's choices; 404 when it is not pending.
 func (c *Console) askPage(w http.ResponseWriter, r *http.Request) {
 	id, ok := parseAskID(r.PathValue("id"))
 	var p pendingView
 	if ok {
-		p, ok = c.pendingOf(id)
+		p, ok = c.awaitPendingOf(r.Context(), id, askLinkGrace)
 	}
 	if !ok {
 		c.askDone(w, http.StatusNotFound, "This ask is not waiting: it was answered, withdrawn or timed out, or the link is wrong.")

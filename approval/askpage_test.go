@@ -367,3 +367,25 @@ func FuzzParseAskID(f *testing.F) {
 		}
 	})
 }
+
+// TestAskPageWaitsForALateAsk: a joined server sends its URL elicitation
+// once it has posted the ask, which the hub may not have read yet; the page
+// waits for the ask to be listed instead of answering 404.
+func TestAskPageWaitsForALateAsk(t *testing.T) {
+	c := newConsole([]string{testHost})
+	h := c.Handler()
+	base := loginPath(c)
+	tk := newTicket("", kindApproval, "read_file", "stdio", time.Now(), time.Minute)
+	tk.Asks = []grants.Decision{askOn("/etc/hosts", "interactive-dev/ask-outside-workspace")}
+	got := make(chan int, 1)
+	go func() {
+		got <- do(h, "GET", base+"ask/"+tk.ID, nil, map[string]string{"Cookie": cookieName + "=" + c.token}).Code
+	}()
+	time.Sleep(50 * time.Millisecond) // the page is already waiting (or not yet asked: both must end in 200)
+	if err := c.add(tk); err != nil {
+		t.Fatal(err)
+	}
+	if code := <-got; code != 200 {
+		t.Fatalf("a page opened just before its ask was listed: %d, want 200", code)
+	}
+}
