@@ -18,6 +18,8 @@ import (
 	"strings"
 	"syscall"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/onellm/onellm-mcp/grants"
 	"github.com/onellm/onellm-mcp/server"
 	"github.com/onellm/onellm-mcp/shelltool/sandbox"
@@ -310,9 +312,10 @@ func serve(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 		debug.SetMemoryLimit(512 << 20)
 	}
 	// Start-up leaves garbage (config parsing, schema generation, package
-	// initialisers); hand it back to the OS once, off the serving path, so an
-	// idle server stays small.
-	go debug.FreeOSMemory()
+	// initialisers, the sandbox probe); hand it back to the OS once, after
+	// the first answer and the tools' start, so an idle server stays small
+	// and the first answer does not wait for a collection.
+	s.AfterStart(debug.FreeOSMemory)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if *cfgPath != "" {
@@ -442,8 +445,12 @@ func printVersion(args []string, stdout io.Writer) error {
 
 // closeInheritedFDsOnExec marks every descriptor above stderr close-on-exec:
 // a host that started the server with extra open descriptors must not see
-// them handed to the commands the server runs.
+// them handed to the commands the server runs. One close_range(2) call
+// does it (Linux 5.11); older kernels get the listing of /proc/self/fd.
 func closeInheritedFDsOnExec() {
+	if unix.CloseRange(3, ^uint(0), unix.CLOSE_RANGE_CLOEXEC) == nil {
+		return
+	}
 	entries, err := os.ReadDir("/proc/self/fd")
 	if err != nil {
 		return
