@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/onellm/onellm-mcp/grants"
@@ -19,8 +20,9 @@ import (
 // runs; when it cannot be written the action does not run.
 //
 // The key and the log may be opened after the server has answered its
-// first message (OpenAuditLater): every method waits for the open, and
-// when it failed returns its error, so every call is refused.
+// first message (OpenAuditLater): every method opens them first when that
+// has not succeeded yet, waiting for an open under way, and while opening
+// fails returns its error, so every call is refused.
 type Audit struct {
 	settings grants.AuditSettings // as opened; a reload does not change them
 	path     string
@@ -28,10 +30,10 @@ type Audit struct {
 	// folder was proven out of every root ("" when it is only hidden).
 	stateDir string
 
-	once    sync.Once
-	open    func() (*auditlog.Log, error) // run once, by the first use
-	log     *auditlog.Log
-	openErr error
+	open   func() (*auditlog.Log, error) // the key and the log (OpenAuditLater)
+	opened atomic.Pointer[auditlog.Log]
+	mu     sync.Mutex // held while opening
+	closed bool
 }
 
 // OpenAudit opens the policy's audit log, signing its checkpoints with the
@@ -87,22 +89,33 @@ func OpenAuditLater(p *grants.Policy, logger *log.Logger) (*Audit, error) {
 // errAuditClosed: the log was closed before anything opened it.
 var errAuditClosed = errors.New("closed before it was opened")
 
-// Open reads the key and opens the log, once; later calls return the
-// first one's error.
+// Open reads the key and opens the log, unless that was done; an open
+// that failed (a full disk, a folder in the way) is tried again by the
+// next use, and until one succeeds every record, so every call, is refused.
 func (a *Audit) Open() error {
 	_, err := a.ready()
 	return err
 }
 
-// ready is the open log, opening it on first use.
+// ready is the open log, opening it first when it is not.
 func (a *Audit) ready() (*auditlog.Log, error) {
-	a.once.Do(func() {
-		a.log, a.openErr = a.open()
-		if a.openErr != nil {
-			a.openErr = fmt.Errorf("the audit log could not be opened: %w", a.openErr)
-		}
-	})
-	return a.log, a.openErr
+	if l := a.opened.Load(); l != nil {
+		return l, nil
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if l := a.opened.Load(); l != nil {
+		return l, nil
+	}
+	if a.closed {
+		return nil, fmt.Errorf("the audit log %s: %w", a.path, errAuditClosed)
+	}
+	l, err := a.open()
+	if err != nil {
+		return nil, fmt.Errorf("the audit log could not be opened: %w", err)
+	}
+	a.opened.Store(l)
+	return l, nil
 }
 
 // Path is the log's path.
@@ -120,11 +133,14 @@ func (a *Audit) Reopen() error {
 // Close writes a last checkpoint and closes the log. A log never opened
 // stays unopened (nothing was recorded), and is not opened after.
 func (a *Audit) Close() error {
-	a.once.Do(func() { a.openErr = fmt.Errorf("the audit log %s: %w", a.path, errAuditClosed) })
-	if a.log == nil {
+	a.mu.Lock()
+	a.closed = true
+	l := a.opened.Load()
+	a.mu.Unlock()
+	if l == nil {
 		return nil
 	}
-	return a.log.Close()
+	return l.Close()
 }
 
 // appendRecords writes records to the log, in one write.
