@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"sync"
 
 	mcpserver "github.com/mark3labs/mcp-go/server"
@@ -90,12 +91,13 @@ func (c *stdioCalls) start(stop <-chan struct{}, id json.RawMessage, line []byte
 		if resp == nil {
 			return
 		}
-		b, err := json.Marshal(resp)
-		if err != nil {
+		// Encode writes the message and its newline in one Write, from
+		// encoding/json's pooled buffer: no copy of a large result. A
+		// write that fails (the client is gone) is not news.
+		w := &writeOnce{w: c.link}
+		if err := json.NewEncoder(w).Encode(resp); err != nil && !w.wrote {
 			c.s.log.Printf("stdio: encoding a response: %v", err)
-			return
 		}
-		_, _ = c.link.Write(append(b, '\n'))
 	}()
 	return true
 }
@@ -121,3 +123,14 @@ func (c *stdioCalls) forget(key string) {
 // wait waits for every call to return (their contexts end with the
 // session's).
 func (c *stdioCalls) wait() { c.wg.Wait() }
+
+// writeOnce passes writes on, noting that one was tried.
+type writeOnce struct {
+	w     io.Writer
+	wrote bool
+}
+
+func (o *writeOnce) Write(b []byte) (int, error) {
+	o.wrote = true
+	return o.w.Write(b)
+}
