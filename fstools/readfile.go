@@ -226,7 +226,7 @@ func readWindowBounded(ctx context.Context, r io.Reader, args ReadFileArgs, limi
 	budget = min(budget, limits.ReadMaxBytes)
 	var (
 		buf       strings.Builder // String does not copy
-		lineNo    = 1 // the line the next chunk belongs to
+		lineNo    = 1             // the line the next chunk belongs to
 		endedInNL = true
 		end       int
 		truncated bool
