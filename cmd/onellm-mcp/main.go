@@ -301,16 +301,7 @@ func serve(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer s.Close()
-	// The live heap is a few MiB, so the default GC target makes a busy
-	// server collect every few hundred calls: a higher target (bounded by a
-	// soft memory limit) buys ~25% more calls per second over HTTP. A GOGC
-	// or GOMEMLIMIT the host sets wins.
-	if os.Getenv("GOGC") == "" {
-		debug.SetGCPercent(400)
-	}
-	if os.Getenv("GOMEMLIMIT") == "" {
-		debug.SetMemoryLimit(512 << 20)
-	}
+	setGCTarget(*httpAddr != "", os.Getenv)
 	// Start-up leaves garbage (config parsing, schema generation, package
 	// initialisers, the sandbox probe); hand it back to the OS once, after
 	// the first answer and the tools' start, so an idle server stays small
@@ -334,6 +325,31 @@ func serve(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 		return nil
 	}
 	return err
+}
+
+// setGCTarget sets the garbage collector's target for the transport; a
+// GOGC or GOMEMLIMIT the host sets wins.
+//
+// Over stdio the server serves one client and its live heap is a few MiB,
+// but a large result (a 1 MiB read is ~5 MiB of garbage, most of it
+// mcp-go's encoding) would let the default target grow the process to
+// ~45 MiB, and the roomier GOGC=400 to ~70 MiB: the default GOGC with a
+// soft limit of 12 MiB keeps it under 30 MiB resident (the runtime lets the
+// limit be passed rather than spend more than half the CPU collecting) at
+// no cost to a small call's round trip. Over HTTP many sessions share the
+// heap: a higher target (bounded by a soft limit) buys ~25% more calls per
+// second.
+func setGCTarget(http bool, getenv func(string) string) {
+	gogc, limit := 100, int64(12<<20)
+	if http {
+		gogc, limit = 400, 512<<20
+	}
+	if getenv("GOGC") == "" {
+		debug.SetGCPercent(gogc)
+	}
+	if getenv("GOMEMLIMIT") == "" {
+		debug.SetMemoryLimit(limit)
+	}
 }
 
 // serveHTTP serves streamable HTTP at addr until ctx ends.
