@@ -18,9 +18,9 @@ func TestSetGCTarget(t *testing.T) {
 		gogc  int
 		limit int64
 	}{
-		{name: "stdio", gogc: 100, limit: 12 << 20},
+		{name: "stdio", gogc: 400, limit: 14 << 20},
 		{name: "http", http: true, gogc: 400, limit: 512 << 20},
-		{name: "host GOGC", env: map[string]string{"GOGC": "50"}, gogc: 77, limit: 12 << 20},
+		{name: "host GOGC", env: map[string]string{"GOGC": "50"}, gogc: 77, limit: 14 << 20},
 		{name: "host GOMEMLIMIT", http: true, env: map[string]string{"GOMEMLIMIT": "1GiB"}, gogc: 400, limit: math.MaxInt64},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
