@@ -236,6 +236,9 @@ func readWindowBounded(ctx context.Context, r io.Reader, args ReadFileArgs, limi
 		sinceChk  int
 		approx    bool
 	)
+	if size > 0 {
+		buf.Grow(int(min(size, budget, growAt))) // one allocation for a small file's text
+	}
 	br, ok := r.(*bufio.Reader)
 	if !ok {
 		br = bufio.NewReaderSize(r, 64<<10)
