@@ -20,18 +20,8 @@ import (
 // it can, the next call opens it and runs; a log closed unopened is not
 // created.
 func TestAuditOpenedLater(t *testing.T) {
-	root := t.TempDir()
-	ws := filepath.Join(root, "ws")
-	os.MkdirAll(ws, 0o755)
+	p, ws := interactiveDev(t)
 	os.WriteFile(filepath.Join(ws, "a.txt"), []byte("alpha\n"), 0o644)
-	cfg, err := grants.Parse([]byte(`profile = "interactive-dev"`), "", ws)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := grants.Compile(cfg, grants.CompileOptions{Home: root})
-	if err != nil {
-		t.Fatal(err)
-	}
 
 	unused, err := OpenAuditLater(p, nil)
 	if err != nil {
@@ -77,4 +67,23 @@ func TestAuditOpenedLater(t *testing.T) {
 	if err != nil || !strings.Contains(string(data), `"event":"checkpoint"`) || !strings.Contains(string(data), `"event":"outcome"`) {
 		t.Fatalf("the log: %s (%v)", data, err)
 	}
+}
+
+// interactiveDev compiles the interactive-dev profile for a workspace in a
+// new temp folder that is also the home folder; it returns the policy and
+// the workspace.
+func interactiveDev(t testing.TB) (*grants.Policy, string) {
+	t.Helper()
+	root := t.TempDir()
+	ws := filepath.Join(root, "ws")
+	os.MkdirAll(ws, 0o755)
+	cfg, err := grants.Parse([]byte(`profile = "interactive-dev"`), "", ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := grants.Compile(cfg, grants.CompileOptions{Home: root})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p, ws
 }
