@@ -287,6 +287,11 @@ func TestAuditLogFullDiskServed(t *testing.T) {
 	cfg := fmt.Sprintf("workspace = %q\nprofile = \"interactive-dev\"\n[audit]\npath = %q\n", f.Workspace, f.Audit)
 	os.WriteFile(f.Config, []byte(cfg), 0o600)
 	s := startRaw(t, f)
+	// The log is opened after the first answer: a first call has it open
+	// before the disk fills.
+	if txt, isErr := s.create(t, "first.txt"); isErr {
+		t.Fatalf("first create: %s", txt)
+	}
 	filler, _ := os.Create(filepath.Join(mnt, "filler"))
 	for _, err := filler.Write(make([]byte, 512)); err == nil; _, err = filler.Write(make([]byte, 512)) {
 	}

@@ -11,6 +11,7 @@ import (
 	"math"
 	"net/http"
 	"os"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -132,7 +133,7 @@ func readFile(ctx context.Context, real string, args ReadFileArgs, limits grants
 	if _, err := f.Seek(0, io.SeekStart); err != nil {
 		return toolkit.Failed("read_file %s: %v", real, err)
 	}
-	out, text, err := readWindow(ctx, bufio.NewReaderSize(f, int(min(max(fi.Size()+1, 4096), 64<<10))), args, limits)
+	out, text, err := readWindowBounded(ctx, bufio.NewReaderSize(f, int(min(max(fi.Size()+1, 4096), 64<<10))), args, limits, maxSeekBytes, maxCountBytes, fi.Size())
 	if err != nil {
 		return toolkit.Failed("read_file %s: %v", real, err)
 	}
@@ -206,11 +207,17 @@ func window(args ReadFileArgs) (start, end int) {
 // limit the budget is the default window; with one, the hard cap. Truncated
 // means the text stops before what was asked because the budget ran out.
 func readWindow(ctx context.Context, r io.Reader, args ReadFileArgs, limits grants.Limits) (ReadFileResult, string, error) {
-	return readWindowBounded(ctx, r, args, limits, maxSeekBytes, maxCountBytes)
+	return readWindowBounded(ctx, r, args, limits, maxSeekBytes, maxCountBytes, 0)
 }
 
-// readWindowBounded is readWindow with the seek and count bounds given.
-func readWindowBounded(ctx context.Context, r io.Reader, args ReadFileArgs, limits grants.Limits, seekBytes, countBytes int64) (ReadFileResult, string, error) {
+// growAt is the text's size past which it is grown at once to what the
+// file and the budget allow, rather than doubling (each step leaves
+// garbage as large: ~2 MiB for a 1 MiB read).
+const growAt = 64 << 10
+
+// readWindowBounded is readWindow with the seek and count bounds given,
+// and the file's size when known (0 if not).
+func readWindowBounded(ctx context.Context, r io.Reader, args ReadFileArgs, limits grants.Limits, seekBytes, countBytes, size int64) (ReadFileResult, string, error) {
 	start, stop := window(args)
 	budget := limits.ReadDefaultBytes
 	if args.Limit > 0 {
@@ -218,8 +225,8 @@ func readWindowBounded(ctx context.Context, r io.Reader, args ReadFileArgs, limi
 	}
 	budget = min(budget, limits.ReadMaxBytes)
 	var (
-		buf       bytes.Buffer
-		lineNo    = 1 // the line the next chunk belongs to
+		buf       strings.Builder // String does not copy
+		lineNo    = 1             // the line the next chunk belongs to
 		endedInNL = true
 		end       int
 		truncated bool
@@ -229,6 +236,9 @@ func readWindowBounded(ctx context.Context, r io.Reader, args ReadFileArgs, limi
 		sinceChk  int
 		approx    bool
 	)
+	if size > 0 {
+		buf.Grow(int(min(size, budget, growAt))) // one allocation for a small file's text
+	}
 	br, ok := r.(*bufio.Reader)
 	if !ok {
 		br = bufio.NewReaderSize(r, 64<<10)
@@ -247,6 +257,9 @@ func readWindowBounded(ctx context.Context, r io.Reader, args ReadFileArgs, limi
 				case cur >= stop:
 					full = true
 				case int64(buf.Len()+n) <= budget:
+					if buf.Len()+n > growAt && buf.Len()+n > buf.Cap() && size > read-int64(n) {
+						buf.Grow(int(min(size-(read-int64(n)), budget-int64(buf.Len()))))
+					}
 					buf.Write(chunk)
 					end = cur
 				case end < cur && buf.Len() > 0:

@@ -208,7 +208,7 @@ func TestReadWindowHostile(t *testing.T) {
 	// bounds scaled down 8 times, so the test is quick).
 	const seek, count = maxSeekBytes / 8, maxCountBytes / 8
 	huge := &countingReader{r: io.LimitReader(repeatReader("0123456789abcdef\n"), 1<<30)}
-	res, _, err := readWindowBounded(context.Background(), huge, ReadFileArgs{Limit: 10}, limits, seek, count)
+	res, _, err := readWindowBounded(context.Background(), huge, ReadFileArgs{Limit: 10}, limits, seek, count, 0)
 	if err != nil || res.EndLine != 10 || !res.TotalApprox || res.TotalLines < 10 {
 		t.Fatalf("huge: %v %+v", err, res)
 	}
@@ -217,7 +217,7 @@ func TestReadWindowHostile(t *testing.T) {
 	}
 	// A window far in: the seek is bounded too.
 	huge = &countingReader{r: io.LimitReader(repeatReader("0123456789abcdef\n"), 1<<30)}
-	if _, _, err := readWindowBounded(context.Background(), huge, ReadFileArgs{Offset: 60_000_000}, limits, seek, count); err == nil || !strings.Contains(err.Error(), "not within the first") || huge.n > seek+1<<20 {
+	if _, _, err := readWindowBounded(context.Background(), huge, ReadFileArgs{Offset: 60_000_000}, limits, seek, count, 0); err == nil || !strings.Contains(err.Error(), "not within the first") || huge.n > seek+1<<20 {
 		t.Fatalf("far offset: %v after %d MiB", err, huge.n>>20)
 	}
 

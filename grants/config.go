@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
-	"regexp"
 	"strconv"
 	"strings"
 
@@ -376,10 +375,37 @@ func tomlError(file string, err error) error {
 	return &ConfigError{File: file, Msg: err.Error()}
 }
 
-var (
-	secretNamePattern = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
-	envNamePattern    = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
-)
+// isSecretName: 1 to 64 letters, digits, '_' and '-'. (A loop, not a
+// regular expression: compiling {1,64} at package init cost every start of
+// the binary ~0.1 ms.)
+func isSecretName(s string) bool {
+	if len(s) == 0 || len(s) > 64 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; !isASCIIAlnum(c) && c != '_' && c != '-' {
+			return false
+		}
+	}
+	return true
+}
+
+// isEnvName: letters, digits and '_', not starting with a digit.
+func isEnvName(s string) bool {
+	if s == "" || (s[0] >= '0' && s[0] <= '9') {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; !isASCIIAlnum(c) && c != '_' {
+			return false
+		}
+	}
+	return true
+}
+
+func isASCIIAlnum(c byte) bool {
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')
+}
 
 // validate checks values that decode fine but mean nothing. Rule contents
 // are checked when compiled.
@@ -407,7 +433,7 @@ func (c *Config) validate() error {
 		return bad("sandbox.toolchains", err.Error())
 	}
 	for _, e := range c.Sandbox.Env {
-		if !envNamePattern.MatchString(e) {
+		if !isEnvName(e) {
 			return bad("sandbox.env", fmt.Sprintf("%q is not an environment variable name (letters, digits and _, not starting with a digit)", e))
 		}
 	}
@@ -454,17 +480,17 @@ func (c *Config) validate() error {
 	if (c.HTTP.TLSCert == "") != (c.HTTP.TLSKey == "") {
 		return bad("http.tls_cert", "set both tls_cert and tls_key (PEM files), or neither")
 	}
-	if c.HTTP.TokenEnv != "" && !envNamePattern.MatchString(c.HTTP.TokenEnv) {
+	if c.HTTP.TokenEnv != "" && !isEnvName(c.HTTP.TokenEnv) {
 		return bad("http.token_env", fmt.Sprintf("%q is not an environment variable name (letters, digits and _, not starting with a digit); name the variable, without $", c.HTTP.TokenEnv))
 	}
 	for name, s := range c.Secrets {
 		key := "secrets." + name
 		switch {
-		case !secretNamePattern.MatchString(name):
+		case !isSecretName(name):
 			return bad(key, "a secret's name uses letters, digits, '_' and '-' only")
 		case (s.Env == "") == (s.File == ""):
 			return bad(key, "set exactly one of env or file as the value's source")
-		case s.Env != "" && !envNamePattern.MatchString(s.Env):
+		case s.Env != "" && !isEnvName(s.Env):
 			return bad(key+".env", fmt.Sprintf("%q is not an environment variable name (letters, digits and _, not starting with a digit)", s.Env))
 		case s.Format != "" && !strings.Contains(s.Format, "{value}"):
 			return bad(key+".format", fmt.Sprintf("%q must contain {value}, where the secret goes (e.g. \"Bearer {value}\")", s.Format))

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"log"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/onellm/onellm-mcp/grants"
@@ -16,12 +18,22 @@ import (
 // Audit turns decisions and outcomes into records of the chained audit
 // log (package auditlog). A record is written before the action it records
 // runs; when it cannot be written the action does not run.
+//
+// The key and the log may be opened after the server has answered its
+// first message (OpenAuditLater): every method opens them first when that
+// has not succeeded yet, waiting for an open under way, and while opening
+// fails returns its error, so every call is refused.
 type Audit struct {
-	log      *auditlog.Log
 	settings grants.AuditSettings // as opened; a reload does not change them
+	path     string
 	// stateDir is where its key and last checkpoint are kept, when that
 	// folder was proven out of every root ("" when it is only hidden).
 	stateDir string
+
+	open   func() (*auditlog.Log, error) // the key and the log (OpenAuditLater)
+	opened atomic.Pointer[auditlog.Log]
+	mu     sync.Mutex // held while opening
+	closed bool
 }
 
 // OpenAudit opens the policy's audit log, signing its checkpoints with the
@@ -31,6 +43,21 @@ type Audit struct {
 // the home folder), it is the folder every file request is refused in
 // (protected_path) and that commands do not see (hidden in the sandbox).
 func OpenAudit(p *grants.Policy, logger *log.Logger) (*Audit, error) {
+	a, err := OpenAuditLater(p, logger)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := a.ready(); err != nil {
+		return nil, err
+	}
+	return a, nil
+}
+
+// OpenAuditLater is OpenAudit that decides the state folder now (a folder
+// that cannot be kept from the tools refuses start-up) and reads the key
+// and opens the log on first use (Open; the server's start after its
+// first answer). Its ed25519 set-up alone is ~1 ms of a fresh process.
+func OpenAuditLater(p *grants.Policy, logger *log.Logger) (*Audit, error) {
 	dir, err := StateDir(p)
 	proven := err == nil
 	if errors.Is(err, statedir.ErrReachable) && p.StateDir != "" {
@@ -42,31 +69,88 @@ func OpenAudit(p *grants.Policy, logger *log.Logger) (*Audit, error) {
 	if err != nil {
 		return nil, fmt.Errorf("audit signing key: %w", err)
 	}
-	key, err := auditlog.LoadOrCreateKey(dir)
-	if err != nil {
-		return nil, err
-	}
-	l, err := auditlog.Open(auditlog.Options{Path: p.AuditPath, Key: key, StateDir: dir, Log: logger,
-		MaxRecordBytes: p.Audit.MaxRecordBytes, CheckpointEvery: p.Audit.CheckpointRecords,
-		CheckpointInterval: p.Audit.CheckpointInterval})
-	if err != nil {
-		return nil, err
-	}
-	a := &Audit{log: l, settings: p.Audit}
+	a := &Audit{settings: p.Audit, path: p.AuditPath}
 	if proven {
 		a.stateDir = dir
+	}
+	path, settings := p.AuditPath, p.Audit
+	a.open = func() (*auditlog.Log, error) {
+		key, err := auditlog.LoadOrCreateKey(dir)
+		if err != nil {
+			return nil, err
+		}
+		return auditlog.Open(auditlog.Options{Path: path, Key: key, StateDir: dir, Log: logger,
+			MaxRecordBytes: settings.MaxRecordBytes, CheckpointEvery: settings.CheckpointRecords,
+			CheckpointInterval: settings.CheckpointInterval})
 	}
 	return a, nil
 }
 
+// errAuditClosed: the log was closed before anything opened it.
+var errAuditClosed = errors.New("closed before it was opened")
+
+// Open reads the key and opens the log, unless that was done; an open
+// that failed (a full disk, a folder in the way) is tried again by the
+// next use, and until one succeeds every record, so every call, is refused.
+func (a *Audit) Open() error {
+	_, err := a.ready()
+	return err
+}
+
+// ready is the open log, opening it first when it is not.
+func (a *Audit) ready() (*auditlog.Log, error) {
+	if l := a.opened.Load(); l != nil {
+		return l, nil
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if l := a.opened.Load(); l != nil {
+		return l, nil
+	}
+	if a.closed {
+		return nil, fmt.Errorf("the audit log %s: %w", a.path, errAuditClosed)
+	}
+	l, err := a.open()
+	if err != nil {
+		return nil, fmt.Errorf("the audit log could not be opened: %w", err)
+	}
+	a.opened.Store(l)
+	return l, nil
+}
+
 // Path is the log's path.
-func (a *Audit) Path() string { return a.log.Path() }
+func (a *Audit) Path() string { return a.path }
 
 // Reopen opens the log's path again (after rotation; SIGHUP).
-func (a *Audit) Reopen() error { return a.log.Reopen() }
+func (a *Audit) Reopen() error {
+	l, err := a.ready()
+	if err != nil {
+		return err
+	}
+	return l.Reopen()
+}
 
-// Close writes a last checkpoint and closes the log.
-func (a *Audit) Close() error { return a.log.Close() }
+// Close writes a last checkpoint and closes the log. A log never opened
+// stays unopened (nothing was recorded), and is not opened after.
+func (a *Audit) Close() error {
+	a.mu.Lock()
+	a.closed = true
+	l := a.opened.Load()
+	a.mu.Unlock()
+	if l == nil {
+		return nil
+	}
+	return l.Close()
+}
+
+// appendRecords writes records to the log, in one write.
+func (a *Audit) appendRecords(bodies ...[]byte) error {
+	l, err := a.ready()
+	if err != nil {
+		return err
+	}
+	return l.Append(bodies...)
+}
 
 // decisionLine is one decided request.
 type decisionLine struct {
@@ -128,7 +212,7 @@ func (a *Audit) Decisions(c callRef, ds []grants.Decision) error {
 		}
 		bodies = append(bodies, body)
 	}
-	return a.log.Append(bodies...)
+	return a.appendRecords(bodies...)
 }
 
 // Invalid records a call refused for its arguments.
@@ -145,7 +229,7 @@ func (a *Audit) Refused(c callRef, reason grants.Reason, detail string) error {
 	if err != nil {
 		return err
 	}
-	return a.log.Append(line)
+	return a.appendRecords(line)
 }
 
 // Outcome records what a call that ran did.
@@ -157,7 +241,7 @@ func (a *Audit) Outcome(c callRef, d time.Duration, o toolkit.Outcome) error {
 	if err != nil {
 		return err
 	}
-	return a.log.Append(line)
+	return a.appendRecords(line)
 }
 
 // askedChannel is the approval channel for a decision a person settled.

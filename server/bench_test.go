@@ -9,25 +9,13 @@ import (
 	"testing"
 
 	"github.com/mark3labs/mcp-go/mcp"
-
-	"github.com/onellm/onellm-mcp/grants"
 )
 
 // BenchmarkCallReadFile is one read_file call through the server's single
 // call path (decode, plan, decide, audit, run, audit) without the transport.
 func BenchmarkCallReadFile(b *testing.B) {
-	root := b.TempDir()
-	ws := filepath.Join(root, "ws")
-	os.MkdirAll(ws, 0o755)
+	p, ws := interactiveDev(b)
 	os.WriteFile(filepath.Join(ws, "four.txt"), []byte(strings.Repeat(strings.Repeat("x", 63)+"\n", 64)), 0o644)
-	cfg, err := grants.Parse([]byte(`profile = "interactive-dev"`), "", ws)
-	if err != nil {
-		b.Fatal(err)
-	}
-	p, err := grants.Compile(cfg, grants.CompileOptions{Home: root})
-	if err != nil {
-		b.Fatal(err)
-	}
 	audit, err := OpenAudit(p, nil)
 	if err != nil {
 		b.Fatal(err)

@@ -35,7 +35,8 @@ func DefaultTools() []toolkit.Tool {
 // audit log named by the policy, and the approval channels available.
 func Open(p *grants.Policy, logger *log.Logger) (*Server, error) {
 	fstools.RecoverAtStart(p, logger.Printf) // before any call can touch the files
-	audit, err := OpenAudit(p, logger)
+	// The key and the log are opened after the first answer (Start).
+	audit, err := OpenAuditLater(p, logger)
 	if err != nil {
 		return nil, err
 	}

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -31,17 +30,7 @@ func (failingTool) Plan(context.Context, *toolkit.Env, json.RawMessage) (*toolki
 // TestPlanFailureIsAudited: every call leaves an audit line, even one whose
 // tool could not plan it.
 func TestPlanFailureIsAudited(t *testing.T) {
-	root := t.TempDir()
-	ws := filepath.Join(root, "ws")
-	os.MkdirAll(ws, 0o755)
-	cfg, err := grants.Parse([]byte(`profile = "interactive-dev"`), "", ws)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := grants.Compile(cfg, grants.CompileOptions{Home: root})
-	if err != nil {
-		t.Fatal(err)
-	}
+	p, _ := interactiveDev(t)
 	auditPath := p.AuditPath
 	audit, err := OpenAudit(p, nil)
 	if err != nil {

@@ -782,6 +782,7 @@ func (s *Server) ServeHTTP(ctx context.Context, ln net.Listener, opts HTTPOption
 		}
 		served <- srv.Serve(ln)
 	}()
+	s.Start() // beside the listener: the first request waits for it only where it needs it
 	select {
 	case err := <-served:
 		return err

@@ -14,6 +14,7 @@ package server
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log"
@@ -74,6 +75,12 @@ type Server struct {
 	audit      *Audit
 	log        *log.Logger
 	callSeq    atomic.Uint64
+	// started is closed once Start's work is done: begun after the first
+	// answer is out, so nothing competes with it, or by the first call of
+	// a tool that needs it, which waits.
+	startOnce  sync.Once
+	started    chan struct{}
+	afterStart func() // run once Start's work is done (AfterStart)
 	// exposed records principals that were given credential data, so their
 	// later network requests carry the credential data class.
 	exposed sync.Map // principal → struct{}
@@ -89,7 +96,7 @@ func New(p *grants.Policy, opts Options) (*Server, error) {
 		return nil, fmt.Errorf("server: %w", err)
 	}
 	s := &Server{tools: opts.Tools, ingress: in, approver: opts.Approver, asker: opts.Asker, audit: opts.Audit, log: opts.Log,
-		metrics: metrics.NewServer(), tel: opts.Telemetry}
+		metrics: metrics.NewServer(), tel: opts.Telemetry, started: make(chan struct{})}
 	s.stateDir = opts.Audit.stateDir // the audit key is kept there: a reload may not open a root over it
 	if s.approver == nil {
 		s.approver = toolkit.NoApprover{}
@@ -98,7 +105,6 @@ func New(p *grants.Policy, opts Options) (*Server, error) {
 		s.log = log.New(io.Discard, "", 0)
 	}
 	s.policy.Store(p)
-	s.startTools(p)
 	hooks := &mcpserver.Hooks{}
 	hooks.AddOnUnregisterSession(func(_ context.Context, sess mcpserver.ClientSession) { s.forgetRoots(sess) })
 	s.mcp = mcpserver.NewMCPServer("onellm-mcp", Version,
@@ -114,9 +120,49 @@ func New(p *grants.Policy, opts Options) (*Server, error) {
 	return s, nil
 }
 
-// startTools lets the tools that need it prepare for calls under p (probe
-// the sandbox, start a helper in advance), so that planning a call never
-// does.
+// Start does, in the background and once, what no first answer needs: it
+// opens the audit log (when it was left for later, OpenAuditLater) and lets
+// the tools that need it prepare for calls (probe the sandbox, start a
+// helper in advance; planning a call never does). The transports call it
+// once the first answer is out (the stdio initialize response; beside the
+// HTTP listener), so that answer waits for none of it. A call waits for
+// the audit log, a call to a tool that is a Starter for the start too
+// (toolsStarted); each fails closed if what it waits for failed.
+func (s *Server) Start() {
+	s.startOnce.Do(func() {
+		go func() {
+			if err := s.audit.Open(); err != nil && !errors.Is(err, errAuditClosed) {
+				s.log.Printf("%v; every tool call is refused", err)
+			}
+			s.policyMu.Lock() // a reload starts the tools under its own policy after this
+			s.startTools(s.Policy())
+			s.policyMu.Unlock()
+			close(s.started)
+			if s.afterStart != nil {
+				s.afterStart()
+			}
+		}()
+	})
+}
+
+// AfterStart sets fn to run once Start has done its work, off the path of
+// any answer (the command line hands start-up garbage back to the OS
+// then). Set it before serving.
+func (s *Server) AfterStart(fn func()) { s.afterStart = fn }
+
+// toolsStarted waits until the tools' Start has run (starting it if no
+// transport did), or ctx ends.
+func (s *Server) toolsStarted(ctx context.Context) error {
+	s.Start()
+	select {
+	case <-s.started:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// startTools lets the tools that need it prepare for calls under p.
 func (s *Server) startTools(p *grants.Policy) {
 	for _, t := range s.tools {
 		if st, ok := t.(toolkit.Starter); ok {
@@ -211,6 +257,11 @@ func (s *Server) callOutcome(ctx context.Context, t toolkit.Tool, req mcp.CallTo
 	raw, err := rawArguments(req)
 	if err != nil {
 		return s.invalid(ref, err.Error()), outcomeInvalid
+	}
+	if _, ok := t.(toolkit.Starter); ok {
+		if err := s.toolsStarted(ctx); err != nil {
+			return s.refusePlan(ref, &toolkit.Refusal{Reason: grants.ReasonCancelled, Msg: "the call ended while the tool was starting: " + err.Error()}), outcomeRefused
+		}
 	}
 	gate := &midAction{s: s, p: p, ref: ref, principal: principal}
 	env := &toolkit.Env{Policy: p, Principal: principal, Ask: s.asker, Request: req, MidAction: gate.decide}

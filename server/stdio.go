@@ -60,7 +60,7 @@ func (s *Server) ServeStdioWith(ctx context.Context, in io.Reader, out io.Writer
 	if opts.Grace <= 0 {
 		opts.Grace = defaultGrace
 	}
-	link := &stdioLink{out: out, inflight: map[string]bool{}, idle: make(chan struct{}, 1)}
+	link := &stdioLink{out: out, inflight: map[string]bool{}, idle: make(chan struct{}, 1), first: s.Start}
 	calls := newStdioCalls(s, link)
 	std := mcpserver.NewStdioServer(s.mcp)
 	// Tool calls do not reach mcp-go's worker pool (stdioCalls runs them);
@@ -249,6 +249,9 @@ type stdioLink struct {
 	inflight map[string]bool // request id → cancelled by the client
 	ids      map[string]json.RawMessage
 	idle     chan struct{} // signalled when inflight empties
+	// first runs once the first message is out (the tools start then, so
+	// the initialize response waits for none of it); nil after.
+	first func()
 }
 
 // Write implements io.Writer for mcp-go: b is one message and its newline.
@@ -266,6 +269,7 @@ func (l *stdioLink) Write(b []byte) (int, error) {
 			}
 		}
 	}
+	defer l.sent()
 	return l.out.Write(b)
 }
 
@@ -274,6 +278,15 @@ func (l *stdioLink) write(msg []byte) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.out.Write(append(msg, '\n'))
+	l.sent()
+}
+
+// sent runs first after the first message; l.mu is held.
+func (l *stdioLink) sent() {
+	if l.first != nil {
+		l.first()
+		l.first = nil
+	}
 }
 
 func (l *stdioLink) begin(id json.RawMessage) {

@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"sync"
+	"time"
 
 	mcpserver "github.com/mark3labs/mcp-go/server"
 )
@@ -23,7 +25,10 @@ const rpcBusy = -32001
 // session's context. mcp-go's stdio server runs them on a fixed pool of
 // workers (at most 100): calls waiting for a person would hold every worker
 // and a read_file from the same client would wait behind them. A waiting
-// call here holds only its own goroutine.
+// call here holds only its own goroutine. A goroutine whose call is done
+// waits a while for the next one (idle workers): a fresh goroutine grows
+// its stack through the call path on every call, ~8% of a small call's
+// CPU.
 type stdioCalls struct {
 	s    *Server
 	link *stdioLink
@@ -35,10 +40,46 @@ type stdioCalls struct {
 	mu      sync.Mutex
 	cancels map[string]context.CancelFunc // request id → its call's cancel
 	wg      sync.WaitGroup
+
+	// idle hands a call to a goroutine waiting for one; done ends the
+	// waiting ones (wait).
+	idle chan func()
+	done chan struct{}
 }
 
+// workerIdle is how long a goroutine waits for another call.
+const workerIdle = 10 * time.Second
+
 func newStdioCalls(s *Server, link *stdioLink) *stdioCalls {
-	return &stdioCalls{s: s, link: link, ready: make(chan struct{}), cancels: map[string]context.CancelFunc{}}
+	return &stdioCalls{s: s, link: link, ready: make(chan struct{}), cancels: map[string]context.CancelFunc{},
+		idle: make(chan func()), done: make(chan struct{})}
+}
+
+// run runs job on an idle goroutine, or a new one.
+func (c *stdioCalls) run(job func()) {
+	select {
+	case c.idle <- job:
+	default:
+		go c.worker(job)
+	}
+}
+
+// worker runs job, then the calls handed to it, until none comes for
+// workerIdle or the session ends.
+func (c *stdioCalls) worker(job func()) {
+	timer := time.NewTimer(workerIdle)
+	defer timer.Stop()
+	for {
+		job()
+		timer.Reset(workerIdle)
+		select {
+		case job = <-c.idle:
+		case <-timer.C:
+			return
+		case <-c.done:
+			return
+		}
+	}
 }
 
 // bind records the session context mcp-go made (WithStdioContextFunc).
@@ -83,20 +124,21 @@ func (c *stdioCalls) start(stop <-chan struct{}, id json.RawMessage, line []byte
 	c.wg.Add(1)
 	c.mu.Unlock()
 	msg := append([]byte(nil), line...)
-	go func() {
+	c.run(func() {
 		defer c.wg.Done()
 		defer c.forget(key)
 		resp := c.s.mcp.HandleMessage(ctx, msg)
 		if resp == nil {
 			return
 		}
-		b, err := json.Marshal(resp)
-		if err != nil {
+		// Encode writes the message and its newline in one Write, from
+		// encoding/json's pooled buffer: no copy of a large result. A
+		// write that fails (the client is gone) is not news.
+		w := &writeOnce{w: c.link}
+		if err := json.NewEncoder(w).Encode(resp); err != nil && !w.wrote {
 			c.s.log.Printf("stdio: encoding a response: %v", err)
-			return
 		}
-		_, _ = c.link.Write(append(b, '\n'))
-	}()
+	})
 	return true
 }
 
@@ -119,5 +161,19 @@ func (c *stdioCalls) forget(key string) {
 }
 
 // wait waits for every call to return (their contexts end with the
-// session's).
-func (c *stdioCalls) wait() { c.wg.Wait() }
+// session's), and ends the idle goroutines.
+func (c *stdioCalls) wait() {
+	c.wg.Wait()
+	close(c.done)
+}
+
+// writeOnce passes writes on, noting that one was tried.
+type writeOnce struct {
+	w     io.Writer
+	wrote bool
+}
+
+func (o *writeOnce) Write(b []byte) (int, error) {
+	o.wrote = true
+	return o.w.Write(b)
+}

@@ -82,3 +82,21 @@ func BenchmarkVerify100k(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkAppendTwoWriters is one append when another server appended to
+// the same file just before: the other's record is followed, not the
+// records since the last checkpoint read again.
+func BenchmarkAppendTwoWriters(b *testing.B) {
+	e := newEnv(b)
+	ls := [2]*Log{e.open(b, nil), e.open(b, nil)}
+	defer ls[0].Close()
+	defer ls[1].Close()
+	body := record(1)
+	i := 0
+	for b.Loop() {
+		if err := ls[i%2].Append(body); err != nil {
+			b.Fatal(err)
+		}
+		i++
+	}
+}

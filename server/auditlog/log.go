@@ -1,6 +1,7 @@
 package auditlog
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
@@ -9,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"log"
+	"math"
 	"os"
 	"path/filepath"
 	"sync"
@@ -213,8 +215,9 @@ func (l *Log) ensure() error {
 		l.detach()
 		return l.attach()
 	}
-	if fs.Size != l.end {
-		// Another writer appended (or a cut was left): follow its records.
+	if fs.Size != l.end && !l.follow(fs.Size) {
+		// Another writer appended what does not simply continue the head
+		// (or a cut was left): read the file's head again.
 		if err := l.load(fs.Size); err != nil {
 			l.unlock()
 			if errors.Is(err, errMovedAside) {
@@ -225,6 +228,47 @@ func (l *Log) ensure() error {
 		}
 	}
 	return nil
+}
+
+// maxFollow bounds what follow reads; past it load reads from the last
+// checkpoint, which is then nearer.
+const maxFollow = 1 << 20
+
+// follow brings the head over the records another writer appended after
+// l.end, reading only those: every one must continue the chain from the
+// head (seq, prev, and any checkpoint's tree), as load would check them.
+// It reports false, changing nothing, when they do not, when the file is
+// shorter or ends in a torn record, or when there is more than maxFollow;
+// the caller then loads the file's head. Records before l.end are not read
+// again: this Log wrote or checked them. Without this, every append
+// after another server's re-read the records since the last checkpoint,
+// so servers sharing a log slowed each other down by an order of
+// magnitude.
+func (l *Log) follow(size int64) bool {
+	if size <= l.end || size-l.end > maxFollow {
+		return false
+	}
+	buf := make([]byte, size-l.end)
+	if _, err := l.f.ReadAt(buf, l.end); err != nil || buf[len(buf)-1] != '\n' {
+		return false
+	}
+	// first: no record walked here is where the tree came from, so every
+	// checkpoint's range is checked.
+	w := walker{h: head{seq: l.h.seq, prev: l.h.prev, tree: cloneRange(l.h.tree)}, started: true, first: math.MaxUint64}
+	walked := 0
+	for line := range bytes.SplitSeq(buf[:len(buf)-1], []byte("\n")) {
+		if _, err := w.step(line); err != nil {
+			return false
+		}
+		walked++
+	}
+	l.h, l.end = w.h, size
+	if w.signedSeq > 0 {
+		l.unsigned = int(w.h.seq - w.signedSeq)
+	} else {
+		l.unsigned += walked
+	}
+	return true
 }
 
 // linked reports whether the open file still has a name.

@@ -264,3 +264,56 @@ func TestSnapshot(t *testing.T) {
 		t.Fatalf("%+v %v %v", rep, rep.Bad, err)
 	}
 }
+
+// TestFollowOtherWriters: servers taking turns on one file, with
+// checkpoints among the other's records, each follow the other's records
+// from where they stand and keep one chain that verifies.
+func TestFollowOtherWriters(t *testing.T) {
+	e := newEnv(t)
+	every := func(o *Options) { o.CheckpointEvery = 3 }
+	a, b := e.open(t, every), e.open(t, every)
+	for i := range 20 {
+		appendN(t, a, 2*i, 1)
+		appendN(t, b, 2*i+1, i%3) // none, one, or two records
+	}
+	a.Close()
+	b.Close()
+	if rep := e.verify(t, e.path); rep.Bad != nil {
+		t.Fatalf("report %+v bad %v", rep, rep.Bad)
+	}
+}
+
+// TestFollowRefusesForeignRecords: a line another program appends that
+// does not continue the chain (a record copied from earlier, one with the
+// next seq but a wrong prev) is not taken for the head: the append fails,
+// and nothing is written after it.
+func TestFollowRefusesForeignRecords(t *testing.T) {
+	for name, forge := range map[string]func(last string) string{
+		"a copy of the last record": func(last string) string { return last },
+		"the next seq, a wrong prev": func(last string) string {
+			var m map[string]any
+			json.Unmarshal([]byte(last), &m)
+			return fmt.Sprintf(`{"seq":%d,"prev":"%s","event":"decision"}`, int(m["seq"].(float64))+1, strings.Repeat("0", 64))
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			e := newEnv(t)
+			a := e.open(t, nil)
+			defer a.Close()
+			appendN(t, a, 0, 3)
+			before := lines(t, e.path)
+			f, err := os.OpenFile(e.path, os.O_APPEND|os.O_WRONLY, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			f.WriteString(forge(before[len(before)-1]) + "\n")
+			f.Close()
+			if err := a.Append(record(9)); err == nil {
+				t.Fatalf("an append after a foreign record succeeded: %q", lines(t, e.path))
+			}
+			if got := lines(t, e.path); len(got) != len(before)+1 {
+				t.Fatalf("the file has %d lines, want %d", len(got), len(before)+1)
+			}
+		})
+	}
+}

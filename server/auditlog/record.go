@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strconv"
 	"unicode/utf8"
 
@@ -39,6 +40,16 @@ type head struct {
 }
 
 func newHead() head { return head{tree: rangeFactory.NewEmptyRange(0)} }
+
+// cloneRange copies a compact range, so appending to the copy leaves r as
+// it was.
+func cloneRange(r *compact.Range) *compact.Range {
+	c, err := rangeFactory.NewRange(r.Begin(), r.End(), slices.Clone(r.Hashes()))
+	if err != nil {
+		panic("bug: a valid range does not copy: " + err.Error())
+	}
+	return c
+}
 
 // chain makes the line for body (a JSON object) at seq after prev.
 func chain(seq uint64, prev [32]byte, body []byte) []byte {

@@ -1,0 +1,390 @@
+package e2e
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// BenchmarkSideBySide measures onellm-mcp against the bare mcp-go server
+// (e2e/internal/baseline) in one run, interleaved, with one minimal raw
+// JSON-RPC-over-stdio client for both, and reports p50s and ratios:
+//
+//   - start: spawn to the initialize response;
+//   - read: one read_file of a 4 KiB file, round trip;
+//   - conc: 4 processes × 500 small reads at once, calls per second (the
+//     four onellm-mcp share one audit log, as servers on the default path
+//     do; conc-own-log gives each its own);
+//   - rss: resident memory (VmRSS) right after initialize;
+//   - peak: peak resident memory (VmHWM) after 2,000 small reads and
+//     200 reads of 1 MiB (and, for onellm-mcp, apply_patch edits and
+//     commands).
+//
+// Each b.Loop iteration is one round of every measure, the two servers
+// alternating (which goes first alternates too); run enough rounds for
+// stable medians, e.g.
+//
+//	go test ./e2e -run '^$' -bench SideBySide -benchtime 15x
+//
+// Nothing here fails on a figure: a slow machine gives slow figures.
+func BenchmarkSideBySide(b *testing.B) {
+	f := newFixture(b, `profile = "interactive-dev"`)
+	w := &sideBySide{
+		four:  f.write(b, "four.txt", strings.Repeat(strings.Repeat("x", 63)+"\n", 64)),
+		small: f.write(b, "small.txt", "hello, world\n"),
+		mib:   f.write(b, "mib.txt", strings.Repeat(strings.Repeat("y", 63)+"\n", 1<<14-1)),
+		edit:  f.write(b, "edit.txt", "one\ntwo\nthree\n"),
+		servers: [2]sbsServer{
+			{name: "baseline", bin: buildBaseline(b)},
+			{name: "onellm-mcp", bin: binary, args: []string{"serve", "--config", f.Config}},
+		},
+	}
+	env := append(os.Environ(), "HOME="+f.Root)
+	// onellm-mcp processes with an audit log each, for the concurrent
+	// reads without the shared log's lock and following.
+	for i := range w.ownLog {
+		cfg := filepath.Join(f.Root, fmt.Sprintf("own%d.toml", i))
+		body := fmt.Sprintf("workspace = %q\nprofile = \"interactive-dev\"\n[audit]\npath = %q\n", f.Workspace, filepath.Join(f.Root, fmt.Sprintf("own%d.jsonl", i)))
+		if err := os.WriteFile(cfg, []byte(body), 0o600); err != nil {
+			b.Fatal(err)
+		}
+		w.ownLog[i] = sbsServer{name: "onellm-mcp", bin: binary, args: []string{"serve", "--config", cfg}, env: env}
+	}
+	for i := range w.servers {
+		w.servers[i].env = env
+		// A first start outside the figures: the key is made, the pages
+		// are cached.
+		s, _, err := spawnRPC(w.servers[i])
+		if err != nil {
+			b.Fatal(err)
+		}
+		s.close()
+	}
+	for b.Loop() {
+		if err := w.round(); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.StopTimer()
+	for i := range w.servers {
+		if err := w.peak(i); err != nil {
+			b.Fatal(err)
+		}
+	}
+	w.report(b)
+}
+
+// sbsServer is one of the two servers compared.
+type sbsServer struct {
+	name, bin string
+	args, env []string
+}
+
+// sideBySide holds the files read and every sample, per server (0 the
+// baseline, 1 onellm-mcp).
+type sideBySide struct {
+	four, small, mib, edit string
+	servers                [2]sbsServer
+	ownLog                 [4]sbsServer // onellm-mcp, each with its own audit log
+	rounds                 int
+
+	start, read [2][]time.Duration
+	conc        [2][]float64 // calls/s
+	concOwn     []float64    // onellm-mcp, an audit log per process
+	rss         [2][]int     // KiB
+	peakKiB     [2]int
+}
+
+// round takes one sample of start-up and resident memory, 100 read round
+// trips (in blocks of 20, alternating) and one concurrent throughput, for
+// both servers.
+func (w *sideBySide) round() error {
+	order := [2]int{0, 1}
+	if w.rounds%2 == 1 {
+		order = [2]int{1, 0}
+	}
+	w.rounds++
+	var live [2]*rpcProc
+	defer func() {
+		for _, s := range live {
+			if s != nil {
+				s.close()
+			}
+		}
+	}()
+	for _, i := range order {
+		s, d, err := spawnRPC(w.servers[i])
+		if err != nil {
+			return err
+		}
+		live[i] = s
+		rss, err := procStatus(s.cmd.Process.Pid, "VmRSS:")
+		if err != nil {
+			return err
+		}
+		w.start[i] = append(w.start[i], d)
+		w.rss[i] = append(w.rss[i], rss)
+	}
+	for range 5 {
+		for _, i := range order {
+			for range 20 {
+				t0 := time.Now()
+				if _, err := live[i].readFile(w.four, 0); err != nil {
+					return err
+				}
+				w.read[i] = append(w.read[i], time.Since(t0))
+			}
+		}
+	}
+	for _, i := range order {
+		rate, err := w.concurrent(slices.Repeat([]sbsServer{w.servers[i]}, 4), 500)
+		if err != nil {
+			return err
+		}
+		w.conc[i] = append(w.conc[i], rate)
+	}
+	rate, err := w.concurrent(w.ownLog[:], 500)
+	if err != nil {
+		return err
+	}
+	w.concOwn = append(w.concOwn, rate)
+	return nil
+}
+
+// concurrent starts the servers and has each make n sequential small
+// reads, all at once; it returns the calls per second over the whole.
+func (w *sideBySide) concurrent(srvs []sbsServer, n int) (float64, error) {
+	procs := len(srvs)
+	servers := make([]*rpcProc, 0, procs)
+	defer func() {
+		for _, s := range servers {
+			s.close()
+		}
+	}()
+	for _, srv := range srvs {
+		s, _, err := spawnRPC(srv)
+		if err != nil {
+			return 0, err
+		}
+		servers = append(servers, s)
+	}
+	errs := make(chan error, procs)
+	var wg sync.WaitGroup
+	t0 := time.Now()
+	for _, s := range servers {
+		wg.Go(func() {
+			for range n {
+				if _, err := s.readFile(w.small, 0); err != nil {
+					errs <- err
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	elapsed := time.Since(t0)
+	close(errs)
+	if err := <-errs; err != nil {
+		return 0, err
+	}
+	return float64(procs*n) / elapsed.Seconds(), nil
+}
+
+// peak runs the memory workload on a fresh server and records its VmHWM:
+// 2,000 small reads, 200 reads of 1 MiB and, for onellm-mcp, 50 edits
+// and 20 commands.
+func (w *sideBySide) peak(i int) error {
+	s, _, err := spawnRPC(w.servers[i])
+	if err != nil {
+		return err
+	}
+	defer s.close()
+	for range 2000 {
+		if _, err := s.readFile(w.small, 0); err != nil {
+			return err
+		}
+	}
+	for range 200 {
+		resp, err := s.readFile(w.mib, 1<<20)
+		if err != nil {
+			return err
+		}
+		if len(resp) < 1<<20 {
+			return fmt.Errorf("%s: a 1 MiB read returned %d bytes", w.servers[i].name, len(resp))
+		}
+	}
+	if i == 1 {
+		edits := [2]string{
+			`{"edits":[{"path":%q,"old_text":"two","new_text":"TWO"}]}`,
+			`{"edits":[{"path":%q,"old_text":"TWO","new_text":"two"}]}`,
+		}
+		for k := range 50 {
+			if _, err := s.callTool("apply_patch", fmt.Sprintf(edits[k%2], w.edit)); err != nil {
+				return err
+			}
+		}
+		for range 20 {
+			if _, err := s.callTool("execute_terminal_command", `{"command":"echo hi"}`); err != nil {
+				return err
+			}
+		}
+	}
+	w.peakKiB[i], err = procStatus(s.cmd.Process.Pid, "VmHWM:")
+	return err
+}
+
+// report prints the table and reports every figure as a metric.
+func (w *sideBySide) report(b *testing.B) {
+	b.ReportMetric(0, "ns/op") // a round's time means nothing
+	ms := func(ds []time.Duration) float64 { return float64(median(ds)) / 1e6 }
+	mib := func(kib int) float64 { return float64(kib) / 1024 }
+	rows := []struct {
+		unit      string
+		base, one float64
+	}{
+		{"start-ms", ms(w.start[0]), ms(w.start[1])},
+		{"read-ms", ms(w.read[0]), ms(w.read[1])},
+		{"conc-calls/s", median(w.conc[0]), median(w.conc[1])},
+		{"conc-own-log-calls/s", median(w.conc[0]), median(w.concOwn)},
+		{"rss-MiB", mib(median(w.rss[0])), mib(median(w.rss[1]))},
+		{"peak-MiB", mib(w.peakKiB[0]), mib(w.peakKiB[1])},
+	}
+	var t strings.Builder
+	fmt.Fprintf(&t, "side by side, %d rounds, p50 (conc: the four onellm-mcp share one audit log, conc-own-log: one each;\npeak: one run, the baseline does the reads only)\n", w.rounds)
+	fmt.Fprintf(&t, "| %-20s | %10s | %10s | %6s |\n", "", "onellm-mcp", "baseline", "ratio")
+	for _, r := range rows {
+		ratio := r.one / r.base
+		fmt.Fprintf(&t, "| %-20s | %10.3f | %10.3f | %5.2f× |\n", r.unit, r.one, r.base, ratio)
+		b.ReportMetric(r.one, "onellm-"+r.unit)
+		b.ReportMetric(r.base, "base-"+r.unit)
+		b.ReportMetric(ratio, strings.TrimSuffix(strings.TrimSuffix(strings.TrimSuffix(r.unit, "-ms"), "-calls/s"), "-MiB")+"-ratio")
+	}
+	b.Log(t.String())
+}
+
+func median[T int | float64 | time.Duration](xs []T) T {
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	return s[len(s)/2]
+}
+
+// rpcProc is a server process driven by a minimal JSON-RPC client over
+// its stdin and stdout: one request at a time, no decoding beyond checking
+// the response's id and isError, so the client adds as little as it can.
+type rpcProc struct {
+	name   string
+	cmd    *exec.Cmd
+	in     io.WriteCloser
+	out    *bufio.Reader
+	next   int
+	stderr bytes.Buffer
+}
+
+const rpcInitialize = `{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"side-by-side","version":"1"}}`
+
+// spawnRPC starts a server and initializes it; the duration is from just
+// before the process is started to the initialize response read.
+func spawnRPC(srv sbsServer) (*rpcProc, time.Duration, error) {
+	s := &rpcProc{name: srv.name, cmd: exec.Command(srv.bin, srv.args...)}
+	s.cmd.Env = srv.env
+	s.cmd.Stderr = &s.stderr
+	var err error
+	if s.in, err = s.cmd.StdinPipe(); err != nil {
+		return nil, 0, err
+	}
+	out, err := s.cmd.StdoutPipe()
+	if err != nil {
+		return nil, 0, err
+	}
+	s.out = bufio.NewReaderSize(out, 64<<10)
+	t0 := time.Now()
+	if err := s.cmd.Start(); err != nil {
+		return nil, 0, fmt.Errorf("%s: %w", srv.name, err)
+	}
+	if _, err := s.request("initialize", rpcInitialize); err != nil {
+		s.close()
+		return nil, 0, err
+	}
+	d := time.Since(t0)
+	if _, err := io.WriteString(s.in, `{"jsonrpc":"2.0","method":"notifications/initialized"}`+"\n"); err != nil {
+		s.close()
+		return nil, 0, err
+	}
+	return s, d, nil
+}
+
+// request sends one request and returns its result's line.
+func (s *rpcProc) request(method, params string) ([]byte, error) {
+	s.next++
+	id := strconv.Itoa(s.next)
+	if _, err := io.WriteString(s.in, `{"jsonrpc":"2.0","id":`+id+`,"method":"`+method+`","params":`+params+"}\n"); err != nil {
+		return nil, fmt.Errorf("%s: %s: %w", s.name, method, err)
+	}
+	result := []byte(`{"jsonrpc":"2.0","id":` + id + `,"result"`)
+	for {
+		line, err := s.out.ReadBytes('\n')
+		if err != nil {
+			return nil, fmt.Errorf("%s: %s: %w (stderr: %s)", s.name, method, err, s.stderr.String())
+		}
+		if bytes.HasPrefix(line, result) {
+			return line, nil
+		}
+		if !bytes.HasPrefix(line, []byte(`{"jsonrpc":"2.0","method"`)) { // not a notification from the server
+			return nil, fmt.Errorf("%s: %s: %.300s", s.name, method, line)
+		}
+	}
+}
+
+// callTool calls a tool; a tool error is an error.
+func (s *rpcProc) callTool(name, args string) ([]byte, error) {
+	line, err := s.request("tools/call", `{"name":"`+name+`","arguments":`+args+`}`)
+	if err == nil && bytes.Contains(line, []byte(`"isError":true`)) {
+		err = fmt.Errorf("%s: %s: %.300s", s.name, name, line)
+	}
+	return line, err
+}
+
+// readFile reads path with read_file (limit lines when > 0).
+func (s *rpcProc) readFile(path string, limit int) ([]byte, error) {
+	args := `{"path":` + strconv.Quote(path)
+	if limit > 0 {
+		args += `,"limit":` + strconv.Itoa(limit)
+	}
+	return s.callTool("read_file", args+"}")
+}
+
+func (s *rpcProc) close() {
+	s.in.Close()
+	done := make(chan struct{})
+	go func() { s.cmd.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		s.cmd.Process.Kill()
+		<-done
+	}
+}
+
+// procStatus reads one KiB field of /proc/PID/status.
+func procStatus(pid int, field string) (int, error) {
+	status, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
+	if err != nil {
+		return 0, err
+	}
+	for _, line := range strings.Split(string(status), "\n") {
+		if fields := strings.Fields(line); len(fields) > 1 && fields[0] == field {
+			return strconv.Atoi(fields[1])
+		}
+	}
+	return 0, fmt.Errorf("no %s in /proc/%d/status", field, pid)
+}
