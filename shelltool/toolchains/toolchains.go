@@ -340,6 +340,12 @@ func (s Set) Prepare(cache string, workspaceRoots []string) (*Call, error) {
 		return nil, fmt.Errorf("toolchains: private home: %w", err)
 	}
 	c := &Call{home: home, Readable: s.Readable()}
+	if s.Has(Go) {
+		if err := goTelemetryOff(home); err != nil {
+			c.Close()
+			return nil, err
+		}
+	}
 	gitconfig := filepath.Join(dirs["etc"], "gitconfig")
 	npmrc := filepath.Join(dirs["etc"], "npmrc")
 	if err := writeFile(gitconfig, s.gitconfig(workspaceRoots)); err != nil {
@@ -385,6 +391,25 @@ func (s Set) Prepare(cache string, workspaceRoots []string) (*Call, error) {
 		}
 	}
 	return c, nil
+}
+
+// goTelemetryOff turns the go command's telemetry off in a call's fresh
+// HOME. Left at its default ("local") in an empty config folder, every go
+// command creates the telemetry folder, a counter file and an upload token,
+// and starts a copy of itself ("** telemetry **") in the background: one
+// more program through the exec gate and a second Go start-up per call, for
+// counters deleted with the HOME. GOTELEMETRY in the environment is not
+// read; the mode file under os.UserConfigDir is, as `go telemetry off`
+// writes it.
+func goTelemetryOff(home string) error {
+	dir := filepath.Join(home, ".config", "go", "telemetry")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return fmt.Errorf("toolchains: go telemetry: %w", err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "mode"), []byte("off\n"), 0o600); err != nil {
+		return fmt.Errorf("toolchains: go telemetry: %w", err)
+	}
+	return nil
 }
 
 // pyenvVersion is the version pyenv would pick for the workspace (its

@@ -176,6 +176,14 @@ func TestPrepare(t *testing.T) {
 			t.Errorf("git reads user.name as %q (%v)", out, err)
 		}
 	}
+	// Go's telemetry is off in the fresh HOME (else every go command
+	// starts a second go in the background), and only there.
+	if b, err := os.ReadFile(filepath.Join(env["XDG_CONFIG_HOME"], "go", "telemetry", "mode")); err != nil || string(b) != "off\n" {
+		t.Errorf("go telemetry mode in the call's config folder: %q %v", b, err)
+	}
+	if !strings.HasPrefix(env["XDG_CONFIG_HOME"], env["HOME"]+"/") {
+		t.Errorf("XDG_CONFIG_HOME=%q is not in the call's HOME", env["XDG_CONFIG_HOME"])
+	}
 	homeDir := env["HOME"]
 	if err := c.Close(); err != nil {
 		t.Fatal(err)
