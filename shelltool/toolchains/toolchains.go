@@ -40,6 +40,10 @@ const (
 	Rust   = "rust"
 )
 
+// NpmRegistry is the registry npm uses in the sandbox unless the command
+// line names another: the default index package.install decides for npm.
+const NpmRegistry = "https://registry.npmjs.org/"
+
 // Known lists every toolchain name, in the order they are reported.
 var Known = []string{Git, Go, Python, Node, Rust}
 
@@ -371,6 +375,14 @@ func (s Set) Prepare(cache string, workspaceRoots []string) (*Call, error) {
 		"npm_config_cache=" + dirs["npm"],
 		"npm_config_userconfig=" + npmrc,
 		"npm_config_update_notifier=false",
+		// The registry npm uses is the one the command line decided:
+		// --registry or an npm_config_registry= assignment on the line (both
+		// override these), else this default, which is the index
+		// package.install assumes; a project's .npmrc cannot move it
+		// (environment config outranks project config), and a lockfile's
+		// resolved URLs are fetched from that registry, not their own host.
+		"npm_config_registry=" + NpmRegistry,
+		"npm_config_replace_registry_host=always",
 		"PIP_CACHE_DIR=" + dirs["pip"],
 		"PIP_DISABLE_PIP_VERSION_CHECK=1",
 		"PYTHONUSERBASE=" + dirs["pyuser"],
