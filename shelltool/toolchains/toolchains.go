@@ -374,6 +374,7 @@ func (s Set) Prepare(cache string, workspaceRoots []string) (*Call, error) {
 		"GOENV=off",
 		"npm_config_cache=" + dirs["npm"],
 		"npm_config_userconfig=" + npmrc,
+		"npm_config_globalconfig=" + npmrc,
 		"npm_config_update_notifier=false",
 		// The registry npm uses is the one the command line decided:
 		// --registry or an npm_config_registry= assignment on the line (both
@@ -384,6 +385,10 @@ func (s Set) Prepare(cache string, workspaceRoots []string) (*Call, error) {
 		"npm_config_registry=" + NpmRegistry,
 		"npm_config_replace_registry_host=always",
 		"PIP_CACHE_DIR=" + dirs["pip"],
+		// No pip configuration file is read (os.devnull skips them all):
+		// a pip.conf in a virtualenv, the call's HOME or /etc cannot add
+		// an index the line did not name, nor hand pip a token.
+		"PIP_CONFIG_FILE=" + os.DevNull,
 		"PIP_DISABLE_PIP_VERSION_CHECK=1",
 		"PYTHONUSERBASE=" + dirs["pyuser"],
 		"CARGO_HOME=" + dirs["cargo"],
