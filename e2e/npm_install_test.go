@@ -164,11 +164,11 @@ target     = { host = "127.0.0.1" }
 
 	// npm in the sandbox: the default registry whatever the project says,
 	// lockfile hosts replaced by it, the workspace's own cache and config.
-	out, txt := runCmd(t, c, "npm config get registry && npm config get replace-registry-host && npm config get cache && npm config get userconfig")
+	out, txt := runCmd(t, c, "npm config get registry && npm config get replace-registry-host && npm config get cache && npm config get userconfig && npm config get globalconfig")
 	lines := strings.Split(strings.TrimSpace(out.Stdout), "\n")
 	cacheRoot := filepath.Join(allowed.Root, ".cache", "onellm-mcp", "workspaces")
-	if out.ExitCode != 0 || len(lines) != 4 || lines[0] != "https://registry.npmjs.org/" || lines[1] != "always" ||
-		!strings.HasPrefix(lines[2], cacheRoot+"/") || !strings.HasPrefix(lines[3], cacheRoot+"/") {
+	if out.ExitCode != 0 || len(lines) != 5 || lines[0] != "https://registry.npmjs.org/" || lines[1] != "always" ||
+		!strings.HasPrefix(lines[2], cacheRoot+"/") || !strings.HasPrefix(lines[3], cacheRoot+"/") || !strings.HasPrefix(lines[4], cacheRoot+"/") {
 		t.Fatalf("npm's configuration in the sandbox:\n%s", txt)
 	}
 

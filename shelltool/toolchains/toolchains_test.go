@@ -153,7 +153,7 @@ func TestPrepare(t *testing.T) {
 	if env["GOPROXY"] != "file://"+filepath.Join(home, "go/pkg/mod/cache/download") || env["RUSTUP_HOME"] != filepath.Join(home, ".rustup") {
 		t.Errorf("GOPROXY=%q RUSTUP_HOME=%q", env["GOPROXY"], env["RUSTUP_HOME"])
 	}
-	if env["PIP_CONFIG_FILE"] != os.DevNull || env["npm_config_globalconfig"] != env["npm_config_userconfig"] {
+	if env["PIP_CONFIG_FILE"] != os.DevNull || filepath.Dir(env["npm_config_globalconfig"]) != filepath.Dir(env["npm_config_userconfig"]) || env["npm_config_globalconfig"] == env["npm_config_userconfig"] {
 		t.Errorf("PIP_CONFIG_FILE %q, npm global config %q", env["PIP_CONFIG_FILE"], env["npm_config_globalconfig"])
 	}
 	if env["npm_config_registry"] != NpmRegistry || env["npm_config_replace_registry_host"] != "always" {
