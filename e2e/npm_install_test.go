@@ -172,6 +172,18 @@ target     = { host = "127.0.0.1" }
 		t.Fatalf("npm's configuration in the sandbox:\n%s", txt)
 	}
 
+	// The CA bundle the host's global npmrc names is the one npm trusts in
+	// the sandbox too (a company's TLS-inspecting proxy keeps working).
+	host := exec.Command("npm", "config", "get", "cafile")
+	host.Env, host.Dir = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir()}, t.TempDir()
+	want, err := host.Output()
+	if err != nil {
+		t.Fatalf("npm config get cafile on the host: %v", err)
+	}
+	if out, txt = runCmd(t, c, "npm config get cafile"); out.ExitCode != 0 || out.Stdout != string(want) {
+		t.Fatalf("npm's cafile in the sandbox, want %q:\n%s", want, txt)
+	}
+
 	res := call(t, c, "execute_terminal_command", map[string]any{"command": install, "timeout_seconds": 120})
 	structured(t, res, &out)
 	txt = text(res)

@@ -85,6 +85,10 @@ func toolchainsInTheSandbox(t *testing.T, as *unprivileged) {
 	gitconfig := "[user]\n\tname = Sandbox Tester\n\temail = tester@example.com\n" +
 		"[url \"https://" + token + "@github.com/\"]\n\tinsteadOf = https://github.com/\n[credential]\n\thelper = store\n"
 	f.write(t, "../.gitconfig", gitconfig)
+	// An nvm installation whose global npmrc holds a registry token, deep
+	// inside a folder commands may read.
+	const npmToken = "npm_e2eTOKENnotForCommands"
+	nvmrc := f.write(t, "../.nvm/versions/node/v20.0.0/etc/npmrc", "//registry.npmjs.org/:_authToken="+npmToken+"\n")
 	goBin, _ := exec.LookPath("go")
 	f.Env = append(f.Env, "PATH="+filepath.Dir(goBin)+":/usr/local/bin:/usr/bin:/bin", "XDG_CACHE_HOME=", "GOCACHE=", "GOMODCACHE=", "GOPATH=")
 
@@ -169,6 +173,10 @@ func toolchainsInTheSandbox(t *testing.T, as *unprivileged) {
 	// The real home stays closed: its git config cannot be read by path.
 	if out, _ := run("cat " + filepath.Join(home, ".gitconfig") + " 2>&1; ls " + home + " 2>&1; exit 0"); strings.Contains(out, "insteadOf") {
 		t.Fatalf("the real ~/.gitconfig was readable:\n%s", out)
+	}
+
+	if out, _ := run("cat " + nvmrc + " 2>&1; exit 0"); strings.Contains(out, npmToken) {
+		t.Fatalf("the token in an installation's global npmrc was readable:\n%s", out)
 	}
 
 	if b, err := os.ReadFile(filepath.Join(home, ".gitconfig")); err != nil || string(b) != gitconfig {

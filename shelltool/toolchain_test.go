@@ -57,3 +57,13 @@ func TestNpmRegistryIsTheDecidedIndex(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkToolchainDetect: what the first command pays for toolchains on
+// this machine: detection, the credential scan near the top of their
+// folders and the config files deep inside them (target < 5 ms).
+func BenchmarkToolchainDetect(b *testing.B) {
+	for b.Loop() {
+		var c toolchainCache
+		c.detect(toolchains.Known)
+	}
+}

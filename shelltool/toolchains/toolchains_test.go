@@ -29,6 +29,16 @@ func fakeHome(t *testing.T) (Host, string) {
 		}
 	}
 	os.WriteFile(filepath.Join(home, ".cargo/credentials.toml"), []byte("token = \"x\"\n"), 0o600)
+	// Registry tokens deep inside installations, where npm and pip read them.
+	os.MkdirAll(filepath.Join(home, ".nvm/versions/node/v20/etc"), 0o755)
+	os.WriteFile(filepath.Join(home, ".nvm/versions/node/v20/etc/npmrc"), []byte("//registry.npmjs.org/:_authToken=npm_SECRET\n"), 0o600)
+	os.WriteFile(filepath.Join(home, ".pyenv/versions/3.11.7/pip.conf"), []byte("[global]\nindex-url = https://u:p@idx.example/simple\n"), 0o600)
+	// The node in PATH, whose global npmrc names a CA bundle beside a token.
+	os.MkdirAll(filepath.Join(home, "node/bin"), 0o755)
+	os.MkdirAll(filepath.Join(home, "node/etc"), 0o755)
+	os.WriteFile(filepath.Join(home, "node/bin/node"), []byte("#!/bin/sh\n"), 0o755)
+	os.WriteFile(filepath.Join(home, "node/etc/npmrc"), []byte("cafile=/etc/ssl/certs/ca-certificates.crt\n//registry.npmjs.org/:_authToken=npm_SECRET\n"), 0o644)
+	os.Symlink(filepath.Join(home, "node/bin/node"), filepath.Join(home, "bin/node"))
 	os.WriteFile(filepath.Join(home, ".gitconfig"), []byte(`[user]
 	name = "Ada \"the\" Lovelace" # comment
 	email = ada@example.com
@@ -73,6 +83,10 @@ func TestDetect(t *testing.T) {
 	}
 	if s.userName != `Ada "the" Lovelace` || s.userEmail != "ada@example.com" {
 		t.Fatalf("identity %q <%q>", s.userName, s.userEmail)
+	}
+	configs := []string{filepath.Join(home, ".nvm/versions/node/v20/etc/npmrc"), filepath.Join(home, ".pyenv/versions/3.11.7/pip.conf"), filepath.Join(home, "node/etc/npmrc")}
+	if got := s.Configs(); !slices.Equal(got, configs) {
+		t.Errorf("configs holding tokens:\n got %v\nwant %v", got, configs)
 	}
 }
 
@@ -166,6 +180,13 @@ func TestPrepare(t *testing.T) {
 		if strings.HasPrefix(w, home) {
 			t.Errorf("writable %s is in the real home", w)
 		}
+	}
+	// npm's generated global config keeps the real one's CA bundle only.
+	if b, err := os.ReadFile(env["npm_config_globalconfig"]); err != nil || !strings.HasSuffix(string(b), "\ncafile=/etc/ssl/certs/ca-certificates.crt\n") || strings.Contains(string(b), "SECRET") {
+		t.Errorf("generated global npmrc: %q %v", b, err)
+	}
+	if b, err := os.ReadFile(env["npm_config_userconfig"]); err != nil || strings.Contains(string(b), "cafile") {
+		t.Errorf("generated user npmrc: %q %v", b, err)
 	}
 	gc, err := os.ReadFile(env["GIT_CONFIG_GLOBAL"])
 	if err != nil {
