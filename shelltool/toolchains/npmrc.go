@@ -52,9 +52,15 @@ func parseNpmCAFile(b []byte) string {
 		if len(v) >= 2 && (v[0] == '"' || v[0] == '\'') && v[len(v)-1] == v[0] {
 			v = v[1 : len(v)-1]
 		}
-		if filepath.IsAbs(v) && !strings.Contains(v, "${") && filepath.Clean(v) == v {
+		if filepath.IsAbs(v) && !strings.Contains(v, "${") && filepath.Clean(v) == v && !hasControl(v) {
 			out = v
 		}
 	}
 	return out
+}
+
+// hasControl reports whether s holds a control character (a value that
+// would not stay one line of the generated config).
+func hasControl(s string) bool {
+	return strings.ContainsFunc(s, func(r rune) bool { return r < 0x20 || r == 0x7f })
 }

@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"unicode"
 )
 
 func TestParseNpmCAFile(t *testing.T) {
@@ -19,6 +20,7 @@ func TestParseNpmCAFile(t *testing.T) {
 		{"; cafile=/commented.pem\n# cafile=/also.pem\n", ""},
 		{"[section]\ncafile=/in-section.pem\n", ""},
 		{"ca=-----BEGIN CERTIFICATE-----\n", ""},
+		{"cafile=/a\rb\n", ""},
 		{"", ""},
 	}
 	for _, tt := range tests {
@@ -50,7 +52,7 @@ func TestNpmCAFileOutsideHomeOnly(t *testing.T) {
 func FuzzParseNpmCAFile(f *testing.F) {
 	f.Fuzz(func(t *testing.T, in string) {
 		v := parseNpmCAFile([]byte(in))
-		if v != "" && (!filepath.IsAbs(v) || filepath.Clean(v) != v || strings.ContainsAny(v, "\n\r") || strings.Contains(v, "${")) {
+		if v != "" && (!filepath.IsAbs(v) || filepath.Clean(v) != v || strings.ContainsFunc(v, unicode.IsControl) || strings.Contains(v, "${")) {
 			t.Fatalf("%q kept %q", in, v)
 		}
 	})
