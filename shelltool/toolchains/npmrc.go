@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"unicode"
 )
 
 // maxNpmrc bounds how much of npm's global config is read.
@@ -62,5 +63,5 @@ func parseNpmCAFile(b []byte) string {
 // hasControl reports whether s holds a control character (a value that
 // would not stay one line of the generated config).
 func hasControl(s string) bool {
-	return strings.ContainsFunc(s, func(r rune) bool { return r < 0x20 || r == 0x7f })
+	return strings.ContainsFunc(s, unicode.IsControl)
 }
