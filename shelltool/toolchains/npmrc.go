@@ -1,8 +1,6 @@
 package toolchains
 
 import (
-	"bufio"
-	"bytes"
 	"os"
 	"path/filepath"
 	"strings"
@@ -35,13 +33,7 @@ func npmCAFile(h Host, path string) string {
 // environment reference, a relative path) is ignored.
 func parseNpmCAFile(b []byte) string {
 	var out string
-	sc := bufio.NewScanner(bytes.NewReader(b))
-	sc.Buffer(make([]byte, 0, 4096), maxNpmrc)
-	for sc.Scan() {
-		line := strings.TrimSpace(sc.Text())
-		if line == "" || line[0] == '#' || line[0] == ';' {
-			continue
-		}
+	for line := range configLines(b, maxNpmrc) {
 		if line[0] == '[' {
 			return out // keys in a section are not npm's top-level settings
 		}

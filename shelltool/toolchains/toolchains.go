@@ -328,12 +328,7 @@ func detectRust(h Host) (Toolchain, bool) {
 
 // Readable is every folder the found toolchains need readable.
 func (s Set) Readable() []string {
-	var out []string
-	for _, t := range s.Found {
-		out = append(out, t.Readable...)
-	}
-	slices.Sort(out)
-	return slices.Compact(out)
+	return s.union(func(t Toolchain) []string { return t.Readable })
 }
 
 // Configs are the found installations' own config files that may hold
@@ -341,9 +336,14 @@ func (s Set) Readable() []string {
 // lie in the toolchain's folders: commands see them hidden. The sandbox
 // points npm and pip away from them too (Prepare).
 func (s Set) Configs() []string {
+	return s.union(func(t Toolchain) []string { return t.configs })
+}
+
+// union is field of every toolchain found, sorted, each path once.
+func (s Set) union(field func(Toolchain) []string) []string {
 	var out []string
 	for _, t := range s.Found {
-		out = append(out, t.configs...)
+		out = append(out, field(t)...)
 	}
 	slices.Sort(out)
 	return slices.Compact(out)
