@@ -165,6 +165,9 @@ func toolchainsInTheSandbox(t *testing.T, as *unprivileged) {
 		t.Fatalf("the generated git config or HOME carries the real one's keys:\n%s", out)
 	}
 	run("go build -o hello . && ./hello && go test ./...")
+	if out, _ := run("go env GOTELEMETRY"); out != "off\n" {
+		t.Fatalf("go telemetry in the sandbox: %q", out)
+	}
 	if out, _ := run("npm test"); !strings.Contains(out, "node ok") {
 		t.Fatalf("npm test: %q", out)
 	}
@@ -280,17 +283,10 @@ func sandboxEnv(b *testing.B, c *client.Client) []string {
 	return env
 }
 
-// freshHome is an empty HOME as the sandbox makes one per call, with Go's
-// telemetry off.
+// freshHome is an empty HOME, as the sandbox makes one per call.
 func freshHome(b *testing.B) string {
 	home, err := os.MkdirTemp("", "home-")
 	if err != nil {
-		b.Fatal(err)
-	}
-	if err := os.MkdirAll(filepath.Join(home, ".config", "go", "telemetry"), 0o700); err != nil {
-		b.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(home, ".config", "go", "telemetry", "mode"), []byte("off\n"), 0o600); err != nil {
 		b.Fatal(err)
 	}
 	return home

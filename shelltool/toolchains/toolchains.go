@@ -407,8 +407,9 @@ func (s Set) Prepare(cache string, workspaceRoots []string) (*Call, error) {
 		return nil, fmt.Errorf("toolchains: private home: %w", err)
 	}
 	c := &Call{home: home, Readable: s.Readable()}
+	telemetry := ""
 	if s.Has(Go) {
-		if err := goTelemetryOff(home); err != nil {
+		if telemetry, err = goTelemetryOff(dirs["etc"]); err != nil {
 			c.Close()
 			return nil, err
 		}
@@ -460,6 +461,9 @@ func (s Set) Prepare(cache string, workspaceRoots []string) (*Call, error) {
 		"PYTHONUSERBASE=" + dirs["pyuser"],
 		"CARGO_HOME=" + dirs["cargo"],
 	}
+	if telemetry != "" {
+		c.Env = append(c.Env, "TEST_TELEMETRY_DIR="+telemetry)
+	}
 	for _, t := range s.Found {
 		if t.hostModCache != "" {
 			c.Env = append(c.Env, "GOPROXY=file://"+t.hostModCache)
@@ -488,23 +492,28 @@ func (s Set) npmGlobal() string {
 	return ""
 }
 
-// goTelemetryOff turns the go command's telemetry off in a call's fresh
-// HOME. Left at its default ("local") in an empty config folder, every go
-// command creates the telemetry folder, a counter file and an upload token,
-// and starts a copy of itself ("** telemetry **") in the background: one
-// more program through the exec gate and a second Go start-up per call, for
-// counters deleted with the HOME. GOTELEMETRY in the environment is not
-// read; the mode file under os.UserConfigDir is, as `go telemetry off`
-// writes it.
-func goTelemetryOff(home string) error {
-	dir := filepath.Join(home, ".config", "go", "telemetry")
+// goTelemetryOff makes the go command's telemetry folder a generated one
+// under etc (read-only to commands) whose mode is "off", and returns it.
+// Left at its default ("local") in a call's fresh, empty config folder,
+// every go command creates the telemetry folder, a counter file and an
+// upload token, and starts a copy of itself ("** telemetry **") in the
+// background: one more program through the exec gate and a second Go
+// start-up per call, for counters deleted with the HOME. GOTELEMETRY in the
+// environment is not read. The go command takes its telemetry folder from
+// TEST_TELEMETRY_DIR (cmd/internal/telemetry; `go env GOTELEMETRYDIR` shows
+// it), which costs nothing per call, where a mode file in each fresh HOME
+// cost three folders and a file per command. Should a later go drop the
+// variable, it falls back to its default: slower, nothing more
+// (TestGoTelemetryOff notices).
+func goTelemetryOff(etc string) (string, error) {
+	dir := filepath.Join(etc, "go-telemetry")
 	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return fmt.Errorf("toolchains: go telemetry: %w", err)
+		return "", fmt.Errorf("toolchains: go telemetry: %w", err)
 	}
-	if err := os.WriteFile(filepath.Join(dir, "mode"), []byte("off\n"), 0o600); err != nil {
-		return fmt.Errorf("toolchains: go telemetry: %w", err)
+	if err := writeFile(filepath.Join(dir, "mode"), "off\n"); err != nil {
+		return "", fmt.Errorf("toolchains: go telemetry: %w", err)
 	}
-	return nil
+	return dir, nil
 }
 
 // pyenvVersion is the version pyenv would pick for the workspace (its

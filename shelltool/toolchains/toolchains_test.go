@@ -203,10 +203,13 @@ func TestPrepare(t *testing.T) {
 			t.Errorf("git reads user.name as %q (%v)", out, err)
 		}
 	}
-	// Go's telemetry is off in the fresh HOME (else every go command
-	// starts a second go in the background), and only there.
-	if b, err := os.ReadFile(filepath.Join(env["XDG_CONFIG_HOME"], "go", "telemetry", "mode")); err != nil || string(b) != "off\n" {
-		t.Errorf("go telemetry mode in the call's config folder: %q %v", b, err)
+	// Go's telemetry is off (else every go command starts a second go in
+	// the background), from a folder commands cannot write.
+	if b, err := os.ReadFile(filepath.Join(env["TEST_TELEMETRY_DIR"], "mode")); err != nil || string(b) != "off\n" {
+		t.Errorf("go telemetry mode: %q %v", b, err)
+	}
+	if !slices.Contains(c.Readable, filepath.Dir(env["TEST_TELEMETRY_DIR"])) || slices.ContainsFunc(c.Writable, func(w string) bool { return strings.HasPrefix(env["TEST_TELEMETRY_DIR"], w+"/") }) {
+		t.Errorf("go's telemetry folder %s is not read-only to commands", env["TEST_TELEMETRY_DIR"])
 	}
 	if !strings.HasPrefix(env["XDG_CONFIG_HOME"], env["HOME"]+"/") {
 		t.Errorf("XDG_CONFIG_HOME=%q is not in the call's HOME", env["XDG_CONFIG_HOME"])
@@ -275,4 +278,61 @@ func TestPyenvVersion(t *testing.T) {
 		os.WriteFile(filepath.Join(ws, ".python-version"), []byte(bad), 0o644)
 		check("workspace names "+strings.TrimSpace(bad)+": global", "3.11.7")
 	}
+}
+
+// BenchmarkPrepare: what every sandboxed command pays for toolchains: the
+// fresh HOME (with go's telemetry off), the generated configs checked, the
+// HOME removed.
+func BenchmarkPrepare(b *testing.B) {
+	s := Detect(Host{Home: os.Getenv("HOME"), Getenv: os.Getenv}, Known)
+	cache := WorkspaceCache(b.TempDir(), "/work/app")
+	for b.Loop() {
+		c, err := s.Prepare(cache, []string{"/work/app"})
+		if err != nil {
+			b.Fatal(err)
+		}
+		c.Close()
+	}
+}
+
+// TestGoTelemetryOff: the go command of this machine reads its telemetry
+// mode where Prepare points it, and finds it off. A go that no longer
+// reads TEST_TELEMETRY_DIR fails here: it would start a telemetry child in
+// every command.
+func TestGoTelemetryOff(t *testing.T) {
+	goBin, err := exec.LookPath("go")
+	if err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("go is needed")
+		}
+		t.Skip("no go")
+	}
+	s := Set{Found: []Toolchain{{Name: Go}}}
+	c, err := s.Prepare(WorkspaceCache(t.TempDir(), "/work/app"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	cmd := exec.Command(goBin, "env", "GOTELEMETRY", "GOTELEMETRYDIR")
+	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH")}, c.Env...)
+	cmd.Dir = t.TempDir()
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "off\n" + envValueOf(c.Env, "TEST_TELEMETRY_DIR") + "\n"; string(out) != want {
+		t.Fatalf("go env GOTELEMETRY GOTELEMETRYDIR = %q, want %q", out, want)
+	}
+	if ents, _ := os.ReadDir(c.home); len(ents) != 0 {
+		t.Errorf("go wrote into the call's HOME: %v", ents)
+	}
+}
+
+func envValueOf(env []string, key string) string {
+	for _, kv := range env {
+		if k, v, ok := strings.Cut(kv, "="); ok && k == key {
+			return v
+		}
+	}
+	return ""
 }
