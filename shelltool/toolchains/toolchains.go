@@ -16,8 +16,14 @@
 // generated global config holding only user.name and user.email read from
 // the real one (no url.*.insteadOf token, no credential helper, no include)
 // and the system config is skipped. Go reads the host's module cache only
-// as a read-only file:// proxy. Detection only looks at the file system
-// (stat, readlink, one small read of the git config): it starts no process.
+// as a read-only file:// proxy. npm and pip fetch from the index the
+// command line decided (package.install): npm's registry is set in the
+// environment, above a project's .npmrc, with a lockfile's URLs sent to it,
+// and pip reads no pip.conf; their installations' own token-bearing config
+// files (npm's global npmrc, pip's site config) are reported for hiding
+// wherever they lie (Configs). Detection only looks at the file system
+// (stat, readlink, small reads of the git config and npm's global config):
+// it starts no process.
 package toolchains
 
 import (
