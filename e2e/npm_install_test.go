@@ -162,6 +162,25 @@ target     = { host = "127.0.0.1" }
 	npmProject(t, allowed, decoy)
 	c := stdioClient(t, allowed, Modern)
 
+	// explain builds the same requests: the install from the registry the
+	// line names is allowed by the rule, a plain `npm ci` is an install
+	// from the default registry, which no rule allows.
+	for line, want := range map[string]string{
+		"npm ci --registry " + registry.URL + "/": "request:  package.install (package.json) from 127.0.0.1",
+		"npm ci": "request:  package.install (package.json) from registry.npmjs.org",
+	} {
+		out, errOut, _ := runCLI(t, allowed.Root, "explain", "--config", allowed.Config, "--surface", "sandbox", "process.exec", line)
+		var block string
+		for _, b := range strings.Split(out, "\n\n") {
+			if strings.Contains(b, "package.install") {
+				block = b
+			}
+		}
+		if !strings.Contains(block, want+"\n") || strings.Contains(block, "decision: allow") != strings.Contains(line, "--registry") {
+			t.Errorf("explain %q:\n%s%s", line, out, errOut)
+		}
+	}
+
 	// npm in the sandbox: the default registry whatever the project says,
 	// lockfile hosts replaced by it, the workspace's own cache and config.
 	out, txt := runCmd(t, c, "npm config get registry && npm config get replace-registry-host && npm config get cache && npm config get userconfig && npm config get globalconfig")
