@@ -232,13 +232,7 @@ func TestPrepare(t *testing.T) {
 }
 
 func TestQuoteValueRoundTrip(t *testing.T) {
-	git, err := exec.LookPath("git")
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("git is needed")
-		}
-		t.Skip("no git")
-	}
+	git := need(t, "git")
 	for _, v := range []string{`plain`, `with "quotes"`, `back\slash`, "semi;colon # hash", "tab\tand\nnewline"} {
 		f := filepath.Join(t.TempDir(), "c")
 		os.WriteFile(f, []byte("[user]\n\tname = "+quoteValue(v)+"\n"), 0o600)
@@ -300,13 +294,7 @@ func BenchmarkPrepare(b *testing.B) {
 // reads TEST_TELEMETRY_DIR fails here: it would start a telemetry child in
 // every command.
 func TestGoTelemetryOff(t *testing.T) {
-	goBin, err := exec.LookPath("go")
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("go is needed")
-		}
-		t.Skip("no go")
-	}
+	goBin := need(t, "go")
 	s := Set{Found: []Toolchain{{Name: Go}}}
 	c, err := s.Prepare(WorkspaceCache(t.TempDir(), "/work/app"), nil)
 	if err != nil {
@@ -335,4 +323,18 @@ func envValueOf(env []string, key string) string {
 		}
 	}
 	return ""
+}
+
+// need is the program's path, or it skips the test (fails it under
+// CI=true, where every dependency is installed).
+func need(t *testing.T, program string) string {
+	t.Helper()
+	p, err := exec.LookPath(program)
+	if err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("%s is needed: %v", program, err)
+		}
+		t.Skipf("no %s", program)
+	}
+	return p
 }
