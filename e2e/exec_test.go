@@ -97,7 +97,7 @@ func TestExecuteManyCommandsNoLeak(t *testing.T) {
 }
 
 // serverPID finds the server process started for this fixture.
-func serverPID(t *testing.T, f *fixture) int {
+func serverPID(t testing.TB, f *fixture) int {
 	t.Helper()
 	entries, _ := os.ReadDir("/proc")
 	for _, e := range entries {

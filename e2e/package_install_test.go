@@ -7,6 +7,7 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"fmt"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os/exec"
@@ -44,12 +45,17 @@ func wheel(t *testing.T) []byte {
 	return buf.Bytes()
 }
 
-// localIndex is a PEP 503 simple index on 127.0.0.1 serving one wheel.
-func localIndex(t *testing.T) (*httptest.Server, *atomic.Int64) {
+// localIndex is a PEP 503 simple index on addr (a loopback address)
+// serving one wheel.
+func localIndex(t *testing.T, addr string) (*httptest.Server, *atomic.Int64) {
 	whl := wheel(t)
 	sum := sha256.Sum256(whl)
 	var hits atomic.Int64
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		t.Fatalf("index on %s: %v", addr, err)
+	}
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		hits.Add(1)
 		switch r.URL.Path {
 		case "/simple/hello-pkg/":
@@ -61,6 +67,9 @@ func localIndex(t *testing.T) (*httptest.Server, *atomic.Int64) {
 			http.NotFound(w, r)
 		}
 	}))
+	srv.Listener.Close()
+	srv.Listener = ln
+	srv.Start()
 	t.Cleanup(srv.Close)
 	return srv, &hits
 }
@@ -69,16 +78,21 @@ func localIndex(t *testing.T) (*httptest.Server, *atomic.Int64) {
 // 127.0.0.1 works in the sandbox through the egress proxy when a rule
 // allows installing from that index, and is refused before anything runs
 // without one; the package.install request is in the audit log with the
-// package and the index's host.
+// package and the index's host. What is decided is what is fetched: a
+// pip.conf the command writes first, adding a second index (127.0.0.2,
+// reachable through the proxy too), is not read.
 func TestPackageInstallThroughTheProxy(t *testing.T) {
 	if _, err := exec.LookPath("python3"); err != nil {
 		missing(t, "python3 is not installed: %v", err)
 	}
-	index, hits := localIndex(t)
-	install := "python3 -m pip install --no-cache-dir --disable-pip-version-check --target /tmp/site " +
+	index, hits := localIndex(t, "127.0.0.1:0")
+	decoy, decoyHits := localIndex(t, "127.0.0.2:0")
+	pipConf := `python3 -c "import os; d = os.path.expanduser('~/.config/pip'); os.makedirs(d); ` +
+		`open(d + '/pip.conf', 'w').write('[global]\\nextra-index-url = ` + decoy.URL + `/simple/\\n')" && `
+	install := pipConf + "python3 -m pip install --no-cache-dir --disable-pip-version-check --target /tmp/site " +
 		"--index-url " + index.URL + "/simple/ hello-pkg && PYTHONPATH=/tmp/site python3 -c 'import hello_pkg; print(hello_pkg.VALUE)'"
 
-	allowed := newFixture(t, proxyConfig+`
+	allowed := newFixture(t, npmConfig+`
 [[rules.allow]]
 rule_id    = "local-index"
 capability = "package.install"
@@ -93,6 +107,9 @@ target     = { host = "127.0.0.1" }
 	}
 	if hits.Load() < 2 {
 		t.Fatalf("the index saw %d requests", hits.Load())
+	}
+	if decoyHits.Load() != 0 {
+		t.Fatalf("the index only a pip.conf named saw %d requests", decoyHits.Load())
 	}
 	var sawInstall bool
 	for _, l := range allowed.auditLines(t) {

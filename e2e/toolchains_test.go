@@ -1,18 +1,21 @@
 package e2e
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"os"
 	"os/exec"
 	"os/user"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 )
@@ -83,6 +86,10 @@ func toolchainsInTheSandbox(t *testing.T, as *unprivileged) {
 	gitconfig := "[user]\n\tname = Sandbox Tester\n\temail = tester@example.com\n" +
 		"[url \"https://" + token + "@github.com/\"]\n\tinsteadOf = https://github.com/\n[credential]\n\thelper = store\n"
 	f.write(t, "../.gitconfig", gitconfig)
+	// An nvm installation whose global npmrc holds a registry token, deep
+	// inside a folder commands may read.
+	const npmToken = "npm_e2eTOKENnotForCommands"
+	nvmrc := f.write(t, "../.nvm/versions/node/v20.0.0/etc/npmrc", "//registry.npmjs.org/:_authToken="+npmToken+"\n")
 	goBin, _ := exec.LookPath("go")
 	f.Env = append(f.Env, "PATH="+filepath.Dir(goBin)+":/usr/local/bin:/usr/bin:/bin", "XDG_CACHE_HOME=", "GOCACHE=", "GOMODCACHE=", "GOPATH=")
 
@@ -159,6 +166,9 @@ func toolchainsInTheSandbox(t *testing.T, as *unprivileged) {
 		t.Fatalf("the generated git config or HOME carries the real one's keys:\n%s", out)
 	}
 	run("go build -o hello . && ./hello && go test ./...")
+	if out, _ := run("go env GOTELEMETRY"); out != "off\n" {
+		t.Fatalf("go telemetry in the sandbox: %q", out)
+	}
 	if out, _ := run("npm test"); !strings.Contains(out, "node ok") {
 		t.Fatalf("npm test: %q", out)
 	}
@@ -167,6 +177,10 @@ func toolchainsInTheSandbox(t *testing.T, as *unprivileged) {
 	// The real home stays closed: its git config cannot be read by path.
 	if out, _ := run("cat " + filepath.Join(home, ".gitconfig") + " 2>&1; ls " + home + " 2>&1; exit 0"); strings.Contains(out, "insteadOf") {
 		t.Fatalf("the real ~/.gitconfig was readable:\n%s", out)
+	}
+
+	if out, _ := run("cat " + nvmrc + " 2>&1; exit 0"); strings.Contains(out, npmToken) {
+		t.Fatalf("the token in an installation's global npmrc was readable:\n%s", out)
 	}
 
 	if b, err := os.ReadFile(filepath.Join(home, ".gitconfig")); err != nil || string(b) != gitconfig {
@@ -213,7 +227,13 @@ func TestDoctor(t *testing.T) {
 // BenchmarkToolchainVersions: `go version` and `git --version` through the
 // tool over stdio beside `echo hi`, with the toolchains given to commands
 // (private HOME and caches made per call); the target is within 2 ms of
-// echo.
+// echo. The host/ rows start the same `bash -c` on the host with the
+// environment a sandboxed command gets (read from the sandbox, with a
+// fresh HOME per run as the sandbox makes it), so the go command's own
+// start-up, the floor under the sandbox's figure, is measured beside it.
+// Each row also reports cpu-ms/op, the processor time a call costs (the
+// server and its sandbox helpers; the host's bash and what it runs), which
+// a loaded machine changes far less than the wall time.
 func BenchmarkToolchainVersions(b *testing.B) {
 	goBin, err := exec.LookPath("go")
 	if err != nil {
@@ -222,13 +242,81 @@ func BenchmarkToolchainVersions(b *testing.B) {
 	f := newFixture(b, `profile = "interactive-dev"`)
 	f.Env = append(f.Env, "PATH="+filepath.Dir(goBin)+":/usr/local/bin:/usr/bin:/bin")
 	c := stdioClient(b, f, Legacy)
-	for _, command := range []string{"echo hi", "go version", "git --version"} {
+	server := serverPID(b, f)
+	commands := []string{"echo hi", "go version", "git --version"}
+	for _, command := range commands {
 		b.Run(strings.Fields(command)[0], func(b *testing.B) {
+			cpu := processCPU(b, server)
 			for b.Loop() {
 				if res := call(b, c, "execute_terminal_command", map[string]any{"command": command}); res.IsError {
 					b.Fatal(text(res))
 				}
 			}
+			b.ReportMetric(float64((processCPU(b, server)-cpu).Microseconds())/1000/float64(b.N), "cpu-ms/op")
 		})
 	}
+	env := sandboxEnv(b, c)
+	for _, command := range commands {
+		b.Run("host/"+strings.Fields(command)[0], func(b *testing.B) {
+			var cpu time.Duration
+			for b.Loop() {
+				home := freshHome(b)
+				cmd := exec.Command("/bin/bash", "-c", command)
+				cmd.Env = append(slices.Clone(env), "HOME="+home, "XDG_CONFIG_HOME="+filepath.Join(home, ".config"), "XDG_CACHE_HOME="+filepath.Join(home, ".cache"))
+				cmd.Dir = f.Workspace
+				if out, err := cmd.CombinedOutput(); err != nil {
+					b.Fatalf("%s on the host: %v %s", command, err, out)
+				}
+				cpu += cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
+				os.RemoveAll(home)
+			}
+			b.ReportMetric(float64(cpu.Microseconds())/1000/float64(b.N), "cpu-ms/op")
+		})
+	}
+}
+
+// processCPU is the processor time pid and its reaped descendants used
+// (user and system), from /proc/PID/stat (clock ticks of 10 ms).
+func processCPU(b *testing.B, pid int) time.Duration {
+	st, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	fields := strings.Fields(string(st[bytes.LastIndexByte(st, ')')+2:]))
+	var ticks int64
+	for _, f := range fields[11:15] { // utime stime cutime cstime
+		n, err := strconv.ParseInt(f, 10, 64)
+		if err != nil {
+			b.Fatalf("/proc/%d/stat: %v", pid, err)
+		}
+		ticks += n
+	}
+	return time.Duration(ticks) * 10 * time.Millisecond
+}
+
+// sandboxEnv is the environment a sandboxed command sees, without its HOME
+// and XDG folders (removed with the call).
+func sandboxEnv(b *testing.B, c *client.Client) []string {
+	res := call(b, c, "execute_terminal_command", map[string]any{"command": "env"})
+	var out cmdOut
+	structured(b, res, &out)
+	if res.IsError || out.ExitCode != 0 {
+		b.Fatal(text(res))
+	}
+	var env []string
+	for _, kv := range strings.Split(strings.TrimSpace(out.Stdout), "\n") {
+		if k, _, _ := strings.Cut(kv, "="); k != "HOME" && !strings.HasPrefix(k, "XDG_") && k != "_" && k != "SHLVL" && k != "PWD" {
+			env = append(env, kv)
+		}
+	}
+	return env
+}
+
+// freshHome is an empty HOME, as the sandbox makes one per call.
+func freshHome(b *testing.B) string {
+	home, err := os.MkdirTemp("", "home-")
+	if err != nil {
+		b.Fatal(err)
+	}
+	return home
 }

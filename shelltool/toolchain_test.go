@@ -1,10 +1,14 @@
 package shelltool
 
 import (
+	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
 	"testing"
+
+	"github.com/onellm/onellm-mcp/shelltool/cmdline"
+	"github.com/onellm/onellm-mcp/shelltool/toolchains"
 )
 
 // TestShallowCredentialPaths: credential-looking files near the top of a
@@ -32,5 +36,34 @@ func TestOverrideEnv(t *testing.T) {
 	}
 	if v := envValue(got, "HOME"); v != "/tmp/h" {
 		t.Fatalf("envValue HOME = %q", v)
+	}
+}
+
+// TestNpmRegistryIsTheDecidedIndex: the registry npm is pointed at in the
+// sandbox is the index package.install decides for an npm install whose
+// line names none, so what is decided is what is fetched.
+func TestNpmRegistryIsTheDecidedIndex(t *testing.T) {
+	u, err := url.Parse(toolchains.NpmRegistry)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range []string{"npm ci", "npm install left-pad"} {
+		a, err := cmdline.Analyze(line)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(a.Packages) != 1 || a.Packages[0].Host != u.Hostname() {
+			t.Errorf("%s: packages %+v, want the index %s", line, a.Packages, u.Hostname())
+		}
+	}
+}
+
+// BenchmarkToolchainDetect: what the first command pays for toolchains on
+// this machine: detection, the credential scan near the top of their
+// folders and the config files deep inside them (target < 5 ms).
+func BenchmarkToolchainDetect(b *testing.B) {
+	for b.Loop() {
+		var c toolchainCache
+		c.detect(toolchains.Known)
 	}
 }

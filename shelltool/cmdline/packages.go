@@ -97,6 +97,12 @@ func (in *install) parse(args []arg, manifestOnly bool) {
 		}
 		opt, val := optionValue(args, &i, sp.valueOpts())
 		switch {
+		case sp.scoped && scopedRegistry(opt):
+			if val != "" { // npm reads "--@s:registry URL" as a flag and a package
+				in.extra = append(in.extra, val)
+			}
+		case has(sp.anyHostOpts, opt):
+			in.hosts = append(in.hosts, Dynamic)
 		case has(sp.hostOpts, opt):
 			in.hosts = append(in.hosts, val)
 		case has(sp.extraOpts, opt):
@@ -119,7 +125,10 @@ func (in *install) parse(args []arg, manifestOnly bool) {
 		return // go install ./cmd/x builds a local package
 	}
 	if len(in.names) == 0 || manifestOnly {
-		in.names = []string{sp.manifest}
+		in.names = nil
+		if sp.manifest != "" { // gem install with no gem installs nothing
+			in.names = []string{sp.manifest}
+		}
 	}
 }
 
@@ -137,6 +146,13 @@ func (in *install) operand(a arg) {
 	in.names = append(in.names, a.text)
 }
 
+// scopedRegistry reports whether opt is npm's --@scope:registry (its
+// value, after "=", is an index for the scope's packages).
+func scopedRegistry(opt string) bool {
+	scope, ok := strings.CutSuffix(opt, ":registry")
+	return ok && strings.HasPrefix(scope, "--@") && len(scope) > 3
+}
+
 // optionValue returns the option at args[*i] and, when valueOpts lists
 // it, its value: after "=", attached to a short option ("-iURL"), or the
 // next word (moving *i). Other options are flags.
@@ -152,7 +168,7 @@ func optionValue(args []arg, i *int, valueOpts string) (opt, val string) {
 			return t, Dynamic
 		}
 		return t, args[*i].text
-	case ok && has(valueOpts, name):
+	case ok && (has(valueOpts, name) || scopedRegistry(name)):
 		return name, v
 	case len(t) > 2 && t[1] != '-' && has(valueOpts, t[:2]):
 		return t[:2], t[2:]
@@ -162,7 +178,7 @@ func optionValue(args []arg, i *int, valueOpts string) (opt, val string) {
 
 // valueOpts lists every option of the spec that takes a value.
 func (sp *installerSpec) valueOpts() string {
-	return strings.Join([]string{sp.hostOpts, sp.extraOpts, sp.versionOpts, sp.manifestOpts, sp.pkgOpts, sp.argOpts}, " ")
+	return strings.Join([]string{sp.hostOpts, sp.extraOpts, sp.versionOpts, sp.manifestOpts, sp.pkgOpts, sp.argOpts, sp.anyHostOpts}, " ")
 }
 
 // packages resolves the installs to Packages once the line's assignments

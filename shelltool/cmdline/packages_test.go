@@ -19,6 +19,14 @@ var packageCases = []struct {
 	{"npm ci", []string{"(package.json) registry.npmjs.org npm ^0"}},
 	{"npm install", []string{"(package.json) registry.npmjs.org npm ^0"}},
 	{"npm ci --omit dev", []string{"(package.json) registry.npmjs.org npm ^0"}},
+	// Command-line config outranks the sandbox's: a lockfile's own hosts,
+	// a scope's registry.
+	{"npm ci --replace-registry-host=never", []string{"(package.json) <dynamic> npm ^0"}},
+	{"npm ci --replace-registry-host never", []string{"(package.json) <dynamic> npm ^0"}},
+	{"npm i --@acme:registry=https://npm.acme.example/ @acme/x", []string{"@acme/x registry.npmjs.org npm ^0", "@acme/x npm.acme.example npm ^0"}},
+	{"pnpm add --@acme:registry=https://p.example @acme/x", []string{"@acme/x registry.npmjs.org pnpm ^0", "@acme/x p.example pnpm ^0"}},
+	{"npm i --@acme:registry=$R @acme/x", []string{"<dynamic> registry.npmjs.org npm ^0", "@acme/x registry.npmjs.org npm ^0"}},
+	{"npm i --@:registry=https://e.example/ x", []string{"x registry.npmjs.org npm ^0"}},
 	{"npm_config_registry=https://r.example npm install x", []string{"x r.example npm ^0"}},
 	{"npm install -g --prefix /opt/n x", []string{"x registry.npmjs.org npm ^0"}},
 	{"npm test", nil},
@@ -62,6 +70,7 @@ var packageCases = []struct {
 	{"cargo install --git https://github.com/a/b", []string{"(Cargo.toml) github.com cargo ^0"}},
 	{"cargo build", nil},
 	{"gem install rails -v 7.1", []string{"rails@7.1 rubygems.org gem ^0"}},
+	{"gem i", nil}, // names no gem: installs nothing
 	{"bundle install", []string{"(Gemfile) rubygems.org bundle ^0"}},
 	{"composer require monolog/monolog:^3", []string{"monolog/monolog:^3 repo.packagist.org composer ^0"}},
 	{"conda install -c conda-forge numpy=1.26", []string{"numpy=1.26 conda-forge conda ^0"}},

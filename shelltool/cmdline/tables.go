@@ -290,6 +290,12 @@ type installerSpec struct {
 	pkgOpts      string // options whose value is a package (pip -e PATH)
 	argOpts      string // other options taking a value
 	env          string // variables naming the index, first found wins
+	// anyHostOpts take a value after which the tool may fetch from hosts
+	// the line does not name (npm --replace-registry-host never: a
+	// lockfile's own URLs): the index is Dynamic.
+	anyHostOpts string
+	// scoped: --@scope:registry=URL adds an index (npm and relatives).
+	scoped bool
 }
 
 const (
@@ -305,9 +311,10 @@ const (
 var installers = map[string]*installerSpec{
 	"npm": {subs: "install i add in ins inst insta instal isnt isnta isntal isntall ci clean-install install-clean isntall-clean ic install-test it install-ci-test cit",
 		manifestSubs: "ci clean-install install-clean isntall-clean ic install-ci-test cit", manifest: "(package.json)", host: "registry.npmjs.org",
-		hostOpts: "--registry", argOpts: npmArgOpts, env: "npm_config_registry NPM_CONFIG_REGISTRY"},
+		hostOpts: "--registry", argOpts: npmArgOpts, env: "npm_config_registry NPM_CONFIG_REGISTRY",
+		anyHostOpts: "--replace-registry-host", scoped: true},
 	"pnpm": {subs: "install i add", manifest: "(package.json)", host: "registry.npmjs.org", hostOpts: "--registry",
-		argOpts: npmArgOpts, env: "npm_config_registry NPM_CONFIG_REGISTRY"},
+		argOpts: npmArgOpts, env: "npm_config_registry NPM_CONFIG_REGISTRY", scoped: true},
 	"yarn": {subs: "install add", bareInstall: true, manifest: "(package.json)", host: "registry.yarnpkg.com", hostOpts: "--registry",
 		argOpts: npmArgOpts + " --modules-folder --network-timeout", env: "YARN_REGISTRY YARN_NPM_REGISTRY_SERVER npm_config_registry"},
 	"bun": {subs: "install i add a", manifest: "(package.json)", host: "registry.npmjs.org", hostOpts: "--registry",

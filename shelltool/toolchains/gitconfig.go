@@ -3,6 +3,7 @@ package toolchains
 import (
 	"bufio"
 	"bytes"
+	"iter"
 	"os"
 	"path/filepath"
 	"strings"
@@ -34,18 +35,31 @@ func gitIdentity(h Host) (name, email string) {
 	return name, email
 }
 
+// configLines yields the lines of an ini-like config file (git's, npm's)
+// that are neither empty nor comments, trimmed; a line longer than max
+// ends the file.
+func configLines(b []byte, max int) iter.Seq[string] {
+	return func(yield func(string) bool) {
+		sc := bufio.NewScanner(bytes.NewReader(b))
+		sc.Buffer(make([]byte, 0, 4096), max)
+		for sc.Scan() {
+			line := strings.TrimSpace(sc.Text())
+			if line == "" || line[0] == '#' || line[0] == ';' {
+				continue
+			}
+			if !yield(line) {
+				return
+			}
+		}
+	}
+}
+
 // parseIdentity finds user.name and user.email in git config text: the
 // last value wins, as git does. Sections are matched case-insensitively,
 // keys too, as git does.
 func parseIdentity(b []byte) (name, email string) {
 	section := ""
-	sc := bufio.NewScanner(bytes.NewReader(b))
-	sc.Buffer(make([]byte, 0, 4096), maxGitconfig)
-	for sc.Scan() {
-		line := strings.TrimSpace(sc.Text())
-		if line == "" || line[0] == '#' || line[0] == ';' {
-			continue
-		}
+	for line := range configLines(b, maxGitconfig) {
 		if line[0] == '[' {
 			end := strings.IndexByte(line, ']')
 			if end < 0 {

@@ -16,8 +16,14 @@
 // generated global config holding only user.name and user.email read from
 // the real one (no url.*.insteadOf token, no credential helper, no include)
 // and the system config is skipped. Go reads the host's module cache only
-// as a read-only file:// proxy. Detection only looks at the file system
-// (stat, readlink, one small read of the git config): it starts no process.
+// as a read-only file:// proxy. npm and pip fetch from the index the
+// command line decided (package.install): npm's registry is set in the
+// environment, above a project's .npmrc, with a lockfile's URLs sent to it,
+// and pip reads no pip.conf; their installations' own token-bearing config
+// files (npm's global npmrc, pip's site config) are reported for hiding
+// wherever they lie (Configs). Detection only looks at the file system
+// (stat, readlink, small reads of the git config and npm's global config):
+// it starts no process.
 package toolchains
 
 import (
@@ -39,6 +45,10 @@ const (
 	Node   = "node"
 	Rust   = "rust"
 )
+
+// NpmRegistry is the registry npm uses in the sandbox unless the command
+// line names another: the default index package.install decides for npm.
+const NpmRegistry = "https://registry.npmjs.org/"
 
 // Known lists every toolchain name, in the order they are reported.
 var Known = []string{Git, Go, Python, Node, Rust}
@@ -66,6 +76,14 @@ type Toolchain struct {
 	// directly, not through its shims (a shim's pip hook rewrites the shims,
 	// which stay read-only).
 	pyenvRoot string
+	// configs are the installations' own config files that hold registry
+	// tokens when a person sets one there, found at the place the tool reads
+	// them (however deep): npm's global npmrc (<prefix>/etc/npmrc, what
+	// `npm config set -g` writes) and pip's site config (<prefix>/pip.conf).
+	configs []string
+	// npmCAFile is the CA bundle the real global npmrc names (cafile),
+	// carried into the generated one.
+	npmCAFile string
 }
 
 // Set is the toolchains a config selected.
@@ -205,10 +223,12 @@ func detectPython(h Host) (Toolchain, bool) {
 		t.Readable = append(t.Readable, root)
 		t.pyenvRoot = root
 		t.Where = append(t.Where, "pyenv in "+root)
+		t.configs = append(t.configs, inPrefixes(filepath.Join(root, "versions"), "pip.conf")...)
 	}
 	if venv := h.Getenv("VIRTUAL_ENV"); venv != "" && filepath.IsAbs(venv) && isDir(venv) && underHome(h, venv) {
 		t.Readable = append(t.Readable, filepath.Clean(venv))
 		t.Where = append(t.Where, "virtualenv "+venv)
+		t.configs = append(t.configs, existing(filepath.Join(venv, "pip.conf"))...)
 	}
 	local := filepath.Join(h.Home, ".local")
 	if b := filepath.Join(local, "bin"); isDir(b) {
@@ -228,9 +248,11 @@ func detectPython(h Host) (Toolchain, bool) {
 
 func detectNode(h Host) (Toolchain, bool) {
 	var t Toolchain
+	npmrc := filepath.Join("etc", "npmrc")
 	if nvm := envOr(h, "NVM_DIR", filepath.Join(h.Home, ".nvm")); isDir(filepath.Join(nvm, "versions")) {
 		t.Readable = append(t.Readable, filepath.Join(nvm, "versions"))
 		t.Where = append(t.Where, "nvm in "+nvm)
+		t.configs = append(t.configs, inPrefixes(filepath.Join(nvm, "versions", "node"), npmrc)...)
 	}
 	if volta := envOr(h, "VOLTA_HOME", filepath.Join(h.Home, ".volta")); isDir(volta) {
 		for _, sub := range []string{"bin", "tools"} {
@@ -239,15 +261,53 @@ func detectNode(h Host) (Toolchain, bool) {
 			}
 		}
 		t.Where = append(t.Where, "volta in "+volta)
+		t.configs = append(t.configs, inPrefixes(filepath.Join(volta, "tools", "image", "node"), npmrc)...)
+	}
+	bin := lookPath(h, "node")
+	if bin != "" {
+		// The node in PATH: its global npmrc's CA bundle is kept, and the
+		// file is hidden when it is the user's own (a system one, such as
+		// /usr/etc/npmrc, is like the rest of the system folders; npm reads
+		// neither in the sandbox).
+		if real, err := filepath.EvalSymlinks(bin); err == nil {
+			global := filepath.Join(filepath.Dir(filepath.Dir(real)), npmrc)
+			if underHome(h, global) {
+				t.configs = append(t.configs, existing(global)...)
+			}
+			t.npmCAFile = npmCAFile(h, global)
+		}
 	}
 	if len(t.Readable) == 0 {
-		bin := lookPath(h, "node")
 		if bin == "" {
 			return Toolchain{}, false
 		}
 		t.Where = []string{"node at " + bin}
 	}
 	return t, true
+}
+
+// inPrefixes is rel inside each installation folder of dir (one folder
+// per version, as nvm, volta and pyenv keep them), where it exists.
+func inPrefixes(dir, rel string) []string {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, e := range ents {
+		if e.IsDir() {
+			out = append(out, existing(filepath.Join(dir, e.Name(), rel))...)
+		}
+	}
+	return out
+}
+
+// existing is p when it exists.
+func existing(p string) []string {
+	if _, err := os.Lstat(p); err != nil {
+		return nil
+	}
+	return []string{p}
 }
 
 func detectRust(h Host) (Toolchain, bool) {
@@ -274,9 +334,22 @@ func detectRust(h Host) (Toolchain, bool) {
 
 // Readable is every folder the found toolchains need readable.
 func (s Set) Readable() []string {
+	return s.union(func(t Toolchain) []string { return t.Readable })
+}
+
+// Configs are the found installations' own config files that may hold
+// registry tokens (npm's global npmrc, pip's site config), wherever they
+// lie in the toolchain's folders: commands see them hidden. The sandbox
+// points npm and pip away from them too (Prepare).
+func (s Set) Configs() []string {
+	return s.union(func(t Toolchain) []string { return t.configs })
+}
+
+// union is field of every toolchain found, sorted, each path once.
+func (s Set) union(field func(Toolchain) []string) []string {
 	var out []string
 	for _, t := range s.Found {
-		out = append(out, t.Readable...)
+		out = append(out, field(t)...)
 	}
 	slices.Sort(out)
 	return slices.Compact(out)
@@ -340,13 +413,8 @@ func (s Set) Prepare(cache string, workspaceRoots []string) (*Call, error) {
 		return nil, fmt.Errorf("toolchains: private home: %w", err)
 	}
 	c := &Call{home: home, Readable: s.Readable()}
-	gitconfig := filepath.Join(dirs["etc"], "gitconfig")
-	npmrc := filepath.Join(dirs["etc"], "npmrc")
-	if err := writeFile(gitconfig, s.gitconfig(workspaceRoots)); err != nil {
-		c.Close()
-		return nil, err
-	}
-	if err := writeFile(npmrc, "# generated by onellm-mcp: no registry tokens reach commands\n"); err != nil {
+	gen, err := s.generate(dirs["etc"], workspaceRoots)
+	if err != nil {
 		c.Close()
 		return nil, err
 	}
@@ -356,19 +424,35 @@ func (s Set) Prepare(cache string, workspaceRoots []string) (*Call, error) {
 		"HOME=" + home,
 		"XDG_CONFIG_HOME=" + filepath.Join(home, ".config"),
 		"XDG_CACHE_HOME=" + filepath.Join(home, ".cache"),
-		"GIT_CONFIG_GLOBAL=" + gitconfig,
+		"GIT_CONFIG_GLOBAL=" + gen.gitconfig,
 		"GIT_CONFIG_NOSYSTEM=1",
 		"GOCACHE=" + dirs["go-build"],
 		"GOMODCACHE=" + dirs["go-mod"],
 		"GOTOOLCHAIN=local",
 		"GOENV=off",
 		"npm_config_cache=" + dirs["npm"],
-		"npm_config_userconfig=" + npmrc,
+		"npm_config_userconfig=" + gen.npmrc,
+		"npm_config_globalconfig=" + gen.npmGlobal,
 		"npm_config_update_notifier=false",
+		// The registry npm uses is the one the command line decided:
+		// --registry or an npm_config_registry= assignment on the line (both
+		// override these), else this default, which is the index
+		// package.install assumes; a project's .npmrc cannot move it
+		// (environment config outranks project config), and a lockfile's
+		// resolved URLs are fetched from that registry, not their own host.
+		"npm_config_registry=" + NpmRegistry,
+		"npm_config_replace_registry_host=always",
 		"PIP_CACHE_DIR=" + dirs["pip"],
+		// No pip configuration file is read (os.devnull skips them all):
+		// a pip.conf in a virtualenv, the call's HOME or /etc cannot add
+		// an index the line did not name, nor hand pip a token.
+		"PIP_CONFIG_FILE=" + os.DevNull,
 		"PIP_DISABLE_PIP_VERSION_CHECK=1",
 		"PYTHONUSERBASE=" + dirs["pyuser"],
 		"CARGO_HOME=" + dirs["cargo"],
+	}
+	if gen.goTelemetry != "" {
+		c.Env = append(c.Env, "TEST_TELEMETRY_DIR="+gen.goTelemetry)
 	}
 	for _, t := range s.Found {
 		if t.hostModCache != "" {
@@ -385,6 +469,69 @@ func (s Set) Prepare(cache string, workspaceRoots []string) (*Call, error) {
 		}
 	}
 	return c, nil
+}
+
+// generated are the config files the server writes for commands, in a
+// folder they may read but not write.
+type generated struct {
+	gitconfig, npmrc, npmGlobal string
+	goTelemetry                 string // "" without go
+}
+
+// generate (re)writes the generated configs in etc: each is rewritten only
+// when its content changed.
+func (s Set) generate(etc string, workspaceRoots []string) (generated, error) {
+	// npm refuses one file as both its user and its global config.
+	g := generated{gitconfig: filepath.Join(etc, "gitconfig"), npmrc: filepath.Join(etc, "npmrc"), npmGlobal: filepath.Join(etc, "npmrc-global")}
+	const npmHeader = "# generated by onellm-mcp: no registry tokens reach commands\n"
+	for f, content := range map[string]string{g.gitconfig: s.gitconfig(workspaceRoots), g.npmrc: npmHeader, g.npmGlobal: npmHeader + s.npmGlobal()} {
+		if err := writeFile(f, content); err != nil {
+			return generated{}, err
+		}
+	}
+	if s.Has(Go) {
+		dir, err := goTelemetryOff(etc)
+		if err != nil {
+			return generated{}, err
+		}
+		g.goTelemetry = dir
+	}
+	return g, nil
+}
+
+// npmGlobal is what the generated global npmrc carries over from the real
+// one: the CA bundle npm is told to trust, nothing else.
+func (s Set) npmGlobal() string {
+	for _, t := range s.Found {
+		if t.npmCAFile != "" {
+			return "cafile=" + t.npmCAFile + "\n"
+		}
+	}
+	return ""
+}
+
+// goTelemetryOff makes the go command's telemetry folder a generated one
+// under etc (read-only to commands) whose mode is "off", and returns it.
+// Left at its default ("local") in a call's fresh, empty config folder,
+// every go command creates the telemetry folder, a counter file and an
+// upload token, and starts a copy of itself ("** telemetry **") in the
+// background: one more program through the exec gate and a second Go
+// start-up per call, for counters deleted with the HOME. GOTELEMETRY in the
+// environment is not read. The go command takes its telemetry folder from
+// TEST_TELEMETRY_DIR (cmd/internal/telemetry; `go env GOTELEMETRYDIR` shows
+// it), which costs nothing per call, where a mode file in each fresh HOME
+// cost three folders and a file per command. Should a later go drop the
+// variable, it falls back to its default: slower, nothing more
+// (TestGoTelemetryOff notices).
+func goTelemetryOff(etc string) (string, error) {
+	dir := filepath.Join(etc, "go-telemetry")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return "", fmt.Errorf("toolchains: go telemetry: %w", err)
+	}
+	if err := writeFile(filepath.Join(dir, "mode"), "off\n"); err != nil {
+		return "", fmt.Errorf("toolchains: go telemetry: %w", err)
+	}
+	return dir, nil
 }
 
 // pyenvVersion is the version pyenv would pick for the workspace (its

@@ -29,6 +29,16 @@ func fakeHome(t *testing.T) (Host, string) {
 		}
 	}
 	os.WriteFile(filepath.Join(home, ".cargo/credentials.toml"), []byte("token = \"x\"\n"), 0o600)
+	// Registry tokens deep inside installations, where npm and pip read them.
+	os.MkdirAll(filepath.Join(home, ".nvm/versions/node/v20/etc"), 0o755)
+	os.WriteFile(filepath.Join(home, ".nvm/versions/node/v20/etc/npmrc"), []byte("//registry.npmjs.org/:_authToken=npm_SECRET\n"), 0o600)
+	os.WriteFile(filepath.Join(home, ".pyenv/versions/3.11.7/pip.conf"), []byte("[global]\nindex-url = https://u:p@idx.example/simple\n"), 0o600)
+	// The node in PATH, whose global npmrc names a CA bundle beside a token.
+	os.MkdirAll(filepath.Join(home, "node/bin"), 0o755)
+	os.MkdirAll(filepath.Join(home, "node/etc"), 0o755)
+	os.WriteFile(filepath.Join(home, "node/bin/node"), []byte("#!/bin/sh\n"), 0o755)
+	os.WriteFile(filepath.Join(home, "node/etc/npmrc"), []byte("cafile=/etc/ssl/certs/ca-certificates.crt\n//registry.npmjs.org/:_authToken=npm_SECRET\n"), 0o644)
+	os.Symlink(filepath.Join(home, "node/bin/node"), filepath.Join(home, "bin/node"))
 	os.WriteFile(filepath.Join(home, ".gitconfig"), []byte(`[user]
 	name = "Ada \"the\" Lovelace" # comment
 	email = ada@example.com
@@ -73,6 +83,10 @@ func TestDetect(t *testing.T) {
 	}
 	if s.userName != `Ada "the" Lovelace` || s.userEmail != "ada@example.com" {
 		t.Fatalf("identity %q <%q>", s.userName, s.userEmail)
+	}
+	configs := []string{filepath.Join(home, ".nvm/versions/node/v20/etc/npmrc"), filepath.Join(home, ".pyenv/versions/3.11.7/pip.conf"), filepath.Join(home, "node/etc/npmrc")}
+	if got := s.Configs(); !slices.Equal(got, configs) {
+		t.Errorf("configs holding tokens:\n got %v\nwant %v", got, configs)
 	}
 }
 
@@ -153,6 +167,12 @@ func TestPrepare(t *testing.T) {
 	if env["GOPROXY"] != "file://"+filepath.Join(home, "go/pkg/mod/cache/download") || env["RUSTUP_HOME"] != filepath.Join(home, ".rustup") {
 		t.Errorf("GOPROXY=%q RUSTUP_HOME=%q", env["GOPROXY"], env["RUSTUP_HOME"])
 	}
+	if env["PIP_CONFIG_FILE"] != os.DevNull || filepath.Dir(env["npm_config_globalconfig"]) != filepath.Dir(env["npm_config_userconfig"]) || env["npm_config_globalconfig"] == env["npm_config_userconfig"] {
+		t.Errorf("PIP_CONFIG_FILE %q, npm global config %q", env["PIP_CONFIG_FILE"], env["npm_config_globalconfig"])
+	}
+	if env["npm_config_registry"] != NpmRegistry || env["npm_config_replace_registry_host"] != "always" {
+		t.Errorf("npm registry %q, replace host %q", env["npm_config_registry"], env["npm_config_replace_registry_host"])
+	}
 	if env["GIT_CONFIG_NOSYSTEM"] != "1" || env["GOTOOLCHAIN"] != "local" {
 		t.Errorf("env %v", env)
 	}
@@ -160,6 +180,13 @@ func TestPrepare(t *testing.T) {
 		if strings.HasPrefix(w, home) {
 			t.Errorf("writable %s is in the real home", w)
 		}
+	}
+	// npm's generated global config keeps the real one's CA bundle only.
+	if b, err := os.ReadFile(env["npm_config_globalconfig"]); err != nil || !strings.HasSuffix(string(b), "\ncafile=/etc/ssl/certs/ca-certificates.crt\n") || strings.Contains(string(b), "SECRET") {
+		t.Errorf("generated global npmrc: %q %v", b, err)
+	}
+	if b, err := os.ReadFile(env["npm_config_userconfig"]); err != nil || strings.Contains(string(b), "cafile") {
+		t.Errorf("generated user npmrc: %q %v", b, err)
 	}
 	gc, err := os.ReadFile(env["GIT_CONFIG_GLOBAL"])
 	if err != nil {
@@ -175,6 +202,17 @@ func TestPrepare(t *testing.T) {
 		if err != nil || strings.TrimSpace(string(out)) != `Ada "the" Lovelace` {
 			t.Errorf("git reads user.name as %q (%v)", out, err)
 		}
+	}
+	// Go's telemetry is off (else every go command starts a second go in
+	// the background), from a folder commands cannot write.
+	if b, err := os.ReadFile(filepath.Join(env["TEST_TELEMETRY_DIR"], "mode")); err != nil || string(b) != "off\n" {
+		t.Errorf("go telemetry mode: %q %v", b, err)
+	}
+	if !slices.Contains(c.Readable, filepath.Dir(env["TEST_TELEMETRY_DIR"])) || slices.ContainsFunc(c.Writable, func(w string) bool { return strings.HasPrefix(env["TEST_TELEMETRY_DIR"], w+"/") }) {
+		t.Errorf("go's telemetry folder %s is not read-only to commands", env["TEST_TELEMETRY_DIR"])
+	}
+	if !strings.HasPrefix(env["XDG_CONFIG_HOME"], env["HOME"]+"/") {
+		t.Errorf("XDG_CONFIG_HOME=%q is not in the call's HOME", env["XDG_CONFIG_HOME"])
 	}
 	homeDir := env["HOME"]
 	if err := c.Close(); err != nil {
@@ -194,13 +232,7 @@ func TestPrepare(t *testing.T) {
 }
 
 func TestQuoteValueRoundTrip(t *testing.T) {
-	git, err := exec.LookPath("git")
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("git is needed")
-		}
-		t.Skip("no git")
-	}
+	git := need(t, "git")
 	for _, v := range []string{`plain`, `with "quotes"`, `back\slash`, "semi;colon # hash", "tab\tand\nnewline"} {
 		f := filepath.Join(t.TempDir(), "c")
 		os.WriteFile(f, []byte("[user]\n\tname = "+quoteValue(v)+"\n"), 0o600)
@@ -240,4 +272,69 @@ func TestPyenvVersion(t *testing.T) {
 		os.WriteFile(filepath.Join(ws, ".python-version"), []byte(bad), 0o644)
 		check("workspace names "+strings.TrimSpace(bad)+": global", "3.11.7")
 	}
+}
+
+// BenchmarkPrepare: what every sandboxed command pays for toolchains: the
+// fresh HOME (with go's telemetry off), the generated configs checked, the
+// HOME removed.
+func BenchmarkPrepare(b *testing.B) {
+	s := Detect(Host{Home: os.Getenv("HOME"), Getenv: os.Getenv}, Known)
+	cache := WorkspaceCache(b.TempDir(), "/work/app")
+	for b.Loop() {
+		c, err := s.Prepare(cache, []string{"/work/app"})
+		if err != nil {
+			b.Fatal(err)
+		}
+		c.Close()
+	}
+}
+
+// TestGoTelemetryOff: the go command of this machine reads its telemetry
+// mode where Prepare points it, and finds it off. A go that no longer
+// reads TEST_TELEMETRY_DIR fails here: it would start a telemetry child in
+// every command.
+func TestGoTelemetryOff(t *testing.T) {
+	goBin := need(t, "go")
+	s := Set{Found: []Toolchain{{Name: Go}}}
+	c, err := s.Prepare(WorkspaceCache(t.TempDir(), "/work/app"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	cmd := exec.Command(goBin, "env", "GOTELEMETRY", "GOTELEMETRYDIR")
+	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH")}, c.Env...)
+	cmd.Dir = t.TempDir()
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "off\n" + envValueOf(c.Env, "TEST_TELEMETRY_DIR") + "\n"; string(out) != want {
+		t.Fatalf("go env GOTELEMETRY GOTELEMETRYDIR = %q, want %q", out, want)
+	}
+	if ents, _ := os.ReadDir(c.home); len(ents) != 0 {
+		t.Errorf("go wrote into the call's HOME: %v", ents)
+	}
+}
+
+func envValueOf(env []string, key string) string {
+	for _, kv := range env {
+		if k, v, ok := strings.Cut(kv, "="); ok && k == key {
+			return v
+		}
+	}
+	return ""
+}
+
+// need is the program's path, or it skips the test (fails it under
+// CI=true, where every dependency is installed).
+func need(t *testing.T, program string) string {
+	t.Helper()
+	p, err := exec.LookPath(program)
+	if err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("%s is needed: %v", program, err)
+		}
+		t.Skipf("no %s", program)
+	}
+	return p
 }
