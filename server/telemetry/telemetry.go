@@ -110,13 +110,9 @@ func (t *Tracer) StartCall(ctx context.Context, ci CallInfo) (context.Context, *
 	if t == nil {
 		return ctx, nil
 	}
-	opts := []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindServer)}
 	parent, link := parentOf(ci.Meta, ci.Header)
 	if parent.IsValid() {
 		ctx = trace.ContextWithRemoteSpanContext(ctx, parent)
-	}
-	if link.IsValid() {
-		opts = append(opts, trace.WithLinks(trace.Link{SpanContext: link}))
 	}
 	attrs := append(make([]attribute.KeyValue, 0, 8),
 		attribute.String("mcp.method.name", "tools/call"),
@@ -137,7 +133,12 @@ func (t *Tracer) StartCall(ctx context.Context, ci CallInfo) (context.Context, *
 		c.hash = t.argsHash(ci.Args)
 		attrs = append(attrs, attribute.String(attrInputHash, c.hash))
 	}
-	ctx, c.span = t.tracer.Start(ctx, "tools/call "+ci.Tool, append(opts, trace.WithAttributes(attrs...))...)
+	name, kind, with := "tools/call "+ci.Tool, trace.WithSpanKind(trace.SpanKindServer), trace.WithAttributes(attrs...)
+	if link.IsValid() {
+		ctx, c.span = t.tracer.Start(ctx, name, kind, with, trace.WithLinks(trace.Link{SpanContext: link}))
+	} else {
+		ctx, c.span = t.tracer.Start(ctx, name, kind, with)
+	}
 	return ctx, c
 }
 
