@@ -203,30 +203,38 @@ func TestIngressTraceContext(t *testing.T) {
 	}
 }
 
+// tracedHTTP serves read_file (with f.txt in the workspace) over HTTP on
+// 127.0.0.1 with traces going to the returned exporter; stop ends the
+// server and waits for it.
+func tracedHTTP(t *testing.T) (exp *tracetest.InMemoryExporter, url string, stop func()) {
+	t.Helper()
+	s, ws := testServer(t, fstools.ReadFile{})
+	os.WriteFile(filepath.Join(ws, "f.txt"), []byte("hi\n"), 0o644)
+	exp = tracetest.NewInMemoryExporter()
+	s.tel = telemetry.New(telemetry.Options{Exporter: exp, Sync: true})
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	served := make(chan error, 1)
+	go func() { served <- s.ServeHTTP(ctx, ln, HTTPOptions{Token: testToken, Loopback: true}) }()
+	return exp, "http://" + ln.Addr().String() + "/mcp", func() { cancel(); <-served }
+}
+
 // TestHTTPCallSpans: over HTTP, in both eras, the call's span has the
 // JSON-RPC id the guard read, transport tcp, the protocol version of the
 // request and the parent from _meta.
 func TestHTTPCallSpans(t *testing.T) {
 	for _, modern := range []bool{false, true} {
-		s, ws := testServer(t, fstools.ReadFile{})
-		os.WriteFile(filepath.Join(ws, "f.txt"), []byte("hi\n"), 0o644)
-		exp := tracetest.NewInMemoryExporter()
-		s.tel = telemetry.New(telemetry.Options{Exporter: exp, Sync: true})
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		ctx, stop := context.WithCancel(context.Background())
-		served := make(chan error, 1)
-		go func() { served <- s.ServeHTTP(ctx, ln, HTTPOptions{Token: testToken, Loopback: true}) }()
-		c := connect(t, "http://"+ln.Addr().String()+"/mcp", modern)
+		exp, url, stop := tracedHTTP(t)
+		c := connect(t, url, modern)
 		req := mcp.CallToolRequest{}
 		req.Params.Name, req.Params.Arguments = "read_file", map[string]any{"path": "f.txt"}
 		req.Params.Meta = &mcp.Meta{AdditionalFields: map[string]any{"traceparent": "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"}}
 		res, err := c.CallTool(context.Background(), req)
 		c.Close()
 		stop()
-		<-served
 		if err != nil || res.IsError {
 			t.Fatalf("modern %v: %v %v", modern, err, res)
 		}
@@ -260,18 +268,8 @@ func TestHTTPTraceparentHeader(t *testing.T) {
 		hdrSpan  = "b7ad6b7169203331"
 		metaTrac = "4bf92f3577b34da6a3ce929d0e0e4736"
 	)
-	s, ws := testServer(t, fstools.ReadFile{})
-	os.WriteFile(filepath.Join(ws, "f.txt"), []byte("hi\n"), 0o644)
-	exp := tracetest.NewInMemoryExporter()
-	s.tel = telemetry.New(telemetry.Options{Exporter: exp, Sync: true})
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, stop := context.WithCancel(context.Background())
-	served := make(chan error, 1)
-	go func() { served <- s.ServeHTTP(ctx, ln, HTTPOptions{Token: testToken, Loopback: true}) }()
-	c := connectWithHeaders(t, "http://"+ln.Addr().String()+"/mcp", true,
+	exp, url, stop := tracedHTTP(t)
+	c := connectWithHeaders(t, url, true,
 		map[string]string{"traceparent": "00-" + hdrTrace + "-" + hdrSpan + "-01", "tracestate": "congo=t61rcWkgMzE"})
 	var calls []tracetest.SpanStub
 	for _, meta := range []map[string]any{nil, {"traceparent": "00-" + metaTrac + "-00f067aa0ba902b7-01"}} {
@@ -292,7 +290,6 @@ func TestHTTPTraceparentHeader(t *testing.T) {
 	}
 	c.Close()
 	stop()
-	<-served
 	if len(calls) != 2 {
 		t.Fatalf("%d call spans", len(calls))
 	}

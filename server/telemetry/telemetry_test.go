@@ -189,27 +189,38 @@ func TestParenting(t *testing.T) {
 		{"not sampled", map[string]any{"traceparent": "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-00"}, true, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			tr, exp := newTest(nil)
-			_, call := tr.StartCall(context.Background(), CallInfo{Tool: "read_file", Meta: tc.meta, Args: json.RawMessage(`{}`)})
-			call.End("ok", false)
-			spans := exp.GetSpans()
-			if (len(spans) == 1) != tc.exported {
-				t.Fatalf("%d spans exported", len(spans))
-			}
-			if !tc.exported {
+			sp, ok := oneCall(t, CallInfo{Tool: "read_file", Meta: tc.meta, Args: json.RawMessage(`{}`)}, tc.exported)
+			if !ok {
 				return
 			}
-			if got := spans[0].Parent.IsValid(); got != tc.parented {
+			if got := sp.Parent.IsValid(); got != tc.parented {
 				t.Errorf("parented %v, want %v", got, tc.parented)
 			}
-			if _, ok := attrs(spans[0])[attrInputHash]; ok {
+			if _, ok := attrs(sp)[attrInputHash]; ok {
 				t.Error("an argument hash without hash_arguments")
 			}
-			if _, ok := attrs(spans[0])["error.type"]; ok {
+			if _, ok := attrs(sp)["error.type"]; ok {
 				t.Error("error.type on a call that succeeded")
 			}
 		})
 	}
+}
+
+// oneCall starts and ends one call span and checks whether it was
+// exported; ok says there is a span to check further.
+func oneCall(t *testing.T, ci CallInfo, exported bool) (span tracetest.SpanStub, ok bool) {
+	t.Helper()
+	tr, exp := newTest(nil)
+	_, call := tr.StartCall(context.Background(), ci)
+	call.End("ok", false)
+	spans := exp.GetSpans()
+	if (len(spans) == 1) != exported {
+		t.Fatalf("%d spans exported", len(spans))
+	}
+	if !exported {
+		return tracetest.SpanStub{}, false
+	}
+	return spans[0], true
 }
 
 // TestHTTPParent: over HTTP the traceparent/tracestate headers are the
@@ -254,17 +265,10 @@ func TestHTTPParent(t *testing.T) {
 		{"neither", nil, hdr("other", "x"), "", "", "", "", true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			tr, exp := newTest(nil)
-			_, call := tr.StartCall(context.Background(), CallInfo{Tool: "read_file", Meta: tc.meta, Header: tc.header, Args: json.RawMessage(`{}`)})
-			call.End("ok", false)
-			spans := exp.GetSpans()
-			if (len(spans) == 1) != tc.exported {
-				t.Fatalf("%d spans exported", len(spans))
-			}
-			if !tc.exported {
+			sp, ok := oneCall(t, CallInfo{Tool: "read_file", Meta: tc.meta, Header: tc.header, Args: json.RawMessage(`{}`)}, tc.exported)
+			if !ok {
 				return
 			}
-			sp := spans[0]
 			if tc.parent == "" {
 				if sp.Parent.IsValid() {
 					t.Errorf("parented by %v", sp.Parent)
