@@ -186,8 +186,9 @@ type httpGuard struct {
 	listenCtx context.Context
 	// admit is the ingress (nil in tests of the guard alone).
 	admit func(principal string, msg []byte) admission
-	// withCall records a tool call's id for its span (nil: traces off).
-	withCall func(ctx context.Context, id json.RawMessage) context.Context
+	// withCall records a tool call's id and header for its span (nil:
+	// traces off).
+	withCall func(ctx context.Context, id json.RawMessage, h http.Header) context.Context
 	// calls tracks requests inside the handler, for the shutdown.
 	calls sync.WaitGroup
 	next  http.Handler
@@ -232,7 +233,7 @@ func (g *httpGuard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	if g.withCall != nil && msg.method == string(mcp.MethodToolsCall) && msg.hasID {
-		ctx = g.withCall(ctx, msg.id)
+		ctx = g.withCall(ctx, msg.id, r.Header)
 	}
 	if r.Method == http.MethodGet || (body != nil && msg.method == "subscriptions/listen") {
 		ctx = mergeCancel(ctx, g.listenCtx)
@@ -719,7 +720,9 @@ func (s *Server) httpHandler(opts HTTPOptions, listenCtx context.Context, guard 
 		next:      mcpHTTP,
 	}
 	if s.tel != nil {
-		g.withCall = func(ctx context.Context, id json.RawMessage) context.Context { return s.withCallMeta(ctx, id, "tcp") }
+		g.withCall = func(ctx context.Context, id json.RawMessage, h http.Header) context.Context {
+			return s.withCallMeta(ctx, id, "tcp", h)
+		}
 	}
 	if guard != nil {
 		*guard = g

@@ -363,7 +363,17 @@ func testServer(t testing.TB, tools ...toolkit.Tool) (*Server, string) {
 
 func connect(t testing.TB, url string, modern bool) *client.Client {
 	t.Helper()
-	tr, err := transport.NewStreamableHTTP(url, transport.WithHTTPHeaders(map[string]string{"Authorization": "Bearer " + testToken}))
+	return connectWithHeaders(t, url, modern, nil)
+}
+
+// connectWithHeaders is connect sending extra headers on every request.
+func connectWithHeaders(t testing.TB, url string, modern bool, extra map[string]string) *client.Client {
+	t.Helper()
+	headers := map[string]string{"Authorization": "Bearer " + testToken}
+	for k, v := range extra {
+		headers[k] = v
+	}
+	tr, err := transport.NewStreamableHTTP(url, transport.WithHTTPHeaders(headers))
 	if err != nil {
 		t.Fatal(err)
 	}

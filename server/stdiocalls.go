@@ -119,7 +119,7 @@ func (c *stdioCalls) start(stop <-chan struct{}, id json.RawMessage, line []byte
 		c.link.drop(key)
 		return true
 	}
-	ctx, cancel := context.WithCancel(c.s.withCallMeta(c.session, id, "pipe"))
+	ctx, cancel := context.WithCancel(c.s.withCallMeta(c.session, id, "pipe", nil))
 	c.cancels[key] = cancel
 	c.wg.Add(1)
 	c.mu.Unlock()

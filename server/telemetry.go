@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"log"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -133,23 +134,26 @@ func (s *Server) startCallSpan(ctx context.Context, t toolkit.Tool, req mcp.Call
 	}
 	raw, _ := rawArguments(req) // hashed only; nil when it cannot be encoded
 	return s.tel.StartCall(ctx, telemetry.CallInfo{Tool: t.Name(), RequestID: cm.id, Transport: cm.transport,
-		ProtocolVersion: mcpserver.RequestProtocolVersion(ctx), Meta: meta, Args: raw})
+		ProtocolVersion: mcpserver.RequestProtocolVersion(ctx), Meta: meta, Header: cm.header, Args: raw})
 }
 
 // callMeta is what a transport knows of a tools/call request that mcp-go
-// does not hand the tool handler: its JSON-RPC id and the transport.
+// does not hand the tool handler: its JSON-RPC id, the transport and, over
+// HTTP, the request's header (its traceparent is the parent when _meta
+// carries none).
 type callMeta struct {
 	id        json.RawMessage
-	transport string // network.transport: "pipe" or "tcp"
+	transport string      // network.transport: "pipe" or "tcp"
+	header    http.Header // nil on stdio
 }
 
 type callMetaKey struct{}
 
-// withCallMeta records a request's id for its span; only when telemetry
-// is on (off, the context is not touched).
-func (s *Server) withCallMeta(ctx context.Context, id json.RawMessage, transport string) context.Context {
+// withCallMeta records a request's id (and HTTP header) for its span; only
+// when telemetry is on (off, the context is not touched).
+func (s *Server) withCallMeta(ctx context.Context, id json.RawMessage, transport string, header http.Header) context.Context {
 	if s.tel == nil {
 		return ctx
 	}
-	return context.WithValue(ctx, callMetaKey{}, callMeta{id: id, transport: transport})
+	return context.WithValue(ctx, callMetaKey{}, callMeta{id: id, transport: transport, header: header})
 }

@@ -53,7 +53,7 @@ func TestCallTelemetry(t *testing.T) {
 			req.Params.Name = "fake"
 			req.Params.RawArguments = json.RawMessage(`{"command":"` + spanMarker + `"}`)
 			req.Params.Meta = &mcp.Meta{AdditionalFields: map[string]any{"traceparent": "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"}}
-			ctx := e.s.withCallMeta(context.Background(), json.RawMessage(`41`), "pipe")
+			ctx := e.s.withCallMeta(context.Background(), json.RawMessage(`41`), "pipe", nil)
 			e.s.call(ctx, tc.tool, req)
 
 			spans := exp.GetSpans()
@@ -106,7 +106,7 @@ func TestCallTelemetry(t *testing.T) {
 func TestTelemetryOffTouchesNothing(t *testing.T) {
 	e := newCallEnv(t, callPolicy, nil)
 	ctx := context.Background()
-	if got := e.s.withCallMeta(ctx, json.RawMessage(`1`), "pipe"); got != ctx {
+	if got := e.s.withCallMeta(ctx, json.RawMessage(`1`), "pipe", nil); got != ctx {
 		t.Fatal("the context was wrapped with telemetry off")
 	}
 	if _, span := e.s.startCallSpan(ctx, fakeTool{}, mcp.CallToolRequest{}); span != nil {
@@ -162,7 +162,7 @@ func BenchmarkCallTelemetry(b *testing.B) {
 		for j := range servers {
 			i := j ^ flip
 			s := servers[i]
-			ctx := s.withCallMeta(context.Background(), json.RawMessage(`1`), "pipe")
+			ctx := s.withCallMeta(context.Background(), json.RawMessage(`1`), "pipe", nil)
 			start := time.Now()
 			res := s.call(ctx, s.tools[0], req)
 			spent[i] += time.Since(start)
@@ -203,30 +203,38 @@ func TestIngressTraceContext(t *testing.T) {
 	}
 }
 
+// tracedHTTP serves read_file (with f.txt in the workspace) over HTTP on
+// 127.0.0.1 with traces going to the returned exporter; stop ends the
+// server and waits for it.
+func tracedHTTP(t *testing.T) (exp *tracetest.InMemoryExporter, url string, stop func()) {
+	t.Helper()
+	s, ws := testServer(t, fstools.ReadFile{})
+	os.WriteFile(filepath.Join(ws, "f.txt"), []byte("hi\n"), 0o644)
+	exp = tracetest.NewInMemoryExporter()
+	s.tel = telemetry.New(telemetry.Options{Exporter: exp, Sync: true})
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	served := make(chan error, 1)
+	go func() { served <- s.ServeHTTP(ctx, ln, HTTPOptions{Token: testToken, Loopback: true}) }()
+	return exp, "http://" + ln.Addr().String() + "/mcp", func() { cancel(); <-served }
+}
+
 // TestHTTPCallSpans: over HTTP, in both eras, the call's span has the
 // JSON-RPC id the guard read, transport tcp, the protocol version of the
 // request and the parent from _meta.
 func TestHTTPCallSpans(t *testing.T) {
 	for _, modern := range []bool{false, true} {
-		s, ws := testServer(t, fstools.ReadFile{})
-		os.WriteFile(filepath.Join(ws, "f.txt"), []byte("hi\n"), 0o644)
-		exp := tracetest.NewInMemoryExporter()
-		s.tel = telemetry.New(telemetry.Options{Exporter: exp, Sync: true})
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		ctx, stop := context.WithCancel(context.Background())
-		served := make(chan error, 1)
-		go func() { served <- s.ServeHTTP(ctx, ln, HTTPOptions{Token: testToken, Loopback: true}) }()
-		c := connect(t, "http://"+ln.Addr().String()+"/mcp", modern)
+		exp, url, stop := tracedHTTP(t)
+		c := connect(t, url, modern)
 		req := mcp.CallToolRequest{}
 		req.Params.Name, req.Params.Arguments = "read_file", map[string]any{"path": "f.txt"}
 		req.Params.Meta = &mcp.Meta{AdditionalFields: map[string]any{"traceparent": "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"}}
 		res, err := c.CallTool(context.Background(), req)
 		c.Close()
 		stop()
-		<-served
 		if err != nil || res.IsError {
 			t.Fatalf("modern %v: %v %v", modern, err, res)
 		}
@@ -248,5 +256,49 @@ func TestHTTPCallSpans(t *testing.T) {
 			call.Parent.TraceID().String() != "4bf92f3577b34da6a3ce929d0e0e4736" {
 			t.Errorf("modern %v: call span %v, parent %v", modern, got, call.Parent)
 		}
+	}
+}
+
+// TestHTTPTraceparentHeader: over HTTP the request's traceparent header is
+// the parent of a call whose _meta carries none; a call whose _meta does
+// carry one is parented from _meta and links the header's context.
+func TestHTTPTraceparentHeader(t *testing.T) {
+	const (
+		hdrTrace = "0af7651916cd43dd8448eb211c80319c"
+		hdrSpan  = "b7ad6b7169203331"
+		metaTrac = "4bf92f3577b34da6a3ce929d0e0e4736"
+	)
+	exp, url, stop := tracedHTTP(t)
+	c := connectWithHeaders(t, url, true,
+		map[string]string{"traceparent": "00-" + hdrTrace + "-" + hdrSpan + "-01", "tracestate": "congo=t61rcWkgMzE"})
+	var calls []tracetest.SpanStub
+	for _, meta := range []map[string]any{nil, {"traceparent": "00-" + metaTrac + "-00f067aa0ba902b7-01"}} {
+		exp.Reset()
+		req := mcp.CallToolRequest{}
+		req.Params.Name, req.Params.Arguments = "read_file", map[string]any{"path": "f.txt"}
+		if meta != nil {
+			req.Params.Meta = &mcp.Meta{AdditionalFields: meta}
+		}
+		if res, err := c.CallTool(context.Background(), req); err != nil || res.IsError {
+			t.Fatalf("call: %v %v", err, res)
+		}
+		for _, sp := range exp.GetSpans() {
+			if sp.Name == "tools/call read_file" {
+				calls = append(calls, sp)
+			}
+		}
+	}
+	c.Close()
+	stop()
+	if len(calls) != 2 {
+		t.Fatalf("%d call spans", len(calls))
+	}
+	if p := calls[0].Parent; p.TraceID().String() != hdrTrace || p.SpanID().String() != hdrSpan ||
+		p.TraceState().String() != "congo=t61rcWkgMzE" || len(calls[0].Links) != 0 {
+		t.Errorf("header only: parent %v, links %v", p, calls[0].Links)
+	}
+	if p := calls[1].Parent; p.TraceID().String() != metaTrac || len(calls[1].Links) != 1 ||
+		calls[1].Links[0].SpanContext.TraceID().String() != hdrTrace || calls[1].Links[0].SpanContext.SpanID().String() != hdrSpan {
+		t.Errorf("_meta and header: parent %v, links %v", p, calls[1].Links)
 	}
 }

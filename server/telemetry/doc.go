@@ -1,7 +1,10 @@
 // Package telemetry owns the server's OpenTelemetry traces: one span per
 // tool call, a child span per decision, per approval wait and per command
 // run, parented from the W3C trace context a client puts in the request's
-// params._meta, and exported to an OTLP/HTTP collector as OTLP JSON.
+// params._meta (over HTTP, when _meta has none, from the request's
+// traceparent/tracestate headers; with both, _meta wins and the headers'
+// context is a span link), and exported to an OTLP/HTTP collector as OTLP
+// JSON.
 //
 // Traces are off unless the host names a collector ([telemetry]
 // otlp_endpoint, or the standard OTEL_EXPORTER_OTLP_ENDPOINT /
@@ -34,7 +37,7 @@
 // dictionary attack on their text. The collector is named by the host's
 // config or environment only, never by a client; a redirect is not
 // followed; a failed export is dropped (no retries), and said on stderr
-// once per failure streak. The client's traceparent only chooses the
-// parent and the sampling flag; nothing a client sends widens what is
-// exported.
+// once per failure streak. The client's traceparent (in _meta or a
+// header) only chooses the parent, a link and the sampling flag; nothing a
+// client sends widens what is exported.
 package telemetry

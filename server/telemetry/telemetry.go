@@ -6,7 +6,9 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
@@ -84,6 +86,10 @@ type CallInfo struct {
 	Transport string
 	// Meta is the request's params._meta (traceparent, tracestate).
 	Meta map[string]any
+	// Header is the HTTP request's header when the call came over HTTP
+	// (nil on stdio): its W3C traceparent/tracestate are the transport's
+	// context, the parent only when Meta carries no valid traceparent.
+	Header http.Header
 	// Args are the call's raw arguments: only ever hashed.
 	Args json.RawMessage
 }
@@ -96,14 +102,18 @@ type Call struct {
 }
 
 // StartCall starts the span of one tool call, parented from the W3C trace
-// context in the request's _meta (an invalid one is ignored: the span
-// starts a new trace). The returned context carries the span, so the
-// decision, approval and run spans made with it are its children.
+// context in the request's _meta or else in its HTTP headers (see
+// parentOf; an invalid one is ignored: the span starts a new trace). The
+// returned context carries the span, so the decision, approval and run
+// spans made with it are its children.
 func (t *Tracer) StartCall(ctx context.Context, ci CallInfo) (context.Context, *Call) {
 	if t == nil {
 		return ctx, nil
 	}
-	ctx = propagation.TraceContext{}.Extract(ctx, metaCarrier(ci.Meta))
+	parent, link := parentOf(ci.Meta, ci.Header)
+	if parent.IsValid() {
+		ctx = trace.ContextWithRemoteSpanContext(ctx, parent)
+	}
 	attrs := append(make([]attribute.KeyValue, 0, 8),
 		attribute.String("mcp.method.name", "tools/call"),
 		attribute.String("gen_ai.operation.name", "execute_tool"),
@@ -123,8 +133,37 @@ func (t *Tracer) StartCall(ctx context.Context, ci CallInfo) (context.Context, *
 		c.hash = t.argsHash(ci.Args)
 		attrs = append(attrs, attribute.String(attrInputHash, c.hash))
 	}
-	ctx, c.span = t.tracer.Start(ctx, "tools/call "+ci.Tool, trace.WithSpanKind(trace.SpanKindServer), trace.WithAttributes(attrs...))
+	name, kind, with := "tools/call "+ci.Tool, trace.WithSpanKind(trace.SpanKindServer), trace.WithAttributes(attrs...)
+	if link.IsValid() {
+		ctx, c.span = t.tracer.Start(ctx, name, kind, with, trace.WithLinks(trace.Link{SpanContext: link}))
+	} else {
+		ctx, c.span = t.tracer.Start(ctx, name, kind, with)
+	}
 	return ctx, c
+}
+
+// parentOf picks the remote parent of a call's span. The MCP conventions
+// (docs/gen-ai/mcp.md, "Context propagation") say a server uses the
+// context in params._meta as the parent and links the ambient (transport)
+// context: one HTTP request may carry several MCP messages and one message
+// may be retried over several requests. So _meta wins; the HTTP
+// traceparent/tracestate headers are the parent only when _meta carries no
+// valid traceparent, and otherwise, when they name another span, a link.
+// A not-sampled flag in the winner's traceparent is honoured (ParentBased).
+func parentOf(meta map[string]any, h http.Header) (parent, link trace.SpanContext) {
+	tc := propagation.TraceContext{}
+	parent = trace.SpanContextFromContext(tc.Extract(context.Background(), metaCarrier(meta)))
+	if h == nil {
+		return parent, trace.SpanContext{}
+	}
+	ambient := trace.SpanContextFromContext(tc.Extract(context.Background(), headerCarrier(h)))
+	switch {
+	case !parent.IsValid():
+		return ambient, trace.SpanContext{}
+	case ambient.IsValid() && !ambient.Equal(parent):
+		return parent, ambient
+	}
+	return parent, trace.SpanContext{}
 }
 
 // Now is the time, when c records spans (the zero time otherwise: a call
@@ -341,3 +380,26 @@ func (m metaCarrier) Get(key string) string {
 func (m metaCarrier) Set(string, string) {}
 
 func (m metaCarrier) Keys() []string { return []string{"traceparent", "tracestate"} }
+
+// headerCarrier reads the W3C trace context of an HTTP request: a
+// traceparent sent more than once is no traceparent (W3C Trace Context
+// allows one; a client or proxy that sends two is not guessed between),
+// and several tracestate fields are one list (RFC 9110 field combining),
+// whose bad members the propagator drops.
+type headerCarrier http.Header
+
+func (h headerCarrier) Get(key string) string {
+	switch key {
+	case "traceparent":
+		if v := http.Header(h).Values("Traceparent"); len(v) == 1 {
+			return v[0]
+		}
+	case "tracestate":
+		return strings.Join(http.Header(h).Values("Tracestate"), ",")
+	}
+	return ""
+}
+
+func (h headerCarrier) Set(string, string) {}
+
+func (h headerCarrier) Keys() []string { return []string{"traceparent", "tracestate"} }

@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -188,24 +189,102 @@ func TestParenting(t *testing.T) {
 		{"not sampled", map[string]any{"traceparent": "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-00"}, true, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			tr, exp := newTest(nil)
-			_, call := tr.StartCall(context.Background(), CallInfo{Tool: "read_file", Meta: tc.meta, Args: json.RawMessage(`{}`)})
-			call.End("ok", false)
-			spans := exp.GetSpans()
-			if (len(spans) == 1) != tc.exported {
-				t.Fatalf("%d spans exported", len(spans))
-			}
-			if !tc.exported {
+			sp, ok := oneCall(t, CallInfo{Tool: "read_file", Meta: tc.meta, Args: json.RawMessage(`{}`)}, tc.exported)
+			if !ok {
 				return
 			}
-			if got := spans[0].Parent.IsValid(); got != tc.parented {
+			if got := sp.Parent.IsValid(); got != tc.parented {
 				t.Errorf("parented %v, want %v", got, tc.parented)
 			}
-			if _, ok := attrs(spans[0])[attrInputHash]; ok {
+			if _, ok := attrs(sp)[attrInputHash]; ok {
 				t.Error("an argument hash without hash_arguments")
 			}
-			if _, ok := attrs(spans[0])["error.type"]; ok {
+			if _, ok := attrs(sp)["error.type"]; ok {
 				t.Error("error.type on a call that succeeded")
+			}
+		})
+	}
+}
+
+// oneCall starts and ends one call span and checks whether it was
+// exported; ok says there is a span to check further.
+func oneCall(t *testing.T, ci CallInfo, exported bool) (span tracetest.SpanStub, ok bool) {
+	t.Helper()
+	tr, exp := newTest(nil)
+	_, call := tr.StartCall(context.Background(), ci)
+	call.End("ok", false)
+	spans := exp.GetSpans()
+	if (len(spans) == 1) != exported {
+		t.Fatalf("%d spans exported", len(spans))
+	}
+	if !exported {
+		return tracetest.SpanStub{}, false
+	}
+	return spans[0], true
+}
+
+// TestHTTPParent: over HTTP the traceparent/tracestate headers are the
+// parent when _meta carries no valid traceparent; when it does, _meta wins
+// and the headers' context, if it names another span, is a link.
+func TestHTTPParent(t *testing.T) {
+	const (
+		metaTrace = "4bf92f3577b34da6a3ce929d0e0e4736"
+		hdrTrace  = "0af7651916cd43dd8448eb211c80319c"
+		hdrParent = "00-" + hdrTrace + "-b7ad6b7169203331-01"
+	)
+	hdr := func(kv ...string) http.Header {
+		h := http.Header{}
+		for i := 0; i < len(kv); i += 2 {
+			h.Add(kv[i], kv[i+1])
+		}
+		return h
+	}
+	for _, tc := range []struct {
+		name      string
+		meta      map[string]any
+		header    http.Header
+		parent    string // trace id of the parent; "" none
+		state     string // the parent's tracestate
+		link      string // trace id of the one link; "" none
+		linkState string
+		exported  bool
+	}{
+		{"header only", nil, hdr("traceparent", hdrParent, "tracestate", "congo=t61rcWkgMzE"), hdrTrace, "congo=t61rcWkgMzE", "", "", true},
+		{"meta wins, header is a link", map[string]any{"traceparent": traceParent, "tracestate": traceState},
+			hdr("traceparent", hdrParent, "tracestate", "congo=t61rcWkgMzE"), metaTrace, traceState, hdrTrace, "congo=t61rcWkgMzE", true},
+		{"same context: no link", map[string]any{"traceparent": traceParent}, hdr("traceparent", traceParent), metaTrace, "", "", "", true},
+		{"meta garbage, header used", map[string]any{"traceparent": "00-" + marker}, hdr("traceparent", hdrParent), hdrTrace, "", "", "", true},
+		{"meta without traceparent", map[string]any{"tracestate": traceState}, hdr("traceparent", hdrParent), hdrTrace, "", "", "", true},
+		{"header garbage", map[string]any{"traceparent": traceParent}, hdr("traceparent", "00-"+marker), metaTrace, "", "", "", true},
+		{"two traceparent headers: none", nil, hdr("traceparent", hdrParent, "traceparent", traceParent), "", "", "", "", true},
+		{"tracestate over two fields", nil, hdr("traceparent", hdrParent, "tracestate", "a=1", "tracestate", "b=2"), hdrTrace, "a=1,b=2", "", "", true},
+		{"header not sampled", nil, hdr("traceparent", "00-"+hdrTrace+"-b7ad6b7169203331-00"), "", "", "", "", false},
+		{"meta not sampled wins over a sampled header", map[string]any{"traceparent": "00-" + metaTrace + "-00f067aa0ba902b7-00"}, hdr("traceparent", hdrParent), "", "", "", "", false},
+		{"meta sampled, header not: linked", map[string]any{"traceparent": traceParent}, hdr("traceparent", "00-"+hdrTrace+"-b7ad6b7169203331-00"), metaTrace, "", hdrTrace, "", true},
+		{"stdio: no header", map[string]any{"traceparent": traceParent}, nil, metaTrace, "", "", "", true},
+		{"neither", nil, hdr("other", "x"), "", "", "", "", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			sp, ok := oneCall(t, CallInfo{Tool: "read_file", Meta: tc.meta, Header: tc.header, Args: json.RawMessage(`{}`)}, tc.exported)
+			if !ok {
+				return
+			}
+			if tc.parent == "" {
+				if sp.Parent.IsValid() {
+					t.Errorf("parented by %v", sp.Parent)
+				}
+			} else if sp.Parent.TraceID().String() != tc.parent || !sp.Parent.IsRemote() || sp.SpanContext.TraceID() != sp.Parent.TraceID() {
+				t.Errorf("parent %v, span %v; want trace %s", sp.Parent, sp.SpanContext, tc.parent)
+			}
+			if got := sp.Parent.TraceState().String(); got != tc.state {
+				t.Errorf("parent tracestate %q, want %q", got, tc.state)
+			}
+			switch {
+			case tc.link == "" && len(sp.Links) != 0:
+				t.Errorf("links %v", sp.Links)
+			case tc.link != "" && (len(sp.Links) != 1 || sp.Links[0].SpanContext.TraceID().String() != tc.link ||
+				sp.Links[0].SpanContext.TraceState().String() != tc.linkState):
+				t.Errorf("links %v, want one to %s (tracestate %q)", sp.Links, tc.link, tc.linkState)
 			}
 		})
 	}
