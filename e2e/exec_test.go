@@ -132,6 +132,22 @@ func BenchmarkExecuteEchoRoundTrip(b *testing.B) {
 	}
 }
 
+// BenchmarkExecuteEchoRoundTripGit is BenchmarkExecuteEchoRoundTrip in a
+// workspace that is a git repository: the command's start adds the git
+// directory's overlay and the merge of its record files after.
+func BenchmarkExecuteEchoRoundTripGit(b *testing.B) {
+	f := newFixture(b, `profile = "interactive-dev"`)
+	if out, err := exec.Command("git", "init", "-q", f.Workspace).CombinedOutput(); err != nil {
+		b.Fatalf("git init: %v: %s", err, out)
+	}
+	c := stdioClient(b, f, Legacy)
+	for b.Loop() {
+		if res := call(b, c, "execute_terminal_command", map[string]any{"command": "echo hi"}); res.IsError {
+			b.Fatal(text(res))
+		}
+	}
+}
+
 // TestExecuteDeniedFolderIsReadOnly: a folder a deny rule closes to writes
 // cannot be written by a command either, whatever program writes it.
 func TestExecuteDeniedFolderIsReadOnly(t *testing.T) {

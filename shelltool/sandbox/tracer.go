@@ -62,6 +62,9 @@ type supervisor struct {
 	send   func(statusMsg)
 	gate   int // fdGate when traced
 	facts  execFacts
+	buf    readBuf // the exec stops' reads, one at a time
+	out    bytes.Buffer
+	enc    *json.Encoder // writes to out
 }
 
 // run supervises until the shell exits and returns the helper's exit code.
@@ -127,12 +130,16 @@ func (s *supervisor) stopped(pid int, ws syscall.WaitStatus) {
 // allowExec decides the exec that pid stopped at: every program the command
 // executes goes to the server (the shell itself was exec'd before the seize).
 func (s *supervisor) allowExec(pid int) bool {
-	ev := readExecEvent(pid, &s.facts)
-	b, err := json.Marshal(ev)
-	if err != nil {
+	ev := readExecEvent(pid, &s.facts, &s.buf)
+	if s.enc == nil {
+		s.enc = json.NewEncoder(&s.out)
+		s.enc.SetEscapeHTML(false) // the same value for the server's decoder, less work
+	}
+	s.out.Reset()
+	if err := s.enc.Encode(ev); err != nil { // one line: Encode ends it with '\n'
 		return false
 	}
-	if err := rawWriteAll(s.gate, append(b, '\n')); err != nil {
+	if err := rawWriteAll(s.gate, s.out.Bytes()); err != nil {
 		return false // no gate, no program
 	}
 	var reply [2]byte
@@ -192,7 +199,7 @@ func rawReadFull(fd int, b []byte) error {
 // command). The executable's path can still be renamed by the command, so
 // it is checked against the running file's device and inode. An executable
 // in a writable place is also identified by content (facts.identify).
-func readExecEvent(pid int, facts *execFacts) ExecEvent {
+func readExecEvent(pid int, facts *execFacts, buf *readBuf) ExecEvent {
 	proc := "/proc/" + strconv.Itoa(pid)
 	ev := ExecEvent{PID: pid}
 	fail := func(f string, a ...any) ExecEvent {
@@ -208,22 +215,22 @@ func readExecEvent(pid int, facts *execFacts) ExecEvent {
 		return fail("process unreadable: %v", err)
 	}
 	defer unix.Close(dir)
-	exe, err := readlinkAt(dir, "exe")
+	exe, err := buf.readlinkAt(dir, "exe")
 	if err != nil {
 		return fail("executable unreadable: %v", err)
 	}
 	ev.Exe = exe
-	cmdline, err := readCappedAt(dir, "cmdline", maxArgvBytes)
+	cmdline, err := buf.readCappedAt(dir, "cmdline", maxArgvBytes)
 	if err != nil {
 		return fail("argv unreadable: %v", err)
 	}
 	if len(cmdline) > 0 {
 		ev.Argv = strings.Split(strings.TrimSuffix(string(cmdline), "\x00"), "\x00")
 	}
-	if ev.Cwd, err = readlinkAt(dir, "cwd"); err != nil {
+	if ev.Cwd, err = buf.readlinkAt(dir, "cwd"); err != nil {
 		return fail("working folder unreadable: %v", err)
 	}
-	if ev.ExecPath, err = execFn(dir, pid); err != nil {
+	if ev.ExecPath, err = buf.execFn(dir, pid); err != nil {
 		return fail("exec path unreadable: %v", err)
 	}
 	var running unix.Stat_t
@@ -258,8 +265,8 @@ func readExecEvent(pid int, facts *execFacts) ExecEvent {
 // execFn reads the path the program was exec'd by (the auxiliary vector's
 // AT_EXECFN, a string on the new stack): for a script started by its
 // shebang it is the script, while exe is its interpreter.
-func execFn(dir, pid int) (string, error) {
-	auxv, err := readCappedAt(dir, "auxv", 4096)
+func (rb *readBuf) execFn(dir, pid int) (string, error) {
+	auxv, err := rb.readCappedAt(dir, "auxv", 4096)
 	if err != nil {
 		return "", err
 	}
@@ -275,7 +282,7 @@ func execFn(dir, pid int) (string, error) {
 	// One process_vm_readv (the tracer may read its tracee's memory)
 	// instead of opening /proc/PID/mem: a partial read stops at the end of
 	// the mapping, as a read of mem would.
-	buf := make([]byte, unix.PathMax)
+	buf := rb.get(unix.PathMax)
 	local := []unix.Iovec{{Base: &buf[0]}}
 	local[0].SetLen(len(buf))
 	remote := []unix.RemoteIovec{{Base: uintptr(addr), Len: len(buf)}}
@@ -321,9 +328,22 @@ func isDynamicLoader(name string) bool {
 
 var errTooBig = errors.New("over the size limit")
 
+// readBuf is the one buffer an exec stop's reads go through, one after
+// the other (each result is copied out or parsed before the next read), so
+// a stop allocates only what it keeps.
+type readBuf struct{ b []byte }
+
+// get returns the buffer at length n, grown when needed.
+func (rb *readBuf) get(n int) []byte {
+	if cap(rb.b) < n {
+		rb.b = make([]byte, n)
+	}
+	return rb.b[:n]
+}
+
 // readlinkAt reads the symbolic link name in the folder dir.
-func readlinkAt(dir int, name string) (string, error) {
-	buf := make([]byte, unix.PathMax)
+func (rb *readBuf) readlinkAt(dir int, name string) (string, error) {
+	buf := rb.get(max(unix.PathMax, cap(rb.b)))
 	for {
 		n, err := unix.Readlinkat(dir, name, buf)
 		if err == unix.EINTR {
@@ -338,19 +358,50 @@ func readlinkAt(dir int, name string) (string, error) {
 		if len(buf) >= 1<<20 {
 			return "", errTooBig
 		}
-		buf = make([]byte, 2*len(buf))
+		buf = rb.get(2 * len(buf))
 	}
 }
 
-// readCappedAt reads the file name in the folder dir, at most max bytes.
-func readCappedAt(dir int, name string, max int) ([]byte, error) {
-	fd, err := unix.Openat(dir, name, unix.O_RDONLY|unix.O_CLOEXEC, 0)
+// readCappedAt reads the file name in the folder dir, at most limit bytes
+// (more is errTooBig). The result is the buffer's: valid until its next
+// read.
+func (rb *readBuf) readCappedAt(dir int, name string, limit int) ([]byte, error) {
+	fd, err := openAt(dir, name)
 	if err != nil {
 		return nil, err
 	}
-	f := os.NewFile(uintptr(fd), name)
-	defer f.Close()
-	return readCappedFile(f, max)
+	defer unix.Close(fd)
+	buf := rb.get(max(4096, cap(rb.b)))
+	n := 0
+	for {
+		if n > limit {
+			return nil, errTooBig
+		}
+		if n == len(buf) { // grow, keeping what was read
+			buf = append(buf, make([]byte, len(buf))...)
+			rb.b = buf
+		}
+		m, err := unix.Read(fd, buf[n:min(len(buf), limit+1)])
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		if m == 0 {
+			return buf[:n], nil
+		}
+		n += m
+	}
+}
+
+func openAt(dir int, name string) (int, error) {
+	for {
+		fd, err := unix.Openat(dir, name, unix.O_RDONLY|unix.O_CLOEXEC, 0)
+		if err != unix.EINTR {
+			return fd, err
+		}
+	}
 }
 
 func readCapped(path string, max int) ([]byte, error) {

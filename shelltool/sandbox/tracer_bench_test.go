@@ -23,12 +23,13 @@ func BenchmarkReadExecEvent(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
+	var buf readBuf
 	facts := execFacts{places: findWritablePlaces([]string{b.TempDir()}, nil), sizes: map[int64]bool{}}
 	var t0, t1 unix.Timespec
 	_ = unix.ClockGettime(unix.CLOCK_THREAD_CPUTIME_ID, &t0)
 	n := 0
 	for b.Loop() {
-		if ev := readExecEvent(cmd.Process.Pid, &facts); ev.Problem != "" {
+		if ev := readExecEvent(cmd.Process.Pid, &facts, &buf); ev.Problem != "" {
 			b.Fatal(ev.Problem)
 		}
 		n++

@@ -1,0 +1,59 @@
+package shelltool
+
+import (
+	"context"
+	"os"
+	"syscall"
+	"testing"
+
+	"github.com/onellm/onellm-mcp/grants"
+	"github.com/onellm/onellm-mcp/internal/toolkit"
+	"github.com/onellm/onellm-mcp/shelltool/sandbox"
+)
+
+// BenchmarkExecGateEvent is the server's handling of one exec event, the
+// audit line aside (BenchmarkMidActionExec in server has that share): the
+// identity table looked up, the requests built (names, AnalyzeArgv) and
+// each decided under interactive-dev with the deny rules of
+// TestExecGateDenyRules.
+func BenchmarkExecGateEvent(b *testing.B) {
+	ws := b.TempDir()
+	p := policyFor(b, ws, denyRulesTOML)
+	var c programCache
+	table := c.table(p, "/usr/local/bin:/usr/bin:/bin")
+	env := &toolkit.Env{Policy: p, Principal: "bench", MidAction: func(_ context.Context, r grants.Request, _ grants.Stage) (grants.Decision, error) {
+		d := p.DecideExec(r)
+		if d.Effect != grants.Allow {
+			return d, &toolkit.MidActionRefused{Decision: d}
+		}
+		return d, nil
+	}}
+	gate := execGate(context.Background(), env, &lineLog{}, nil, table)
+	event := func(exe string, argv ...string) sandbox.ExecEvent {
+		var st syscall.Stat_t
+		if err := syscall.Stat(exe, &st); err != nil {
+			b.Skipf("%s: %v", exe, err)
+		}
+		return sandbox.ExecEvent{PID: 7, Exe: exe, Dev: st.Dev, Ino: st.Ino, Size: st.Size, Argv: argv, ExecPath: argv[0], Cwd: ws}
+	}
+	if _, err := os.Stat("/usr/bin/git"); err != nil {
+		b.Skip("git not installed")
+	}
+	for _, tc := range []struct {
+		name string
+		ev   sandbox.ExecEvent
+	}{
+		{"true", event("/usr/bin/true", "/bin/true")},
+		{"git-status", event("/usr/bin/git", "git", "status", "--short")},
+		{"cc", event("/usr/bin/sh", "/bin/sh", "-c", "cc -c -o build/x.o src/x.c")},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if !gate(tc.ev) {
+					b.Fatalf("%v refused", tc.ev.Argv)
+				}
+			}
+		})
+	}
+}
