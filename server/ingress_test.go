@@ -366,16 +366,8 @@ func TestIngressArgumentCaseVariants(t *testing.T) {
 // a tool whose input schema cannot be read has its every call refused
 // (fail closed), not read by a looser shape.
 func TestIngressShapesBuild(t *testing.T) {
-	ws := t.TempDir()
 	for _, profile := range []string{"interactive-dev", "permissive-dev", "strict-production"} {
-		cfg, err := grants.Parse([]byte(`profile = "`+profile+`"`), "", ws)
-		if err != nil {
-			t.Fatal(err)
-		}
-		p, err := grants.Compile(cfg, grants.CompileOptions{Home: ws})
-		if err != nil {
-			t.Fatal(err)
-		}
+		p, _ := profilePolicy(t, profile)
 		in := newIngress(DefaultTools(), p)
 		for method, shape := range in.byMethod {
 			if shape() == nil {
