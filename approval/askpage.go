@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/base64"
 	"fmt"
-	"html/template"
 	"net/http"
 	"strings"
 	"time"
@@ -86,7 +85,7 @@ func (c *Console) serveAskLink(w http.ResponseWriter, r *http.Request) bool {
 	}
 	nonce := randomID()
 	setPageHeaders(w, nonce)
-	if err := askLinkTemplate.Execute(w, map[string]string{"ID": id, "Nonce": nonce, "Console": c.url}); err != nil {
+	if err := c.templates().askLink.Execute(w, map[string]string{"ID": id, "Nonce": nonce, "Console": c.url}); err != nil {
 		c.log.Printf("approval console: %v", err)
 	}
 	return true
@@ -152,7 +151,7 @@ func (c *Console) askPage(w http.ResponseWriter, r *http.Request) {
 	}
 	v := askView{Ask: p, CSRF: c.csrf, Nonce: randomID()}
 	setPageHeaders(w, v.Nonce)
-	if err := askPageTemplate.Execute(w, v); err != nil {
+	if err := c.templates().askPage.Execute(w, v); err != nil {
 		c.log.Printf("approval console: %v", err)
 	}
 }
@@ -179,7 +178,7 @@ func (c *Console) askDone(w http.ResponseWriter, code int, msg string) {
 	v := askView{Nonce: randomID(), Message: msg, Done: true}
 	setPageHeaders(w, v.Nonce)
 	w.WriteHeader(code)
-	if err := askPageTemplate.Execute(w, v); err != nil {
+	if err := c.templates().askPage.Execute(w, v); err != nil {
 		c.log.Printf("approval console: %v", err)
 	}
 }
@@ -199,7 +198,7 @@ button.allow{background:#d8f0d8}button.deny{background:#f6d6d6}input[type=text]{
 .risk-critical{border:3px solid #b00000;background:#fff0f0}.risk-high{border:2px solid #c25e00;background:#fff7ee}
 .lvl{font-weight:700;text-transform:uppercase;font-size:.8rem}`
 
-var askLinkTemplate = template.Must(template.New("asklink").Parse(`<!doctype html>
+const askLinkHTML = `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <title>onellm-mcp: an ask is waiting</title><style nonce="{{.Nonce}}">` + askStyle + `</style></head><body>
 <h1>onellm-mcp: an ask is waiting for your answer</h1>
@@ -214,9 +213,9 @@ try{sid=localStorage.getItem('` + storeLogin + `');localStorage.setItem('` + sto
 if(sid&&/^[A-Za-z0-9_-]{22}$/.test(sid))location.replace('/s/'+sid+'/ask/'+id);
 })();
 </script></body></html>
-`))
+`
 
-var askPageTemplate = template.Must(template.New("askpage").Parse(`<!doctype html>
+const askPageHTML = `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <title>onellm-mcp: your answer</title><style nonce="{{.Nonce}}">` + askStyle + `</style></head><body>
 {{- if .Done}}
@@ -245,4 +244,4 @@ var askPageTemplate = template.Must(template.New("askpage").Parse(`<!doctype htm
 {{- end}}{{end}}
 <script nonce="{{.Nonce}}">try{localStorage.removeItem('` + storeNext + `')}catch(e){}</script>
 </body></html>
-`))
+`

@@ -65,6 +65,9 @@ type Console struct {
 	// nil for a console of its own. label names this server on the page.
 	inbox *inbox
 	label string
+
+	// templates parses the pages once, on first use.
+	templates func() *pages
 }
 
 // record is one finished ticket, for the page's "recent decisions".
@@ -136,7 +139,7 @@ func (c *Console) serve(ln net.Listener) {
 func (c *Console) Token() string { return c.token }
 
 func newConsole(hosts []string) *Console {
-	c := &Console{token: randomID(), csrf: randomID(), hosts: map[string]bool{}, now: time.Now, log: log.New(io.Discard, "", 0),
+	c := &Console{token: randomID(), csrf: randomID(), hosts: map[string]bool{}, now: time.Now, log: log.New(io.Discard, "", 0), templates: sync.OnceValue(parsePages),
 		pending: map[string]*ticket{}, answered: map[string]*ticket{}, sessions: map[string]bool{}, changed: make(chan struct{})}
 	for _, h := range hosts {
 		c.hosts[h] = true
@@ -511,7 +514,7 @@ func (c *Console) page(w http.ResponseWriter, r *http.Request) {
 	v.CSRF = c.csrf
 	v.Nonce = randomID()
 	setPageHeaders(w, v.Nonce)
-	if err := pageTemplate.Execute(w, v); err != nil {
+	if err := c.templates().page.Execute(w, v); err != nil {
 		c.log.Printf("approval console: %v", err)
 	}
 }
@@ -607,4 +610,16 @@ func (c *Console) reply(w http.ResponseWriter, r *http.Request, code int, msg st
 	json.NewEncoder(w).Encode(map[string]any{"ok": code == http.StatusOK, "message": msg})
 }
 
-var pageTemplate = template.Must(template.New("page").Parse(pageHTML))
+// pages are the console's HTML templates, parsed on the first page served
+// (Console.templates) rather than at every start of the program.
+type pages struct{ page, askLink, askPage *template.Template }
+
+// parsePages parses the templates; their text is constant, so a failure is
+// a bug (TestTemplatesParse).
+func parsePages() *pages {
+	return &pages{
+		page:    template.Must(template.New("page").Parse(pageHTML)),
+		askLink: template.Must(template.New("asklink").Parse(askLinkHTML)),
+		askPage: template.Must(template.New("askpage").Parse(askPageHTML)),
+	}
+}

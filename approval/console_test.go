@@ -3,6 +3,7 @@ package approval
 import (
 	"context"
 	"encoding/json"
+	"html/template"
 	"io"
 	"log"
 	"net/http"
@@ -386,3 +387,14 @@ func logTo(w io.Writer) *log.Logger { return log.New(w, "", 0) }
 
 // loginPath makes a console login and returns its path ("/s/ID/").
 func loginPath(c *Console) string { return "/s/" + c.newSession() + "/" }
+
+// The console's pages parse (they are parsed on the first page served,
+// not at start-up, so this is where a broken template shows).
+func TestTemplatesParse(t *testing.T) {
+	ps := parsePages()
+	for name, tmpl := range map[string]*template.Template{"page": ps.page, "asklink": ps.askLink, "askpage": ps.askPage} {
+		if tmpl == nil || tmpl.Name() != name {
+			t.Errorf("template %s: %v", name, tmpl)
+		}
+	}
+}

@@ -74,10 +74,17 @@ func TestAuditOpenedLater(t *testing.T) {
 // the workspace.
 func interactiveDev(t testing.TB) (*grants.Policy, string) {
 	t.Helper()
+	return profilePolicy(t, "interactive-dev")
+}
+
+// profilePolicy compiles a built-in profile the same way (a new temp folder
+// that is also the home folder, its workspace in it).
+func profilePolicy(t testing.TB, profile string) (*grants.Policy, string) {
+	t.Helper()
 	root := t.TempDir()
 	ws := filepath.Join(root, "ws")
 	os.MkdirAll(ws, 0o755)
-	cfg, err := grants.Parse([]byte(`profile = "interactive-dev"`), "", ws)
+	cfg, err := grants.Parse([]byte(`profile = "`+profile+`"`), "", ws)
 	if err != nil {
 		t.Fatal(err)
 	}

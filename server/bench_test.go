@@ -35,3 +35,34 @@ func BenchmarkCallReadFile(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkNewIngress is the ingress's share of a server's start-up: set
+// up, then the shapes of an initialize and its notification.
+func BenchmarkNewIngress(b *testing.B) {
+	p, _ := interactiveDev(b)
+	tools := DefaultTools()
+	for b.Loop() {
+		in := newIngress(tools, p)
+		if _, err := in.shapeFor(peek{method: string(mcp.MethodInitialize), hasID: true}); err != nil {
+			b.Fatal(err)
+		}
+		in.shapeFor(peek{method: string(mcp.MethodNotificationInitialized)})
+	}
+}
+
+// BenchmarkNew is building the server (before the first answer), the
+// audit log opened later as the command line does.
+func BenchmarkNew(b *testing.B) {
+	p, _ := interactiveDev(b)
+	tools := DefaultTools()
+	for b.Loop() {
+		audit, err := OpenAuditLater(p, nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := New(p, Options{Tools: tools, Audit: audit}); err != nil {
+			b.Fatal(err)
+		}
+		audit.Close()
+	}
+}

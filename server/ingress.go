@@ -8,6 +8,7 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/mark3labs/mcp-go/mcp"
 
@@ -52,19 +53,26 @@ const (
 )
 
 // ingress holds the shape of every message the server reads, by method.
+// Each shape is built by reflection the first time a message needs it
+// (sync.OnceValue; safe for the HTTP transport's concurrent readers), so a
+// start-up pays only for initialize's and the notification's shapes before
+// the first answer, not for the eighteen methods and five tools at once.
 type ingress struct {
-	byMethod     map[string]*strictjson.Shape
-	byTool       map[string]*strictjson.Shape // tools/call of each tool, its arguments by its input schema
-	other        *strictjson.Shape            // a request with another method
-	notification *strictjson.Shape
-	response     *strictjson.Shape // a client's answer to a server request
-	callSkipArgs *strictjson.Shape // tools/call with its arguments skipped
+	byMethod     map[string]func() *strictjson.Shape
+	byTool       map[string]func() (*strictjson.Shape, error) // tools/call of each tool, its arguments by its input schema
+	other        func() *strictjson.Shape                     // a request with another method
+	notification func() *strictjson.Shape
+	response     func() *strictjson.Shape // a client's answer to a server request
+	callSkipArgs func() *strictjson.Shape // tools/call with its arguments skipped
 }
 
-// newIngress builds the shapes, each tool's arguments from the input schema
-// its definition under p publishes (the schema is the same under every
-// policy: only descriptions vary).
-func newIngress(tools []toolkit.Tool, p *grants.Policy) (*ingress, error) {
+// ingressParts are the shapes the message shapes are built from, built once.
+type ingressParts struct {
+	str, meta, elicitResult, errDetails *strictjson.Shape
+	overrides                           map[reflect.Type]*strictjson.Shape
+}
+
+func newIngressParts() *ingressParts {
 	str := strictjson.Of(reflect.TypeFor[string](), false, nil)
 	elicitResult := strictjson.Of(reflect.TypeFor[mcp.ElicitationResult](), false, nil)
 	meta := strictjson.Object(map[string]*strictjson.Shape{
@@ -76,91 +84,121 @@ func newIngress(tools []toolkit.Tool, p *grants.Policy) (*ingress, error) {
 		mcp.MetaKeySubscriptionID:      strictjson.Free(),
 		"io.modelcontextprotocol/task": strictjson.Free(),
 	}, strictjson.Free())
-	callParams := func(args *strictjson.Shape) *strictjson.Shape {
-		return strictjson.Object(map[string]*strictjson.Shape{
-			"name":           str,
-			"arguments":      args,
-			"_meta":          meta,
-			"task":           strictjson.Of(reflect.TypeFor[mcp.TaskParams](), false, nil),
-			"inputResponses": strictjson.Map(elicitResult),
-			"requestState":   str,
-		}, strictjson.Free())
-	}
-	errDetails := strictjson.Of(reflect.TypeFor[struct {
+	ps := &ingressParts{str: str, meta: meta, elicitResult: elicitResult}
+	ps.errDetails = strictjson.Of(reflect.TypeFor[struct {
 		Code    int    `json:"code"`
 		Message string `json:"message"`
 		Data    any    `json:"data"`
 	}](), false, nil)
 	// Types with their own UnmarshalJSON, by what they read.
-	overrides := map[reflect.Type]*strictjson.Shape{
+	ps.overrides = map[reflect.Type]*strictjson.Shape{
 		reflect.TypeFor[mcp.Meta]():           meta,
 		reflect.TypeFor[mcp.RequestId]():      strictjson.Free(),
 		reflect.TypeFor[mcp.InputResponse]():  elicitResult,
-		reflect.TypeFor[mcp.CallToolParams](): callParams(strictjson.Free()),
+		reflect.TypeFor[mcp.CallToolParams](): ps.callParams(strictjson.Free()),
 	}
-	// Every message may carry every JSON-RPC member: mcp-go reads them all
-	// before it looks at the method.
-	envelope := func(s *strictjson.Shape) *strictjson.Shape {
-		add := map[string]*strictjson.Shape{}
-		for k, v := range map[string]*strictjson.Shape{
-			"jsonrpc": str, "id": strictjson.Free(), "method": str,
-			"params": strictjson.Free(), "result": strictjson.Free(), "error": errDetails,
-		} {
-			if !slices.Contains(s.Fields(), k) {
-				add[k] = v
-			}
-		}
-		return s.With(add)
-	}
-	in := &ingress{byMethod: map[string]*strictjson.Shape{}}
-	for method, t := range map[mcp.MCPMethod]reflect.Type{
-		mcp.MethodInitialize:             reflect.TypeFor[mcp.InitializeRequest](),
-		mcp.MethodPing:                   reflect.TypeFor[mcp.PingRequest](),
-		mcp.MethodServerDiscover:         reflect.TypeFor[mcp.DiscoverRequest](),
-		mcp.MethodSubscriptionsListen:    reflect.TypeFor[mcp.SubscriptionsListenRequest](),
-		mcp.MethodSetLogLevel:            reflect.TypeFor[mcp.SetLevelRequest](),
-		mcp.MethodResourcesList:          reflect.TypeFor[mcp.ListResourcesRequest](),
-		mcp.MethodResourcesTemplatesList: reflect.TypeFor[mcp.ListResourceTemplatesRequest](),
-		mcp.MethodResourcesRead:          reflect.TypeFor[mcp.ReadResourceRequest](),
-		mcp.MethodResourcesSubscribe:     reflect.TypeFor[mcp.SubscribeRequest](),
-		mcp.MethodResourcesUnsubscribe:   reflect.TypeFor[mcp.UnsubscribeRequest](),
-		mcp.MethodPromptsList:            reflect.TypeFor[mcp.ListPromptsRequest](),
-		mcp.MethodPromptsGet:             reflect.TypeFor[mcp.GetPromptRequest](),
-		mcp.MethodToolsList:              reflect.TypeFor[mcp.ListToolsRequest](),
-		mcp.MethodToolsCall:              reflect.TypeFor[mcp.CallToolRequest](),
-		mcp.MethodTasksGet:               reflect.TypeFor[mcp.GetTaskRequest](),
-		mcp.MethodTasksList:              reflect.TypeFor[mcp.ListTasksRequest](),
-		mcp.MethodTasksResult:            reflect.TypeFor[mcp.TaskResultRequest](),
-		mcp.MethodTasksCancel:            reflect.TypeFor[mcp.CancelTaskRequest](),
+	return ps
+}
+
+func (ps *ingressParts) callParams(args *strictjson.Shape) *strictjson.Shape {
+	return strictjson.Object(map[string]*strictjson.Shape{
+		"name":           ps.str,
+		"arguments":      args,
+		"_meta":          ps.meta,
+		"task":           strictjson.Of(reflect.TypeFor[mcp.TaskParams](), false, nil),
+		"inputResponses": strictjson.Map(ps.elicitResult),
+		"requestState":   ps.str,
+	}, strictjson.Free())
+}
+
+// envelope is s with every JSON-RPC member it does not name: mcp-go reads
+// them all before it looks at the method.
+func (ps *ingressParts) envelope(s *strictjson.Shape) *strictjson.Shape {
+	add := map[string]*strictjson.Shape{}
+	for k, v := range map[string]*strictjson.Shape{
+		"jsonrpc": ps.str, "id": strictjson.Free(), "method": ps.str,
+		"params": strictjson.Free(), "result": strictjson.Free(), "error": ps.errDetails,
 	} {
-		in.byMethod[string(method)] = envelope(strictjson.Of(t, false, overrides))
+		if !slices.Contains(s.Fields(), k) {
+			add[k] = v
+		}
+	}
+	return s.With(add)
+}
+
+// ingressMethods are the request types mcp-go decodes, by method.
+var ingressMethods = map[mcp.MCPMethod]reflect.Type{
+	mcp.MethodInitialize:             reflect.TypeFor[mcp.InitializeRequest](),
+	mcp.MethodPing:                   reflect.TypeFor[mcp.PingRequest](),
+	mcp.MethodServerDiscover:         reflect.TypeFor[mcp.DiscoverRequest](),
+	mcp.MethodSubscriptionsListen:    reflect.TypeFor[mcp.SubscriptionsListenRequest](),
+	mcp.MethodSetLogLevel:            reflect.TypeFor[mcp.SetLevelRequest](),
+	mcp.MethodResourcesList:          reflect.TypeFor[mcp.ListResourcesRequest](),
+	mcp.MethodResourcesTemplatesList: reflect.TypeFor[mcp.ListResourceTemplatesRequest](),
+	mcp.MethodResourcesRead:          reflect.TypeFor[mcp.ReadResourceRequest](),
+	mcp.MethodResourcesSubscribe:     reflect.TypeFor[mcp.SubscribeRequest](),
+	mcp.MethodResourcesUnsubscribe:   reflect.TypeFor[mcp.UnsubscribeRequest](),
+	mcp.MethodPromptsList:            reflect.TypeFor[mcp.ListPromptsRequest](),
+	mcp.MethodPromptsGet:             reflect.TypeFor[mcp.GetPromptRequest](),
+	mcp.MethodToolsList:              reflect.TypeFor[mcp.ListToolsRequest](),
+	mcp.MethodToolsCall:              reflect.TypeFor[mcp.CallToolRequest](),
+	mcp.MethodTasksGet:               reflect.TypeFor[mcp.GetTaskRequest](),
+	mcp.MethodTasksList:              reflect.TypeFor[mcp.ListTasksRequest](),
+	mcp.MethodTasksResult:            reflect.TypeFor[mcp.TaskResultRequest](),
+	mcp.MethodTasksCancel:            reflect.TypeFor[mcp.CancelTaskRequest](),
+}
+
+// newIngress sets up the shapes, each tool's arguments from the input
+// schema its definition under p publishes (the schema is the same under
+// every policy: only descriptions vary). A schema that cannot be read
+// refuses that tool's every call (TestIngressShapesBuild builds them all).
+func newIngress(tools []toolkit.Tool, p *grants.Policy) *ingress {
+	parts := sync.OnceValue(newIngressParts)
+	in := &ingress{byMethod: map[string]func() *strictjson.Shape{}, byTool: map[string]func() (*strictjson.Shape, error){}}
+	for method, t := range ingressMethods {
+		in.byMethod[string(method)] = sync.OnceValue(func() *strictjson.Shape {
+			ps := parts()
+			return ps.envelope(strictjson.Of(t, false, ps.overrides))
+		})
 	}
 	call := in.byMethod[string(mcp.MethodToolsCall)]
-	in.callSkipArgs = call.With(map[string]*strictjson.Shape{"params": callParams(strictjson.Skip())})
-	in.byTool = map[string]*strictjson.Shape{}
+	in.callSkipArgs = sync.OnceValue(func() *strictjson.Shape {
+		return call().With(map[string]*strictjson.Shape{"params": parts().callParams(strictjson.Skip())})
+	})
 	for _, t := range tools {
-		args, err := argumentShape(t.Definition(p))
-		if err != nil {
-			return nil, fmt.Errorf("tool %s: its input schema: %w", t.Name(), err)
-		}
-		in.byTool[t.Name()] = call.With(map[string]*strictjson.Shape{"params": callParams(args)})
+		in.byTool[t.Name()] = sync.OnceValues(func() (*strictjson.Shape, error) {
+			args, err := argumentShape(t.Definition(p))
+			if err != nil {
+				return nil, fmt.Errorf("tool %s: its input schema: %w", t.Name(), err)
+			}
+			return call().With(map[string]*strictjson.Shape{"params": parts().callParams(args)}), nil
+		})
 	}
-	in.other = envelope(strictjson.Object(map[string]*strictjson.Shape{
-		"params": strictjson.Object(map[string]*strictjson.Shape{"_meta": meta}, strictjson.Free()),
-	}, strictjson.Free()))
+	in.other = sync.OnceValue(func() *strictjson.Shape {
+		ps := parts()
+		return ps.envelope(strictjson.Object(map[string]*strictjson.Shape{
+			"params": strictjson.Object(map[string]*strictjson.Shape{"_meta": ps.meta}, strictjson.Free()),
+		}, strictjson.Free()))
+	})
 	// Notifications' params are read from a map by exact key (requestId of
 	// notifications/cancelled): the fields named are the ones read.
-	in.notification = envelope(strictjson.Object(map[string]*strictjson.Shape{
-		"params": strictjson.Object(map[string]*strictjson.Shape{
-			"_meta": strictjson.Free(), "requestId": strictjson.Free(), "reason": str,
-		}, strictjson.Free()),
-	}, strictjson.Free()))
+	in.notification = sync.OnceValue(func() *strictjson.Shape {
+		ps := parts()
+		return ps.envelope(strictjson.Object(map[string]*strictjson.Shape{
+			"params": strictjson.Object(map[string]*strictjson.Shape{
+				"_meta": strictjson.Free(), "requestId": strictjson.Free(), "reason": ps.str,
+			}, strictjson.Free()),
+		}, strictjson.Free()))
+	})
 	// A client's answer: to elicitation/create or roots/list.
-	roots := strictjson.Of(reflect.TypeFor[mcp.ListRootsResult](), false, nil)
-	in.response = envelope(strictjson.Object(map[string]*strictjson.Shape{
-		"result": elicitResult.With(map[string]*strictjson.Shape{"roots": roots.Field("roots")}),
-	}, strictjson.Free()))
-	return in, nil
+	in.response = sync.OnceValue(func() *strictjson.Shape {
+		ps := parts()
+		roots := strictjson.Of(reflect.TypeFor[mcp.ListRootsResult](), false, nil)
+		return ps.envelope(strictjson.Object(map[string]*strictjson.Shape{
+			"result": ps.elicitResult.With(map[string]*strictjson.Shape{"roots": roots.Field("roots")}),
+		}, strictjson.Free()))
+	})
+	return in
 }
 
 // argumentShape is the shape of a tool's arguments: its published input
@@ -252,22 +290,24 @@ func isNullID(msg []byte) bool {
 	return null
 }
 
-func (in *ingress) shapeFor(p peek) *strictjson.Shape {
+// shapeFor is the shape p's message is read by; an error when it cannot be
+// built (the message is then refused).
+func (in *ingress) shapeFor(p peek) (*strictjson.Shape, error) {
 	switch {
 	case p.method == "" && p.hasID:
-		return in.response
+		return in.response(), nil
 	case strings.HasPrefix(p.method, "notifications/"):
-		return in.notification
+		return in.notification(), nil
 	}
 	if p.method == string(mcp.MethodToolsCall) {
 		if s, ok := in.byTool[p.tool]; ok {
-			return s
+			return s()
 		}
 	}
 	if s, ok := in.byMethod[p.method]; ok {
-		return s
+		return s(), nil
 	}
-	return in.other
+	return in.other(), nil
 }
 
 // admission is the ingress's verdict on one client message.
@@ -299,7 +339,15 @@ func (s *Server) admit(principal string, msg []byte) admission {
 	case p.hasID && p.id == nil && !isNullID(msg):
 		return admission{reply: rpcError(nil, rpcInvalidRequest, "refused: a JSON-RPC id is a string or a number"), peek: p}
 	}
-	canonical, err := strictjson.Canonical(msg, s.ingress.shapeFor(p))
+	shape, err := s.ingress.shapeFor(p)
+	if err != nil {
+		s.log.Printf("refused a client message (%s): %v", p.method, err)
+		if !p.hasID {
+			return admission{peek: p} // a notification gets no answer
+		}
+		return admission{reply: rpcError(p.id, -32603, "refused: "+err.Error()), peek: p}
+	}
+	canonical, err := strictjson.Canonical(msg, shape)
 	if err == nil {
 		return admission{msg: canonical, peek: p}
 	}
@@ -341,7 +389,7 @@ func (s *Server) refuse(principal string, msg []byte, p peek, err error) []byte 
 // the message names a listed tool unambiguously (name, the peeked first
 // exact params.name, is then the only one); nil otherwise.
 func (s *Server) refuseArguments(principal string, msg []byte, name string, se *strictjson.Error) *mcp.CallToolResult {
-	if strictjson.Check(msg, s.ingress.callSkipArgs) != nil {
+	if strictjson.Check(msg, s.ingress.callSkipArgs()) != nil {
 		return nil
 	}
 	var tool toolkit.Tool

@@ -18,6 +18,7 @@ import (
 
 	"github.com/onellm/onellm-mcp/fstools"
 	"github.com/onellm/onellm-mcp/grants"
+	"github.com/onellm/onellm-mcp/internal/strictjson"
 	"github.com/onellm/onellm-mcp/internal/toolkit"
 )
 
@@ -358,4 +359,46 @@ func TestIngressArgumentCaseVariants(t *testing.T) {
 	if want := `onellm_tool_calls_total{tool="read_file",outcome="invalid_arguments"} 3`; !strings.Contains(w.Body.String(), want) {
 		t.Errorf("/metrics lacks %s:\n%s", want, w.Body)
 	}
+}
+
+// The ingress builds its shapes when a message first needs them: every
+// method's and every built-in tool's shape builds under each profile, and
+// a tool whose input schema cannot be read has its every call refused
+// (fail closed), not read by a looser shape.
+func TestIngressShapesBuild(t *testing.T) {
+	for _, profile := range []string{"interactive-dev", "permissive-dev", "strict-production"} {
+		p, _ := profilePolicy(t, profile)
+		in := newIngress(DefaultTools(), p)
+		for method, shape := range in.byMethod {
+			if shape() == nil {
+				t.Errorf("%s: no shape for %s", profile, method)
+			}
+		}
+		for _, tool := range DefaultTools() {
+			if s, err := in.shapeFor(peek{method: string(mcp.MethodToolsCall), tool: tool.Name(), hasID: true}); err != nil || s == nil {
+				t.Errorf("%s: tool %s: %v", profile, tool.Name(), err)
+			}
+		}
+		for _, s := range []*strictjson.Shape{in.other(), in.notification(), in.response(), in.callSkipArgs()} {
+			if s == nil {
+				t.Errorf("%s: a shape is missing", profile)
+			}
+		}
+	}
+
+	s, _ := testServer(t, badSchemaTool{})
+	adm := s.admit("test", []byte(`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"bad","arguments":{}}}`))
+	if adm.msg != nil || !strings.Contains(string(adm.reply), "input schema") || !strings.Contains(string(adm.reply), `"id":3`) {
+		t.Fatalf("a call to a tool whose schema cannot be read: msg %s reply %s", adm.msg, adm.reply)
+	}
+	if adm := s.admit("test", []byte(`{"jsonrpc":"2.0","method":"tools/call","params":{"name":"bad","arguments":{}}}`)); adm.msg != nil || adm.reply != nil {
+		t.Fatalf("as a notification: msg %s reply %s", adm.msg, adm.reply)
+	}
+}
+
+type badSchemaTool struct{ fakeTool }
+
+func (badSchemaTool) Name() string { return "bad" }
+func (badSchemaTool) Definition(*grants.Policy) mcp.Tool {
+	return mcp.NewTool("bad", toolkit.WithSchemas(json.RawMessage(`{"type":"object","properties":{"x":{"$ref":"#/y"}}}`), nil))
 }

@@ -91,10 +91,7 @@ func New(p *grants.Policy, opts Options) (*Server, error) {
 	if opts.Audit == nil {
 		return nil, fmt.Errorf("server: an audit log is required")
 	}
-	in, err := newIngress(opts.Tools, p)
-	if err != nil {
-		return nil, fmt.Errorf("server: %w", err)
-	}
+	in := newIngress(opts.Tools, p)
 	s := &Server{tools: opts.Tools, ingress: in, approver: opts.Approver, asker: opts.Asker, audit: opts.Audit, log: opts.Log,
 		metrics: metrics.NewServer(), tel: opts.Telemetry, started: make(chan struct{})}
 	s.stateDir = opts.Audit.stateDir // the audit key is kept there: a reload may not open a root over it

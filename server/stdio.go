@@ -388,6 +388,13 @@ func responseID(msg []byte) (json.RawMessage, bool) {
 // idKey is a request id in a canonical form: the number or the string it
 // decodes to, so the client's 1 and mcp-go's echo 1.0 are one id.
 func idKey(raw json.RawMessage) string {
+	if k, ok := idKeyFast(raw); ok {
+		return k
+	}
+	return idKeyDecoded(raw)
+}
+
+func idKeyDecoded(raw json.RawMessage) string {
 	var v any
 	if json.Unmarshal(raw, &v) != nil {
 		return ""
@@ -399,4 +406,31 @@ func idKey(raw json.RawMessage) string {
 		return "n:" + strconv.FormatFloat(v, 'g', -1, 64)
 	}
 	return ""
+}
+
+// idKeyFast is idKey of the ids clients send (a small non-negative
+// integer, a string without escapes) without decoding them; ok is false
+// for any other, which idKey decodes. FuzzIDKey checks it against the
+// decode.
+func idKeyFast(raw []byte) (string, bool) {
+	switch {
+	case len(raw) >= 2 && raw[0] == '"' && raw[len(raw)-1] == '"':
+		in := raw[1 : len(raw)-1]
+		for _, c := range in {
+			if c < 0x20 || c == '"' || c == '\\' || c >= 0x80 {
+				return "", false // escapes and UTF-8 (replaced when invalid) are decoded
+			}
+		}
+		return "s:" + string(in), true
+	case len(raw) >= 1 && len(raw) <= 6 && (raw[0] != '0' || len(raw) == 1):
+		// Up to six digits read as an integer and format back the same
+		// ('g' with the shortest precision switches to an exponent at 1e6).
+		for _, c := range raw {
+			if c < '0' || c > '9' {
+				return "", false
+			}
+		}
+		return "n:" + string(raw), true
+	}
+	return "", false
 }
