@@ -155,6 +155,15 @@ func (c *Console) LoginURL() string {
 	return c.url + "?token=" + c.token
 }
 
+// AskLoginURL is LoginURL landing on the page of the ask id (its action in
+// a desktop notification); "" is the console's page.
+func (c *Console) AskLoginURL(id string) string {
+	if _, ok := parseAskID(id); !ok {
+		return c.LoginURL()
+	}
+	return c.LoginURL() + "&ask=" + id
+}
+
 // Close stops serving (and leaves the shared inbox).
 func (c *Console) Close() error {
 	c.inbox.close()
@@ -431,7 +440,11 @@ func (c *Console) guard(next http.Handler) http.Handler {
 			// scoped to a fresh secret path.
 			sid := c.newSession()
 			http.SetCookie(w, &http.Cookie{Name: cookieName, Value: c.token, Path: "/s/" + sid + "/", HttpOnly: true, SameSite: http.SameSiteStrictMode})
-			http.Redirect(w, r, "/s/"+sid+"/", http.StatusSeeOther)
+			next := "/s/" + sid + "/"
+			if id, ok := parseAskID(r.URL.Query().Get("ask")); ok { // AskLoginURL: on to that ask's page
+				next += "ask/" + id
+			}
+			http.Redirect(w, r, next, http.StatusSeeOther)
 			return
 		}
 		if !c.authenticated(r) {

@@ -103,6 +103,21 @@ func TestConsoleAccess(t *testing.T) {
 		// cookie from other servers on localhost.
 		t.Fatalf("cookie %+v for %q: want HttpOnly, SameSite=Strict, scoped to the login's path", ck, loc)
 	}
+	// AskLoginURL (a notification's action) lands on the ask's page; an
+	// id that is not one lands on the console's page, never elsewhere.
+	id := randomID()
+	for _, tc := range []struct{ ask, want string }{
+		{id, "/ask/" + id}, {"../../x", "/"}, {id + "/../..", "/"}, {"https://evil.test/", "/"}, {"", "/"},
+	} {
+		u, _ := url.Parse(c.AskLoginURL(tc.ask))
+		if tc.ask != id {
+			u.RawQuery = url.Values{"token": {c.token}, "ask": {tc.ask}}.Encode()
+		}
+		loc := do(h, "GET", u.RequestURI(), nil, nil).Header().Get("Location")
+		if rest, ok := strings.CutPrefix(loc, "/s/"); !ok || !strings.HasSuffix(loc, tc.want) || len(rest) != 22+len(tc.want) {
+			t.Errorf("login with ask=%q went to %q, want /s/SID%s", tc.ask, loc, tc.want)
+		}
+	}
 	w = do(h, "GET", base, nil, map[string]string{"Cookie": cookie})
 	csp := w.Header().Get("Content-Security-Policy")
 	if !strings.Contains(csp, "frame-ancestors 'none'") || strings.Contains(csp, "unsafe-inline") || w.Header().Get("X-Frame-Options") != "DENY" {
@@ -320,21 +335,38 @@ func TestBrokerConsoleOnly(t *testing.T) {
 }
 
 // waitPending waits until exactly one ask is pending on the console and
-// returns its id: it looks again at each change the console signals.
+// returns its id.
 func waitPending(t *testing.T, c *Console) string {
 	t.Helper()
-	timeout := time.After(10 * time.Second) // a failure bound, not a speed target
+	var id string
+	awaitConsole(t, c, "one ask pending on the console", func() bool {
+		v := c.view()
+		if len(v.Pending) == 1 {
+			id = v.Pending[0].ID
+		}
+		return id != ""
+	})
+	return id
+}
+
+// awaitConsole waits until cond holds, looking again at each change the
+// console signals (Console.changed); 10 s is a failure bound, not a speed
+// target.
+func awaitConsole(t *testing.T, c *Console, what string, cond func() bool) {
+	t.Helper()
+	timeout := time.NewTimer(10 * time.Second)
+	defer timeout.Stop()
 	for {
 		c.mu.Lock()
 		changed := c.changed
 		c.mu.Unlock()
-		if v := c.view(); len(v.Pending) == 1 {
-			return v.Pending[0].ID
+		if cond() {
+			return
 		}
 		select {
 		case <-changed:
-		case <-timeout:
-			t.Fatal("nothing pending on the console")
+		case <-timeout.C:
+			t.Fatalf("timed out waiting for %s", what)
 		}
 	}
 }
