@@ -3,6 +3,7 @@ package approval
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log"
 	"net/http"
@@ -418,3 +419,43 @@ func logTo(w io.Writer) *log.Logger { return log.New(w, "", 0) }
 
 // loginPath makes a console login and returns its path ("/s/ID/").
 func loginPath(c *Console) string { return "/s/" + c.newSession() + "/" }
+
+// TestConsoleStateAfter: /api/state?after=V answers once the console has
+// changed past V (at once when it already has); a bad V is refused.
+func TestConsoleStateAfter(t *testing.T) {
+	c := newConsole([]string{testHost})
+	h := c.Handler()
+	auth := map[string]string{"Authorization": "Bearer " + c.token}
+	var before struct{ Version uint64 }
+	if err := json.Unmarshal(do(h, "GET", "/api/state", nil, auth).Body.Bytes(), &before); err != nil {
+		t.Fatal(err)
+	}
+	got := make(chan *httptest.ResponseRecorder, 1)
+	go func() { got <- do(h, "GET", fmt.Sprintf("/api/state?after=%d", before.Version), nil, auth) }()
+	select {
+	case w := <-got:
+		t.Fatalf("answered before any change: %d %s", w.Code, w.Body)
+	case <-time.After(100 * time.Millisecond): // a bound on "still waiting", not a speed target
+	}
+	tk := newTicket("", kindApproval, "read_file", "p", time.Now(), time.Minute)
+	tk.Asks = []grants.Decision{askOn("/etc/hosts", "r")}
+	if err := c.add(tk); err != nil {
+		t.Fatal(err)
+	}
+	w := <-got
+	var after struct {
+		Version uint64
+		Pending []pendingView
+	}
+	if err := json.Unmarshal(w.Body.Bytes(), &after); err != nil || after.Version <= before.Version || len(after.Pending) != 1 {
+		t.Fatalf("after the change: %v %+v", err, after)
+	}
+	if w := do(h, "GET", fmt.Sprintf("/api/state?after=%d", before.Version), nil, auth); w.Code != 200 {
+		t.Fatalf("a version already passed: %d", w.Code)
+	}
+	for _, bad := range []string{"-1", "x", "1e3", "18446744073709551616"} {
+		if w := do(h, "GET", "/api/state?after="+bad, nil, auth); w.Code != 400 {
+			t.Errorf("after=%s: %d, want 400", bad, w.Code)
+		}
+	}
+}
