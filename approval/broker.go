@@ -203,8 +203,8 @@ type askSpec struct {
 // context bounded by the approval timeout, instead of letting mcp-go's
 // bridge do it: the bridge waits on the request's own context, which has no
 // deadline, and would turn a timeout into a protocol error with no audit
-// line. Either way the waiting call holds its own goroutine (a stdio
-// worker, of which the server keeps 64), not a lock other calls need.
+// line. Either way the waiting call holds its own goroutine (on stdio one per
+// call, server/stdiocalls.go), not a lock other calls need.
 func (b *Broker) ask(ctx context.Context, s askSpec) (answer, *mcp.CallToolResult, grants.Reason) {
 	if s.retry.RequestState != "" || len(s.retry.InputResponses) > 0 {
 		return b.resume(ctx, s)
