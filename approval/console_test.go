@@ -351,16 +351,25 @@ func waitPending(t *testing.T, c *Console) string {
 }
 
 // awaitConsole waits until cond holds, looking again at each change the
-// console signals (Console.changed); 10 s is a failure bound, not a speed
-// target.
+// console signals (Console.changed).
 func awaitConsole(t *testing.T, c *Console, what string, cond func() bool) {
+	t.Helper()
+	awaitChange(t, what, func() <-chan struct{} {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		return c.changed
+	}, cond)
+}
+
+// awaitChange waits until cond holds, looking again each time the channel
+// next() returned (taken before cond is checked) is closed; 10 s is a
+// failure bound, not a speed target.
+func awaitChange(t *testing.T, what string, next func() <-chan struct{}, cond func() bool) {
 	t.Helper()
 	timeout := time.NewTimer(10 * time.Second)
 	defer timeout.Stop()
 	for {
-		c.mu.Lock()
-		changed := c.changed
-		c.mu.Unlock()
+		changed := next()
 		if cond() {
 			return
 		}

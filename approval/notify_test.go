@@ -249,21 +249,17 @@ func TestNoBusNoNotifier(t *testing.T) {
 func awaitNotified(t *testing.T, n *Notifier, id uint32) string {
 	t.Helper()
 	o := n.open
-	timeout := time.NewTimer(10 * time.Second)
-	defer timeout.Stop()
-	for {
+	var askID string
+	awaitChange(t, fmt.Sprintf("notification %d recorded", id), func() <-chan struct{} {
 		o.mu.Lock()
-		recorded := o.recorded
-		o.mu.Unlock()
-		if askID, ok := o.ours(id); ok {
-			return askID
-		}
-		select {
-		case <-recorded:
-		case <-timeout.C:
-			t.Fatalf("notification %d never recorded", id)
-		}
-	}
+		defer o.mu.Unlock()
+		return o.recorded
+	}, func() bool {
+		var ok bool
+		askID, ok = o.ours(id)
+		return ok
+	})
+	return askID
 }
 
 // TestNotificationText: the body links the ask's page when it is listed on
