@@ -192,16 +192,11 @@ func TestURLModeModern(t *testing.T) {
 			}
 			// Nothing is kept for a retry that already took its answer (the
 			// console files the answer just after handing it over).
-			kept := -1
-			for i := 0; i < 200 && kept != 0; i++ {
-				time.Sleep(time.Duration(min(i, 1)) * 5 * time.Millisecond)
+			awaitConsole(t, c, "no ask kept after the retry", func() bool {
 				c.mu.Lock()
-				kept = len(c.answered) + len(c.pending)
-				c.mu.Unlock()
-			}
-			if kept != 0 {
-				t.Fatalf("%d asks kept after the retry", kept)
-			}
+				defer c.mu.Unlock()
+				return len(c.answered)+len(c.pending) == 0
+			})
 			// The state is single-use: a replay is refused, whatever it says.
 			if o, _ := b.Approve(modernCtx(both), call); o.Approved {
 				t.Fatal("a replayed state approved")

@@ -100,7 +100,7 @@ func (b *Broker) Approve(ctx context.Context, call toolkit.ApprovalCall) (toolki
 		progress: progressToken(call.Request),
 		every:    call.Policy.Limits.ApprovalProgress,
 		fill:     func(t *ticket) { t.Asks, t.Context = asks, cc },
-		notify:   func() { b.notifier.notify(call.Tool, cc, asks) },
+		notify:   func(id string) { b.notifier.notify(call.Tool, cc, asks, id, b.askURL(id)) },
 		page:     true,
 	})
 	if pending != nil {
@@ -184,8 +184,9 @@ type askSpec struct {
 	// on progress waiting.
 	progress mcp.ProgressToken
 	every    time.Duration // how often (default: the broker's)
-	// notify tells the person on the desktop (nil: no notification).
-	notify func()
+	// notify tells the person on the desktop (nil: no notification), with
+	// the ask's console id ("": not listed on the console).
+	notify func(id string)
 	// page prefers the console's page (a URL elicitation) over a form when
 	// the client declared both: an approval is the person's, not the
 	// client's, to give. A question goes to the page only when the client
@@ -202,8 +203,8 @@ type askSpec struct {
 // context bounded by the approval timeout, instead of letting mcp-go's
 // bridge do it: the bridge waits on the request's own context, which has no
 // deadline, and would turn a timeout into a protocol error with no audit
-// line. Either way the waiting call holds its own goroutine (a stdio
-// worker, of which the server keeps 64), not a lock other calls need.
+// line. Either way the waiting call holds its own goroutine (on stdio one per
+// call, server/stdiocalls.go), not a lock other calls need.
 func (b *Broker) ask(ctx context.Context, s askSpec) (answer, *mcp.CallToolResult, grants.Reason) {
 	if s.retry.RequestState != "" || len(s.retry.InputResponses) > 0 {
 		return b.resume(ctx, s)
@@ -218,13 +219,16 @@ func (b *Broker) ask(ctx context.Context, s askSpec) (answer, *mcp.CallToolResul
 	switch {
 	case r.modern && r.elicit:
 		state, nonce := b.seal.seal(s.bind, s.timeout)
+		listed := ""
 		if b.console != nil {
 			t := b.ticket(nonce, s)
 			t.retried = true
-			_ = b.console.add(t) // a full console still leaves the client's form
+			if b.console.add(t) == nil { // a full console still leaves the client's form
+				listed = nonce
+			}
 		}
 		if s.notify != nil {
-			s.notify()
+			s.notify(listed)
 		}
 		return answer{}, server.NewInputRequestBuilder(state).Elicit(elicitKey, s.form).ToolResult(), ""
 	case r.elicit && !r.modern, b.console != nil:
@@ -274,7 +278,11 @@ func (b *Broker) wait(ctx context.Context, s askSpec, elicit bool) (answer, *mcp
 		onConsole = b.console.add(t) == nil
 	}
 	if s.notify != nil && (onConsole || elicit) {
-		s.notify()
+		listed := ""
+		if onConsole {
+			listed = t.ID
+		}
+		s.notify(listed)
 	}
 	srv := server.ServerFromContext(ctx)
 	if elicit && srv != nil {

@@ -1,6 +1,7 @@
 package approval
 
 import (
+	"context"
 	"crypto/subtle"
 	"encoding/json"
 	"errors"
@@ -11,6 +12,7 @@ import (
 	"net"
 	"net/http"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -156,6 +158,15 @@ func (c *Console) LoginURL() string {
 		return c.inbox.loginURL()
 	}
 	return c.url + "?token=" + c.token
+}
+
+// AskLoginURL is LoginURL landing on the page of the ask id (its action in
+// a desktop notification); "" is the console's page.
+func (c *Console) AskLoginURL(id string) string {
+	if _, ok := parseAskID(id); !ok {
+		return c.LoginURL()
+	}
+	return c.LoginURL() + "&ask=" + id
 }
 
 // Close stops serving (and leaves the shared inbox).
@@ -434,7 +445,11 @@ func (c *Console) guard(next http.Handler) http.Handler {
 			// scoped to a fresh secret path.
 			sid := c.newSession()
 			http.SetCookie(w, &http.Cookie{Name: cookieName, Value: c.token, Path: "/s/" + sid + "/", HttpOnly: true, SameSite: http.SameSiteStrictMode})
-			http.Redirect(w, r, "/s/"+sid+"/", http.StatusSeeOther)
+			next := "/s/" + sid + "/"
+			if id, ok := parseAskID(r.URL.Query().Get("ask")); ok { // AskLoginURL: on to that ask's page
+				next += "ask/" + id
+			}
+			http.Redirect(w, r, next, http.StatusSeeOther)
 			return
 		}
 		if !c.authenticated(r) {
@@ -504,9 +519,46 @@ func (c *Console) originOK(r *http.Request) bool {
 	return ok && c.tokenOK(tok)
 }
 
+// stateWait bounds how long /api/state?after=V waits for a change (below
+// the server's WriteTimeout).
+const stateWait = 20 * time.Second
+
+// state serves the view as JSON. With ?after=V (the version of a state
+// read before) it first waits, up to stateWait, for a newer version, so a
+// script learns of the next change without polling.
 func (c *Console) state(w http.ResponseWriter, r *http.Request) {
+	if s := r.URL.Query().Get("after"); s != "" {
+		after, err := strconv.ParseUint(s, 10, 64)
+		if err != nil {
+			http.Error(w, "bad after: want the version of a state read before", http.StatusBadRequest)
+			return
+		}
+		c.awaitVersion(r.Context(), after, stateWait)
+	}
 	w.Header().Set("Content-Type", "application/json")
 	json.NewEncoder(w).Encode(c.view())
+}
+
+// awaitVersion returns once the console's version is past after, d has
+// passed, or ctx is done.
+func (c *Console) awaitVersion(ctx context.Context, after uint64, d time.Duration) {
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	for {
+		c.mu.Lock()
+		version, changed := c.version, c.changed
+		c.mu.Unlock()
+		if version > after {
+			return
+		}
+		select {
+		case <-changed:
+		case <-timer.C:
+			return
+		case <-ctx.Done():
+			return
+		}
+	}
 }
 
 func (c *Console) page(w http.ResponseWriter, r *http.Request) {

@@ -3,6 +3,7 @@ package approval
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"html/template"
 	"io"
 	"log"
@@ -103,6 +104,21 @@ func TestConsoleAccess(t *testing.T) {
 		// Cookies are not separated by port: only a secret path keeps the
 		// cookie from other servers on localhost.
 		t.Fatalf("cookie %+v for %q: want HttpOnly, SameSite=Strict, scoped to the login's path", ck, loc)
+	}
+	// AskLoginURL (a notification's action) lands on the ask's page; an
+	// id that is not one lands on the console's page, never elsewhere.
+	id := randomID()
+	for _, tc := range []struct{ ask, want string }{
+		{id, "/ask/" + id}, {"../../x", "/"}, {id + "/../..", "/"}, {"https://evil.test/", "/"}, {"", "/"},
+	} {
+		u, _ := url.Parse(c.AskLoginURL(tc.ask))
+		if tc.ask != id {
+			u.RawQuery = url.Values{"token": {c.token}, "ask": {tc.ask}}.Encode()
+		}
+		loc := do(h, "GET", u.RequestURI(), nil, nil).Header().Get("Location")
+		if rest, ok := strings.CutPrefix(loc, "/s/"); !ok || !strings.HasSuffix(loc, tc.want) || len(rest) != 22+len(tc.want) {
+			t.Errorf("login with ask=%q went to %q, want /s/SID%s", tc.ask, loc, tc.want)
+		}
 	}
 	w = do(h, "GET", base, nil, map[string]string{"Cookie": cookie})
 	csp := w.Header().Get("Content-Security-Policy")
@@ -321,21 +337,47 @@ func TestBrokerConsoleOnly(t *testing.T) {
 }
 
 // waitPending waits until exactly one ask is pending on the console and
-// returns its id: it looks again at each change the console signals.
+// returns its id.
 func waitPending(t *testing.T, c *Console) string {
 	t.Helper()
-	timeout := time.After(10 * time.Second) // a failure bound, not a speed target
-	for {
+	var id string
+	awaitConsole(t, c, "one ask pending on the console", func() bool {
+		v := c.view()
+		if len(v.Pending) == 1 {
+			id = v.Pending[0].ID
+		}
+		return id != ""
+	})
+	return id
+}
+
+// awaitConsole waits until cond holds, looking again at each change the
+// console signals (Console.changed).
+func awaitConsole(t *testing.T, c *Console, what string, cond func() bool) {
+	t.Helper()
+	awaitChange(t, what, func() <-chan struct{} {
 		c.mu.Lock()
-		changed := c.changed
-		c.mu.Unlock()
-		if v := c.view(); len(v.Pending) == 1 {
-			return v.Pending[0].ID
+		defer c.mu.Unlock()
+		return c.changed
+	}, cond)
+}
+
+// awaitChange waits until cond holds, looking again each time the channel
+// next() returned (taken before cond is checked) is closed; 10 s is a
+// failure bound, not a speed target.
+func awaitChange(t *testing.T, what string, next func() <-chan struct{}, cond func() bool) {
+	t.Helper()
+	timeout := time.NewTimer(10 * time.Second)
+	defer timeout.Stop()
+	for {
+		changed := next()
+		if cond() {
+			return
 		}
 		select {
 		case <-changed:
-		case <-timeout:
-			t.Fatal("nothing pending on the console")
+		case <-timeout.C:
+			t.Fatalf("timed out waiting for %s", what)
 		}
 	}
 }
@@ -395,6 +437,46 @@ func TestTemplatesParse(t *testing.T) {
 	for name, tmpl := range map[string]*template.Template{"page": ps.page, "asklink": ps.askLink, "askpage": ps.askPage} {
 		if tmpl == nil || tmpl.Name() != name {
 			t.Errorf("template %s: %v", name, tmpl)
+		}
+	}
+}
+
+// TestConsoleStateAfter: /api/state?after=V answers once the console has
+// changed past V (at once when it already has); a bad V is refused.
+func TestConsoleStateAfter(t *testing.T) {
+	c := newConsole([]string{testHost})
+	h := c.Handler()
+	auth := map[string]string{"Authorization": "Bearer " + c.token}
+	var before struct{ Version uint64 }
+	if err := json.Unmarshal(do(h, "GET", "/api/state", nil, auth).Body.Bytes(), &before); err != nil {
+		t.Fatal(err)
+	}
+	got := make(chan *httptest.ResponseRecorder, 1)
+	go func() { got <- do(h, "GET", fmt.Sprintf("/api/state?after=%d", before.Version), nil, auth) }()
+	select {
+	case w := <-got:
+		t.Fatalf("answered before any change: %d %s", w.Code, w.Body)
+	case <-time.After(100 * time.Millisecond): // a bound on "still waiting", not a speed target
+	}
+	tk := newTicket("", kindApproval, "read_file", "p", time.Now(), time.Minute)
+	tk.Asks = []grants.Decision{askOn("/etc/hosts", "r")}
+	if err := c.add(tk); err != nil {
+		t.Fatal(err)
+	}
+	w := <-got
+	var after struct {
+		Version uint64
+		Pending []pendingView
+	}
+	if err := json.Unmarshal(w.Body.Bytes(), &after); err != nil || after.Version <= before.Version || len(after.Pending) != 1 {
+		t.Fatalf("after the change: %v %+v", err, after)
+	}
+	if w := do(h, "GET", fmt.Sprintf("/api/state?after=%d", before.Version), nil, auth); w.Code != 200 {
+		t.Fatalf("a version already passed: %d", w.Code)
+	}
+	for _, bad := range []string{"-1", "x", "1e3", "18446744073709551616"} {
+		if w := do(h, "GET", "/api/state?after="+bad, nil, auth); w.Code != 400 {
+			t.Errorf("after=%s: %d, want 400", bad, w.Code)
 		}
 	}
 }

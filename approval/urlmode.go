@@ -40,6 +40,15 @@ func (b *Broker) pageParams(s askSpec, id string) mcp.ElicitationParams {
 		ElicitationID: id, URL: b.console.AskURL(id)}
 }
 
+// askURL is the page of the console's ask id for a notification ("": no
+// page).
+func (b *Broker) askURL(id string) string {
+	if id == "" || b.console == nil {
+		return ""
+	}
+	return b.console.AskURL(id)
+}
+
 // askByPage puts s as a URL elicitation. ok is false, with nothing sent,
 // when the console cannot list one more ask.
 func (b *Broker) askByPage(ctx context.Context, s askSpec, modern bool) (a answer, pending *mcp.CallToolResult, reason grants.Reason, ok bool) {
@@ -51,7 +60,7 @@ func (b *Broker) askByPage(ctx context.Context, s askSpec, modern bool) (a answe
 			return answer{}, nil, "", false
 		}
 		if s.notify != nil {
-			s.notify()
+			s.notify(nonce)
 		}
 		return answer{}, server.NewInputRequestBuilder(state).Elicit(elicitKey, b.pageParams(s, nonce)).ToolResult(), "", true
 	}
@@ -63,7 +72,7 @@ func (b *Broker) askByPage(ctx context.Context, s askSpec, modern bool) (a answe
 		return answer{}, nil, "", false
 	}
 	if s.notify != nil {
-		s.notify()
+		s.notify(t.ID)
 	}
 	srv, session := server.ServerFromContext(ctx), server.ClientSessionFromContext(ctx)
 	if srv != nil {

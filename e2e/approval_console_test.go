@@ -67,6 +67,7 @@ func openConsole(t *testing.T, f *fixture, port int) *consoleClient {
 }
 
 type consoleState struct {
+	Version uint64
 	Pending []struct {
 		ID, Kind, Tool, Question string
 		Items                    []struct{ What, Rule, Risk string }
@@ -74,8 +75,12 @@ type consoleState struct {
 	Recent []struct{ Outcome, Channel, What string }
 }
 
-func (cc *consoleClient) state() consoleState {
-	req, _ := http.NewRequest("GET", cc.base+"/api/state", nil)
+func (cc *consoleClient) state() consoleState { return cc.stateAt("/api/state") }
+
+// stateAt reads the console's state at path (/api/state?after=V waits for
+// a change past version V).
+func (cc *consoleClient) stateAt(path string) consoleState {
+	req, _ := http.NewRequest("GET", cc.base+path, nil)
 	req.Header.Set("Authorization", "Bearer "+cc.tok)
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
@@ -89,15 +94,18 @@ func (cc *consoleClient) state() consoleState {
 	return s
 }
 
+// waitPending waits until the console lists n asks, reading the state
+// again at each change (?after=V); 20 s is a failure bound.
 func (cc *consoleClient) waitPending(n int) consoleState {
-	for range 500 {
-		if s := cc.state(); len(s.Pending) >= n {
-			return s
+	cc.t.Helper()
+	s := cc.state()
+	for end := time.Now().Add(20 * time.Second); len(s.Pending) < n; {
+		if time.Now().After(end) {
+			cc.t.Fatalf("fewer than %d pending on the console: %+v", n, s)
 		}
-		time.Sleep(10 * time.Millisecond)
+		s = cc.stateAt(fmt.Sprintf("/api/state?after=%d", s.Version))
 	}
-	cc.t.Fatalf("fewer than %d pending on the console", n)
-	return consoleState{}
+	return s
 }
 
 func (cc *consoleClient) decide(form url.Values) int {

@@ -63,16 +63,27 @@ type inboxPending struct {
 	Items            []struct{ What string }
 }
 
-// inboxState reads the console's pending list (nil while it cannot be
-// reached, as during a takeover).
-func (cc *consoleClient) inboxState() ([]inboxPending, error) {
-	var s struct{ Pending []inboxPending }
-	err := cc.getJSON("/api/state", &s)
-	return s.Pending, err
+// inboxState reads the console's pending list and version (an error
+// while it cannot be reached, as during a takeover). after > 0 waits for a
+// change past that version (after < 0: read at once), at most a second: a
+// console that took the address over counts its versions anew.
+func (cc *consoleClient) inboxState(after int64) ([]inboxPending, int64, error) {
+	var s struct {
+		Version int64
+		Pending []inboxPending
+	}
+	path := "/api/state"
+	if after >= 0 {
+		path = fmt.Sprintf("/api/state?after=%d", after)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	err := cc.getJSON(ctx, path, &s)
+	return s.Pending, s.Version, err
 }
 
-func (cc *consoleClient) getJSON(path string, v any) error {
-	req, _ := http.NewRequest("GET", cc.base+path, nil)
+func (cc *consoleClient) getJSON(ctx context.Context, path string, v any) error {
+	req, _ := http.NewRequestWithContext(ctx, "GET", cc.base+path, nil)
 	req.Header.Set("Authorization", "Bearer "+cc.tok)
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
@@ -85,14 +96,22 @@ func (cc *consoleClient) getJSON(path string, v any) error {
 	return json.NewDecoder(resp.Body).Decode(v)
 }
 
-// waitInbox waits until the page lists n asks.
+// waitInbox waits until the page lists n asks, reading it again at each
+// change (?after=V). Only while the console cannot be reached (a takeover
+// under way, which nothing outside the servers can wait on) does it try
+// again every 20 ms.
 func (cc *consoleClient) waitInbox(n int, within time.Duration) []inboxPending {
 	cc.t.Helper()
 	var last []inboxPending
 	var lastErr error
-	for end := time.Now().Add(within); time.Now().Before(end); time.Sleep(20 * time.Millisecond) {
-		if last, lastErr = cc.inboxState(); lastErr == nil && len(last) == n {
+	version := int64(-1)
+	for end := time.Now().Add(within); time.Now().Before(end); {
+		if last, version, lastErr = cc.inboxState(version); lastErr == nil && len(last) == n {
 			return last
+		}
+		if lastErr != nil {
+			version = -1
+			time.Sleep(20 * time.Millisecond)
 		}
 	}
 	cc.t.Fatalf("the console never listed %d asks: %+v %v", n, last, lastErr)

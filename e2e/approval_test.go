@@ -326,32 +326,8 @@ func TestAskUser(t *testing.T) {
 // (more than mcp-go's stdio worker pool can hold) while read_file calls
 // from the same client keep answering.
 func TestPendingApprovalsDoNotStarve(t *testing.T) {
-	f := newFixture(t, sessionConfig)
-	outside := f.write(t, filepath.Join(f.Root, "o.txt"), "O\n")
-	f.write(t, "in.txt", "in\n")
-	release := make(chan struct{})
-	e := &elicitor{answer: func(int, mcp.ElicitationRequest) (*mcp.ElicitationResult, error) {
-		<-release
-		return decide("allow_once")(0, mcp.ElicitationRequest{})
-	}}
-	c := stdioClient(t, f, Legacy, client.WithElicitationHandler(e))
 	const pending = 100
-	var wg sync.WaitGroup
-	results := make(chan *mcp.CallToolResult, pending)
-	for range pending {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			results <- call(t, c, "read_file", map[string]any{"path": outside})
-		}()
-	}
-	deadline := time.Now().Add(10 * time.Second)
-	for e.count() < pending && time.Now().Before(deadline) {
-		time.Sleep(20 * time.Millisecond)
-	}
-	if e.count() != pending {
-		t.Fatalf("%d of %d asks reached the client", e.count(), pending)
-	}
+	c, release := holdPending(t, pending)
 	for i := range 5 {
 		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
 		req := mcp.CallToolRequest{}
@@ -365,14 +341,70 @@ func TestPendingApprovalsDoNotStarve(t *testing.T) {
 		}
 		t.Logf("read_file with %d pending approvals: %s", pending, time.Since(start))
 	}
-	close(release)
-	wg.Wait()
-	close(results)
-	for res := range results {
+	for res := range release() {
 		if res.IsError || text(res) != "O\n" {
 			t.Fatalf("approved call: %q", text(res))
 		}
 	}
+}
+
+// BenchmarkReadFileWithPendingApprovals is read_file over stdio while 100
+// calls of the same client wait for a person (issue 15's target: under
+// 5 ms).
+func BenchmarkReadFileWithPendingApprovals(b *testing.B) {
+	c, release := holdPending(b, 100)
+	defer release()
+	for b.Loop() {
+		if res := call(b, c, "read_file", map[string]any{"path": "in.txt"}); res.IsError {
+			b.Fatal(text(res))
+		}
+	}
+}
+
+// holdPending starts a stdio server and n read_file calls outside the
+// workspace whose approvals the client holds unanswered; it returns once
+// all n asks have reached the client. release answers them (allow once)
+// and returns the n results.
+func holdPending(tb testing.TB, n int) (*client.Client, func() <-chan *mcp.CallToolResult) {
+	tb.Helper()
+	f := newFixture(tb, sessionConfig)
+	outside := f.write(tb, filepath.Join(f.Root, "o.txt"), "O\n")
+	f.write(tb, "in.txt", "in\n")
+	hold, arrived := make(chan struct{}), make(chan struct{}, n)
+	e := &elicitor{answer: func(int, mcp.ElicitationRequest) (*mcp.ElicitationResult, error) {
+		arrived <- struct{}{}
+		<-hold
+		return decide("allow_once")(0, mcp.ElicitationRequest{})
+	}}
+	c := stdioClient(tb, f, Legacy, client.WithElicitationHandler(e))
+	var wg sync.WaitGroup
+	results := make(chan *mcp.CallToolResult, n)
+	for range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			results <- call(tb, c, "read_file", map[string]any{"path": outside})
+		}()
+	}
+	var once sync.Once
+	release := func() <-chan *mcp.CallToolResult {
+		once.Do(func() {
+			close(hold)
+			wg.Wait()
+			close(results)
+		})
+		return results
+	}
+	tb.Cleanup(func() { release() })
+	timeout := time.After(10 * time.Second) // a failure bound
+	for i := range n {
+		select {
+		case <-arrived:
+		case <-timeout:
+			tb.Fatalf("%d of %d asks reached the client", i, n)
+		}
+	}
+	return c, release
 }
 
 // rawModernCall sends one tools/call of the 2026-07-28 era by hand, so a

@@ -10,7 +10,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -132,13 +131,13 @@ func TestApprovalURLMode(t *testing.T) {
 			outside := f.write(t, filepath.Join(f.Root, "o.txt"), "O\n")
 			e := &urlElicitor{asks: make(chan mcp.ElicitationParams, 4)}
 			c := stdioClient(t, f, era, client.WithElicitationHandler(e), urlAndForm)
-			var mu sync.Mutex
-			completed := map[string]bool{}
+			completed := make(chan string, 16) // the ids of notifications/elicitation/complete
 			c.OnNotification(func(n mcp.JSONRPCNotification) {
 				if n.Method == string(mcp.MethodNotificationElicitationComplete) {
-					mu.Lock()
-					completed[fmt.Sprint(n.Params.AdditionalFields["elicitationId"])] = true
-					mu.Unlock()
+					select {
+					case completed <- fmt.Sprint(n.Params.AdditionalFields["elicitationId"]):
+					default:
+					}
 				}
 			})
 			tok, _ := os.ReadFile(f.consoleToken())
@@ -205,8 +204,7 @@ func TestApprovalURLMode(t *testing.T) {
 						t.Fatal("a second answer was taken")
 					}
 					if era == Legacy {
-						waitFor(t, func() bool { mu.Lock(); defer mu.Unlock(); return completed[ask.ElicitationID] },
-							"notifications/elicitation/complete for "+ask.ElicitationID)
+						awaitCompleted(t, completed, ask.ElicitationID)
 					}
 				})
 			}
@@ -231,7 +229,25 @@ func TestApprovalURLMode(t *testing.T) {
 	}
 }
 
-// waitFor polls cond for up to 10 s.
+// awaitCompleted waits for notifications/elicitation/complete naming id
+// (others, of earlier asks, are skipped); 10 s is a failure bound.
+func awaitCompleted(t *testing.T, completed <-chan string, id string) {
+	t.Helper()
+	timeout := time.After(10 * time.Second)
+	for {
+		select {
+		case got := <-completed:
+			if got == id {
+				return
+			}
+		case <-timeout:
+			t.Fatalf("no notifications/elicitation/complete for %s", id)
+		}
+	}
+}
+
+// waitFor polls cond for up to 10 s: only for what another process writes
+// to a file, which nothing else signals.
 func waitFor(t *testing.T, cond func() bool, what string) {
 	t.Helper()
 	for range 1000 {

@@ -1064,3 +1064,24 @@ func TestStateDirOutOfBounds(t *testing.T) {
 	}
 	check(t, p, fileReq(CapFilesystemRead, filepath.Join(e.root, "xdg", "onellm-mcpx")), allowBy("all"))
 }
+
+// TestDescribeEscapesModelText: every kind of target a person reads
+// through Describe (prompts, console, stderr, explain) has model-chosen
+// control, ANSI and bidi characters escaped.
+func TestDescribeEscapesModelText(t *testing.T) {
+	const evil = "a\x1b[2K\r\u202eb\u200bc\n"
+	web := httpReq("GET", "x"+evil)
+	web.Target.Path = "/p" + evil
+	pkg := Request{Capability: CapPackageInstall, Target: Target{Resource: "pkg" + evil, Host: "h" + evil}}
+	for _, r := range []Request{execReq("ls "+evil, SurfaceSandbox), fileReq(CapWorkspaceRead, "/tmp/"+evil), web, pkg,
+		{Capability: CapUserAsk, Target: Target{Resource: evil}}} {
+		for _, shown := range []string{r.Describe(), (Decision{Request: r, Effect: Ask}).Explain()} {
+			if strings.ContainsAny(shown, "\x1b\r\n\u202e\u200b") {
+				t.Errorf("%s: shown raw: %q", r.Capability, shown)
+			}
+			if !strings.Contains(shown, `\x1b[2K\rU+202Eb`) {
+				t.Errorf("%s: escapes missing: %q", r.Capability, shown)
+			}
+		}
+	}
+}

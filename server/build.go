@@ -55,15 +55,11 @@ func Open(p *grants.Policy, logger *log.Logger) (*Server, error) {
 			return nil, err
 		}
 	}
-	consoleURL := ""
-	if console != nil {
-		consoleURL = console.URL()
-	}
 	// Desktop notifications when the person's session bus exists; none
 	// (and no error) otherwise.
-	notifier := approval.NewNotifier(os.Getenv("DBUS_SESSION_BUS_ADDRESS"), consoleURL, logger.Printf)
+	notifier := approval.NewNotifier(os.Getenv("DBUS_SESSION_BUS_ADDRESS"), logger.Printf)
 	if console != nil {
-		notifier.OpenWith(console.LoginURL) // the notification's action logs the person in
+		notifier.OpenWith(console.AskLoginURL) // the notification's action logs the person in, on the ask's page
 	}
 	broker, err := approval.New(approval.Options{Console: console, Logf: logger.Printf, Notifier: notifier})
 	if err != nil {
