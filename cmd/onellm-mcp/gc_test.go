@@ -2,8 +2,10 @@ package main
 
 import (
 	"math"
+	"runtime"
 	"runtime/debug"
 	"testing"
+	"time"
 )
 
 // TestSetGCTarget: stdio and HTTP get their targets; a GOGC or GOMEMLIMIT
@@ -12,16 +14,18 @@ func TestSetGCTarget(t *testing.T) {
 	gogc0, limit0 := debug.SetGCPercent(100), debug.SetMemoryLimit(-1)
 	t.Cleanup(func() { debug.SetGCPercent(gogc0); debug.SetMemoryLimit(limit0) })
 	for _, tc := range []struct {
-		name  string
-		http  bool
-		env   map[string]string
-		gogc  int
-		limit int64
+		name    string
+		http    bool
+		env     map[string]string
+		gogc    int
+		limit   int64
+		atLeast bool // the stdio limit follows the live heap: at least the floor
 	}{
-		{name: "stdio", gogc: 400, limit: 14 << 20},
+		{name: "stdio", gogc: 400, limit: stdioMemoryFloor, atLeast: true},
 		{name: "http", http: true, gogc: 400, limit: 512 << 20},
-		{name: "host GOGC", env: map[string]string{"GOGC": "50"}, gogc: 77, limit: 14 << 20},
+		{name: "host GOGC", env: map[string]string{"GOGC": "50"}, gogc: 77, limit: stdioMemoryFloor, atLeast: true},
 		{name: "host GOMEMLIMIT", http: true, env: map[string]string{"GOMEMLIMIT": "1GiB"}, gogc: 400, limit: math.MaxInt64},
+		{name: "host GOMEMLIMIT, stdio", env: map[string]string{"GOMEMLIMIT": "1GiB"}, gogc: 400, limit: math.MaxInt64},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			debug.SetGCPercent(77) // what a host's GOGC would have set
@@ -30,9 +34,69 @@ func TestSetGCTarget(t *testing.T) {
 			if got := debug.SetGCPercent(77); got != tc.gogc {
 				t.Errorf("GOGC %d, want %d", got, tc.gogc)
 			}
-			if got := debug.SetMemoryLimit(-1); got != tc.limit {
-				t.Errorf("memory limit %d, want %d", got, tc.limit)
+			got := debug.SetMemoryLimit(-1)
+			if (tc.atLeast && (got < tc.limit || got == math.MaxInt64)) || (!tc.atLeast && got != tc.limit) {
+				t.Errorf("memory limit %d, want %d (at least: %v)", got, tc.limit, tc.atLeast)
 			}
 		})
+	}
+}
+
+// TestFollowLimit: what is held besides objects, plus what is live, plus
+// the headroom, never under the floor; negative figures (a torn read)
+// count as zero.
+func TestFollowLimit(t *testing.T) {
+	for _, tc := range []struct{ floor, live, other, want int64 }{
+		{14 << 20, 0, 0, 14 << 20},
+		{14 << 20, 3 << 20, 4 << 20, 14 << 20},
+		{14 << 20, 5 << 20, 8 << 20, 15 << 20},
+		{1, 10, -5, 10 + followHeadroom},
+		{1, -3, 7, 7 + followHeadroom},
+	} {
+		if got := followLimit(tc.floor, tc.live, tc.other); got != tc.want {
+			t.Errorf("followLimit(%d, %d, %d) = %d, want %d", tc.floor, tc.live, tc.other, got, tc.want)
+		}
+	}
+}
+
+// TestHeapFollowerFollows: after a collection with a large live heap the
+// limit is at least twice it (the collector does not run without pause);
+// once the heap is garbage again the limit comes back to the floor.
+func TestHeapFollowerFollows(t *testing.T) {
+	limit0 := debug.SetMemoryLimit(-1)
+	t.Cleanup(func() { debug.SetMemoryLimit(limit0) })
+	limits := make(chan int64, 64)
+	f := &heapFollower{floor: stdioMemoryFloor, collected: func(l int64) {
+		select {
+		case limits <- l:
+		default:
+		}
+	}}
+	f.arm()
+	next := func() int64 {
+		for len(limits) > 0 {
+			<-limits
+		}
+		runtime.GC()
+		select {
+		case l := <-limits:
+			return l
+		case <-time.After(10 * time.Second): // a bound on a finalizer that never runs, not a speed target
+			t.Fatal("no adjustment after a collection")
+			return 0
+		}
+	}
+	held := make([][]byte, 40)
+	for i := range held {
+		held[i] = make([]byte, 1<<20)
+	}
+	if l := next(); l < 42<<20 {
+		t.Errorf("with 40 MiB live the limit is %d MiB, want at least 42", l>>20)
+	}
+	runtime.KeepAlive(held)
+	held = nil
+	next() // the collection that frees them reads the heap before it is swept
+	if l := next(); l > 32<<20 {
+		t.Errorf("after the heap was freed the limit is %d MiB, want near the floor", l>>20)
 	}
 }
