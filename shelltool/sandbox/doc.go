@@ -112,7 +112,9 @@
 // writable place is a Problem). What these facts are compared with is the
 // ExecGate's business (shelltool's table of the host programs that matter
 // by name); what cannot be read is a Problem. Seccomp denies clone with CLONE_UNTRACED (clone3 is ENOSYS),
-// so no process escapes the tracer. The tracer is outside every
+// so no process escapes the tracer, and clone with CLONE_FS but not
+// CLONE_THREAD, so no other process can move a program's cwd while the gate
+// reads it. The tracer is outside every
 // restriction it imposes and out of the command's reach: non-dumpable, not
 // in the command's landlock domain (no signals with ABI >= 6; PID 1 of the
 // namespace ignores SIGKILL and SIGSTOP from inside it anyway), and ptrace

@@ -249,6 +249,10 @@ func TestExecGateCoverage(t *testing.T) {
 		struct{ cmd, want string }{ptrace("16"), "Operation not permitted\n"},
 		struct{ cmd, want string }{ptrace("17"), "No such process\n"},
 		struct{ cmd, want string }{ptrace("0x100000000"), "Operation not permitted\n"},
+		// clone(CLONE_FS|SIGCHLD): a process sharing the cwd could move it
+		// while the gate reads it; refused. A plain fork still works.
+		struct{ cmd, want string }{`perl -e 'my $r = syscall(56, 0x211, 0, 0, 0, 0); exit 0 if $r == 0; waitpid($r, 0) if $r > 0; print $r == -1 ? "$!\n" : "ok\n"'`, "Operation not permitted\n"},
+		struct{ cmd, want string }{`perl -e 'my $r = syscall(56, 17, 0, 0, 0, 0); exit 0 if $r == 0; waitpid($r, 0) if $r > 0; print $r == -1 ? "$!\n" : "ok\n"'`, "ok\n"},
 	)
 	if abi >= 6 { // landlock signal scoping
 		// The tracer (PID 1) is out of reach: no signal, no memory.

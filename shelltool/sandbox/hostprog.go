@@ -30,7 +30,7 @@ func ReadProgramFile(path string) (ProgramFile, error) {
 	if err != nil {
 		return ProgramFile{}, err
 	}
-	f, err := os.Open(real)
+	f, err := openProgramFile(real)
 	if err != nil {
 		return ProgramFile{}, err
 	}
@@ -47,9 +47,20 @@ func ReadProgramFile(path string) (ProgramFile, error) {
 	return p, nil
 }
 
+// openProgramFile opens path for reading without blocking: a FIFO or a
+// device a command planted in a PATH folder it can write must not hang the
+// server (what is not a regular file is never read: Exec stays false).
+func openProgramFile(path string) (*os.File, error) {
+	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_NONBLOCK|unix.O_CLOEXEC|unix.O_NOCTTY, 0)
+	if err != nil {
+		return nil, &os.PathError{Op: "open", Path: path, Err: err}
+	}
+	return os.NewFile(uintptr(fd), path), nil
+}
+
 // SHA256 hashes the file, checking first that it is still the one read.
 func (p ProgramFile) SHA256() (string, error) {
-	f, err := os.Open(p.Path)
+	f, err := openProgramFile(p.Path)
 	if err != nil {
 		return "", err
 	}

@@ -124,8 +124,17 @@ func seccompProgram() ([]unix.SockFilter, error) {
 		bpfInsn{code: bpfJeq, k: unix.IPPROTO_ICMPV6, jt: "allow"},
 		bpfInsn{code: bpfRet, k: retEperm},
 
+		// clone: no namespace and no untraced child; and no process that
+		// shares its parent's cwd and root (CLONE_FS without
+		// CLONE_THREAD): such a sibling could chdir while the exec gate
+		// reads the cwd of a program that relative path was resolved in,
+		// so the gate would decide a path the kernel did not run. Threads
+		// (which share it by design) exec only after every other thread is
+		// gone.
 		bpfInsn{label: "clone", code: bpfLdW, k: offArg(0)},
 		bpfInsn{code: bpfJset, k: cloneNSMask, jt: "eperm"},
+		bpfInsn{code: bpfAnd, k: unix.CLONE_FS | unix.CLONE_THREAD},
+		bpfInsn{code: bpfJeq, k: unix.CLONE_FS, jt: "eperm"},
 		bpfInsn{code: bpfRet, k: retAllow},
 
 		bpfInsn{label: "ioctl", code: bpfLdW, k: offArg(1)},
