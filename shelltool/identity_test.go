@@ -53,6 +53,8 @@ func TestExecGateIdentity(t *testing.T) {
 		{"copy in /dev/shm", "cp /usr/bin/touch /dev/shm/x && /dev/shm/x " + marker + "; echo rc=$?", "rc=137", "no-touch"},
 		{"copy in the workspace", "cp /usr/bin/touch ./x && ./x " + marker + "; echo rc=$?", "rc=137", "no-touch"},
 		{"copy run with argv0 cat", "cp /usr/bin/touch /tmp/x && (exec -a cat /tmp/x " + marker + "); echo rc=$?", "rc=137", "no-touch"},
+		{"copy named by invalid UTF-8", "cp /usr/bin/touch $'/tmp/\\xff' && $'/tmp/\\xff' " + marker + "; echo rc=$?", "rc=137", "no-touch"},
+		{"copy in a folder named by invalid UTF-8", "mkdir $'/tmp/\\xfe' && cp /usr/bin/touch $'/tmp/\\xfe/x' && $'/tmp/\\xfe/x' " + marker + "; echo rc=$?", "rc=137", "no-touch"},
 		{"copy with a byte appended (same build-id)", "cp /usr/bin/touch /tmp/x && printf x >>/tmp/x && /tmp/x " + marker + "; echo rc=$?", "rc=137", "no-touch"},
 		{"symlink", "ln -s /usr/bin/touch /tmp/x && /tmp/x " + marker + "; echo rc=$?", "rc=137", "no-touch"},
 		{"hard link made inside (cross-mount: refused or killed)", "{ ln /usr/bin/touch ./hl 2>/dev/null && ./hl " + marker + "; } ; echo rc=$?", "rc=", ""},

@@ -193,7 +193,7 @@ func (t *programTable) identify(ev sandbox.ExecEvent) identity {
 	if h := t.byFile[fileID{ev.Dev, ev.Ino}]; h != nil {
 		add(h)
 	}
-	if ev.Written == "" || ev.Written != ev.Exe {
+	if !ev.WrittenExe {
 		return id
 	}
 	if h := t.byFile[fileID{ev.InterpDev, ev.InterpIno}]; h != nil && ev.InterpIno != 0 && !h.loader {

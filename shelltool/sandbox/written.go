@@ -76,7 +76,7 @@ type execFacts struct {
 // returns a problem when what is needed cannot be read.
 func (f *execFacts) identify(proc string, ev *ExecEvent) string {
 	if f.places.holds(ev.Exe, ev.Dev) {
-		ev.Written = ev.Exe
+		ev.Written, ev.WrittenExe = ev.Exe, true
 		if p := f.readContent(proc, ev); p != "" {
 			return p
 		}

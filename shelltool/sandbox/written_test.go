@@ -72,7 +72,7 @@ func TestExecGateWritten(t *testing.T) {
 		for i, w := range wants {
 			e := ev[i]
 			interpSet := e.InterpIno != 0 && e.InterpDev != 0
-			if e.Exe != w.exe || e.Written != w.written || e.BuildID != w.buildID || e.SHA256 != w.sum || e.Problem != "" || e.Size == 0 ||
+			if e.Exe != w.exe || e.Written != w.written || e.WrittenExe != (w.buildID != "") || e.BuildID != w.buildID || e.SHA256 != w.sum || e.Problem != "" || e.Size == 0 ||
 				interpSet != (w.buildID != "") {
 				t.Errorf("event %d: %+v, want %+v", i, e, w)
 			}
