@@ -20,6 +20,9 @@ const (
 	ptInterp      = 3
 	ptNote        = 4
 	ntGNUBuildID  = 3
+	etDyn         = 3
+	emX8664       = 62
+	emAArch64     = 183
 	// maxPhnum and maxNoteBytes bound what a hostile file can make the
 	// reader read.
 	maxPhnum     = 256
@@ -29,16 +32,26 @@ const (
 // ELFIdent is what an ELF file says about itself.
 type ELFIdent struct {
 	// BuildID is the GNU build-id note (NT_GNU_BUILD_ID), hex; empty when
-	// the file has none (or is not a 64-bit little-endian ELF file).
+	// the file has none (or is not ELF).
 	BuildID string
 	// Interp is the ELF interpreter (PT_INTERP) the file names, if any.
 	Interp string
+	// Dyn is set for an ELF file of type ET_DYN (a PIE program, a shared
+	// object, the dynamic loader itself).
+	Dyn bool
+	// Unclassified is set for a file with the ELF magic whose machine is
+	// not one read here (x86-64, arm64): the reader cannot tell what it
+	// holds, so a written one is unverifiable.
+	Unclassified bool
 }
 
-// ReadELFIdent reads the build-id and the interpreter of a 64-bit
-// little-endian ELF file. A file that is not one (a script, another
-// format) has neither: the zero ELFIdent and no error. An error means the
-// file could not be read, or its headers point outside it.
+// ReadELFIdent reads the build-id and the interpreter of an ELF file the
+// way the kernel loads it: by the magic and the machine (e_machine), read
+// in the machine's layout (64-bit little-endian for x86-64 and arm64),
+// whatever the class and data bytes of e_ident say, since the kernel
+// ignores them. A file without the magic (a script, another format) has
+// neither: the zero ELFIdent and no error. An error means the file could
+// not be read, or its headers point outside it.
 func ReadELFIdent(r io.ReaderAt) (ELFIdent, error) {
 	var id ELFIdent
 	var h [elfHeaderSize]byte
@@ -48,10 +61,15 @@ func ReadELFIdent(r io.ReaderAt) (ELFIdent, error) {
 		}
 		return id, err
 	}
-	if string(h[:4]) != "\x7fELF" || h[4] != 2 || h[5] != 1 {
-		return id, nil // not ELF64 little-endian
+	if string(h[:4]) != "\x7fELF" {
+		return id, nil // not ELF
 	}
 	le := binary.LittleEndian
+	if m := le.Uint16(h[0x12:]); m != emX8664 && m != emAArch64 {
+		id.Unclassified = true
+		return id, nil
+	}
+	id.Dyn = le.Uint16(h[0x10:]) == etDyn
 	phoff := le.Uint64(h[0x20:])
 	phentsize, phnum := le.Uint16(h[0x36:]), le.Uint16(h[0x38:])
 	if phnum == 0 {

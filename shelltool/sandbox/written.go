@@ -116,18 +116,29 @@ func (f *execFacts) readContent(proc string, ev *ExecEvent) string {
 	if err != nil {
 		return fmt.Sprintf("written executable unreadable: %v", err)
 	}
+	switch {
+	case id.Unclassified:
+		return "written ELF executable of a machine the reader cannot tell"
+	case id.Dyn && id.Interp == "":
+		// What the dynamic loader is (under any name, wherever it was
+		// copied from); a static-pie program looks the same.
+		return "written ELF shared object run without an interpreter (a dynamic loader, or static-pie)"
+	}
 	ev.BuildID = id.BuildID
-	if id.Interp != "" {
-		// The file names its own ELF interpreter: whatever the kernel
-		// loaded as such runs first, so it is identified too (a written
-		// one is refused: no build needs one).
-		path, dev, ino, err := loadedInterp(proc, ev.Dev, ev.Ino)
-		switch {
-		case err != nil:
-			return fmt.Sprintf("ELF interpreter unknown: %v", err)
-		case f.places.holds(path, dev):
-			return "ELF interpreter " + path + " lies where the command can write"
+	// Whatever else the kernel mapped at the exec is the ELF interpreter
+	// (however the file's header names it): it runs first, so it is
+	// identified too (a written one is refused: no build needs one).
+	path, dev, ino, err := loadedInterp(proc, ev.Dev, ev.Ino)
+	switch {
+	case err != nil:
+		return fmt.Sprintf("ELF interpreter unknown: %v", err)
+	case ino == 0:
+		if id.Interp != "" {
+			return "ELF interpreter " + id.Interp + " not mapped"
 		}
+	case f.places.holds(path, dev):
+		return "ELF interpreter " + path + " lies where the command can write"
+	default:
 		ev.InterpDev, ev.InterpIno = dev, ino
 	}
 	if f.sizes[ev.Size] {
@@ -141,7 +152,7 @@ func (f *execFacts) readContent(proc string, ev *ExecEvent) string {
 // loadedInterp finds the ELF interpreter mapped into a process stopped at
 // its exec: at that stop the only files mapped are the executable
 // (device exeDev, inode exeIno) and its interpreter. /proc/PID/maps gives
-// each mapping's device, inode and path.
+// each mapping's device, inode and path. None mapped gives inode 0.
 func loadedInterp(proc string, exeDev, exeIno uint64) (string, uint64, uint64, error) {
 	b, err := readCapped(proc+"/maps", 1<<16)
 	if err != nil {
@@ -163,7 +174,10 @@ func loadedInterp(proc string, exeDev, exeIno uint64) (string, uint64, uint64, e
 		if dev == exeDev && ino == exeIno {
 			continue
 		}
+		if ino == 0 {
+			return "", 0, 0, fmt.Errorf("maps line %q: a file of inode 0", line)
+		}
 		return strings.Join(f[5:], " "), dev, ino, nil
 	}
-	return "", 0, 0, fmt.Errorf("not mapped")
+	return "", 0, 0, nil
 }
