@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -86,14 +87,20 @@ func (f *execFacts) identify(proc string, ev *ExecEvent) string {
 		// command's own: by where the path lies, or where it leads.
 		p := ev.ExecPath
 		if !filepath.IsAbs(p) {
-			p = filepath.Join(ev.Cwd, p)
+			p = ev.Cwd + "/" + p
 		}
-		p = filepath.Clean(p)
+		// The kernel resolves a symlink before the ".." after it, while
+		// a lexical clean drops both: a path with ".." is unknown (and
+		// kept as given, so it names nothing else).
+		dotdot := slices.Contains(strings.Split(p, "/"), "..")
+		if !dotdot {
+			p = filepath.Clean(p)
+		}
 		// A descriptor's path (execveat of a descriptor gives /dev/fd/N;
 		// /dev/stdin, /proc/self/fd/N) would name the helper's own
 		// descriptor here: unknown. (Nothing else executable lives in
 		// /dev but /dev/shm, which is written anyway.)
-		unknown := strings.HasPrefix(p, "/dev/") || strings.HasPrefix(p, "/proc/")
+		unknown := dotdot || strings.HasPrefix(p, "/dev/") || strings.HasPrefix(p, "/proc/")
 		var st unix.Stat_t
 		if unknown || unix.Stat(p, &st) != nil || f.places.holds(p, st.Dev) {
 			ev.Written = p // unknown counts as written: it only takes approvals away
