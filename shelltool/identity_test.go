@@ -151,6 +151,35 @@ func TestExecGateIdentityStaticPIE(t *testing.T) {
 	}
 }
 
+// TestExecGateIdentityGoBuildID: a Go program linked without a GNU
+// build-id (as kubectl or terraform are) is still known after a byte is
+// appended to a copy: by its Go build ID note.
+func TestExecGateIdentityGoBuildID(t *testing.T) {
+	needProgram(t, "go")
+	ws, _ := filepath.EvalSymlinks(t.TempDir())
+	bin := filepath.Join(ws, "bin")
+	if err := os.Mkdir(bin, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	marker := filepath.Join(ws, "marker")
+	goProgram(t, bin, "gox", `if len(os.Args) > 1 { _ = os.WriteFile(os.Args[1], nil, 0o644) }`, "-ldflags=-B none")
+	t.Setenv("PATH", bin+":"+os.Getenv("PATH"))
+	p := policyFor(t, ws, `profile = "interactive-dev"
+
+[[rules.deny]]
+rule_id    = "no-gox"
+capability = "process.exec"
+target     = { resource = "gox" }
+`)
+	out := runTool(t, &Tool{}, (&gateCall{}).env(p), "cp bin/gox /tmp/k && printf x >>/tmp/k && /tmp/k "+marker+"; echo rc=$?")
+	if out.Stdout != "rc=137\n" || len(out.RefusedPrograms) != 1 || !strings.Contains(out.RefusedPrograms[0], "rule no-gox") {
+		t.Errorf("copy of a Go program with a byte appended: %+v", out)
+	}
+	if _, err := os.Stat(marker); err == nil {
+		t.Error("the denied program ran: marker written")
+	}
+}
+
 // goProgram builds a Go program whose main is body into dir/name.
 func goProgram(t *testing.T, dir, name, body string, flags ...string) string {
 	t.Helper()
@@ -161,7 +190,7 @@ func goProgram(t *testing.T, dir, name, body string, flags ...string) string {
 	if err := os.WriteFile(filepath.Join(src, "go.mod"), []byte("module "+name+"\ngo 1.21\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(src, "main.go"), []byte("package main\n\nfunc main() { "+body+" }\n"), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(src, "main.go"), []byte("package main\n\nimport \"os\"\n\nvar _ = os.Args\n\nfunc main() { "+body+" }\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	out := filepath.Join(dir, name)

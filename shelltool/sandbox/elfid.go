@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 )
 
 // The identity of a program file, by content: the one reader of ELF
@@ -20,6 +21,7 @@ const (
 	ptInterp      = 3
 	ptNote        = 4
 	ntGNUBuildID  = 3
+	ntGoBuildID   = 4
 	etDyn         = 3
 	emX8664       = 62
 	emAArch64     = 183
@@ -34,6 +36,9 @@ type ELFIdent struct {
 	// BuildID is the GNU build-id note (NT_GNU_BUILD_ID), hex; empty when
 	// the file has none (or is not ELF).
 	BuildID string
+	// GoBuildID is the Go toolchain's build ID note (name "Go", type 4),
+	// hex: what a Go program linked without a GNU build-id carries.
+	GoBuildID string
 	// Interp is the ELF interpreter (PT_INTERP) the file names, if any.
 	Interp string
 	// Dyn is set for an ELF file of type ET_DYN (a PIE program, a shared
@@ -107,17 +112,22 @@ func ReadELFIdent(r io.ReaderAt) (ELFIdent, error) {
 			if err := readFullAt(r, b, off); err != nil {
 				return id, fmt.Errorf("ELF note: %w", err)
 			}
-			if bid, ok := buildIDNote(b, align); ok && id.BuildID == "" {
-				id.BuildID = bid
+			gnu, goID := buildIDNotes(b, align)
+			if id.BuildID == "" {
+				id.BuildID = gnu
+			}
+			if id.GoBuildID == "" {
+				id.GoBuildID = goID
 			}
 		}
 	}
 	return id, nil
 }
 
-// buildIDNote finds the GNU build-id in the notes of one PT_NOTE segment
-// (entries padded to 4 bytes, or 8 when the segment is 8-aligned).
-func buildIDNote(b []byte, align uint64) (string, bool) {
+// buildIDNotes finds the GNU build-id and the Go build ID in the notes of
+// one PT_NOTE segment (entries padded to 4 bytes, or 8 when the segment is
+// 8-aligned), hex; empty when absent.
+func buildIDNotes(b []byte, align uint64) (gnu, goID string) {
 	pad := uint64(4)
 	if align == 8 {
 		pad = 8
@@ -128,19 +138,23 @@ func buildIDNote(b []byte, align uint64) (string, bool) {
 		namesz, descsz, typ := uint64(le.Uint32(b)), uint64(le.Uint32(b[4:])), le.Uint32(b[8:])
 		rest := uint64(len(b) - 12)
 		if up(namesz) > rest || up(namesz)+descsz > rest {
-			return "", false
+			return gnu, goID
 		}
 		name, desc := b[12:12+namesz], b[12+up(namesz):12+up(namesz)+descsz]
-		if typ == ntGNUBuildID && string(name) == "GNU\x00" && descsz > 0 {
-			return hex.EncodeToString(desc), true
+		switch {
+		case descsz == 0:
+		case typ == ntGNUBuildID && string(name) == "GNU\x00" && gnu == "":
+			gnu = hex.EncodeToString(desc)
+		case typ == ntGoBuildID && strings.TrimRight(string(name), "\x00") == "Go" && goID == "":
+			goID = hex.EncodeToString(desc)
 		}
 		next := 12 + up(namesz) + up(descsz)
 		if next > uint64(len(b)) {
-			return "", false
+			return gnu, goID
 		}
 		b = b[next:]
 	}
-	return "", false
+	return gnu, goID
 }
 
 func readFullAt(r io.ReaderAt, b []byte, off uint64) error {

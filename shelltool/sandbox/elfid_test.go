@@ -79,6 +79,10 @@ func TestReadELFIdent(t *testing.T) {
 		}(), hex.EncodeToString(id), "/lib/ld.so", false},
 		{"program headers past the end", testELF("", testNote("GNU", ntGNUBuildID, id))[:elfHeaderSize+10], "", "", true},
 	}
+	goNote := testELF("", testNote("Go\x00", ntGoBuildID, id))
+	if got, err := ReadELFIdent(bytes.NewReader(goNote)); err != nil || got.GoBuildID != hex.EncodeToString(id) || got.BuildID != "" {
+		t.Errorf("Go build ID: %+v %v", got, err)
+	}
 	other := testELF("/lib/ld.so")
 	other[0x12] = 3 // EM_386
 	if got, err := ReadELFIdent(bytes.NewReader(other)); err != nil || !got.Unclassified || got.Interp != "" {

@@ -38,6 +38,8 @@ type ExecEvent struct {
 	// BuildID is the executable's GNU build-id (hex), read when the
 	// executable itself is written (WrittenExe) (empty when it has none).
 	BuildID string `json:"build_id,omitempty"`
+	// GoBuildID is its Go build ID note (hex), read likewise.
+	GoBuildID string `json:"go_build_id,omitempty"`
 	// SHA256 is the executable's SHA-256 (hex), computed when it is
 	// written and its Size is one of Spec.IdentitySizes.
 	SHA256 string `json:"sha256,omitempty"`

@@ -131,7 +131,7 @@ func (f *execFacts) readContent(proc string, ev *ExecEvent) string {
 		// copied from); a static-pie program looks the same.
 		return "written ELF shared object run without an interpreter (a dynamic loader, or static-pie)"
 	}
-	ev.BuildID = id.BuildID
+	ev.BuildID, ev.GoBuildID = id.BuildID, id.GoBuildID
 	// Whatever else the kernel mapped at the exec is the ELF interpreter
 	// (however the file's header names it): it runs first, so it is
 	// identified too (a written one is refused: no build needs one).
