@@ -150,7 +150,7 @@ func (t *programTable) add(path, name string, loader bool) string {
 		h = &hostProgram{ProgramFile: pf}
 		t.byFile[id] = h
 		t.bySize[h.Size] = append(t.bySize[h.Size], h)
-		if b := h.ELF.BuildID; b != "" {
+		for _, b := range buildIDKeys(h.ELF.BuildID, h.ELF.GoBuildID) {
 			t.byBuildID[b] = append(t.byBuildID[b], h)
 		}
 	}
@@ -193,7 +193,7 @@ func (t *programTable) identify(ev sandbox.ExecEvent) identity {
 	if h := t.byFile[fileID{ev.Dev, ev.Ino}]; h != nil {
 		add(h)
 	}
-	if ev.Written == "" || ev.Written != ev.Exe {
+	if !ev.WrittenExe {
 		return id
 	}
 	if h := t.byFile[fileID{ev.InterpDev, ev.InterpIno}]; h != nil && ev.InterpIno != 0 && !h.loader {
@@ -205,8 +205,8 @@ func (t *programTable) identify(ev sandbox.ExecEvent) identity {
 		id.problem = "written executable cannot be told from host programs that could not be read (" + strings.Join(t.broken[:min(3, len(t.broken))], ", ") + ")"
 		return id
 	}
-	if ev.BuildID != "" {
-		for _, h := range t.byBuildID[ev.BuildID] {
+	for _, b := range buildIDKeys(ev.BuildID, ev.GoBuildID) {
+		for _, h := range t.byBuildID[b] {
 			add(h)
 		}
 	}
@@ -227,6 +227,18 @@ func (t *programTable) identify(ev sandbox.ExecEvent) identity {
 		}
 	}
 	return id
+}
+
+// buildIDKeys are the byBuildID keys of a file's GNU and Go build IDs.
+func buildIDKeys(gnu, goID string) []string {
+	var k []string
+	if gnu != "" {
+		k = append(k, gnu)
+	}
+	if goID != "" {
+		k = append(k, "go:"+goID)
+	}
+	return k
 }
 
 // programCache keeps the table of the policies and PATHs in use.

@@ -78,7 +78,7 @@ func TestProgramTable(t *testing.T) {
 	script := hostFacts(t, filepath.Join(dir, "deploy"))
 	loader := hostFacts(t, "/lib64/ld-linux-x86-64.so.2")
 	written := func(ev sandbox.ExecEvent, at string) sandbox.ExecEvent {
-		ev.Exe, ev.Written, ev.Ino = at, at, ev.Ino+1<<40 // another file
+		ev.Exe, ev.Written, ev.WrittenExe, ev.Ino = at, at, true, ev.Ino+1<<40 // another file
 		return ev
 	}
 	tests := []struct {
@@ -112,6 +112,11 @@ func TestProgramTable(t *testing.T) {
 			e := touch
 			e.Written = "/tmp/s"
 			e.SHA256, e.BuildID = "", ""
+			return e
+		}(), []string{"touch"}, false, ""},
+		{"written, its path not valid UTF-8 (the helper's flag decides)", func() sandbox.ExecEvent {
+			e := written(touch, `/tmp/\xff`)
+			e.Written = "/tmp/\ufffd"
 			return e
 		}(), []string{"touch"}, false, ""},
 		{"the loader's own file", loader, []string{"ld-linux-x86-64.so.2"}, true, ""},

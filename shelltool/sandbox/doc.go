@@ -103,13 +103,25 @@
 // beneath one of them, found at set-up after the mounts, or by the device
 // of one that no system folder shares; a Writable root on the same file
 // system as /usr is known by path only, and the command cannot link across
-// into it, every root being a mount of its own), or a script exec'd from
-// there. For a written executable it reads, through /proc/PID/exe (the
-// running file itself, which cannot be written while it runs: ETXTBSY),
-// the GNU build-id, the SHA-256 when its size is one of Spec.IdentitySizes
-// (so builds pay for no hashing), and the device and inode of the ELF
-// interpreter the kernel mapped for it (/proc/PID/maps; one lying in a
-// writable place is a Problem). What these facts are compared with is the
+// into it, every root being a mount of its own; ExecEvent.WrittenExe says
+// the executable itself is), or a script exec'd from there, or by a path
+// with a ".." component (the kernel resolves a symlink before the ".."
+// after it, a lexical clean would not: such a path counts as written).
+// Written passes through the same \xNN treatment of invalid UTF-8 as Exe.
+// For a written executable it reads, through /proc/PID/exe (the running
+// file itself, which cannot be written while it runs: ETXTBSY), the GNU
+// build-id and the Go build ID note, the SHA-256 when its size is one of
+// Spec.IdentitySizes (so builds pay for no hashing), and the device and
+// inode of whatever else the kernel mapped at the exec, which is its ELF
+// interpreter whatever the header says (/proc/PID/maps; one lying in a
+// writable place is a Problem). ELF headers are read as the kernel reads
+// them: by the magic and e_machine (x86-64, arm64: 64-bit little-endian),
+// ignoring e_ident's class and data bytes; a written ELF file of another
+// machine is a Problem, and so is a written ET_DYN file with no PT_INTERP
+// (what the dynamic loader is, under any name and from any folder; a
+// static-pie program looks the same and is refused too, while gcc's
+// default PIE and go build's output name an interpreter or are ET_EXEC).
+// What these facts are compared with is the
 // ExecGate's business (shelltool's table of the host programs that matter
 // by name); what cannot be read is a Problem. Seccomp denies clone with CLONE_UNTRACED (clone3 is ENOSYS),
 // so no process escapes the tracer, and clone with CLONE_FS but not

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 )
 
 // The identity of a program file, by content: the one reader of ELF
@@ -20,6 +21,10 @@ const (
 	ptInterp      = 3
 	ptNote        = 4
 	ntGNUBuildID  = 3
+	ntGoBuildID   = 4
+	etDyn         = 3
+	emX8664       = 62
+	emAArch64     = 183
 	// maxPhnum and maxNoteBytes bound what a hostile file can make the
 	// reader read.
 	maxPhnum     = 256
@@ -29,16 +34,29 @@ const (
 // ELFIdent is what an ELF file says about itself.
 type ELFIdent struct {
 	// BuildID is the GNU build-id note (NT_GNU_BUILD_ID), hex; empty when
-	// the file has none (or is not a 64-bit little-endian ELF file).
+	// the file has none (or is not ELF).
 	BuildID string
+	// GoBuildID is the Go toolchain's build ID note (name "Go", type 4),
+	// hex: what a Go program linked without a GNU build-id carries.
+	GoBuildID string
 	// Interp is the ELF interpreter (PT_INTERP) the file names, if any.
 	Interp string
+	// Dyn is set for an ELF file of type ET_DYN (a PIE program, a shared
+	// object, the dynamic loader itself).
+	Dyn bool
+	// Unclassified is set for a file with the ELF magic whose machine is
+	// not one read here (x86-64, arm64): the reader cannot tell what it
+	// holds, so a written one is unverifiable.
+	Unclassified bool
 }
 
-// ReadELFIdent reads the build-id and the interpreter of a 64-bit
-// little-endian ELF file. A file that is not one (a script, another
-// format) has neither: the zero ELFIdent and no error. An error means the
-// file could not be read, or its headers point outside it.
+// ReadELFIdent reads the build-id and the interpreter of an ELF file the
+// way the kernel loads it: by the magic and the machine (e_machine), read
+// in the machine's layout (64-bit little-endian for x86-64 and arm64),
+// whatever the class and data bytes of e_ident say, since the kernel
+// ignores them. A file without the magic (a script, another format) has
+// neither: the zero ELFIdent and no error. An error means the file could
+// not be read, or its headers point outside it.
 func ReadELFIdent(r io.ReaderAt) (ELFIdent, error) {
 	var id ELFIdent
 	var h [elfHeaderSize]byte
@@ -48,10 +66,15 @@ func ReadELFIdent(r io.ReaderAt) (ELFIdent, error) {
 		}
 		return id, err
 	}
-	if string(h[:4]) != "\x7fELF" || h[4] != 2 || h[5] != 1 {
-		return id, nil // not ELF64 little-endian
+	if string(h[:4]) != "\x7fELF" {
+		return id, nil // not ELF
 	}
 	le := binary.LittleEndian
+	if m := le.Uint16(h[0x12:]); m != emX8664 && m != emAArch64 {
+		id.Unclassified = true
+		return id, nil
+	}
+	id.Dyn = le.Uint16(h[0x10:]) == etDyn
 	phoff := le.Uint64(h[0x20:])
 	phentsize, phnum := le.Uint16(h[0x36:]), le.Uint16(h[0x38:])
 	if phnum == 0 {
@@ -89,17 +112,22 @@ func ReadELFIdent(r io.ReaderAt) (ELFIdent, error) {
 			if err := readFullAt(r, b, off); err != nil {
 				return id, fmt.Errorf("ELF note: %w", err)
 			}
-			if bid, ok := buildIDNote(b, align); ok && id.BuildID == "" {
-				id.BuildID = bid
+			gnu, goID := buildIDNotes(b, align)
+			if id.BuildID == "" {
+				id.BuildID = gnu
+			}
+			if id.GoBuildID == "" {
+				id.GoBuildID = goID
 			}
 		}
 	}
 	return id, nil
 }
 
-// buildIDNote finds the GNU build-id in the notes of one PT_NOTE segment
-// (entries padded to 4 bytes, or 8 when the segment is 8-aligned).
-func buildIDNote(b []byte, align uint64) (string, bool) {
+// buildIDNotes finds the GNU build-id and the Go build ID in the notes of
+// one PT_NOTE segment (entries padded to 4 bytes, or 8 when the segment is
+// 8-aligned), hex; empty when absent.
+func buildIDNotes(b []byte, align uint64) (gnu, goID string) {
 	pad := uint64(4)
 	if align == 8 {
 		pad = 8
@@ -110,19 +138,23 @@ func buildIDNote(b []byte, align uint64) (string, bool) {
 		namesz, descsz, typ := uint64(le.Uint32(b)), uint64(le.Uint32(b[4:])), le.Uint32(b[8:])
 		rest := uint64(len(b) - 12)
 		if up(namesz) > rest || up(namesz)+descsz > rest {
-			return "", false
+			return gnu, goID
 		}
 		name, desc := b[12:12+namesz], b[12+up(namesz):12+up(namesz)+descsz]
-		if typ == ntGNUBuildID && string(name) == "GNU\x00" && descsz > 0 {
-			return hex.EncodeToString(desc), true
+		switch {
+		case descsz == 0:
+		case typ == ntGNUBuildID && string(name) == "GNU\x00" && gnu == "":
+			gnu = hex.EncodeToString(desc)
+		case typ == ntGoBuildID && strings.TrimRight(string(name), "\x00") == "Go" && goID == "":
+			goID = hex.EncodeToString(desc)
 		}
 		next := 12 + up(namesz) + up(descsz)
 		if next > uint64(len(b)) {
-			return "", false
+			return gnu, goID
 		}
 		b = b[next:]
 	}
-	return "", false
+	return gnu, goID
 }
 
 func readFullAt(r io.ReaderAt, b []byte, off uint64) error {

@@ -26,6 +26,7 @@ func testELF(interp string, notes ...[]byte) []byte {
 	}
 	h := make([]byte, elfHeaderSize)
 	copy(h, "\x7fELF\x02\x01\x01")
+	le.PutUint16(h[0x12:], emX8664)
 	le.PutUint64(h[0x20:], elfHeaderSize)
 	le.PutUint16(h[0x36:], elfPhdrSize)
 	le.PutUint16(h[0x38:], uint16(len(segs)))
@@ -71,7 +72,21 @@ func TestReadELFIdent(t *testing.T) {
 		{"script", []byte("#!/bin/sh\necho hi\n"), "", "", false},
 		{"empty", nil, "", "", false},
 		{"truncated note", testELF("", testNote("GNU", ntGNUBuildID, id)[:14]), "", "", false},
+		{"class and data bytes patched (the kernel ignores them)", func() []byte {
+			f := testELF("/lib/ld.so", testNote("GNU", ntGNUBuildID, id))
+			f[4], f[5] = 7, 7
+			return f
+		}(), hex.EncodeToString(id), "/lib/ld.so", false},
 		{"program headers past the end", testELF("", testNote("GNU", ntGNUBuildID, id))[:elfHeaderSize+10], "", "", true},
+	}
+	goNote := testELF("", testNote("Go\x00", ntGoBuildID, id))
+	if got, err := ReadELFIdent(bytes.NewReader(goNote)); err != nil || got.GoBuildID != hex.EncodeToString(id) || got.BuildID != "" {
+		t.Errorf("Go build ID: %+v %v", got, err)
+	}
+	other := testELF("/lib/ld.so")
+	other[0x12] = 3 // EM_386
+	if got, err := ReadELFIdent(bytes.NewReader(other)); err != nil || !got.Unclassified || got.Interp != "" {
+		t.Errorf("another machine: %+v %v, want unclassified", got, err)
 	}
 	for _, tc := range tests {
 		got, err := ReadELFIdent(bytes.NewReader(tc.file))

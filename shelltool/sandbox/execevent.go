@@ -29,11 +29,17 @@ type ExecEvent struct {
 	// the path a script (or symlink) was exec'd by when that one does. Its
 	// name then means nothing; only its identity does.
 	Written string `json:"written,omitempty"`
+	// WrittenExe is set when the executable itself lies where the command
+	// can write (Written is then its path): the helper says so, since a
+	// server comparing Written with Exe would compare two texts.
+	WrittenExe bool `json:"written_exe,omitempty"`
 	// Size is the executable's size in bytes.
 	Size int64 `json:"size"`
 	// BuildID is the executable's GNU build-id (hex), read when the
-	// executable itself is written (Written == Exe) (empty when it has none).
+	// executable itself is written (WrittenExe) (empty when it has none).
 	BuildID string `json:"build_id,omitempty"`
+	// GoBuildID is its Go build ID note (hex), read likewise.
+	GoBuildID string `json:"go_build_id,omitempty"`
 	// SHA256 is the executable's SHA-256 (hex), computed when it is
 	// written and its Size is one of Spec.IdentitySizes.
 	SHA256 string `json:"sha256,omitempty"`

@@ -255,7 +255,7 @@ func readExecEvent(pid int, facts *execFacts, buf *readBuf) ExecEvent {
 	if p := facts.identify(proc, &ev); p != "" {
 		return fail("%s", p)
 	}
-	ev.Exe, ev.Cwd, ev.ExecPath = validText(ev.Exe), validText(ev.Cwd), validText(ev.ExecPath)
+	ev.Exe, ev.Cwd, ev.ExecPath, ev.Written = validText(ev.Exe), validText(ev.Cwd), validText(ev.ExecPath), validText(ev.Written)
 	for i, a := range ev.Argv {
 		ev.Argv[i] = validText(a)
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -76,7 +77,7 @@ type execFacts struct {
 // returns a problem when what is needed cannot be read.
 func (f *execFacts) identify(proc string, ev *ExecEvent) string {
 	if f.places.holds(ev.Exe, ev.Dev) {
-		ev.Written = ev.Exe
+		ev.Written, ev.WrittenExe = ev.Exe, true
 		if p := f.readContent(proc, ev); p != "" {
 			return p
 		}
@@ -86,14 +87,20 @@ func (f *execFacts) identify(proc string, ev *ExecEvent) string {
 		// command's own: by where the path lies, or where it leads.
 		p := ev.ExecPath
 		if !filepath.IsAbs(p) {
-			p = filepath.Join(ev.Cwd, p)
+			p = ev.Cwd + "/" + p
 		}
-		p = filepath.Clean(p)
+		// The kernel resolves a symlink before the ".." after it, while
+		// a lexical clean drops both: a path with ".." is unknown (and
+		// kept as given, so it names nothing else).
+		dotdot := slices.Contains(strings.Split(p, "/"), "..")
+		if !dotdot {
+			p = filepath.Clean(p)
+		}
 		// A descriptor's path (execveat of a descriptor gives /dev/fd/N;
 		// /dev/stdin, /proc/self/fd/N) would name the helper's own
 		// descriptor here: unknown. (Nothing else executable lives in
 		// /dev but /dev/shm, which is written anyway.)
-		unknown := strings.HasPrefix(p, "/dev/") || strings.HasPrefix(p, "/proc/")
+		unknown := dotdot || strings.HasPrefix(p, "/dev/") || strings.HasPrefix(p, "/proc/")
 		var st unix.Stat_t
 		if unknown || unix.Stat(p, &st) != nil || f.places.holds(p, st.Dev) {
 			ev.Written = p // unknown counts as written: it only takes approvals away
@@ -116,18 +123,29 @@ func (f *execFacts) readContent(proc string, ev *ExecEvent) string {
 	if err != nil {
 		return fmt.Sprintf("written executable unreadable: %v", err)
 	}
-	ev.BuildID = id.BuildID
-	if id.Interp != "" {
-		// The file names its own ELF interpreter: whatever the kernel
-		// loaded as such runs first, so it is identified too (a written
-		// one is refused: no build needs one).
-		path, dev, ino, err := loadedInterp(proc, ev.Dev, ev.Ino)
-		switch {
-		case err != nil:
-			return fmt.Sprintf("ELF interpreter unknown: %v", err)
-		case f.places.holds(path, dev):
-			return "ELF interpreter " + path + " lies where the command can write"
+	switch {
+	case id.Unclassified:
+		return "written ELF executable of a machine the reader cannot tell"
+	case id.Dyn && id.Interp == "":
+		// What the dynamic loader is (under any name, wherever it was
+		// copied from); a static-pie program looks the same.
+		return "written ELF shared object run without an interpreter (a dynamic loader, or static-pie)"
+	}
+	ev.BuildID, ev.GoBuildID = id.BuildID, id.GoBuildID
+	// Whatever else the kernel mapped at the exec is the ELF interpreter
+	// (however the file's header names it): it runs first, so it is
+	// identified too (a written one is refused: no build needs one).
+	path, dev, ino, err := loadedInterp(proc, ev.Dev, ev.Ino)
+	switch {
+	case err != nil:
+		return fmt.Sprintf("ELF interpreter unknown: %v", err)
+	case ino == 0:
+		if id.Interp != "" {
+			return "ELF interpreter " + id.Interp + " not mapped"
 		}
+	case f.places.holds(path, dev):
+		return "ELF interpreter " + path + " lies where the command can write"
+	default:
 		ev.InterpDev, ev.InterpIno = dev, ino
 	}
 	if f.sizes[ev.Size] {
@@ -141,7 +159,7 @@ func (f *execFacts) readContent(proc string, ev *ExecEvent) string {
 // loadedInterp finds the ELF interpreter mapped into a process stopped at
 // its exec: at that stop the only files mapped are the executable
 // (device exeDev, inode exeIno) and its interpreter. /proc/PID/maps gives
-// each mapping's device, inode and path.
+// each mapping's device, inode and path. None mapped gives inode 0.
 func loadedInterp(proc string, exeDev, exeIno uint64) (string, uint64, uint64, error) {
 	b, err := readCapped(proc+"/maps", 1<<16)
 	if err != nil {
@@ -163,7 +181,10 @@ func loadedInterp(proc string, exeDev, exeIno uint64) (string, uint64, uint64, e
 		if dev == exeDev && ino == exeIno {
 			continue
 		}
+		if ino == 0 {
+			return "", 0, 0, fmt.Errorf("maps line %q: a file of inode 0", line)
+		}
 		return strings.Join(f[5:], " "), dev, ino, nil
 	}
-	return "", 0, 0, fmt.Errorf("not mapped")
+	return "", 0, 0, nil
 }

@@ -6,6 +6,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -72,7 +73,7 @@ func TestExecGateWritten(t *testing.T) {
 		for i, w := range wants {
 			e := ev[i]
 			interpSet := e.InterpIno != 0 && e.InterpDev != 0
-			if e.Exe != w.exe || e.Written != w.written || e.BuildID != w.buildID || e.SHA256 != w.sum || e.Problem != "" || e.Size == 0 ||
+			if e.Exe != w.exe || e.Written != w.written || e.WrittenExe != (w.buildID != "") || e.BuildID != w.buildID || e.SHA256 != w.sum || e.Problem != "" || e.Size == 0 ||
 				interpSet != (w.buildID != "") {
 				t.Errorf("event %d: %+v, want %+v", i, e, w)
 			}
@@ -106,5 +107,45 @@ func TestExecGateWrittenByDescriptor(t *testing.T) {
 	}
 	if !found {
 		t.Errorf("no exec by descriptor among %+v", g.seen())
+	}
+}
+
+// TestExecGateWrittenDotDot: a script reached through a symlink and ".."
+// (the kernel resolves the symlink first, a lexical clean drops it) is
+// written, wherever the clean path would lead.
+func TestExecGateWrittenDotDot(t *testing.T) {
+	needSandbox(t)
+	ws := newWorkspace(t)
+	if err := os.MkdirAll(filepath.Join(ws.dir, "usr/bin"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	writeExec(t, filepath.Join(ws.dir, "usr/bin/git"), "#!/bin/sh\necho fake-git \"$@\"\n")
+	n := len(strings.Split(strings.Trim(ws.dir, "/"), "/")) + 1
+	deep := filepath.Join(ws.dir, strings.Repeat("d/", n))
+	if err := os.MkdirAll(deep, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(deep, filepath.Join(ws.dir, "l")); err != nil {
+		t.Fatal(err)
+	}
+	path := ws.dir + "/l" + strings.Repeat("/..", n) + "/usr/bin/git" // cleans to /usr/bin/git
+	g := &gateRecorder{}
+	s := ws.spec(path + " push origin main; cd l && ." + strings.Repeat("/..", n) + "/usr/bin/git push")
+	s.ExecGate = g.gate
+	r, err := Run(context.Background(), s)
+	if err != nil || r.Stdout != "fake-git push origin main\nfake-git push\n" {
+		t.Fatalf("run: %v %+v", err, r)
+	}
+	found := 0
+	for _, e := range g.seen() {
+		if strings.HasSuffix(e.ExecPath, "/usr/bin/git") {
+			found++
+			if e.Written == "" || e.Written == "/usr/bin/git" {
+				t.Errorf("script through .. not written (or named as the host's): %+v", e)
+			}
+		}
+	}
+	if found != 2 {
+		t.Errorf("%d execs of the script, want 2: %+v", found, g.seen())
 	}
 }
