@@ -226,7 +226,9 @@ func (c *Console) claim(id string) *ticket {
 func (c *Console) finished(t *ticket, a answer, why string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if _, ok := c.pending[t.ID]; !ok {
+	if c.pending[t.ID] != t {
+		// Gone already, or the id is another ticket's now (an ask that
+		// moved to its server's new connection, hub.go): not this one's.
 		return
 	}
 	delete(c.pending, t.ID)
