@@ -152,7 +152,9 @@ func newConsole(hosts []string) *Console {
 // URL is the console's address (without the token).
 func (c *Console) URL() string { return c.url }
 
-// LoginURL is the console's address with the token that logs in.
+// LoginURL is the console's address with the token that logs in; "" when
+// the shared console is unavailable (its address is not this server's nor
+// its hub's, so no token may be handed out for it).
 func (c *Console) LoginURL() string {
 	if c.inbox != nil {
 		return c.inbox.loginURL()
@@ -163,10 +165,11 @@ func (c *Console) LoginURL() string {
 // AskLoginURL is LoginURL landing on the page of the ask id (its action in
 // a desktop notification); "" is the console's page.
 func (c *Console) AskLoginURL(id string) string {
-	if _, ok := parseAskID(id); !ok {
-		return c.LoginURL()
+	u := c.LoginURL()
+	if _, ok := parseAskID(id); !ok || u == "" {
+		return u
 	}
-	return c.LoginURL() + "&ask=" + id
+	return u + "&ask=" + id
 }
 
 // Close stops serving (and leaves the shared inbox).
@@ -480,7 +483,6 @@ func (c *Console) newSession() string {
 		}
 	}
 	c.sessions[sid] = true
-	c.inbox.login(sid)
 	return sid
 }
 

@@ -15,7 +15,7 @@ func TestInboxMovedAskSurvivesOldConnEnd(t *testing.T) {
 	addr, dir := freeAddr(t), runtimeDir(t)
 	a := join(t, addr, dir, "alpha", nil)
 	a.role(t)
-	post := fmt.Sprintf(`{"type":"hello","version":1,"addr":%q,"server":"x"}`+"\n"+
+	post := fmt.Sprintf(`{"type":"hello","version":2,"addr":%q,"server":"x"}`+"\n"+
 		`{"type":"post","id":%q,"ask":{"kind":"approval","tool":"read_file","items":[{"what":"w","rule":"r","risk":"low","session":"once"}],"context":{},"deadline_ms":%d}}`+"\n",
 		addr, goodID, time.Now().Add(time.Minute).UnixMilli())
 	var conns []net.Conn
