@@ -72,26 +72,35 @@ func TestClientReach(t *testing.T) {
 
 // TestChannelChoice: URL mode only with a console, and for approvals even
 // when the client also has forms; a question keeps the form; neither
-// channel is approval_unavailable.
+// channel is approval_unavailable, and so is an approval for a URL-capable
+// client that the console cannot list (down or full): it never falls back
+// to a form the client answers.
 func TestChannelChoice(t *testing.T) {
 	url, both := &mcp.ElicitationCapability{URL: &struct{}{}}, &mcp.ElicitationCapability{Form: &struct{}{}, URL: &struct{}{}}
 	cases := []struct {
 		name    string
 		console bool
+		full    bool // the console lists maxPending asks already
 		e       *mcp.ElicitationCapability
 		want    string // mode of the input request, or a reason
 	}{
-		{"both, console", true, both, "url"},
-		{"url only, console", true, url, "url"},
-		{"both, no console", false, both, "form"},
-		{"url only, no console", false, url, string(grants.ReasonApprovalUnavailable)},
-		{"form, console", true, &mcp.ElicitationCapability{}, "form"},
+		{"both, console full", true, true, both, string(grants.ReasonApprovalUnavailable)},
+		{"url only, console full", true, true, url, string(grants.ReasonApprovalUnavailable)},
+		{"form, console full", true, true, &mcp.ElicitationCapability{}, "form"},
+		{"both, console", true, false, both, "url"},
+		{"url only, console", true, false, url, "url"},
+		{"both, no console", false, false, both, "form"},
+		{"url only, no console", false, false, url, string(grants.ReasonApprovalUnavailable)},
+		{"form, console", true, false, &mcp.ElicitationCapability{}, "form"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			opts := Options{}
 			if tc.console {
 				opts.Console = newConsole([]string{testHost})
+			}
+			for i := 0; tc.full && i < maxPending; i++ {
+				pendingTicket(opts.Console)
 			}
 			b, _ := New(opts)
 			o, pending := b.Approve(modernCtx(tc.e), hostsCall())
@@ -115,6 +124,16 @@ func TestChannelChoice(t *testing.T) {
 	_, pending, err := b.AskUser(modernCtx(both), env, toolkit.Question{Text: "which?"})
 	if err != nil || pending == nil || pending.InputRequests[elicitKey].Elicitation.Mode == mcp.ElicitationModeURL {
 		t.Fatalf("question with a form: %v %+v", err, pending)
+	}
+	// ...also when the console is full (a question is the client's to put).
+	full := newConsole([]string{testHost})
+	for range maxPending {
+		pendingTicket(full)
+	}
+	fb, _ := New(Options{Console: full})
+	if _, pending, err := fb.AskUser(modernCtx(both), env, toolkit.Question{Text: "which?"}); err != nil || pending == nil ||
+		pending.InputRequests[elicitKey].Elicitation.Mode == mcp.ElicitationModeURL {
+		t.Fatalf("question with a form, console full: %v %+v", err, pending)
 	}
 	// ...and goes to the page when the client has URL mode only.
 	_, pending, err = b.AskUser(modernCtx(url), env, toolkit.Question{Text: "which?"})

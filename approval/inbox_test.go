@@ -16,6 +16,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mark3labs/mcp-go/mcp"
+
 	"github.com/onellm/onellm-mcp/grants"
 	"github.com/onellm/onellm-mcp/internal/toolkit"
 )
@@ -410,6 +412,12 @@ func TestInboxHeldByStranger(t *testing.T) {
 	}
 	if o := <-m.approve(ctx, "/b.txt"); o.Reason != grants.ReasonApprovalUnavailable {
 		t.Fatalf("an ask while the console is down: %+v", o)
+	}
+	// A client that could answer a form gets none: the holder of the
+	// address could otherwise move approvals to the client.
+	both := &mcp.ElicitationCapability{Form: &struct{}{}, URL: &struct{}{}}
+	if o, pending := m.broker.Approve(modernCtx(both), hostsCall()); pending != nil || o.Reason != grants.ReasonApprovalUnavailable {
+		t.Fatalf("a form+url client while the console is down: %+v %+v", o, pending)
 	}
 	// Whoever holds the address would be handed a login URL (the desktop
 	// notification's action opens it there): none is given while down.
