@@ -400,7 +400,7 @@ func (c *Console) renew() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.token, c.csrf = randomID(), randomID()
-	c.sessions = map[string]bool{}
+	c.sessions = map[string]string{}
 }
 
 // failAlone denies the pending asks that wait on the console alone.
