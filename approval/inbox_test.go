@@ -610,7 +610,9 @@ func TestInboxPeerCannotTakeAnID(t *testing.T) {
 }
 
 // TestInboxRejoinKeepsAsks: a server that joins again (same pid) before
-// the hub saw its old connection end moves its asks to the new one.
+// the hub saw its old connection end moves its asks to the new one, and
+// they stay listed when the old connection's end is seen: finishing the
+// old ticket must not remove the new one, which has the same id.
 func TestInboxRejoinKeepsAsks(t *testing.T) {
 	addr, dir := freeAddr(t), runtimeDir(t)
 	a := join(t, addr, dir, "alpha", nil)
@@ -619,12 +621,14 @@ func TestInboxRejoinKeepsAsks(t *testing.T) {
 		`{"type":"post","id":%q,"ask":{"kind":"approval","tool":"read_file","items":[{"what":"w","rule":"r","risk":"low","session":"once"}],"context":{},"deadline_ms":%d}}`+"\n",
 		addr, goodID, time.Now().Add(time.Minute).UnixMilli())
 	var owner *peer
+	var conns []net.Conn
 	for i := range 2 {
 		conn, err := net.Dial("unix", a.c.inbox.sock)
 		if err != nil {
 			t.Fatal(err)
 		}
 		defer conn.Close()
+		conns = append(conns, conn)
 		conn.Write([]byte(post))
 		prev := owner
 		awaitConsole(t, a.c, fmt.Sprintf("the ask on connection %d", i+1), func() bool {
@@ -638,5 +642,10 @@ func TestInboxRejoinKeepsAsks(t *testing.T) {
 	}
 	if n := len(a.c.view().Pending); n != 1 {
 		t.Fatalf("%d asks listed", n)
+	}
+	conns[0].Close() // the old connection's end is seen now
+	a.log.await(t, "left (1 pending asks withdrawn)")
+	if got := a.c.lookup(goodID); got == nil || got.route == nil || got.route.p != owner {
+		t.Fatalf("the ask that moved to the new connection went with the old one: %+v", got)
 	}
 }
