@@ -72,26 +72,35 @@ func TestClientReach(t *testing.T) {
 
 // TestChannelChoice: URL mode only with a console, and for approvals even
 // when the client also has forms; a question keeps the form; neither
-// channel is approval_unavailable.
+// channel is approval_unavailable, and so is an approval for a URL-capable
+// client that the console cannot list (down or full): it never falls back
+// to a form the client answers.
 func TestChannelChoice(t *testing.T) {
 	url, both := &mcp.ElicitationCapability{URL: &struct{}{}}, &mcp.ElicitationCapability{Form: &struct{}{}, URL: &struct{}{}}
 	cases := []struct {
 		name    string
 		console bool
+		full    bool // the console lists maxPending asks already
 		e       *mcp.ElicitationCapability
 		want    string // mode of the input request, or a reason
 	}{
-		{"both, console", true, both, "url"},
-		{"url only, console", true, url, "url"},
-		{"both, no console", false, both, "form"},
-		{"url only, no console", false, url, string(grants.ReasonApprovalUnavailable)},
-		{"form, console", true, &mcp.ElicitationCapability{}, "form"},
+		{"both, console full", true, true, both, string(grants.ReasonApprovalUnavailable)},
+		{"url only, console full", true, true, url, string(grants.ReasonApprovalUnavailable)},
+		{"form, console full", true, true, &mcp.ElicitationCapability{}, "form"},
+		{"both, console", true, false, both, "url"},
+		{"url only, console", true, false, url, "url"},
+		{"both, no console", false, false, both, "form"},
+		{"url only, no console", false, false, url, string(grants.ReasonApprovalUnavailable)},
+		{"form, console", true, false, &mcp.ElicitationCapability{}, "form"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			opts := Options{}
 			if tc.console {
 				opts.Console = newConsole([]string{testHost})
+			}
+			for i := 0; tc.full && i < maxPending; i++ {
+				pendingTicket(opts.Console)
 			}
 			b, _ := New(opts)
 			o, pending := b.Approve(modernCtx(tc.e), hostsCall())
@@ -115,6 +124,16 @@ func TestChannelChoice(t *testing.T) {
 	_, pending, err := b.AskUser(modernCtx(both), env, toolkit.Question{Text: "which?"})
 	if err != nil || pending == nil || pending.InputRequests[elicitKey].Elicitation.Mode == mcp.ElicitationModeURL {
 		t.Fatalf("question with a form: %v %+v", err, pending)
+	}
+	// ...also when the console is full (a question is the client's to put).
+	full := newConsole([]string{testHost})
+	for range maxPending {
+		pendingTicket(full)
+	}
+	fb, _ := New(Options{Console: full})
+	if _, pending, err := fb.AskUser(modernCtx(both), env, toolkit.Question{Text: "which?"}); err != nil || pending == nil ||
+		pending.InputRequests[elicitKey].Elicitation.Mode == mcp.ElicitationModeURL {
+		t.Fatalf("question with a form, console full: %v %+v", err, pending)
 	}
 	// ...and goes to the page when the client has URL mode only.
 	_, pending, err = b.AskUser(modernCtx(url), env, toolkit.Question{Text: "which?"})
@@ -175,10 +194,10 @@ func TestURLModeModern(t *testing.T) {
 				t.Fatalf("message does not say what is asked: %q", el.Message)
 			}
 			if tc.page != "" {
-				base := loginPath(c)
+				base, cookie := login(c)
 				time.AfterFunc(50*time.Millisecond, func() {
 					do(c.Handler(), "POST", base+"ask/"+id, url.Values{"csrf": {c.csrf}, "decision": {tc.page}},
-						map[string]string{"Cookie": cookieName + "=" + c.token, "Origin": "http://" + testHost})
+						map[string]string{"Cookie": cookie, "Origin": "http://" + testHost})
 				})
 			}
 			call.Request.Params.RequestState = pending.RequestState
@@ -212,9 +231,9 @@ func TestAskPageAccess(t *testing.T) {
 	c := newConsole([]string{testHost})
 	h := c.Handler()
 	a, other := pendingTicket(c), pendingTicket(c)
-	base := loginPath(c)
-	cookie := map[string]string{"Cookie": cookieName + "=" + c.token}
-	withOrigin := map[string]string{"Cookie": cookieName + "=" + c.token, "Origin": "http://" + testHost}
+	base, ck := login(c)
+	cookie := map[string]string{"Cookie": ck}
+	withOrigin := map[string]string{"Cookie": ck, "Origin": "http://" + testHost}
 	form := func(d string) url.Values { return url.Values{"csrf": {c.csrf}, "decision": {d}, "id": {other.ID}} }
 
 	// The link: no login, same page for a pending ask and an unknown one,
@@ -244,7 +263,7 @@ func TestAskPageAccess(t *testing.T) {
 		{"page under an unknown login", "GET", "/s/" + randomID() + "/ask/" + a.ID, nil, cookie, 403, ""},
 		{"answer without cookie", "POST", base + "ask/" + a.ID, form(AllowOnce), map[string]string{"Origin": "http://" + testHost}, 403, ""},
 		{"answer without CSRF", "POST", base + "ask/" + a.ID, url.Values{"decision": {AllowOnce}}, withOrigin, 403, ""},
-		{"answer cross-origin", "POST", base + "ask/" + a.ID, form(AllowOnce), map[string]string{"Cookie": cookieName + "=" + c.token, "Origin": "http://127.0.0.1:9999"}, 403, ""},
+		{"answer cross-origin", "POST", base + "ask/" + a.ID, form(AllowOnce), map[string]string{"Cookie": ck, "Origin": "http://127.0.0.1:9999"}, 403, ""},
 		{"page, wrong id", "GET", base + "ask/" + randomID(), nil, cookie, 404, "not waiting"},
 		{"page, malformed id", "GET", base + "ask/x", nil, cookie, 404, ""},
 		{"page with cookie", "GET", base + "ask/" + a.ID, nil, cookie, 200, "/etc/hosts"},
@@ -299,8 +318,8 @@ func TestAskPageQuestion(t *testing.T) {
 	if err := c.add(q); err != nil {
 		t.Fatal(err)
 	}
-	base := loginPath(c)
-	hdr := map[string]string{"Cookie": cookieName + "=" + c.token, "Origin": "http://" + testHost}
+	base, cookie := login(c)
+	hdr := map[string]string{"Cookie": cookie, "Origin": "http://" + testHost}
 	w := do(c.Handler(), "GET", base+"ask/"+q.ID, nil, hdr)
 	if w.Code != 200 || !strings.Contains(w.Body.String(), `which \x1b[2Jcolour?`) || !strings.Contains(w.Body.String(), `value="blue"`) {
 		t.Fatalf("question page: %d %q", w.Code, w.Body.String())
@@ -369,12 +388,12 @@ func FuzzParseAskID(f *testing.F) {
 func TestAskPageWaitsForALateAsk(t *testing.T) {
 	c := newConsole([]string{testHost})
 	h := c.Handler()
-	base := loginPath(c)
+	base, cookie := login(c)
 	tk := newTicket("", kindApproval, "read_file", "stdio", time.Now(), time.Minute)
 	tk.Asks = []grants.Decision{askOn("/etc/hosts", "interactive-dev/ask-outside-workspace")}
 	got := make(chan int, 1)
 	go func() {
-		got <- do(h, "GET", base+"ask/"+tk.ID, nil, map[string]string{"Cookie": cookieName + "=" + c.token}).Code
+		got <- do(h, "GET", base+"ask/"+tk.ID, nil, map[string]string{"Cookie": cookie}).Code
 	}()
 	time.Sleep(50 * time.Millisecond) // the page is already waiting (or not yet asked: both must end in 200)
 	if err := c.add(tk); err != nil {

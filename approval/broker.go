@@ -214,7 +214,14 @@ func (b *Broker) ask(ctx context.Context, s askSpec) (answer, *mcp.CallToolResul
 		if a, res, reason, ok := b.askByPage(ctx, s, r.modern); ok {
 			return a, res, reason
 		}
-		// The console is full: the form when the client has one, below.
+		if s.page {
+			// The console cannot list the approval (down or full). No form
+			// instead: an approval is the person's, and whoever holds the
+			// console's address could force the fallback to a form the
+			// client answers.
+			return answer{}, nil, grants.ReasonApprovalUnavailable
+		}
+		// A question: the form when the client has one, below.
 	}
 	switch {
 	case r.modern && r.elicit:

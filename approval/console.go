@@ -31,7 +31,8 @@ import (
 // Security model: it listens on loopback only (a non-loopback address is
 // refused at start); every request needs the token (printed to stderr at
 // start-up and written to a file only the user can read; the page takes it
-// once from ?token= and keeps it in an HttpOnly SameSite=Strict cookie);
+// once from ?token= and trades it for a login: an HttpOnly SameSite=Strict
+// cookie holding a secret of its own, scoped to the login's secret path);
 // the Host header must name the bound address (DNS rebinding); answers are
 // POSTs that need the CSRF token embedded in the page and, from a browser,
 // an Origin equal to the console's own; the page forbids framing and runs
@@ -58,10 +59,13 @@ type Console struct {
 	// learns of the next one without polling.
 	changed chan struct{}
 	// sessions are the logins handed out: each is a secret path /s/ID/ to
-	// which the login cookie is scoped. Cookies are not separated by port,
-	// so a cookie for "/" would go to every server on localhost; one scoped
-	// to an unguessable path goes only to this console.
-	sessions map[string]bool
+	// which the login cookie is scoped, and the cookie's value, a secret of
+	// its own (never the token: a captured cookie is no bearer token, and
+	// logs in only under its path while the login lasts). Cookies are not
+	// separated by port, so a cookie for "/" would go to every server on
+	// localhost; one scoped to an unguessable path goes only to this
+	// console.
+	sessions map[string]string
 
 	// inbox shares this console with the user's other servers (inbox.go);
 	// nil for a console of its own. label names this server on the page.
@@ -142,7 +146,7 @@ func (c *Console) Token() string { return c.token }
 
 func newConsole(hosts []string) *Console {
 	c := &Console{token: randomID(), csrf: randomID(), hosts: map[string]bool{}, now: time.Now, log: log.New(io.Discard, "", 0), templates: sync.OnceValue(parsePages),
-		pending: map[string]*ticket{}, answered: map[string]*ticket{}, sessions: map[string]bool{}, changed: make(chan struct{})}
+		pending: map[string]*ticket{}, answered: map[string]*ticket{}, sessions: map[string]string{}, changed: make(chan struct{})}
 	for _, h := range hosts {
 		c.hosts[h] = true
 	}
@@ -152,7 +156,9 @@ func newConsole(hosts []string) *Console {
 // URL is the console's address (without the token).
 func (c *Console) URL() string { return c.url }
 
-// LoginURL is the console's address with the token that logs in.
+// LoginURL is the console's address with the token that logs in; "" when
+// the shared console is unavailable (its address is not this server's nor
+// its hub's, so no token may be handed out for it).
 func (c *Console) LoginURL() string {
 	if c.inbox != nil {
 		return c.inbox.loginURL()
@@ -163,10 +169,11 @@ func (c *Console) LoginURL() string {
 // AskLoginURL is LoginURL landing on the page of the ask id (its action in
 // a desktop notification); "" is the console's page.
 func (c *Console) AskLoginURL(id string) string {
-	if _, ok := parseAskID(id); !ok {
-		return c.LoginURL()
+	u := c.LoginURL()
+	if _, ok := parseAskID(id); !ok || u == "" {
+		return u
 	}
-	return c.LoginURL() + "&ask=" + id
+	return u + "&ask=" + id
 }
 
 // Close stops serving (and leaves the shared inbox).
@@ -226,7 +233,9 @@ func (c *Console) claim(id string) *ticket {
 func (c *Console) finished(t *ticket, a answer, why string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if _, ok := c.pending[t.ID]; !ok {
+	if c.pending[t.ID] != t {
+		// Gone already, or the id is another ticket's now (an ask that
+		// moved to its server's new connection, hub.go): not this one's.
 		return
 	}
 	delete(c.pending, t.ID)
@@ -443,8 +452,8 @@ func (c *Console) guard(next http.Handler) http.Handler {
 			}
 			// Keep the token out of the address bar and history, in a cookie
 			// scoped to a fresh secret path.
-			sid := c.newSession()
-			http.SetCookie(w, &http.Cookie{Name: cookieName, Value: c.token, Path: "/s/" + sid + "/", HttpOnly: true, SameSite: http.SameSiteStrictMode})
+			sid, secret := c.newSession()
+			http.SetCookie(w, &http.Cookie{Name: cookieName, Value: secret, Path: "/s/" + sid + "/", HttpOnly: true, SameSite: http.SameSiteStrictMode})
 			next := "/s/" + sid + "/"
 			if id, ok := parseAskID(r.URL.Query().Get("ask")); ok { // AskLoginURL: on to that ask's page
 				next += "ask/" + id
@@ -467,8 +476,9 @@ func (c *Console) tokenOK(s string) bool {
 // maxSessions bounds the logins kept; the oldest are forgotten.
 const maxSessions = 64
 
-func (c *Console) newSession() string {
-	sid := randomID()
+// newSession is a new login: its path segment and its cookie's value.
+func (c *Console) newSession() (sid, secret string) {
+	sid, secret = randomID(), randomID()
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if len(c.sessions) >= maxSessions {
@@ -477,25 +487,26 @@ func (c *Console) newSession() string {
 			break
 		}
 	}
-	c.sessions[sid] = true
-	c.inbox.login(sid)
-	return sid
+	c.sessions[sid] = secret
+	return sid, secret
 }
 
-// sessionOK reports whether the request's path is under a login's path.
-func (c *Console) sessionOK(path string) bool {
+// sessionOK reports whether the request's path is under a login's path
+// and cookie is that login's.
+func (c *Console) sessionOK(path, cookie string) bool {
 	rest, ok := strings.CutPrefix(path, "/s/")
 	if !ok {
 		return false
 	}
 	sid, _, _ := strings.Cut(rest, "/")
 	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.sessions[sid]
+	secret, ok := c.sessions[sid]
+	c.mu.Unlock()
+	return ok && subtle.ConstantTimeCompare([]byte(cookie), []byte(secret)) == 1
 }
 
 func (c *Console) authenticated(r *http.Request) bool {
-	if ck, err := r.Cookie(cookieName); err == nil && c.tokenOK(ck.Value) && c.sessionOK(r.URL.Path) {
+	if ck, err := r.Cookie(cookieName); err == nil && c.sessionOK(r.URL.Path, ck.Value) {
 		return true
 	}
 	if tok, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer "); ok && c.tokenOK(tok) {

@@ -63,8 +63,7 @@ func TestConsoleAccess(t *testing.T) {
 	c := newConsole([]string{testHost})
 	h := c.Handler()
 	pendingTicket(c)
-	cookie := cookieName + "=" + c.token
-	base := loginPath(c)
+	base, cookie := login(c)
 	cases := []struct {
 		name   string
 		method string
@@ -77,6 +76,8 @@ func TestConsoleAccess(t *testing.T) {
 		{"state without token", "GET", "/api/state", nil, 403, ""},
 		{"wrong token", "GET", "/?token=nope", nil, 403, ""},
 		{"wrong cookie", "GET", "/", map[string]string{"Cookie": cookieName + "=nope"}, 403, ""},
+		{"the token as the cookie", "GET", base + "api/state", map[string]string{"Cookie": cookieName + "=" + c.token}, 403, ""},
+		{"the cookie as a bearer", "GET", "/api/state", map[string]string{"Authorization": "Bearer " + strings.TrimPrefix(cookie, cookieName+"=")}, 403, ""},
 		{"token in query sets the cookie", "GET", "/?token=" + c.token, nil, 303, ""},
 		{"page with cookie", "GET", base, map[string]string{"Cookie": cookie}, 200, "/etc/hosts"},
 		{"state with cookie", "GET", base + "api/state", map[string]string{"Cookie": cookie}, 200, "/etc/hosts"},
@@ -131,53 +132,53 @@ func TestConsoleAccess(t *testing.T) {
 }
 
 func TestConsoleDecide(t *testing.T) {
-	cookie := cookieName + "=" + "%s"
 	cases := []struct {
 		name  string
 		form  func(c *Console, id string) url.Values
-		hdr   func(c *Console) map[string]string
+		hdr   func(c *Console, cookie string) map[string]string
 		code  int
 		taken bool
 	}{
-		{"browser post", goodForm("allow_once"), browser, 303, true},
-		{"fetch post", goodForm("deny"), func(c *Console) map[string]string {
-			h := browser(c)
+		{"browser post", goodForm("allow_once"), browserOf, 303, true},
+		{"fetch post", goodForm("deny"), func(c *Console, cookie string) map[string]string {
+			h := browser(cookie)
 			h["X-CSRF-Token"] = c.csrf
 			return h
 		}, 200, true},
-		{"no CSRF token", func(c *Console, id string) url.Values { return url.Values{"id": {id}, "decision": {"allow_once"}} }, browser, 403, false},
+		{"no CSRF token", func(c *Console, id string) url.Values { return url.Values{"id": {id}, "decision": {"allow_once"}} }, browserOf, 403, false},
 		{"wrong CSRF token", func(c *Console, id string) url.Values {
 			return url.Values{"id": {id}, "decision": {"allow_once"}, "csrf": {"x"}}
-		}, browser, 403, false},
-		{"cross-site form post", goodForm("allow_once"), func(c *Console) map[string]string {
-			return map[string]string{"Cookie": strings.Replace(cookie, "%s", c.token, 1), "Origin": "http://evil.example"}
+		}, browserOf, 403, false},
+		{"cross-site form post", goodForm("allow_once"), func(c *Console, cookie string) map[string]string {
+			return map[string]string{"Cookie": cookie, "Origin": "http://evil.example"}
 		}, 403, false},
-		{"other port on loopback", goodForm("allow_once"), func(c *Console) map[string]string {
-			return map[string]string{"Cookie": strings.Replace(cookie, "%s", c.token, 1), "Origin": "http://127.0.0.1:9999"}
+		{"other port on loopback", goodForm("allow_once"), func(c *Console, cookie string) map[string]string {
+			return map[string]string{"Cookie": cookie, "Origin": "http://127.0.0.1:9999"}
 		}, 403, false},
-		{"null origin", goodForm("allow_once"), func(c *Console) map[string]string {
-			return map[string]string{"Cookie": strings.Replace(cookie, "%s", c.token, 1), "Origin": "null"}
+		{"null origin", goodForm("allow_once"), func(c *Console, cookie string) map[string]string {
+			return map[string]string{"Cookie": cookie, "Origin": "null"}
 		}, 403, false},
-		{"cross-site fetch metadata", goodForm("allow_once"), func(c *Console) map[string]string {
-			return map[string]string{"Cookie": strings.Replace(cookie, "%s", c.token, 1), "Sec-Fetch-Site": "cross-site"}
+		{"cross-site fetch metadata", goodForm("allow_once"), func(c *Console, cookie string) map[string]string {
+			return map[string]string{"Cookie": cookie, "Sec-Fetch-Site": "cross-site"}
 		}, 403, false},
-		{"no origin, cookie only", goodForm("allow_once"), func(c *Console) map[string]string {
-			return map[string]string{"Cookie": strings.Replace(cookie, "%s", c.token, 1)}
+		{"no origin, cookie only", goodForm("allow_once"), func(c *Console, cookie string) map[string]string {
+			return map[string]string{"Cookie": cookie}
 		}, 403, false},
-		{"script with bearer", goodForm("allow_once"), func(c *Console) map[string]string {
+		{"script with bearer", goodForm("allow_once"), func(c *Console, _ string) map[string]string {
 			return map[string]string{"Authorization": "Bearer " + c.token, "X-CSRF-Token": c.csrf}
 		}, 200, true},
-		{"no token at all", goodForm("allow_once"), func(c *Console) map[string]string {
+		{"no token at all", goodForm("allow_once"), func(c *Console, _ string) map[string]string {
 			return map[string]string{"Origin": "http://" + testHost}
 		}, 403, false},
-		{"decision outside the form", goodForm("allow_always"), browser, 400, false},
-		{"unknown id", func(c *Console, _ string) url.Values { return goodForm("allow_once")(c, "nope") }, browser, 409, false},
+		{"decision outside the form", goodForm("allow_always"), browserOf, 400, false},
+		{"unknown id", func(c *Console, _ string) url.Values { return goodForm("allow_once")(c, "nope") }, browserOf, 409, false},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			c := newConsole([]string{testHost})
 			tk := pendingTicket(c)
-			w := do(c.Handler(), "POST", loginPath(c)+"api/decide", tc.form(c, tk.ID), tc.hdr(c))
+			base, cookie := login(c)
+			w := do(c.Handler(), "POST", base+"api/decide", tc.form(c, tk.ID), tc.hdr(c, cookie))
 			if w.Code != tc.code {
 				t.Fatalf("status %d (%s), want %d", w.Code, w.Body.String(), tc.code)
 			}
@@ -201,9 +202,13 @@ func goodForm(decision string) func(c *Console, id string) url.Values {
 	}
 }
 
-func browser(c *Console) map[string]string {
-	return map[string]string{"Cookie": cookieName + "=" + c.token, "Origin": "http://" + testHost, "Sec-Fetch-Site": "same-origin"}
+// browser is what the console's page sends, logged in with cookie.
+func browser(cookie string) map[string]string {
+	return map[string]string{"Cookie": cookie, "Origin": "http://" + testHost, "Sec-Fetch-Site": "same-origin"}
 }
+
+// browserOf is browser as a table's hdr.
+func browserOf(_ *Console, cookie string) map[string]string { return browser(cookie) }
 
 func TestConsoleFirstAnswerWins(t *testing.T) {
 	c := newConsole([]string{testHost})
@@ -215,9 +220,10 @@ func TestConsoleFirstAnswerWins(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			hdr := browser(c)
+			base, cookie := login(c)
+			hdr := browser(cookie)
 			hdr["X-CSRF-Token"] = c.csrf
-			codes <- do(h, "POST", loginPath(c)+"api/decide", goodForm("allow_once")(c, tk.ID), hdr).Code
+			codes <- do(h, "POST", base+"api/decide", goodForm("allow_once")(c, tk.ID), hdr).Code
 		}()
 	}
 	elicited := tk.resolve(answer{Channel: ChannelElicitation, Action: decline})
@@ -306,9 +312,10 @@ func TestBrokerConsoleOnly(t *testing.T) {
 		got <- o
 	}()
 	tk := waitPending(t, c)
-	hdr := browser(c)
+	base, cookie := login(c)
+	hdr := browser(cookie)
 	hdr["X-CSRF-Token"] = c.csrf
-	if w := do(c.Handler(), "POST", loginPath(c)+"api/decide", goodForm("allow_for_session")(c, tk), hdr); w.Code != 200 {
+	if w := do(c.Handler(), "POST", base+"api/decide", goodForm("allow_for_session")(c, tk), hdr); w.Code != 200 {
 		t.Fatalf("decide: %d", w.Code)
 	}
 	o := <-got
@@ -397,10 +404,11 @@ func TestBrokerModernRace(t *testing.T) {
 			t.Fatalf("no input-required result: %+v", pending)
 		}
 		id := waitPending(t, c)
-		hdr := browser(c)
+		base, cookie := login(c)
+		hdr := browser(cookie)
 		hdr["X-CSRF-Token"] = c.csrf
 		if consoleFirst {
-			if w := do(c.Handler(), "POST", loginPath(c)+"api/decide", goodForm("deny")(c, id), hdr); w.Code != 200 {
+			if w := do(c.Handler(), "POST", base+"api/decide", goodForm("deny")(c, id), hdr); w.Code != 200 {
 				t.Fatalf("console: %d", w.Code)
 			}
 		}
@@ -418,7 +426,7 @@ func TestBrokerModernRace(t *testing.T) {
 			if !o.Approved || o.Channel != ChannelElicitation {
 				t.Fatalf("elicitation first: %+v", o)
 			}
-			if w := do(c.Handler(), "POST", loginPath(c)+"api/decide", goodForm("deny")(c, id), hdr); w.Code != 409 {
+			if w := do(c.Handler(), "POST", base+"api/decide", goodForm("deny")(c, id), hdr); w.Code != 409 {
 				t.Fatalf("late console answer: %d", w.Code)
 			}
 		}
@@ -427,8 +435,11 @@ func TestBrokerModernRace(t *testing.T) {
 
 func logTo(w io.Writer) *log.Logger { return log.New(w, "", 0) }
 
-// loginPath makes a console login and returns its path ("/s/ID/").
-func loginPath(c *Console) string { return "/s/" + c.newSession() + "/" }
+// login makes a console login: its path ("/s/ID/") and its cookie header.
+func login(c *Console) (base, cookie string) {
+	sid, secret := c.newSession()
+	return "/s/" + sid + "/", cookieName + "=" + secret
+}
 
 // The console's pages parse (they are parsed on the first page served,
 // not at start-up, so this is where a broken template shows).

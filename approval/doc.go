@@ -25,7 +25,14 @@
 // (inbox.go): the first to listen serves the page and a rendezvous unix
 // socket in the user's runtime folder; the others join it, post their asks
 // there (labelled by pid and name) and get the page's answers back; when it
-// exits, one of them takes the address over. Peer uids are checked with
+// exits, one of them takes the address over. Whenever a server becomes the
+// hub other than by its first start on a free address (a takeover, or the
+// console coming back after it was unavailable) it serves with a fresh
+// token and CSRF token and no logins: whoever listened on the address in
+// between may have been sent the person's cookie. The person's open page
+// then logs in again with the new URL (stderr, console.token). While the
+// console is unavailable no login URL is given out (LoginURL is ""), so
+// the desktop notification has no action then. Peer uids are checked with
 // SO_PEERCRED; the protocol (wire.go) is bounded and strictly parsed.
 //
 // Answers. Only accept with exactly {"decision": "allow_once" |

@@ -164,15 +164,12 @@ func (h *hub) serve(conn *net.UnixConn) {
 	p.gone()
 }
 
-// welcome carries what a peer needs to take the console over later.
+// welcome carries the console's token (the peer says it to its person and
+// writes its console.token file) and CSRF token.
 func (c *Console) welcome(addr string) *wireMessage {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	m := &wireMessage{Type: "welcome", Version: wireVersion, Addr: addr, Token: c.token, CSRF: c.csrf, Sessions: []string{}}
-	for s := range c.sessions {
-		m.Sessions = append(m.Sessions, s)
-	}
-	return m
+	return &wireMessage{Type: "welcome", Version: wireVersion, Addr: addr, Token: c.token, CSRF: c.csrf}
 }
 
 // take handles one message from the peer.
@@ -319,14 +316,6 @@ func (p *peer) gone() {
 		h.in.c.finished(t, answer{}, "withdrawn: "+p.label+" went away")
 	}
 	h.in.c.log.Printf("approval console: %s left (%d pending asks withdrawn)", p.label, len(tickets))
-}
-
-func (h *hub) broadcast(m *wireMessage) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	for p := range h.peers {
-		p.w.send(m)
-	}
 }
 
 // close removes the socket and drops every peer.

@@ -30,8 +30,15 @@ import (
 // which checks it against its own form and says what became of it. When a
 // peer's connection ends its asks leave the page; when the hub's ends, each
 // peer tries to take the address over: the one that gets it becomes the
-// hub (with the same login token, CSRF token and logins, so an open page
-// keeps working) and the others join it and post their pending asks again.
+// hub and the others join it and post their pending asks again. A server
+// that becomes the hub other than by its first start on a free address (a
+// takeover, or the console coming back after it was unavailable) serves
+// with a fresh login token, CSRF token and no logins: while the address
+// was not ours anyone could listen on it and be sent the person's login
+// cookie, or opened a login URL, so nothing handed out before counts. The
+// person's open page then logs in again, with the new URL said on stderr
+// (and in the console.token file); the peers get the new token when they
+// join.
 // When the address is held by something that is not a hub of this user,
 // that is said on stderr, naming the holder where it can be found; asks
 // that wait on the console alone are then denied (approval_unavailable),
@@ -92,20 +99,15 @@ type inbox struct {
 	stop    chan struct{}
 	ended   chan struct{}
 
-	mu      sync.Mutex
-	role    string
-	closed  bool
-	link    *wireConn // role peer: the link to the hub
-	hub     *hub      // role hub
-	creds   consoleCreds
+	mu     sync.Mutex
+	role   string
+	closed bool
+	link   *wireConn // role peer: the link to the hub
+	hub    *hub      // role hub
+	// token logs in to the console while the role is hub or peer (a
+	// peer's is the hub's, from its welcome).
+	token   string
 	lastErr string // the last "down" error said, to say each once
-}
-
-// consoleCreds are what logs in to the console: kept the same across a
-// takeover so the person's page and token keep working.
-type consoleCreds struct {
-	token, csrf string
-	sessions    []string
 }
 
 var (
@@ -158,12 +160,12 @@ func OpenInbox(opts InboxOptions) (*Console, error) {
 	c.url = "http://" + addr + "/"
 	c.label = serverLabel(os.Getpid(), opts.Name)
 	in := &inbox{c: c, opts: opts, addr: addr, sock: sock, sockErr: sockErr, uid: os.Geteuid(), stop: make(chan struct{}), ended: make(chan struct{}),
-		role: roleConnecting, creds: consoleCreds{token: c.token, csrf: c.csrf}}
+		role: roleConnecting}
 	c.inbox = in
 	ln, err := net.Listen("tcp", addr)
 	switch {
 	case err == nil:
-		in.becomeHub(ln)
+		in.becomeHub(ln, false)
 		close(in.ended)
 	case errors.Is(err, syscall.EADDRINUSE):
 		go in.run()
@@ -222,7 +224,7 @@ func (in *inbox) settle() (hubbed bool, err error) {
 	for {
 		ln, err := net.Listen("tcp", in.addr)
 		if err == nil {
-			return in.becomeHub(ln), nil
+			return in.becomeHub(ln, true), nil
 		}
 		if !errors.Is(err, syscall.EADDRINUSE) {
 			return false, fmt.Errorf("approval console %s: %w", in.addr, err)
@@ -273,10 +275,10 @@ func (in *inbox) down(err error) {
 		return
 	}
 	in.role = roleDown
-	// Whatever held the address may have served a page the person's
-	// browser sent the login cookie to: the console that comes back gets
-	// a new token, CSRF token and logins.
-	in.creds = consoleCreds{token: randomID(), csrf: randomID()}
+	// Whatever holds the address may be sent the person's login cookie,
+	// or the login URL: no token is handed out until the console is back,
+	// with fresh credentials (becomeHub).
+	in.token = ""
 	say := err.Error() != in.lastErr
 	in.lastErr = err.Error()
 	in.mu.Unlock()
@@ -331,16 +333,21 @@ func (in *inbox) close() {
 	in.c.failAlone() // a server that leaves takes its asks with it
 }
 
-// loginURL is the console's address with the token that logs in.
+// loginURL is the console's address with the token that logs in; "" when
+// this server is neither the hub nor joined to it: whatever holds the
+// address then would be handed the token.
 func (in *inbox) loginURL() string {
 	in.mu.Lock()
 	defer in.mu.Unlock()
-	return in.c.url + "?token=" + in.creds.token
+	if in.closed || in.token == "" || in.role != roleHub && in.role != rolePeer {
+		return ""
+	}
+	return in.c.url + "?token=" + in.token
 }
 
 func (in *inbox) ready(role string) {
 	in.mu.Lock()
-	tok := in.creds.token
+	tok := in.token
 	in.lastErr = ""
 	in.mu.Unlock()
 	if in.opts.Ready == nil {
@@ -350,22 +357,26 @@ func (in *inbox) ready(role string) {
 	in.opts.Ready(role, in.c.url, tok)
 }
 
-// becomeHub serves the console on ln (with the credentials learned from a
-// hub it was joined to, if any) and opens the rendezvous socket.
-func (in *inbox) becomeHub(ln net.Listener) bool {
+// becomeHub serves the console on ln and opens the rendezvous socket.
+// fresh (every time but the first start on a free address) gives the
+// console a new token and CSRF token and forgets its logins: anything
+// handed out while the address was not this server's may have reached
+// whoever held it.
+func (in *inbox) becomeHub(ln net.Listener, fresh bool) bool {
 	in.mu.Lock()
 	if in.closed {
 		in.mu.Unlock()
 		ln.Close()
 		return true
 	}
-	creds := in.creds
 	in.mu.Unlock()
 	// Only this goroutine sets up the console (Close waits for it to end).
-	in.c.adopt(creds)
+	if fresh {
+		in.c.renew()
+	}
 	in.c.serve(ln)
 	in.mu.Lock()
-	in.role = roleHub
+	in.role, in.token = roleHub, in.c.token
 	in.mu.Unlock()
 	h, err := listenHub(in)
 	if err != nil {
@@ -383,15 +394,13 @@ func (in *inbox) becomeHub(ln net.Listener) bool {
 	return true
 }
 
-// adopt takes the credentials of the console this one replaces. Called
-// before the console serves.
-func (c *Console) adopt(cr consoleCreds) {
+// renew gives the console a new token and CSRF token and forgets its
+// logins. Called before the console serves.
+func (c *Console) renew() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.token, c.csrf = cr.token, cr.csrf
-	for _, s := range cr.sessions {
-		c.sessions[s] = true
-	}
+	c.token, c.csrf = randomID(), randomID()
+	c.sessions = map[string]string{}
 }
 
 // failAlone denies the pending asks that wait on the console alone.

@@ -16,6 +16,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mark3labs/mcp-go/mcp"
+
 	"github.com/onellm/onellm-mcp/grants"
 	"github.com/onellm/onellm-mcp/internal/toolkit"
 )
@@ -284,8 +286,11 @@ func TestInboxJoin(t *testing.T) {
 }
 
 // TestInboxTakeover: when the hub leaves, one of the joined servers takes
-// the address over with the same login, the other joins it, and both
-// pending asks are listed there again and answerable.
+// the address over, the other joins it, and both pending asks are listed
+// there again and answerable, with the NEW hub's token and CSRF token only:
+// while the address was free anyone could have listened on it and been
+// sent the person's cookie, so the old token, CSRF token and logins are
+// refused, and the peer learns the new token when it joins.
 func TestInboxTakeover(t *testing.T) {
 	addr, dir := freeAddr(t), runtimeDir(t)
 	a := join(t, addr, dir, "alpha", nil)
@@ -293,32 +298,54 @@ func TestInboxTakeover(t *testing.T) {
 	b, c := join(t, addr, dir, "beta", nil), join(t, addr, dir, "gamma", nil)
 	b.role(t)
 	c.role(t)
-	api := apiOf(t, a.c)
-	api.csr = a.c.csrf
+	old := apiOf(t, a.c)
+	old.csr = a.c.csrf
+	cookie, loc := browserLogin(t, a.c)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	fromB, fromC := b.approve(ctx, "/b.txt"), c.approve(ctx, "/c.txt")
-	api.waitPending(2)
+	old.waitPending(2)
 	a.c.Close()
 
 	roles := map[string]int{}
+	var hub, joined *member
 	for _, m := range []*member{b, c} {
 		r := m.role(t)
 		roles[r]++
 		if r == roleHub {
-			api.hub = m.c
+			hub = m
+		} else {
+			joined = m
 		}
 	}
 	if roles[roleHub] != 1 || roles[rolePeer] != 1 {
 		t.Fatalf("after the hub left: %v", roles)
 	}
-	list := api.waitPending(2) // same address, same token
+	api := apiOf(t, hub.c)
+	api.csr = hub.c.csrf
+	if api.tok == old.tok || api.csr == old.csr {
+		t.Fatal("the console that took over serves with the old token or CSRF token")
+	}
+	if got := apiOf(t, joined.c).tok; got != api.tok {
+		t.Fatalf("the joined server's token %q, want the new hub's %q", got, api.tok)
+	}
+	list := api.waitPending(2) // same address, new token
+	old.hub = hub.c
+	if _, err := old.pending(); err == nil || !strings.Contains(err.Error(), "403") {
+		t.Fatalf("the old token after the takeover: %v, want 403", err)
+	}
+	if code := old.decide(list[0].ID, AllowOnce); code != http.StatusForbidden {
+		t.Fatalf("decide with the old token after the takeover: %d, want 403", code)
+	}
+	if code := browserGet(t, "http://"+addr+loc+"api/state", cookie); code != http.StatusForbidden {
+		t.Fatalf("the old login's cookie after the takeover: %d, want 403", code)
+	}
 	pb, pc := byServer(list, "beta"), byServer(list, "gamma")
 	if pb == nil || pc == nil {
 		t.Fatalf("after the takeover: %+v", list)
 	}
 	if code := api.decide(pc.ID, AllowOnce); code != 200 {
-		t.Fatalf("decide after the takeover (same CSRF token): %d", code)
+		t.Fatalf("decide after the takeover (new CSRF token): %d", code)
 	}
 	if o := <-fromC; !o.Approved {
 		t.Fatalf("gamma: %+v", o)
@@ -331,6 +358,38 @@ func TestInboxTakeover(t *testing.T) {
 	}
 }
 
+// browserLogin logs in on c's console as the page does: the login cookie
+// and the login's path.
+func browserLogin(t *testing.T, c *Console) (*http.Cookie, string) {
+	t.Helper()
+	noRedirect := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	resp, err := noRedirect.Get(c.LoginURL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusSeeOther || len(resp.Cookies()) != 1 {
+		t.Fatalf("login: %s, %d cookies", resp.Status, len(resp.Cookies()))
+	}
+	return resp.Cookies()[0], resp.Header.Get("Location")
+}
+
+// browserGet is the status of a GET with cookie.
+func browserGet(t *testing.T, u string, cookie *http.Cookie) int {
+	t.Helper()
+	req, err := http.NewRequest("GET", u, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.AddCookie(cookie)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	return resp.StatusCode
+}
+
 // TestInboxHeldByStranger: an address held by something that is not a hub
 // of this user is an error naming the holder; an ask that could wait only
 // on the console is denied (approval_unavailable).
@@ -341,7 +400,6 @@ func TestInboxHeldByStranger(t *testing.T) {
 	}
 	defer ln.Close()
 	m := join(t, ln.Addr().String(), runtimeDir(t), "alpha", func(string) string { return "pid 4242 (python3)" })
-	_, firstToken, _ := strings.Cut(m.c.LoginURL(), "?token=")
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	early := m.approve(ctx, "/a.txt") // while still trying to join: waits, then is denied
@@ -355,15 +413,27 @@ func TestInboxHeldByStranger(t *testing.T) {
 	if o := <-m.approve(ctx, "/b.txt"); o.Reason != grants.ReasonApprovalUnavailable {
 		t.Fatalf("an ask while the console is down: %+v", o)
 	}
+	// A client that could answer a form gets none: the holder of the
+	// address could otherwise move approvals to the client.
+	both := &mcp.ElicitationCapability{Form: &struct{}{}, URL: &struct{}{}}
+	if o, pending := m.broker.Approve(modernCtx(both), hostsCall()); pending != nil || o.Reason != grants.ReasonApprovalUnavailable {
+		t.Fatalf("a form+url client while the console is down: %+v %+v", o, pending)
+	}
+	// Whoever holds the address would be handed a login URL (the desktop
+	// notification's action opens it there): none is given while down.
+	if u, au := m.c.LoginURL(), m.c.AskLoginURL(goodID); u != "" || au != "" {
+		t.Fatalf("login URLs while the console is down: %q, %q", u, au)
+	}
 	ln.Close() // the stranger leaves: the server gets the address
 	if r := m.role(t); r != roleHub {
 		t.Fatalf("after the stranger left: %s", r)
 	}
-	// The stranger may have been sent the login cookie: the console that
-	// comes back has a token of its own.
-	if u := m.c.LoginURL(); strings.HasSuffix(u, "?token="+firstToken) {
-		t.Fatalf("the token from before the stranger is still good: %s", u)
+	// The console that came back has fresh credentials, and its login
+	// URL logs in.
+	if u := m.c.LoginURL(); u == "" {
+		t.Fatal("no login URL once the console is back")
 	}
+	browserLogin(t, m.c)
 }
 
 // TestInboxRefusesBadPeers: a connection that does not start with a good
@@ -374,10 +444,10 @@ func TestInboxRefusesBadPeers(t *testing.T) {
 	a.role(t)
 	for _, tc := range []struct{ name, msgs string }{
 		{"no hello", `{"type":"post","id":"AAAAAAAAAAAAAAAAAAAAAA","ask":{"kind":"approval","tool":"x","items":[{"what":"w","rule":"r","risk":"low","session":"once"}],"context":{},"deadline_ms":99999999999999}}` + "\n"},
-		{"wrong address", `{"type":"hello","version":1,"addr":"127.0.0.1:1","server":"x"}` + "\n"},
-		{"answer from a peer", `{"type":"hello","version":1,"addr":"` + addr + `","server":"x"}` + "\n" +
+		{"wrong address", `{"type":"hello","version":2,"addr":"127.0.0.1:1","server":"x"}` + "\n"},
+		{"answer from a peer", `{"type":"hello","version":2,"addr":"` + addr + `","server":"x"}` + "\n" +
 			`{"type":"answer","id":"AAAAAAAAAAAAAAAAAAAAAA","action":"accept","decision":"allow_once"}` + "\n"},
-		{"duplicate key", `{"type":"hello","version":1,"addr":"` + addr + `","server":"x","server":"y"}` + "\n"},
+		{"duplicate key", `{"type":"hello","version":2,"addr":"` + addr + `","server":"x","server":"y"}` + "\n"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			conn, err := net.Dial("unix", a.c.inbox.sock)
@@ -516,7 +586,7 @@ func TestInboxPeerCannotTakeAnID(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer conn.Close()
-	fmt.Fprintf(conn, `{"type":"hello","version":1,"addr":%q,"server":"x"}`+"\n", addr)
+	fmt.Fprintf(conn, `{"type":"hello","version":2,"addr":%q,"server":"x"}`+"\n", addr)
 	fmt.Fprintf(conn, `{"type":"post","id":%q,"ask":{"kind":"approval","tool":"read_file","items":[{"what":"w","rule":"r","risk":"low","session":"once"}],"context":{},"deadline_ms":%d}}`+"\n",
 		mine.ID, time.Now().Add(time.Minute).UnixMilli())
 	r := bufio.NewReader(conn)
@@ -540,21 +610,25 @@ func TestInboxPeerCannotTakeAnID(t *testing.T) {
 }
 
 // TestInboxRejoinKeepsAsks: a server that joins again (same pid) before
-// the hub saw its old connection end moves its asks to the new one.
+// the hub saw its old connection end moves its asks to the new one, and
+// they stay listed when the old connection's end is seen: finishing the
+// old ticket must not remove the new one, which has the same id.
 func TestInboxRejoinKeepsAsks(t *testing.T) {
 	addr, dir := freeAddr(t), runtimeDir(t)
 	a := join(t, addr, dir, "alpha", nil)
 	a.role(t)
-	post := fmt.Sprintf(`{"type":"hello","version":1,"addr":%q,"server":"x"}`+"\n"+
+	post := fmt.Sprintf(`{"type":"hello","version":2,"addr":%q,"server":"x"}`+"\n"+
 		`{"type":"post","id":%q,"ask":{"kind":"approval","tool":"read_file","items":[{"what":"w","rule":"r","risk":"low","session":"once"}],"context":{},"deadline_ms":%d}}`+"\n",
 		addr, goodID, time.Now().Add(time.Minute).UnixMilli())
 	var owner *peer
+	var conns []net.Conn
 	for i := range 2 {
 		conn, err := net.Dial("unix", a.c.inbox.sock)
 		if err != nil {
 			t.Fatal(err)
 		}
 		defer conn.Close()
+		conns = append(conns, conn)
 		conn.Write([]byte(post))
 		prev := owner
 		awaitConsole(t, a.c, fmt.Sprintf("the ask on connection %d", i+1), func() bool {
@@ -568,5 +642,10 @@ func TestInboxRejoinKeepsAsks(t *testing.T) {
 	}
 	if n := len(a.c.view().Pending); n != 1 {
 		t.Fatalf("%d asks listed", n)
+	}
+	conns[0].Close() // the old connection's end is seen now
+	a.log.await(t, "left (1 pending asks withdrawn)")
+	if got := a.c.lookup(goodID); got == nil || got.route == nil || got.route.p != owner {
+		t.Fatalf("the ask that moved to the new connection went with the old one: %+v", got)
 	}
 }

@@ -50,7 +50,7 @@ func (in *inbox) dial() (*wireConn, *bufio.Reader, error) {
 	}
 	conn.SetReadDeadline(time.Time{})
 	in.mu.Lock()
-	in.creds = consoleCreds{token: m.Token, csrf: m.CSRF, sessions: m.Sessions}
+	in.token = m.Token // this server's console serves with its own when it takes over
 	in.mu.Unlock()
 	return w, r, nil
 }
@@ -85,13 +85,6 @@ func (in *inbox) serveLink(w *wireConn, r *bufio.Reader) {
 		switch m.Type {
 		case "answer":
 			in.answered(w, m)
-		case "login":
-			in.mu.Lock()
-			in.creds.sessions = append(in.creds.sessions, m.SID)
-			if n := len(in.creds.sessions); n > maxSessions {
-				in.creds.sessions = in.creds.sessions[n-maxSessions:]
-			}
-			in.mu.Unlock()
 		case "refused":
 			in.c.refused(m.ID)
 		default:
@@ -103,7 +96,7 @@ func (in *inbox) serveLink(w *wireConn, r *bufio.Reader) {
 	if in.link == w {
 		in.link = nil
 		if !in.closed {
-			in.role = roleConnecting
+			in.role, in.token = roleConnecting, "" // the hub's token dies with it
 		}
 	}
 	closed := in.closed
@@ -175,20 +168,6 @@ func (in *inbox) added(t *ticket, now time.Time) {
 func (in *inbox) finished(t *ticket, outcome, channel string) {
 	if w := in.peerLink(); w != nil {
 		w.send(&wireMessage{Type: "withdraw", ID: t.ID, Outcome: outcome, Channel: channel})
-	}
-}
-
-// login tells the peers of a new console login (called with c.mu held), so
-// the page keeps working on the server that takes over.
-func (in *inbox) login(sid string) {
-	if in == nil {
-		return
-	}
-	in.mu.Lock()
-	h := in.hub
-	in.mu.Unlock()
-	if h != nil {
-		h.broadcast(&wireMessage{Type: "login", SID: sid})
 	}
 }
 

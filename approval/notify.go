@@ -74,9 +74,13 @@ func (n *Notifier) notify(tool string, cc callContext, asks []grants.Decision, a
 	go func() {
 		ctx, cancel := context.WithTimeout(context.Background(), notifyTimeout)
 		defer cancel()
+		actions := []string{actionKey, "Open this ask on the approval console"}
+		if !n.canOpen(askID) {
+			actions = []string{} // the console is unavailable: no login to open
+		}
 		call := n.conn.Object(notifyDest, notifyPath).CallWithContext(ctx, notifyMethod, 0,
 			"onellm-mcp", uint32(0), "dialog-warning", summary, body,
-			[]string{"default", "Open this ask on the approval console"},
+			actions,
 			map[string]dbus.Variant{"urgency": dbus.MakeVariant(urgency)}, int32(-1))
 		var id uint32
 		if err := call.Store(&id); err != nil {

@@ -108,8 +108,20 @@ func (n *Notifier) actions(o *opener, ch <-chan *dbus.Signal) {
 		if !mine || !n.fromDaemon(sig.Sender) {
 			continue
 		}
-		n.openURI(o, o.url(askID))
+		if uri := o.url(askID); uri != "" { // "": the console is unavailable now
+			n.openURI(o, uri)
+		}
 	}
+}
+
+// canOpen is false when the notification's action would open no login
+// (OpenWith was called and its url is "": the shared console is
+// unavailable, and its address may be anyone's).
+func (n *Notifier) canOpen(askID string) bool {
+	n.mu.Lock()
+	o := n.open
+	n.mu.Unlock()
+	return o == nil || o.url(askID) != ""
 }
 
 // fromDaemon: the signal comes from the owner of the notifications name

@@ -210,6 +210,37 @@ func TestDesktopNotification(t *testing.T) {
 	}
 }
 
+// TestNotificationNoActionWhileDown: while the shared console is
+// unavailable (its login URL is ""), a notification carries no action, and
+// an ActionInvoked signal opens nothing: whatever holds the address would
+// be handed the login.
+func TestNotificationNoActionWhileDown(t *testing.T) {
+	addr, conn, srv := notificationDaemon(t)
+	portal := &portalServer{opened: make(chan string, 4)}
+	serve(t, conn, portal, portalPath, "org.freedesktop.portal.OpenURI", portalDest)
+	n := NewNotifier(addr, t.Logf)
+	defer n.Close()
+	asked := make(chan string, 4)
+	n.OpenWith(func(id string) string { asked <- id; return "" })
+	n.notify("read_file", callContext{Client: "c"}, nil, "", "")
+	<-srv.seen
+	awaitNotified(t, n, 1)
+	srv.mu.Lock()
+	got := srv.got[0]
+	srv.mu.Unlock()
+	if len(got.actions) != 0 {
+		t.Errorf("actions while the console is down: %v", got.actions)
+	}
+	<-asked                       // at the notification
+	invoke(t, conn, 1, "default") // a signal all the same (a daemon that ignores the empty list)
+	<-asked                       // at the signal
+	select {
+	case uri := <-portal.opened:
+		t.Fatalf("opened %q while the console is down", uri)
+	case <-time.After(300 * time.Millisecond):
+	}
+}
+
 // TestNotificationActionWithoutPortal: without a portal the action fails
 // quietly, said once.
 func TestNotificationActionWithoutPortal(t *testing.T) {

@@ -22,11 +22,14 @@ import (
 //	            post {id, ask}                   an ask of the peer's, to list
 //	            withdraw {id, outcome, channel}  it is decided or gone there
 //	            result {id, ok, outcome}         what became of a forwarded answer
-//	hub → peer: welcome {version, addr, token, csrf, sessions}
-//	            login {sid}                      a new console login (for a takeover)
+//	hub → peer: welcome {version, addr, token, csrf}
 //	            answer {id, action, decision | answer}
 //	            refused {id, error}              a post the hub will not list
-const wireVersion = 1
+//
+// Version 2: a server that takes the console over serves it with fresh
+// credentials (inbox.go), so the hub no longer sends its logins; a server
+// of version 1 would keep the old token, and is not joined.
+const wireVersion = 2
 
 // Bounds of the protocol.
 const (
@@ -39,13 +42,11 @@ const (
 type wireMessage struct {
 	Type string `json:"type"`
 
-	Version  int      `json:"version,omitempty"`
-	Addr     string   `json:"addr,omitempty"`
-	Server   string   `json:"server,omitempty"`
-	Token    string   `json:"token,omitempty"`
-	CSRF     string   `json:"csrf,omitempty"`
-	Sessions []string `json:"sessions,omitempty"`
-	SID      string   `json:"sid,omitempty"`
+	Version int    `json:"version,omitempty"`
+	Addr    string `json:"addr,omitempty"`
+	Server  string `json:"server,omitempty"`
+	Token   string `json:"token,omitempty"`
+	CSRF    string `json:"csrf,omitempty"`
 
 	ID       string   `json:"id,omitempty"`
 	Ask      *wireAsk `json:"ask,omitempty"`
@@ -129,12 +130,9 @@ func (m *wireMessage) check() error {
 	}
 	switch m.Type {
 	case "hello":
-		return need(m.Version == wireVersion && m.Addr != "" && len(m.Server) <= 200, "want version 1, addr and a short server label")
+		return need(m.Version == wireVersion && m.Addr != "" && len(m.Server) <= 200, "want version 2, addr and a short server label")
 	case "welcome":
-		return need(m.Version == wireVersion && m.Addr != "" && idOK(m.Token) && idOK(m.CSRF) && len(m.Sessions) <= maxSessions && allIDs(m.Sessions),
-			"want version 1, addr, token, csrf and at most 64 sessions")
-	case "login":
-		return need(idOK(m.SID), "want sid")
+		return need(m.Version == wireVersion && m.Addr != "" && idOK(m.Token) && idOK(m.CSRF), "want version 2, addr, token and csrf")
 	case "post":
 		if !idOK(m.ID) || m.Ask == nil {
 			return errors.New("want id and ask")
@@ -185,15 +183,6 @@ func idOK(s string) bool {
 	for i := 0; i < len(s); i++ {
 		c := s[i]
 		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_') {
-			return false
-		}
-	}
-	return true
-}
-
-func allIDs(list []string) bool {
-	for _, s := range list {
-		if !idOK(s) {
 			return false
 		}
 	}

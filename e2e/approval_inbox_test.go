@@ -131,7 +131,8 @@ func inWorkspace(list []inboxPending, ws string) *inboxPending {
 // console address both serve; one page lists both servers' asks with their
 // labels; an answer reaches the server that asked (the other stays
 // pending); killing the console's server moves the console to the other,
-// where its pending ask is still answerable.
+// where its pending ask is still answerable with the new token the
+// survivor wrote, and not with the old one.
 func TestApprovalInboxTwoServers(t *testing.T) {
 	port := freePort(t)
 	runDir := shortRunDir(t)
@@ -200,14 +201,32 @@ func TestApprovalInboxTwoServers(t *testing.T) {
 	if err := pid1.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
-	<-done1                                // its client sees it die
-	list = cc.waitInbox(1, 10*time.Second) // the same address and token, now served by the other
+	<-done1 // its client sees it die
+	// The survivor serves the same address with a NEW token (the old one
+	// may have been sent to whoever listened on the free address), which
+	// it writes to its console.token: the person logs in again.
+	old := cc
+	for end := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		if data, err := os.ReadFile(two.f.consoleToken()); err == nil && strings.TrimSpace(string(data)) != old.tok {
+			break
+		}
+		if time.Now().After(end) {
+			t.Fatal("the surviving server never wrote a new token")
+		}
+	}
+	cc = openConsole(t, two.f, port)
+	list = cc.waitInbox(1, 10*time.Second)
 	moved := time.Since(killed)
 	t.Logf("the console moved to the other server in %v", moved)
 	if list[0].Context.Workspace != two.f.Workspace || !strings.HasPrefix(list[0].Server, fmt.Sprintf("pid %d", pid2.Pid)) {
 		t.Fatalf("after the takeover: %+v", list)
 	}
-	cc = openConsole(t, two.f, port) // a fresh page (the CSRF token is kept too, but read it as a person would)
+	if _, _, err := old.inboxState(-1); err == nil || !strings.Contains(err.Error(), "403") {
+		t.Fatalf("the old token after the takeover: %v, want 403 Forbidden", err)
+	}
+	if old.decide(map[string][]string{"id": {list[0].ID}, "decision": {"allow_once"}}) != http.StatusForbidden {
+		t.Fatal("the old token and CSRF token decide after the takeover")
+	}
 	if code := cc.decide(map[string][]string{"id": {list[0].ID}, "decision": {"allow_once"}}); code != 200 {
 		t.Fatalf("decide after the takeover: %d", code)
 	}

@@ -7,13 +7,16 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+
+	"github.com/onellm/onellm-mcp/internal/display"
 )
 
 // portHolder names what listens on a TCP address, for the approval
 // console's error when that is not an onellm-mcp console of this user: the
 // listening socket from /proc/net/tcp{,6} (its owner's uid), then the
 // process holding it when this user may see its descriptors. "" when
-// nothing is found.
+// nothing is found. The holder's name is its own choice (comm), so it is
+// escaped: it goes into an error line on stderr.
 func portHolder(addr string) string {
 	_, portText, err := net.SplitHostPort(addr)
 	if err != nil {
@@ -32,7 +35,7 @@ func portHolder(addr string) string {
 		who = "this user"
 	}
 	if pid, comm := socketProcess(inode); pid != "" {
-		return fmt.Sprintf("pid %s (%s, %s)", pid, comm, who)
+		return fmt.Sprintf("pid %s (%s, %s)", pid, display.Escape(comm), who)
 	}
 	return "a process of " + who
 }
@@ -71,7 +74,7 @@ func socketProcess(inode string) (pid, comm string) {
 			if link, err := os.Readlink(filepath.Join(fdDir, fd.Name())); err == nil && link == target {
 				p := filepath.Base(filepath.Dir(fdDir))
 				name, _ := os.ReadFile(filepath.Join("/proc", p, "comm"))
-				return p, strings.TrimSpace(string(name))
+				return p, strings.TrimSuffix(string(name), "\n")
 			}
 		}
 	}
