@@ -336,6 +336,20 @@ func requests(p *grants.Policy, a cmdline.Analysis, cwd string, surface grants.S
 			Target:     grants.Target{ToolName: Name, Resource: c.Name, Command: c.Line, Option: c.Option},
 			Risk:       risk, Surface: surface, Argv: slices.Clone(c.Words), Cwd: cwd,
 		})
+		// A program named by a path is also decided by its base name, as
+		// the exec gate decides it, when a deny or ask rule names that
+		// program: `deny curl` holds for `/usr/bin/curl` and `./curl`
+		// before the line runs too (and on the host, where no gate runs).
+		// The stricter of the two decisions wins. (Only then: any other
+		// rule decides both names alike, and the prompt would list the
+		// same command twice.)
+		if base := programName(c.Name); base != c.Name && p.NamesProgram(base) {
+			r := reqs[len(reqs)-1]
+			r.Target.Resource = base
+			r.Target.Command = base + strings.TrimPrefix(c.Line, c.Name)
+			r.Argv = slices.Clone(c.Words)
+			reqs = append(reqs, r)
+		}
 	}
 	for _, r := range a.Redirects {
 		if r.Path == cmdline.Dynamic {

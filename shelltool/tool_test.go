@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -417,4 +418,60 @@ func TestDefinition(t *testing.T) {
 
 func webtoolsEvent(i int) webtools.ProxyEvent {
 	return webtools.ProxyEvent{Method: "GET", Host: "h.test", Port: 80 + i, Path: "/", Allowed: true}
+}
+
+// TestLineRequestsDecideBaseNames: a program the line names by a path is
+// decided by its base name too when a deny or ask rule names that program,
+// so `deny curl` holds for `/usr/bin/curl` and `./curl` before the line
+// runs (and on the host, where no exec gate runs); a program no rule names
+// is decided once.
+func TestLineRequestsDecideBaseNames(t *testing.T) {
+	ws := t.TempDir()
+	p := policyFor(t, ws, `profile = "interactive-dev"
+[[rules.deny]]
+rule_id = "no-curl"
+capability = "process.exec"
+target = { resource = "curl" }
+[[rules.deny]]
+rule_id = "no-kubectl-delete"
+capability = "process.exec"
+target = { command = "kubectl delete*" }
+[[rules.ask]]
+rule_id = "ask-push"
+capability = "process.exec"
+target = { command = "git push*" }
+`)
+	for _, tc := range []struct {
+		line    string
+		surface grants.Surface
+		want    grants.Effect
+		rule    string
+		n       int
+	}{
+		{"curl x", grants.SurfaceSandbox, grants.Deny, "no-curl", 1},
+		{"/usr/bin/curl x", grants.SurfaceSandbox, grants.Deny, "no-curl", 2},
+		{"./curl x", grants.SurfaceSandbox, grants.Deny, "no-curl", 2},
+		{"/usr/bin/curl x", grants.SurfaceHost, grants.Deny, "no-curl", 2},
+		{"/usr/local/bin/kubectl delete pod p", grants.SurfaceSandbox, grants.Deny, "no-kubectl-delete", 2},
+		{"/usr/local/bin/kubectl get pods", grants.SurfaceSandbox, grants.Allow, "", 2},
+		{"/usr/bin/git push origin main", grants.SurfaceSandbox, grants.Ask, "ask-push", 2},
+		{"./build.sh", grants.SurfaceSandbox, grants.Allow, "", 1},
+	} {
+		reqs, err := LineRequests(p, tc.line, ws, tc.surface)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.line, err)
+		}
+		v := p.DecideAll(reqs)
+		if v.Effect != tc.want || len(reqs) != tc.n {
+			t.Errorf("%s (%s): %v with %d requests, want %v with %d", tc.line, tc.surface, v.Effect, len(reqs), tc.want, tc.n)
+		}
+		if tc.rule != "" && !slices.ContainsFunc(v.Decisions, func(d grants.Decision) bool { return d.RuleID == tc.rule }) {
+			t.Errorf("%s: no decision by %s: %+v", tc.line, tc.rule, v.Decisions)
+		}
+		for _, r := range reqs {
+			if !slices.Equal(r.Argv, strings.Fields(tc.line)) {
+				t.Errorf("%s: a request's argv %q is not the line's words (what the person sees and approves)", tc.line, r.Argv)
+			}
+		}
+	}
 }
