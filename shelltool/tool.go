@@ -347,7 +347,10 @@ func requests(p *grants.Policy, a cmdline.Analysis, cwd string, surface grants.S
 			r := reqs[len(reqs)-1]
 			r.Target.Resource = base
 			r.Target.Command = base + strings.TrimPrefix(c.Line, c.Name)
-			r.Argv = slices.Clone(c.Words)
+			// The exec gate's request names the program by its base name
+			// in argv too; the same words here make an approval given for
+			// this request hold for the program when it runs.
+			r.Argv = append([]string{base}, c.Words[1:]...)
 			reqs = append(reqs, r)
 		}
 	}
