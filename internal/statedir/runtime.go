@@ -20,8 +20,10 @@ import (
 func Runtime(stateDir string, readable []string) (string, error) {
 	dir := filepath.Join(stateDir, "run")
 	if x := os.Getenv("XDG_RUNTIME_DIR"); filepath.IsAbs(x) {
-		if err := private(x, false); err == nil && Reachable(filepath.Join(x, Name), readable) == nil {
-			dir = filepath.Join(x, Name)
+		// Reachable compares real paths: a symlink in a parent of the
+		// variable's folder could put it inside a readable root.
+		if real, err := filepath.EvalSymlinks(x); err == nil && private(x, false) == nil && private(real, false) == nil && Reachable(filepath.Join(real, Name), readable) == nil {
+			dir = filepath.Join(real, Name)
 		}
 	}
 	if err := os.Mkdir(dir, 0o700); err != nil && !os.IsExist(err) {

@@ -17,6 +17,15 @@ func TestRuntime(t *testing.T) {
 	os.Chmod(wide, 0o777)
 	link := filepath.Join(base, "link")
 	os.Symlink(xdg, link)
+	// A parent that is a symlink into a readable root: the folder's real
+	// path is what a tool could reach.
+	ws := filepath.Join(base, "ws")
+	os.MkdirAll(filepath.Join(ws, "rt"), 0o700)
+	os.Chmod(filepath.Join(ws, "rt"), 0o700)
+	elsewhere := filepath.Join(base, "elsewhere")
+	os.Mkdir(elsewhere, 0o700)
+	os.Symlink(ws, filepath.Join(elsewhere, "in-ws"))
+	viaParent := filepath.Join(elsewhere, "in-ws", "rt")
 
 	for _, tc := range []struct {
 		name, xdg, want string
@@ -28,6 +37,8 @@ func TestRuntime(t *testing.T) {
 		{"relative", "run/user", filepath.Join(state, "run"), nil},
 		{"open to others", wide, filepath.Join(state, "run"), nil},
 		{"a symlink", link, filepath.Join(state, "run"), nil},
+		{"beneath a symlink into a readable root", viaParent, filepath.Join(state, "run"), []string{ws}},
+		{"beneath a symlink elsewhere", viaParent, filepath.Join(ws, "rt", Name), nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Setenv("XDG_RUNTIME_DIR", tc.xdg)
