@@ -271,7 +271,7 @@ target     = { path = ".env" }
 // kept and its attempts on the git directory are not, and said so.
 func TestExecuteKeepsGitMetadata(t *testing.T) {
 	if _, err := exec.LookPath("git"); err != nil {
-		t.Skip("git not installed")
+		missing(t, "git not installed: %v", err)
 	}
 	f := newFixture(t, `profile = "interactive-dev"`)
 	env := []string{"GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null", "HOME=" + f.Root}

@@ -35,7 +35,7 @@ func hostGit(t testing.TB, dir string, args ...string) string {
 func gitTree(t testing.TB) (ws string, repos []string) {
 	t.Helper()
 	if _, err := exec.LookPath("git"); err != nil {
-		t.Skip("git not installed")
+		missingDep(t, "git not installed: %v", err)
 	}
 	base, _ := filepath.EvalSymlinks(t.TempDir())
 	ws = filepath.Join(base, "ws")
