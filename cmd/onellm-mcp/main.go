@@ -17,6 +17,7 @@ import (
 	"runtime/metrics"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -374,6 +375,9 @@ type heapFollower struct {
 	// collected, when set, is called after each adjustment that a
 	// collection triggered (tests).
 	collected func(limit int64)
+	// stopped ends the following (tests: a follower left armed would set
+	// the limit after every later collection).
+	stopped atomic.Bool
 }
 
 // gcSentinel is garbage as soon as it is made: its finalizer runs after
@@ -382,6 +386,9 @@ type gcSentinel struct{ f *heapFollower }
 
 func (f *heapFollower) arm() {
 	runtime.SetFinalizer(&gcSentinel{f}, func(s *gcSentinel) {
+		if s.f.stopped.Load() {
+			return
+		}
 		limit := s.f.adjust()
 		if s.f.collected != nil {
 			s.f.collected(limit)
