@@ -330,7 +330,10 @@ func (l *Log) load(size int64) error {
 		best = kept
 	}
 	if size > 0 {
-		fh, end, err := readHead(l.f, size, l.opts.Log)
+		// The head is taken only from a checkpoint this key signed: another
+		// writer's checkpoint (a forged range under a wrong prev) would
+		// otherwise become the tree this log signs on top of.
+		fh, end, err := readHead(l.f, size, l.opts.Log, note.VerifierList(l.opts.Key.verifier()))
 		if errors.Is(err, errNotChained) {
 			return l.moveAside(err)
 		}

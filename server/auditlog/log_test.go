@@ -316,4 +316,33 @@ func TestFollowRefusesForeignRecords(t *testing.T) {
 			}
 		})
 	}
+	// A checkpoint another key signed, over another file's records (so its
+	// prev is wrong here): follow refuses it, and the reload of the file's
+	// head must not adopt it either.
+	t.Run("another key's checkpoint", func(t *testing.T) {
+		e := newEnv(t)
+		a := e.open(t, nil)
+		defer a.Close()
+		appendN(t, a, 0, 3)
+		o := newEnv(t)
+		b := o.open(t, nil)
+		defer b.Close()
+		appendN(t, b, 100, 3)
+		b.mu.Lock()
+		forged, err := b.signedLine()
+		b.mu.Unlock()
+		if err != nil {
+			t.Fatal(err)
+		}
+		before := lines(t, e.path)
+		f, err := os.OpenFile(e.path, os.O_APPEND|os.O_WRONLY, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.Write(append(forged, '\n'))
+		f.Close()
+		if err := a.Append(record(9)); err == nil {
+			t.Fatalf("an append after another key's checkpoint succeeded: %d lines, %d before", len(lines(t, e.path)), len(before))
+		}
+	})
 }

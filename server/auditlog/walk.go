@@ -181,7 +181,8 @@ type fileHead struct {
 // readHead finds the chain's head at the end of the locked file: from its
 // last checkpoint on, every record checked. A torn last line (a crash in
 // the middle of a write) is cut off. end is the file's size after that.
-func readHead(f *os.File, size int64, logger *log.Logger) (fileHead, int64, error) {
+// Checkpoints are checked against verifiers.
+func readHead(f *os.File, size int64, logger *log.Logger, verifiers note.Verifiers) (fileHead, int64, error) {
 	end, err := cutTornTail(f, size, logger)
 	if err != nil || end == 0 {
 		return fileHead{}, end, err
@@ -208,7 +209,7 @@ func readHead(f *os.File, size int64, logger *log.Logger) (fileHead, int64, erro
 			if c, err := parseChain(lines[i]); err != nil || !c.isCheckpoint() {
 				continue
 			}
-			w := walker{}
+			w := walker{verifiers: verifiers}
 			for j, line := range lines[i:] {
 				if _, err := w.step(line); err != nil {
 					return fileHead{}, end, fmt.Errorf("record %d from the end: %v", len(lines)-i-j, err)
