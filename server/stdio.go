@@ -151,14 +151,18 @@ func (r *stdioReader) message(line []byte, to io.Writer) error {
 		r.link.write(rpcError(p.id, rpcShuttingDown, "refused: the server is shutting down"))
 		return nil
 	}
+	if p.method != "" && p.hasID && !r.link.begin(p.id) {
+		// Any request reusing the id of one still in flight is refused:
+		// its answer would be taken for the first one's, and the first
+		// one's tracking (a cancel, the shutdown's wait) would be lost.
+		r.link.write(rpcError(p.id, rpcInvalidRequest, "refused: a request with this id is still in flight"))
+		return nil
+	}
 	switch {
 	case p.method == "tools/call" && p.hasID:
-		r.link.begin(p.id)
 		if r.calls.start(r.stop, p.id, msg) {
 			return nil
 		}
-	case p.method != "" && p.hasID:
-		r.link.begin(p.id)
 	case p.method == string(mcp.MethodNotificationRootsListChanged):
 		// Applied here, before the next line is read: mcp-go handles the
 		// notification on its own loop while tool calls run on ours, so a
@@ -289,15 +293,21 @@ func (l *stdioLink) sent() {
 	}
 }
 
-func (l *stdioLink) begin(id json.RawMessage) {
+// begin tracks a request until its answer is written; it reports false,
+// tracking nothing, when a request with that id is in flight already.
+func (l *stdioLink) begin(id json.RawMessage) bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	key := idKey(id)
+	if _, dup := l.inflight[key]; dup {
+		return false
+	}
 	l.inflight[key] = false
 	if l.ids == nil {
 		l.ids = map[string]json.RawMessage{}
 	}
 	l.ids[key] = append(json.RawMessage(nil), id...)
+	return true
 }
 
 func (l *stdioLink) cancel(id json.RawMessage) {

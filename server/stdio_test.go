@@ -231,6 +231,12 @@ func TestStdioDuplicateIDRefused(t *testing.T) {
 	if e, _ := m["error"].(map[string]any); e == nil || !strings.Contains(fmt.Sprint(e["message"]), "still in flight") {
 		t.Fatalf("the duplicate was answered %v", m)
 	}
+	// Any other request reusing the id is refused too: its answer would
+	// end the call's tracking (a cancel, the shutdown's wait).
+	p.send(`{"jsonrpc":"2.0","id":5,"method":"ping"}`)
+	if m := p.expect(5); m["error"] == nil || !strings.Contains(fmt.Sprint(m["error"]), "still in flight") {
+		t.Fatalf("a ping reusing the call's id was answered %v", m)
+	}
 	close(pt.release)
 	if m := p.expect(5); m["result"] == nil {
 		t.Fatalf("the first call's answer: %v", m)

@@ -108,11 +108,7 @@ func (c *stdioCalls) start(stop <-chan struct{}, id json.RawMessage, line []byte
 	}
 	key := idKey(id)
 	c.mu.Lock()
-	if _, dup := c.cancels[key]; dup {
-		c.mu.Unlock()
-		c.link.write(rpcError(id, rpcInvalidRequest, "refused: a request with this id is still in flight"))
-		return true
-	}
+	// An id still in flight was refused by the reader (stdioLink.begin).
 	if len(c.cancels) >= maxStdioCalls {
 		c.mu.Unlock()
 		c.link.write(rpcError(id, rpcBusy, fmt.Sprintf("refused: %d tool calls are in flight already", maxStdioCalls)))
