@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 
 	"github.com/onellm/onellm-mcp/grants"
 	"github.com/onellm/onellm-mcp/internal/toolkit"
@@ -28,10 +29,12 @@ import (
 const toolchainDepth = 2
 
 // toolchainCache remembers detection per selection, so a command pays for
-// it once per server, not per call: the toolchains found, the
-// credential-looking files near the top of their folders and the config
-// files deep inside that may hold tokens (installed software, which
-// commands cannot change).
+// it once, not per call: the toolchains found, the credential-looking files
+// near the top of their folders and the config files deep inside that may
+// hold tokens. Commands cannot change those folders, but the person can
+// (a `.env` written, `npm config set -g` writing a prefix's npmrc, a new
+// version installed): every call re-stats the folders whose listing the
+// result came from, and detects again when one changed.
 type toolchainCache struct {
 	mu    sync.Mutex
 	found map[string]detected
@@ -42,20 +45,63 @@ type detected struct {
 	// credentials are candidates to hide, decided per call (a rule naming
 	// one exactly lifts it).
 	credentials []string
+	// watched are the folders whose entries decided the result.
+	watched []dirStamp
+}
+
+// dirStamp is what a folder looked like when it was listed.
+type dirStamp struct {
+	path     string
+	dev, ino uint64
+	mtime    int64
+	missing  bool
+}
+
+func stampDir(path string) dirStamp {
+	var st syscall.Stat_t
+	if err := syscall.Stat(path, &st); err != nil {
+		return dirStamp{path: path, missing: true}
+	}
+	return dirStamp{path: path, dev: st.Dev, ino: st.Ino, mtime: st.Mtim.Nano()}
+}
+
+// unchanged reports whether every folder still looks as it did.
+func unchanged(stamps []dirStamp) bool {
+	for _, st := range stamps {
+		if stampDir(st.path) != st {
+			return false
+		}
+	}
+	return true
 }
 
 func (c *toolchainCache) detect(names []string) detected {
 	key := strings.Join(names, ",")
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if d, ok := c.found[key]; ok {
+	if d, ok := c.found[key]; ok && unchanged(d.watched) {
 		return d
 	}
 	home, _ := os.UserHomeDir()
 	s := toolchains.Detect(toolchains.Host{Home: home, Getenv: os.Getenv}, names)
-	creds := slices.Concat(shallowCredentialPaths(s.Readable()), s.Configs())
+	found, watched := shallowCredentialPaths(s.Readable())
+	creds := slices.Concat(found, s.Configs())
 	slices.Sort(creds)
-	d := detected{set: s, credentials: slices.Compact(creds)}
+	// Where toolchains are found (a new version beside the others, a new
+	// installation in the home folder) and where config files appear
+	// (their folders lie at depth < toolchainDepth, or beside a root).
+	extra := []string{home}
+	for _, r := range s.Readable() {
+		extra = append(extra, filepath.Dir(r))
+	}
+	for _, c := range s.Configs() {
+		extra = append(extra, filepath.Dir(c))
+	}
+	slices.Sort(extra)
+	for _, dir := range slices.Compact(extra) {
+		watched = append(watched, stampDir(dir))
+	}
+	d := detected{set: s, credentials: slices.Compact(creds), watched: watched}
 	if c.found == nil {
 		c.found = map[string]detected{}
 	}
@@ -124,11 +170,14 @@ func overrideEnv(env, over []string) []string {
 }
 
 // shallowCredentialPaths finds credential-looking files near the top of
-// the toolchain folders (to depth toolchainDepth).
-func shallowCredentialPaths(roots []string) []string {
+// the toolchain folders (to depth toolchainDepth), and stamps every folder
+// it listed, so a change in one can be seen (toolchainCache).
+func shallowCredentialPaths(roots []string) ([]string, []dirStamp) {
 	var out []string
+	var listed []dirStamp
 	for _, root := range roots {
 		base := strings.Count(root, string(filepath.Separator))
+		listed = append(listed, stampDir(root)) // also when missing: its appearance counts
 		_ = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
 			if err != nil {
 				return nil
@@ -142,8 +191,11 @@ func shallowCredentialPaths(roots []string) []string {
 					return filepath.SkipDir
 				}
 			}
+			if d.IsDir() && path != root {
+				listed = append(listed, stampDir(path))
+			}
 			return nil
 		})
 	}
-	return out
+	return out, listed
 }

@@ -21,10 +21,31 @@ func TestShallowCredentialPaths(t *testing.T) {
 		os.MkdirAll(filepath.Dir(p), 0o755)
 		os.WriteFile(p, []byte("x"), 0o644)
 	}
-	got := shallowCredentialPaths([]string{root})
+	got, listed := shallowCredentialPaths([]string{root})
 	want := []string{filepath.Join(root, ".env"), filepath.Join(root, "etc/.netrc")}
 	if !slices.Equal(got, want) {
 		t.Fatalf("got %v, want %v", got, want)
+	}
+	// A credential file the person writes later near the top, where the
+	// scan looked, changes a folder it listed: the cache detects again.
+	if !unchanged(listed) {
+		t.Fatal("nothing changed, and the stamps say it did")
+	}
+	for _, f := range []string{"lib/.env", ".npmrc"} {
+		os.WriteFile(filepath.Join(root, f), []byte("token"), 0o600)
+		if unchanged(listed) {
+			t.Errorf("%s was written and the stamps say nothing changed", f)
+		}
+		if got, listed = shallowCredentialPaths([]string{root}); !slices.Contains(got, filepath.Join(root, f)) {
+			t.Errorf("%s is not found again: %v", f, got)
+		}
+	}
+	// A root that appears later counts too.
+	later := filepath.Join(t.TempDir(), "later")
+	_, listed = shallowCredentialPaths([]string{later})
+	os.Mkdir(later, 0o755)
+	if unchanged(listed) {
+		t.Error("a root that appeared is not a change")
 	}
 }
 
@@ -64,6 +85,17 @@ func TestNpmRegistryIsTheDecidedIndex(t *testing.T) {
 func BenchmarkToolchainDetect(b *testing.B) {
 	for b.Loop() {
 		var c toolchainCache
+		c.detect(toolchains.Known)
+	}
+}
+
+// BenchmarkToolchainDetectCached: what every later command pays: the
+// folders the result came from are stat'ed again.
+func BenchmarkToolchainDetectCached(b *testing.B) {
+	var c toolchainCache
+	d := c.detect(toolchains.Known)
+	b.ReportMetric(float64(len(d.watched)), "folders")
+	for b.Loop() {
 		c.detect(toolchains.Known)
 	}
 }
