@@ -190,10 +190,16 @@ func TestApprovalConsoleRace(t *testing.T) {
 	port := freePort(t)
 	f := newFixture(t, sessionConfig+fmt.Sprintf("\n[approval]\nconsole = \"127.0.0.1:%d\"\n", port))
 	outside := f.write(t, filepath.Join(f.Root, "o.txt"), "O\n")
+	// The person sees the elicitation, the console answers, and only then
+	// does the elicitation's answer arrive: each step waits for the one
+	// before, so the order holds however slow the machine is.
+	asked := make(chan struct{})
+	consoleAnswered := make(chan struct{})
 	withdrawn := make(chan struct{}, 1)
 	e := &elicitor{}
 	e.answer = func(int, mcp.ElicitationRequest) (*mcp.ElicitationResult, error) {
-		time.Sleep(1500 * time.Millisecond) // answers after the console did
+		close(asked)
+		<-consoleAnswered
 		withdrawn <- struct{}{}
 		return decide("deny")(0, mcp.ElicitationRequest{})
 	}
@@ -202,7 +208,14 @@ func TestApprovalConsoleRace(t *testing.T) {
 	done := make(chan *mcp.CallToolResult, 1)
 	go func() { done <- call(t, c, "read_file", map[string]any{"path": outside}) }()
 	s := cc.waitPending(1)
-	if code := cc.decide(url.Values{"id": {s.Pending[0].ID}, "decision": {"allow_once"}}); code != 200 {
+	select {
+	case <-asked:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the elicitation never reached the client")
+	}
+	code := cc.decide(url.Values{"id": {s.Pending[0].ID}, "decision": {"allow_once"}})
+	close(consoleAnswered)
+	if code != 200 {
 		t.Fatalf("decide: %d", code)
 	}
 	if res := <-done; res.IsError || text(res) != "O\n" {
