@@ -165,9 +165,12 @@ func (c *Console) askAnswer(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	code, msg, _ := c.take(w, r, id)
-	if code == http.StatusOK {
+	switch code {
+	case http.StatusOK:
 		msg = "Your answer is recorded and the call goes on. You can close this page."
-	} else {
+	case http.StatusAccepted:
+		msg = "Not confirmed yet: your answer was " + msg + "."
+	default:
 		msg = "Not recorded: " + msg + "."
 	}
 	c.askDone(w, code, msg)
