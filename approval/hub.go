@@ -10,10 +10,10 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/onellm/onellm-mcp/internal/display"
+	"github.com/onellm/onellm-mcp/internal/statedir"
 )
 
 // The hub's side of the inbox: the rendezvous socket, the peers joined to
@@ -65,21 +65,16 @@ const maxPeers = 64
 // maxRemoteTTL bounds the deadline a peer may give an ask.
 const maxRemoteTTL = 24 * time.Hour
 
-// listenHub opens the rendezvous socket in the runtime folder (which must
-// be a folder of this user's, mode 0700), replacing a stale socket left by
-// a hub that died: only the holder of the console's address gets here.
+// listenHub opens the rendezvous socket in the runtime folder, checked
+// again as statedir.Runtime made it (this user's, closed to others: the one
+// check, statedir.CheckRuntime), replacing a stale socket left by a hub
+// that died: only the holder of the console's address gets here.
 func listenHub(in *inbox) (*hub, error) {
 	if in.sockErr != nil {
 		return nil, in.sockErr
 	}
-	dir := filepath.Dir(in.sock)
-	fi, err := os.Lstat(dir)
-	if err != nil {
-		return nil, fmt.Errorf("runtime folder: %w", err)
-	}
-	st, ok := fi.Sys().(*syscall.Stat_t)
-	if !fi.IsDir() || !ok || int(st.Uid) != in.uid || fi.Mode().Perm() != 0o700 {
-		return nil, fmt.Errorf("runtime folder %s must be a folder of this user's with mode 0700", dir)
+	if err := statedir.CheckRuntime(filepath.Dir(in.sock)); err != nil {
+		return nil, err
 	}
 	if fi, err := os.Lstat(in.sock); err == nil {
 		if fi.Mode()&os.ModeSocket == 0 {

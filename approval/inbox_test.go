@@ -19,6 +19,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/onellm/onellm-mcp/grants"
+	"github.com/onellm/onellm-mcp/internal/statedir"
 	"github.com/onellm/onellm-mcp/internal/toolkit"
 )
 
@@ -505,6 +506,59 @@ func TestInboxLongSocketPath(t *testing.T) {
 	api := apiOf(t, a.c)
 	if _, err := api.pending(); err != nil {
 		t.Fatalf("the console does not serve: %v", err)
+	}
+}
+
+// TestInboxChecksTheFolderAsStatedir: the hub checks its runtime folder
+// with statedir's one check (the folder may have changed since start-up,
+// before a takeover): a folder open to others, a symlink, and a file are
+// refused with statedir's reason, and the console serves unshared.
+func TestInboxChecksTheFolderAsStatedir(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		make func(t *testing.T, dir string)
+	}{
+		{"open to others", func(t *testing.T, dir string) {
+			if err := os.Chmod(dir, 0o755); err != nil {
+				t.Fatal(err)
+			}
+		}},
+		{"a symlink", func(t *testing.T, dir string) {
+			real := dir + "-real"
+			if err := os.Rename(dir, real); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Symlink(real, dir); err != nil {
+				t.Fatal(err)
+			}
+		}},
+		{"a file", func(t *testing.T, dir string) {
+			if err := os.Remove(dir); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(dir, nil, 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := runtimeDir(t)
+			tc.make(t, dir)
+			want := statedir.CheckRuntime(dir)
+			if want == nil {
+				t.Fatalf("statedir accepts %s", tc.name)
+			}
+			a := join(t, freeAddr(t), dir, "alpha", nil)
+			if r := a.role(t); r != roleHub {
+				t.Fatalf("role %s", r)
+			}
+			if !a.log.has("other servers cannot join this console: " + want.Error()) {
+				t.Fatalf("the hub's refusal is not statedir's %q: %q", want, a.log.lines)
+			}
+			if _, err := os.Lstat(a.c.inbox.sock); err == nil {
+				t.Fatal("the rendezvous socket was opened")
+			}
+		})
 	}
 }
 
