@@ -144,11 +144,7 @@ conditions = { allow_private = true }
 // host's ~/.npm. Without the rule the install is refused before anything
 // runs and no registry sees a request.
 func TestNPMCIThroughTheProxy(t *testing.T) {
-	for _, tool := range []string{"npm", "node"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			missing(t, "%s is not installed: %v", tool, err)
-		}
-	}
+	needNPM(t)
 	tgz := npmTarball(t)
 	registry := newNPMRegistry(t, "127.0.0.1:0", tgz)
 	decoy := newNPMRegistry(t, "127.0.0.2:0", tgz)
@@ -265,6 +261,16 @@ func hasPackageInstall(lines []map[string]any, resource, host, effect string) bo
 	return false
 }
 
+// needNPM: npm and node, or the test cannot run (missing fails under CI).
+func needNPM(t *testing.T) {
+	t.Helper()
+	for _, tool := range []string{"npm", "node"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			missing(t, "%s is not installed: %v", tool, err)
+		}
+	}
+}
+
 // TestNPMTarballURL: npm in the sandbox is held to its registry, which
 // fetches a tarball URL from the registry too (replace-registry-host
 // always). A tarball URL on the registry's own host installs through the
@@ -273,11 +279,7 @@ func hasPackageInstall(lines []map[string]any, resource, host, effect string) bo
 // where a rule allows installing from that host, and no registry sees a
 // request (it would have been asked of the registry, and failed).
 func TestNPMTarballURL(t *testing.T) {
-	for _, tool := range []string{"npm", "node"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			missing(t, "%s is not installed: %v", tool, err)
-		}
-	}
+	needNPM(t)
 	tgz := npmTarball(t)
 	registry := newNPMRegistry(t, "127.0.0.1:0", tgz)
 	other := newNPMRegistry(t, "127.0.0.2:0", tgz)
