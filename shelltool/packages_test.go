@@ -68,6 +68,7 @@ func TestNPMTarballURLs(t *testing.T) {
 		{pinned, grants.SurfaceSandbox, "npm i --registry http://127.0.0.1:9/ http://127.0.0.2:9/x.tgz", ""},
 		{pinned, grants.SurfaceSandbox, "npm_config_registry=$R npm i https://h.example/x.tgz", cmdline.Dynamic},
 		{pinned, grants.SurfaceSandbox, "npm i --registry http://127.0.0.1:9/ http://127.0.0.1:9/x/-/x-1.tgz", "127.0.0.1"},
+		{pinned, grants.SurfaceSandbox, "npm i --registry http://127.0.0.1:9/ http://127.0.0.1:8/x/-/x-1.tgz", ""}, // another port
 		{pinned, grants.SurfaceSandbox, "npm i https://registry.npmjs.org/x/-/x-1.tgz", "registry.npmjs.org"},
 		{pinned, grants.SurfaceSandbox, "npm i git+https://github.com/a/b.git", "github.com"},
 		{pinned, grants.SurfaceSandbox, "npm i --replace-registry-host=never https://h.example/x.tgz", cmdline.Dynamic},

@@ -151,18 +151,15 @@ func toolchainsApply(p *grants.Policy, surface grants.Surface) bool {
 }
 
 // heldToRegistry refuses an npm package named by a tarball URL on another
-// host than the registry npm uses, when npm is held to that registry: it
+// origin than the registry npm uses (Package.TarballElsewhere), when npm is held to that registry: it
 // fetches every tarball from there (npm_config_replace_registry_host=
 // always, so that a lockfile's URLs are fetched from where the install
 // was decided), so the URL's path would be asked of the registry, and
 // fail, while the person was asked about the URL's host. Refused before
 // anyone is asked, saying how to install it instead.
 func heldToRegistry(p *grants.Policy, pk cmdline.Package, surface grants.Surface) error {
-	if !toolchainsApply(p, surface) || pk.Manager != "npm" || pk.Host == cmdline.Dynamic || pk.Host == pk.Index {
+	if !toolchainsApply(p, surface) || pk.Manager != "npm" || !pk.TarballElsewhere() {
 		return nil
-	}
-	if scheme, _, _ := strings.Cut(pk.URL, "://"); !strings.EqualFold(scheme, "http") && !strings.EqualFold(scheme, "https") {
-		return nil // no URL, a git URL (git fetches it), or a file
 	}
 	return toolkit.Argf("npm in the sandbox fetches every tarball from its registry (%s; npm_config_replace_registry_host=always, so that what package.install decided is what is fetched): the tarball %s would be asked of the registry, not of %s, and fail. "+
 		"Install the package by name from a registry (--registry URL names another, decided as an install from that host), or fetch the file first (decided as a network request) and install it from the workspace: npm install ./FILE.tgz; nothing ran",

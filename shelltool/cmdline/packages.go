@@ -1,6 +1,7 @@
 package cmdline
 
 import (
+	"net"
 	"net/url"
 	"slices"
 	"strings"
@@ -34,8 +35,10 @@ type Package struct {
 	// URL is set for a package named by its URL ("https://h/x.tgz",
 	// "x@https://h/x.tgz", "x @ https://h/x.whl", "git+https://h/r"): the
 	// tool fetches it from that URL's host, which is then Host, whatever
-	// index the line names; Index is that index's host (an installer held
-	// to its index, as npm is in the sandbox, fetches it there instead).
+	// index the line names; Index is that index's origin
+	// ("https://registry.npmjs.org", Dynamic when not literal): an
+	// installer held to its index, as npm is in the sandbox, fetches the
+	// URL's path there instead (TarballElsewhere).
 	URL, Index string
 	// Command is the index of the installing command in Analysis.Commands.
 	Command int
@@ -196,7 +199,7 @@ func (sp *installerSpec) valueOpts() string {
 func (a *analyzer) packages() {
 	for _, in := range a.installs {
 		hosts := a.indexes(in)
-		index := indexHost(hosts[0], "")
+		index := indexOrigin(hosts[0])
 		moved := in.spec.anyHostOpts != "" && slices.Contains(hosts, Dynamic)
 		hosts = append(slices.Clip(hosts), in.extra...)
 		for _, n := range in.names {
@@ -322,6 +325,42 @@ func packageURL(word string) (u, host string, ok bool) {
 		return u, Dynamic, true
 	}
 	return u, strings.ToLower(parsed.Hostname()), true
+}
+
+// TarballElsewhere reports whether the package is named by an http(s) URL
+// whose origin is not its index's: one a tool that fetches every tarball
+// from its index (npm with replace-registry-host=always) would ask of the
+// index instead, where it is not.
+func (p Package) TarballElsewhere() bool {
+	scheme, _, _ := strings.Cut(p.URL, "://")
+	if !strings.EqualFold(scheme, "http") && !strings.EqualFold(scheme, "https") || p.Host == Dynamic {
+		return false
+	}
+	return p.Index == Dynamic || indexOrigin(p.URL) != p.Index
+}
+
+// indexOrigin is an index as written (a URL or a host) as an origin:
+// scheme and host in lower case, the port only when it is not the
+// scheme's default; Dynamic when it is not literal, "" when it is no
+// network index (a file: URL, none).
+func indexOrigin(index string) string {
+	if index == "" || index == Dynamic || strings.HasPrefix(index, "file:") {
+		return index
+	}
+	if !strings.Contains(index, "://") {
+		index = "https://" + index
+	}
+	u, err := url.Parse(index)
+	if err != nil || u.Hostname() == "" {
+		return Dynamic
+	}
+	scheme, host := strings.ToLower(u.Scheme), strings.ToLower(u.Hostname())
+	if port := u.Port(); port != "" && !(scheme == "https" && port == "443" || scheme == "http" && port == "80") {
+		host = net.JoinHostPort(host, port)
+	} else if strings.Contains(host, ":") {
+		host = "[" + host + "]"
+	}
+	return scheme + "://" + host
 }
 
 func isSchemeChar(c byte) bool {

@@ -112,18 +112,27 @@ var packageCases = []struct {
 // TestPackageURL: a package named by its URL carries the URL and the
 // index the line gave the tool (which the sandbox's npm fetches it from).
 func TestPackageURL(t *testing.T) {
-	for _, tc := range []struct{ line, url, index string }{
-		{"npm i https://h.example/x.tgz", "https://h.example/x.tgz", "registry.npmjs.org"},
-		{"npm i --registry http://127.0.0.1:9/ x@http://127.0.0.2:9/x.tgz", "http://127.0.0.2:9/x.tgz", "127.0.0.1"},
-		{"npm_config_registry=$R npm i https://h.example/x.tgz", "https://h.example/x.tgz", Dynamic},
-		{"npm i left-pad", "", ""},
+	for _, tc := range []struct {
+		line, url, index string
+		elsewhere        bool
+	}{
+		{"npm i https://h.example/x.tgz", "https://h.example/x.tgz", "https://registry.npmjs.org", true},
+		{"npm i --registry http://127.0.0.1:9/ x@http://127.0.0.2:9/x.tgz", "http://127.0.0.2:9/x.tgz", "http://127.0.0.1:9", true},
+		{"npm i --registry http://127.0.0.1:9/ http://127.0.0.1:8/x.tgz", "http://127.0.0.1:8/x.tgz", "http://127.0.0.1:9", true},
+		{"npm i --registry http://127.0.0.1:9/ https://127.0.0.1:9/x.tgz", "https://127.0.0.1:9/x.tgz", "http://127.0.0.1:9", true},
+		{"npm i --registry HTTP://127.0.0.1:9/r/ http://127.0.0.1:9/x.tgz", "http://127.0.0.1:9/x.tgz", "http://127.0.0.1:9", false},
+		{"npm i https://Registry.npmjs.org:443/x/-/x-1.tgz", "https://Registry.npmjs.org:443/x/-/x-1.tgz", "https://registry.npmjs.org", false},
+		{"npm i --registry http://[::1]:9/ http://[::1]:9/x.tgz", "http://[::1]:9/x.tgz", "http://[::1]:9", false},
+		{"npm i git+https://github.com/a/b", "git+https://github.com/a/b", "https://registry.npmjs.org", false},
+		{"npm_config_registry=$R npm i https://h.example/x.tgz", "https://h.example/x.tgz", Dynamic, false},
+		{"npm i left-pad", "", "", false},
 	} {
 		an, err := Analyze(tc.line)
 		if err != nil || len(an.Packages) != 1 {
 			t.Fatalf("Analyze(%q): %v %+v", tc.line, err, an.Packages)
 		}
-		if p := an.Packages[0]; p.URL != tc.url || p.Index != tc.index {
-			t.Errorf("%q: URL %q index %q, want %q %q", tc.line, p.URL, p.Index, tc.url, tc.index)
+		if p := an.Packages[0]; p.URL != tc.url || p.Index != tc.index || p.TarballElsewhere() != tc.elsewhere {
+			t.Errorf("%q: URL %q index %q elsewhere %v, want %q %q %v", tc.line, p.URL, p.Index, p.TarballElsewhere(), tc.url, tc.index, tc.elsewhere)
 		}
 	}
 }
