@@ -100,14 +100,17 @@ type askView struct {
 	Done    bool
 }
 
-// pendingOf returns the console's view of the pending ask id.
+// pendingOf returns the console's card of the pending ask id, found by
+// its id (the page's view would render every card to show one).
 func (c *Console) pendingOf(id string) (pendingView, bool) {
-	for _, p := range c.view().Pending {
-		if p.ID == id {
-			return p, true
-		}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.expire()
+	t, ok := c.pending[id]
+	if !ok {
+		return pendingView{}, false
 	}
-	return pendingView{}, false
+	return c.cardOf(t, c.now()), true
 }
 
 // askLinkGrace is how long the ask page waits for an id that is not listed
@@ -165,9 +168,12 @@ func (c *Console) askAnswer(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	code, msg, _ := c.take(w, r, id)
-	if code == http.StatusOK {
+	switch code {
+	case http.StatusOK:
 		msg = "Your answer is recorded and the call goes on. You can close this page."
-	} else {
+	case http.StatusAccepted:
+		msg = "Not confirmed yet: your answer was " + msg + "."
+	default:
 		msg = "Not recorded: " + msg + "."
 	}
 	c.askDone(w, code, msg)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"net/url"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -401,5 +402,58 @@ func TestAskPageWaitsForALateAsk(t *testing.T) {
 	}
 	if code := <-got; code != 200 {
 		t.Fatalf("a page opened just before its ask was listed: %d, want 200", code)
+	}
+}
+
+// TestPendingOfIsALookup: the ask page finds its one card by id, the same
+// card the page shows, at a cost that does not grow with the asks pending
+// (it used to render the whole page's view to pick one card).
+func TestPendingOfIsALookup(t *testing.T) {
+	c := newConsole([]string{"127.0.0.1:1"})
+	first := pendingTicket(c)
+	allocs := func() float64 {
+		return testing.AllocsPerRun(50, func() { c.pendingOf(first.ID) })
+	}
+	one := allocs()
+	for range 200 {
+		pendingTicket(c)
+	}
+	// A margin: AllocsPerRun counts every goroutine's allocations, and
+	// an earlier test's may still run; the whole view made 2 per card.
+	if many := allocs(); many > one+20 {
+		t.Errorf("pendingOf with 201 asks pending: %.0f allocations, with one: %.0f", many, one)
+	}
+	got, ok := c.pendingOf(first.ID)
+	if !ok {
+		t.Fatal("a pending ask is not found")
+	}
+	for _, p := range c.view().Pending {
+		if p.ID == first.ID && !reflect.DeepEqual(p, got) {
+			t.Errorf("pendingOf's card %+v is not the page's %+v", got, p)
+		}
+	}
+	if _, ok := c.pendingOf(goodID); ok {
+		t.Error("an id not listed is found")
+	}
+	late := newTicket("", kindApproval, "read_file", "stdio", time.Now().Add(-time.Hour), time.Minute)
+	late.Asks = first.Asks
+	if err := c.add(late); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := c.pendingOf(late.ID); ok {
+		t.Error("an ask past its deadline is found")
+	}
+}
+
+// BenchmarkPendingOf: the ask page's lookup with 200 asks pending.
+func BenchmarkPendingOf(b *testing.B) {
+	c := newConsole([]string{"127.0.0.1:1"})
+	var id string
+	for range 200 {
+		id = pendingTicket(c).ID
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		c.pendingOf(id)
 	}
 }

@@ -254,6 +254,13 @@ func (c *Console) finished(t *ticket, a answer, why string) {
 	c.bump()
 }
 
+// touch records a change of a ticket's card.
+func (c *Console) touch() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.bump()
+}
+
 // bump records a change; c.mu is held.
 func (c *Console) bump() {
 	c.version++
@@ -266,7 +273,8 @@ func (c *Console) bump() {
 func (c *Console) expire() {
 	now := c.now()
 	for id, t := range c.pending {
-		if now.After(t.Deadline.Add(time.Second)) {
+		if now.After(t.Deadline.Add(time.Second)) && t.awaitingText() == "" { // an unconfirmed answer is settled by route.await
+
 			delete(c.pending, id)
 			c.recent = append(c.recent, record{Time: now, Tool: t.Tool, What: ticketSummary(t), Outcome: "timed out"})
 			c.bump()
@@ -361,6 +369,9 @@ type pendingView struct {
 	// Server names the server whose call asks (pid and name), when the
 	// console is shared (inbox.go).
 	Server string `json:"server,omitempty"`
+	// Awaiting says that an answer given here was sent to that server,
+	// which has not confirmed it yet (hub.go).
+	Awaiting string `json:"awaiting,omitempty"`
 }
 
 type itemView struct {
@@ -392,7 +403,7 @@ func (c *Console) cardOf(t *ticket, now time.Time) pendingView {
 	left := max(0, int(t.Deadline.Sub(now).Seconds()))
 	if t.route != nil {
 		pv := t.route.view
-		pv.ID, pv.SecondsLeft = t.ID, left
+		pv.ID, pv.SecondsLeft, pv.Awaiting = t.ID, left, t.awaitingText()
 		return pv
 	}
 	pv := pendingView{ID: t.ID, Kind: string(t.Kind), Tool: t.Tool, SecondsLeft: left,
@@ -624,6 +635,10 @@ func (c *Console) take(w http.ResponseWriter, r *http.Request, id string) (code 
 	a, err := consoleAnswer(t, r.PostForm)
 	if err != nil {
 		return http.StatusBadRequest, "not an answer this question accepts", true
+	}
+	if t.route != nil { // a joined server's ask: it decides (hub.go)
+		code, msg := t.route.forward(t, a)
+		return code, msg, true
 	}
 	if !t.resolve(a) {
 		return http.StatusConflict, "already decided through another channel", true

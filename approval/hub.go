@@ -5,14 +5,15 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/onellm/onellm-mcp/internal/display"
+	"github.com/onellm/onellm-mcp/internal/statedir"
 )
 
 // The hub's side of the inbox: the rendezvous socket, the peers joined to
@@ -47,9 +48,16 @@ type route struct {
 	view pendingView
 }
 
-// forwardTimeout bounds how long the page waits for a peer to take an
-// answer.
+// forwardTimeout bounds how long the page waits for a peer to confirm an
+// answer (route.forward).
 const forwardTimeout = 5 * time.Second
+
+func (in *inbox) forwardTimeout() time.Duration {
+	if in.opts.forward > 0 {
+		return in.opts.forward
+	}
+	return forwardTimeout
+}
 
 // maxPeers bounds the servers joined to one hub.
 const maxPeers = 64
@@ -57,21 +65,16 @@ const maxPeers = 64
 // maxRemoteTTL bounds the deadline a peer may give an ask.
 const maxRemoteTTL = 24 * time.Hour
 
-// listenHub opens the rendezvous socket in the runtime folder (which must
-// be a folder of this user's, mode 0700), replacing a stale socket left by
-// a hub that died: only the holder of the console's address gets here.
+// listenHub opens the rendezvous socket in the runtime folder, checked
+// again as statedir.Runtime made it (this user's, closed to others: the one
+// check, statedir.CheckRuntime), replacing a stale socket left by a hub
+// that died: only the holder of the console's address gets here.
 func listenHub(in *inbox) (*hub, error) {
 	if in.sockErr != nil {
 		return nil, in.sockErr
 	}
-	dir := filepath.Dir(in.sock)
-	fi, err := os.Lstat(dir)
-	if err != nil {
-		return nil, fmt.Errorf("runtime folder: %w", err)
-	}
-	st, ok := fi.Sys().(*syscall.Stat_t)
-	if !fi.IsDir() || !ok || int(st.Uid) != in.uid || fi.Mode().Perm() != 0o700 {
-		return nil, fmt.Errorf("runtime folder %s must be a folder of this user's with mode 0700", dir)
+	if err := statedir.CheckRuntime(filepath.Dir(in.sock)); err != nil {
+		return nil, err
 	}
 	if fi, err := os.Lstat(in.sock); err == nil {
 		if fi.Mode()&os.ModeSocket == 0 {
@@ -165,11 +168,12 @@ func (h *hub) serve(conn *net.UnixConn) {
 }
 
 // welcome carries the console's token (the peer says it to its person and
-// writes its console.token file) and CSRF token.
+// writes its console.token file), and nothing else of the console's: the
+// CSRF token and the logins' cookies stay with the person's browser.
 func (c *Console) welcome(addr string) *wireMessage {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return &wireMessage{Type: "welcome", Version: wireVersion, Addr: addr, Token: c.token, CSRF: c.csrf}
+	return &wireMessage{Type: "welcome", Version: wireVersion, Addr: addr, Token: c.token}
 }
 
 // take handles one message from the peer.
@@ -258,13 +262,23 @@ func (p *peer) remoteTicket(id string, a *wireAsk, now time.Time) *ticket {
 	return t
 }
 
-// forward sends an answer given on the page to the peer that posted the
-// ask and waits for what became of it. It reports true when the peer took
-// it; otherwise the ask stays (the peer withdraws it if it was decided
-// there, or its connection's end removes it).
-func (r *route) forward(t *ticket, a answer) bool {
+// forward gives an answer from the page to the peer that posted the ask
+// (the only one that decides on it) and says what became of it, as the
+// page's reply: 200 when the peer took it; 409 when it did not (the ask
+// is open again, or it was decided there and the peer withdraws it); 503
+// when the connection ended first (its end withdraws the ask). When the
+// peer does not reply within forwardTimeout the answer may still be taken
+// there, so it is not undone: the page is told (202) that it is sent and
+// not confirmed, the card says so, no other answer is taken meanwhile
+// (two answers in flight could both be sent and the first one's result
+// read as the second's), and the peer's result, its withdrawal or its
+// connection's end settles the ask later (settle).
+func (r *route) forward(t *ticket, a answer) (code int, msg string) {
 	if !t.take() {
-		return false
+		if w := t.awaitingText(); w != "" {
+			return http.StatusConflict, w + "; its outcome will show under Recent decisions"
+		}
+		return http.StatusConflict, "already decided through another channel"
 	}
 	m := &wireMessage{Type: "answer", ID: r.id, Action: string(a.Action)}
 	if content, ok := a.Content.(map[string]any); ok {
@@ -280,25 +294,65 @@ func (r *route) forward(t *ticket, a answer) bool {
 	p.mu.Lock()
 	p.waiting[r.id] = ch
 	p.mu.Unlock()
-	var res *wireMessage
-	if p.w.send(m) {
-		select {
-		case res = <-ch:
-		case <-p.w.ended:
-		case <-time.After(forwardTimeout):
-		}
+	if !p.w.send(m) { // not sent: the connection is ending, which withdraws the ask
+		p.mu.Lock()
+		delete(p.waiting, r.id)
+		p.mu.Unlock()
+		return http.StatusServiceUnavailable, p.label + " went away; the ask is withdrawn"
 	}
+	timer := time.NewTimer(p.h.in.forwardTimeout())
+	defer timer.Stop()
+	select {
+	case res := <-ch:
+		return r.settle(t, a, res)
+	case <-p.w.ended:
+		return http.StatusServiceUnavailable, p.label + " went away before confirming the answer; the ask is withdrawn"
+	case <-timer.C:
+	}
+	t.mu.Lock()
+	t.awaiting = "an answer was sent to " + p.label + ", which has not confirmed it yet"
+	t.mu.Unlock()
+	p.h.in.c.touch()
+	go r.await(t, a, ch)
+	return http.StatusAccepted, "sent to " + p.label + ", which has not confirmed it yet; no other answer is taken until it does, and its outcome will show under Recent decisions"
+}
+
+// await settles an answer the peer did not confirm in time: its result,
+// or its connection's end (gone says so), or, at the latest, the ask's
+// deadline.
+func (r *route) await(t *ticket, a answer, ch chan *wireMessage) {
+	p := r.p
+	timer := time.NewTimer(time.Until(t.Deadline) + p.h.in.forwardTimeout())
+	defer timer.Stop()
+	select {
+	case res := <-ch:
+		r.settle(t, a, res)
+	case <-p.w.ended:
+	case <-timer.C:
+		p.mu.Lock()
+		delete(p.waiting, r.id)
+		p.mu.Unlock()
+		p.h.in.c.finished(t, answer{}, "answer sent to "+p.label+", never confirmed")
+	}
+}
+
+// settle takes the peer's result for a forwarded answer: taken, it
+// finishes the ask; refused, the ask is open again.
+func (r *route) settle(t *ticket, a answer, res *wireMessage) (int, string) {
+	p := r.p
 	p.mu.Lock()
 	delete(p.waiting, r.id)
 	p.mu.Unlock()
-	if res == nil || !res.OK {
-		t.mu.Lock()
-		t.resolved = false
-		t.mu.Unlock()
-		return false
+	outcome := display.Escape(res.Outcome)
+	if res.OK {
+		p.h.in.c.finished(t, a, outcome)
+		return http.StatusOK, "recorded"
 	}
-	p.h.in.c.finished(t, a, display.Escape(res.Outcome))
-	return true
+	t.mu.Lock()
+	t.resolved, t.awaiting = false, ""
+	t.mu.Unlock()
+	p.h.in.c.touch()
+	return http.StatusConflict, outcome
 }
 
 // gone takes a peer that went away, and its asks, off the page.
@@ -313,7 +367,11 @@ func (p *peer) gone() {
 	p.tickets = map[string]*ticket{}
 	p.mu.Unlock()
 	for _, t := range tickets {
-		h.in.c.finished(t, answer{}, "withdrawn: "+p.label+" went away")
+		why := "withdrawn: " + p.label + " went away"
+		if t.awaitingText() != "" {
+			why = "answer sent, never confirmed: " + p.label + " went away"
+		}
+		h.in.c.finished(t, answer{}, why)
 	}
 	h.in.c.log.Printf("approval console: %s left (%d pending asks withdrawn)", p.label, len(tickets))
 }

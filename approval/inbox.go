@@ -75,7 +75,8 @@ type InboxOptions struct {
 	// the error when it is not a hub of this user.
 	Holder func(addr string) string
 
-	grace time.Duration // joinGrace (tests)
+	grace   time.Duration // joinGrace (tests)
+	forward time.Duration // forwardTimeout (tests)
 }
 
 // Inbox roles.

@@ -19,6 +19,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/onellm/onellm-mcp/grants"
+	"github.com/onellm/onellm-mcp/internal/statedir"
 	"github.com/onellm/onellm-mcp/internal/toolkit"
 )
 
@@ -102,9 +103,17 @@ func freeAddr(t testing.TB) string {
 
 func join(t *testing.T, addr, dir, name string, holder func(string) string) *member {
 	t.Helper()
+	return joinWith(t, addr, dir, name, func(o *InboxOptions) { o.Holder = holder })
+}
+
+// joinWith is join with the options set sets.
+func joinWith(t *testing.T, addr, dir, name string, set func(*InboxOptions)) *member {
+	t.Helper()
 	m := &member{log: &logSink{t: t}, roles: make(chan string, 16)}
-	c, err := OpenInbox(InboxOptions{Addr: addr, RuntimeDir: dir, Name: name, Log: log.New(m.log, name+": ", 0),
-		Ready: func(role, _, _ string) { m.roles <- role }, Holder: holder, grace: 300 * time.Millisecond})
+	opts := InboxOptions{Addr: addr, RuntimeDir: dir, Name: name, Log: log.New(m.log, name+": ", 0),
+		Ready: func(role, _, _ string) { m.roles <- role }, grace: 300 * time.Millisecond}
+	set(&opts)
+	c, err := OpenInbox(opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -444,10 +453,10 @@ func TestInboxRefusesBadPeers(t *testing.T) {
 	a.role(t)
 	for _, tc := range []struct{ name, msgs string }{
 		{"no hello", `{"type":"post","id":"AAAAAAAAAAAAAAAAAAAAAA","ask":{"kind":"approval","tool":"x","items":[{"what":"w","rule":"r","risk":"low","session":"once"}],"context":{},"deadline_ms":99999999999999}}` + "\n"},
-		{"wrong address", `{"type":"hello","version":2,"addr":"127.0.0.1:1","server":"x"}` + "\n"},
-		{"answer from a peer", `{"type":"hello","version":2,"addr":"` + addr + `","server":"x"}` + "\n" +
+		{"wrong address", `{"type":"hello","version":3,"addr":"127.0.0.1:1","server":"x"}` + "\n"},
+		{"answer from a peer", `{"type":"hello","version":3,"addr":"` + addr + `","server":"x"}` + "\n" +
 			`{"type":"answer","id":"AAAAAAAAAAAAAAAAAAAAAA","action":"accept","decision":"allow_once"}` + "\n"},
-		{"duplicate key", `{"type":"hello","version":2,"addr":"` + addr + `","server":"x","server":"y"}` + "\n"},
+		{"duplicate key", `{"type":"hello","version":3,"addr":"` + addr + `","server":"x","server":"y"}` + "\n"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			conn, err := net.Dial("unix", a.c.inbox.sock)
@@ -497,6 +506,59 @@ func TestInboxLongSocketPath(t *testing.T) {
 	api := apiOf(t, a.c)
 	if _, err := api.pending(); err != nil {
 		t.Fatalf("the console does not serve: %v", err)
+	}
+}
+
+// TestInboxChecksTheFolderAsStatedir: the hub checks its runtime folder
+// with statedir's one check (the folder may have changed since start-up,
+// before a takeover): a folder open to others, a symlink, and a file are
+// refused with statedir's reason, and the console serves unshared.
+func TestInboxChecksTheFolderAsStatedir(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		make func(t *testing.T, dir string)
+	}{
+		{"open to others", func(t *testing.T, dir string) {
+			if err := os.Chmod(dir, 0o755); err != nil {
+				t.Fatal(err)
+			}
+		}},
+		{"a symlink", func(t *testing.T, dir string) {
+			real := dir + "-real"
+			if err := os.Rename(dir, real); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Symlink(real, dir); err != nil {
+				t.Fatal(err)
+			}
+		}},
+		{"a file", func(t *testing.T, dir string) {
+			if err := os.Remove(dir); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(dir, nil, 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := runtimeDir(t)
+			tc.make(t, dir)
+			want := statedir.CheckRuntime(dir)
+			if want == nil {
+				t.Fatalf("statedir accepts %s", tc.name)
+			}
+			a := join(t, freeAddr(t), dir, "alpha", nil)
+			if r := a.role(t); r != roleHub {
+				t.Fatalf("role %s", r)
+			}
+			if !a.log.has("other servers cannot join this console: " + want.Error()) {
+				t.Fatalf("the hub's refusal is not statedir's %q: %q", want, a.log.lines)
+			}
+			if _, err := os.Lstat(a.c.inbox.sock); err == nil {
+				t.Fatal("the rendezvous socket was opened")
+			}
+		})
 	}
 }
 
@@ -586,7 +648,7 @@ func TestInboxPeerCannotTakeAnID(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer conn.Close()
-	fmt.Fprintf(conn, `{"type":"hello","version":2,"addr":%q,"server":"x"}`+"\n", addr)
+	fmt.Fprintf(conn, `{"type":"hello","version":3,"addr":%q,"server":"x"}`+"\n", addr)
 	fmt.Fprintf(conn, `{"type":"post","id":%q,"ask":{"kind":"approval","tool":"read_file","items":[{"what":"w","rule":"r","risk":"low","session":"once"}],"context":{},"deadline_ms":%d}}`+"\n",
 		mine.ID, time.Now().Add(time.Minute).UnixMilli())
 	r := bufio.NewReader(conn)
@@ -617,7 +679,7 @@ func TestInboxRejoinKeepsAsks(t *testing.T) {
 	addr, dir := freeAddr(t), runtimeDir(t)
 	a := join(t, addr, dir, "alpha", nil)
 	a.role(t)
-	post := fmt.Sprintf(`{"type":"hello","version":2,"addr":%q,"server":"x"}`+"\n"+
+	post := fmt.Sprintf(`{"type":"hello","version":3,"addr":%q,"server":"x"}`+"\n"+
 		`{"type":"post","id":%q,"ask":{"kind":"approval","tool":"read_file","items":[{"what":"w","rule":"r","risk":"low","session":"once"}],"context":{},"deadline_ms":%d}}`+"\n",
 		addr, goodID, time.Now().Add(time.Minute).UnixMilli())
 	var owner *peer

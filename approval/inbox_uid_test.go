@@ -37,7 +37,7 @@ func TestInboxHelperProcess(t *testing.T) {
 			return
 		}
 		addr := os.Getenv("ONELLM_INBOX_ADDR")
-		fmt.Fprintf(conn, `{"type":"hello","version":2,"addr":%q,"server":"intruder"}`+"\n", addr)
+		fmt.Fprintf(conn, `{"type":"hello","version":3,"addr":%q,"server":"intruder"}`+"\n", addr)
 		conn.SetReadDeadline(time.Now().Add(5 * time.Second))
 		got, err := io.ReadAll(conn)
 		fmt.Printf("got: %q (%v)\n", got, err)

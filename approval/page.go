@@ -33,6 +33,7 @@ input[type=text]{font-size:1rem;padding:.45rem;flex:1 1 100%}
 <div class="card{{if .Level}} risk-{{.Level}}{{end}}" data-id="{{.ID}}">
  <div><b>{{.Tool}}</b>{{if .Level}} <span class="lvl">{{.Level}} risk</span>{{end}} <span class="meta">times out in {{.SecondsLeft}}s</span></div>
  {{- if .Server}}<div class="meta srv">server {{.Server}}</div>{{end}}
+ {{- if .Awaiting}}<div class="meta sent">{{.Awaiting}}</div>{{end}}
  {{- if eq .Kind "approval"}}
  <div class="ctx">{{with .Context}}{{if .Line}}<div>call <code>{{.Line}}</code></div>{{end}}{{if .Cwd}}<div>in {{.Cwd}}</div>{{end}}<div>from {{.Client}}, workspace {{.Workspace}}</div>{{end}}</div>
  {{- range .Items}}<div class="what">{{.What}}</div><div class="meta">rule {{.Rule}}, risk {{.Risk}}, "for session" holds {{.Session}}</div>{{end}}
@@ -81,6 +82,7 @@ function render(s){
     if(it.level)h.append(' ',el('span','lvl',it.level+' risk'));
     h.append(' ',el('span','meta','times out in '+it.seconds_left+'s'));c.append(h);
     if(it.server)c.append(el('div','meta srv','server '+it.server));
+    if(it.awaiting)c.append(el('div','meta sent',it.awaiting));
     var f=el('form');
     if(it.kind==='approval'){
       var x0=it.context||{},cx=el('div','ctx');

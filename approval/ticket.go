@@ -3,6 +3,7 @@ package approval
 import (
 	"crypto/rand"
 	"encoding/base64"
+	"net/http"
 	"sync"
 	"time"
 
@@ -44,6 +45,17 @@ type ticket struct {
 
 	mu       sync.Mutex
 	resolved bool
+	// awaiting is set on the hub while an answer forwarded to the peer
+	// is not confirmed (route.forward): what the card says.
+	awaiting string
+}
+
+// awaitingText is what the card says of an unconfirmed forwarded answer
+// ("" when there is none).
+func (t *ticket) awaitingText() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.awaiting
 }
 
 func newTicket(id string, kind stateKind, tool, principal string, now time.Time, ttl time.Duration) *ticket {
@@ -57,7 +69,8 @@ func newTicket(id string, kind stateKind, tool, principal string, now time.Time,
 // resolve records a as the ticket's answer unless another came first.
 func (t *ticket) resolve(a answer) bool {
 	if t.route != nil {
-		return t.route.forward(t, a)
+		code, _ := t.route.forward(t, a)
+		return code == http.StatusOK
 	}
 	if !t.take() {
 		return false

@@ -22,14 +22,18 @@ import (
 //	            post {id, ask}                   an ask of the peer's, to list
 //	            withdraw {id, outcome, channel}  it is decided or gone there
 //	            result {id, ok, outcome}         what became of a forwarded answer
-//	hub → peer: welcome {version, addr, token, csrf}
+//	hub → peer: welcome {version, addr, token}
 //	            answer {id, action, decision | answer}
 //	            refused {id, error}              a post the hub will not list
 //
 // Version 2: a server that takes the console over serves it with fresh
 // credentials (inbox.go), so the hub no longer sends its logins; a server
-// of version 1 would keep the old token, and is not joined.
-const wireVersion = 2
+// of version 1 would keep the old token, and is not joined. Version 3: the
+// hub no longer sends its CSRF token either. A peer needs only the token
+// (to say the login URL to its person); the CSRF token and the login
+// cookies are the person's browser's, and no other server is given them.
+// A server of version 2 expects a csrf in the welcome, and is not joined.
+const wireVersion = 3
 
 // Bounds of the protocol.
 const (
@@ -46,7 +50,6 @@ type wireMessage struct {
 	Addr    string `json:"addr,omitempty"`
 	Server  string `json:"server,omitempty"`
 	Token   string `json:"token,omitempty"`
-	CSRF    string `json:"csrf,omitempty"`
 
 	ID       string   `json:"id,omitempty"`
 	Ask      *wireAsk `json:"ask,omitempty"`
@@ -130,9 +133,9 @@ func (m *wireMessage) check() error {
 	}
 	switch m.Type {
 	case "hello":
-		return need(m.Version == wireVersion && m.Addr != "" && len(m.Server) <= 200, "want version 2, addr and a short server label")
+		return need(m.Version == wireVersion && m.Addr != "" && len(m.Server) <= 200, "want version 3, addr and a short server label")
 	case "welcome":
-		return need(m.Version == wireVersion && m.Addr != "" && idOK(m.Token) && idOK(m.CSRF), "want version 2, addr, token and csrf")
+		return need(m.Version == wireVersion && m.Addr != "" && idOK(m.Token), "want version 3, addr and token")
 	case "post":
 		if !idOK(m.ID) || m.Ask == nil {
 			return errors.New("want id and ask")

@@ -18,13 +18,13 @@ func TestParseWire(t *testing.T) {
 		line string
 		ok   bool
 	}{
-		{`{"type":"hello","version":2,"addr":"127.0.0.1:8765","server":"x"}`, true},
+		{`{"type":"hello","version":3,"addr":"127.0.0.1:8765","server":"x"}`, true},
 		{`{"type":"hello","version":1,"addr":"127.0.0.1:8765"}`, false}, // version 1 keeps tokens on takeover
-		{`{"type":"hello","version":2}`, false},
-		{`{"type":"hello","version":2,"addr":"a","Addr":"b"}`, false}, // case variant
-		{`{"type":"hello","version":2,"addr":"a","addr":"b"}`, false}, // duplicate
-		{`{"type":"hello","version":2,"addr":"a","extra":1}`, false},  // unknown key
-		{`{"type":"hello","version":2,"addr":"a"} {}`, false},         // two values
+		{`{"type":"hello","version":3}`, false},
+		{`{"type":"hello","version":3,"addr":"a","Addr":"b"}`, false}, // case variant
+		{`{"type":"hello","version":3,"addr":"a","addr":"b"}`, false}, // duplicate
+		{`{"type":"hello","version":3,"addr":"a","extra":1}`, false},  // unknown key
+		{`{"type":"hello","version":3,"addr":"a"} {}`, false},         // two values
 		{`{"type":"hello","version":1.5,"addr":"a"}`, false},          // not an integer
 		{`{"type":"post","id":"` + goodID + `","ask":` + ask + `}`, true},
 		{`{"type":"post","id":"short","ask":` + ask + `}`, false},
@@ -41,10 +41,13 @@ func TestParseWire(t *testing.T) {
 		{`{"type":"answer","id":"` + goodID + `","action":"decline"}`, true},
 		{`{"type":"answer","id":"` + goodID + `","action":"decline","decision":"deny"}`, false},
 		{`{"type":"answer","id":"` + goodID + `","action":"maybe"}`, false},
-		{`{"type":"welcome","version":2,"addr":"a","token":"` + goodID + `","csrf":"` + goodID + `"}`, true},
+		{`{"type":"hello","version":2,"addr":"127.0.0.1:8765","server":"x"}`, false}, // version 2 expects the CSRF token
+		{`{"type":"welcome","version":3,"addr":"a","token":"` + goodID + `"}`, true},
+		{`{"type":"welcome","version":3,"addr":"a","token":"` + goodID + `","csrf":"` + goodID + `"}`, false}, // the CSRF token stays on the hub
+		{`{"type":"welcome","version":2,"addr":"a","token":"` + goodID + `","csrf":"` + goodID + `"}`, false},
 		{`{"type":"welcome","version":1,"addr":"a","token":"` + goodID + `","csrf":"` + goodID + `"}`, false}, // keeps tokens on takeover
-		{`{"type":"welcome","version":2,"addr":"a","token":"` + goodID + `","csrf":"` + goodID + `","sessions":["` + goodID + `"]}`, false},
-		{`{"type":"welcome","version":2,"addr":"a","token":"t","csrf":"` + goodID + `"}`, false},
+		{`{"type":"welcome","version":3,"addr":"a","token":"` + goodID + `","sessions":["` + goodID + `"]}`, false},
+		{`{"type":"welcome","version":3,"addr":"a","token":"t"}`, false},
 		{`{"type":"login","sid":"` + goodID + `"}`, false}, // version 1: a takeover keeps no logins
 		{`{"type":"result","id":"` + goodID + `","ok":true,"outcome":"allow once"}`, true},
 		{`{"type":"refused","id":"` + goodID + `","error":"full"}`, true},
@@ -81,14 +84,14 @@ func TestReadWireBounds(t *testing.T) {
 // encodes again to a message it reads the same way, with every id well
 // formed.
 func FuzzParseWire(f *testing.F) {
-	f.Add([]byte(`{"type":"hello","version":2,"addr":"127.0.0.1:8765","server":"x"}`))
+	f.Add([]byte(`{"type":"hello","version":3,"addr":"127.0.0.1:8765","server":"x"}`))
 	f.Add([]byte(`{"type":"answer","id":"` + goodID + `","action":"accept","decision":"allow_once"}`))
 	f.Fuzz(func(t *testing.T, line []byte) {
 		m, err := parseWire(line)
 		if err != nil {
 			return
 		}
-		for _, id := range []string{m.ID, m.Token, m.CSRF} {
+		for _, id := range []string{m.ID, m.Token} {
 			if id != "" && !idOK(id) {
 				t.Fatalf("accepted a bad id %q", id)
 			}

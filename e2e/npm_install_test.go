@@ -15,6 +15,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -143,11 +144,7 @@ conditions = { allow_private = true }
 // host's ~/.npm. Without the rule the install is refused before anything
 // runs and no registry sees a request.
 func TestNPMCIThroughTheProxy(t *testing.T) {
-	for _, tool := range []string{"npm", "node"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			missing(t, "%s is not installed: %v", tool, err)
-		}
-	}
+	needNPM(t)
 	tgz := npmTarball(t)
 	registry := newNPMRegistry(t, "127.0.0.1:0", tgz)
 	decoy := newNPMRegistry(t, "127.0.0.2:0", tgz)
@@ -262,4 +259,66 @@ func hasPackageInstall(lines []map[string]any, resource, host, effect string) bo
 		}
 	}
 	return false
+}
+
+// needNPM: npm and node, or the test cannot run (missing fails under CI).
+func needNPM(t *testing.T) {
+	t.Helper()
+	for _, tool := range []string{"npm", "node"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			missing(t, "%s is not installed: %v", tool, err)
+		}
+	}
+}
+
+// TestNPMTarballURL: npm in the sandbox is held to its registry, which
+// fetches a tarball URL from the registry too (replace-registry-host
+// always). A tarball URL on the registry's own host installs through the
+// proxy, decided as an install from that host; one on another host is
+// refused before anything runs, saying why and what to do instead, even
+// where a rule allows installing from that host, and no registry sees a
+// request (it would have been asked of the registry, and failed).
+func TestNPMTarballURL(t *testing.T) {
+	needNPM(t)
+	tgz := npmTarball(t)
+	registry := newNPMRegistry(t, "127.0.0.1:0", tgz)
+	other := newNPMRegistry(t, "127.0.0.2:0", tgz)
+	f := newFixture(t, npmConfig+`
+[[rules.allow]]
+rule_id    = "local-registries"
+capability = "package.install"
+target     = { host = "127.0.0.*" }
+`)
+	f.write(t, "package.json", `{"name":"app","version":"1.0.0"}`)
+	c := stdioClient(t, f, Modern)
+	flags := " --no-audit --no-fund --fetch-retries=0 "
+
+	away := "npm install" + flags + other.URL + npmTarballPath
+	res := call(t, c, "execute_terminal_command", map[string]any{"command": away, "timeout_seconds": 120})
+	if txt := text(res); !res.IsError || !strings.Contains(txt, "npm_config_replace_registry_host=always") ||
+		!strings.Contains(txt, "npm install ./FILE.tgz") || !strings.Contains(txt, "nothing ran") {
+		t.Fatalf("a tarball URL on another host than the registry: %s", txt)
+	}
+	out, errOut, _ := runCLI(t, f.Root, "explain", "--config", f.Config, "--surface", "sandbox", "process.exec", away)
+	if !strings.Contains(out+errOut, "npm_config_replace_registry_host=always") {
+		t.Errorf("explain of the refused line:\n%s%s", out, errOut)
+	}
+	if got := append(registry.requests(), other.requests()...); len(got) != 0 {
+		t.Fatalf("a refused install reached a registry: %v", got)
+	}
+
+	home := "npm install --registry " + registry.URL + "/" + flags + registry.URL + npmTarballPath +
+		" && node -e 'console.log(require(\"hello-npm\").value)'"
+	res = call(t, c, "execute_terminal_command", map[string]any{"command": home, "timeout_seconds": 120})
+	var run cmdOut
+	structured(t, res, &run)
+	if run.ExitCode != 0 || !strings.HasSuffix(run.Stdout, "\n42\n") {
+		t.Fatalf("a tarball URL on the registry's host:\n%s", text(res))
+	}
+	if got := registry.requests(); !slices.Contains(got, "GET "+npmTarballPath) || len(other.requests()) != 0 {
+		t.Fatalf("the registry saw %v, the other %v", got, other.requests())
+	}
+	if !hasPackageInstall(f.auditLines(t), registry.URL+npmTarballPath, "127.0.0.1", "allow") {
+		t.Fatal("no allowed package.install of the tarball URL from 127.0.0.1 in the audit log")
+	}
 }

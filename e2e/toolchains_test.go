@@ -209,7 +209,7 @@ func TestDoctor(t *testing.T) {
 		t.Fatalf("doctor: exit %d\n%s\n%s", code, out, errOut)
 	}
 	for _, want := range []string{"landlock       ABI", "sandbox        ok", "toolchains ([sandbox] toolchains = \"none\")",
-		"what will not work:", "`[sandbox] toolchains = \"auto\"`"} {
+		"what will not work:", "`[sandbox] toolchains = \"auto\"`", "npm and pip are NOT held to the decided index"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("doctor lacks %q:\n%s", want, out)
 		}
@@ -218,6 +218,21 @@ func TestDoctor(t *testing.T) {
 	out, _, code = runCLI(t, f2.Root, "doctor", "--config", f2.Config)
 	if code != 0 || !strings.Contains(out, "git: git at") || !strings.Contains(out, "HOME = a fresh empty folder per call") {
 		t.Errorf("doctor with toolchains: exit %d\n%s", code, out)
+	}
+	// What holds installers to the decided index, as every command gets
+	// it, and the installation configs commands see hidden, from a home
+	// folder with an nvm installation whose global npmrc could hold a
+	// token.
+	nvmrc := f2.write(t, "../.nvm/versions/node/v20.0.0/etc/npmrc", "//registry.npmjs.org/:_authToken=x\n")
+	out, errOut, code = runCLIEnv(t, f2.Root, []string{"HOME=" + f2.Root}, "doctor", "--config", f2.Config)
+	if code != 0 {
+		t.Fatalf("doctor with an nvm home: exit %d\n%s\n%s", code, out, errOut)
+	}
+	for _, want := range []string{"npm_config_registry=https://registry.npmjs.org/", "npm_config_replace_registry_host=always",
+		"PIP_CONFIG_FILE=/dev/null", "installation configs hidden from commands", "\n                   " + nvmrc + "\n"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("doctor lacks %q:\n%s", want, out)
+		}
 	}
 	if _, _, code := runCLI(t, f2.Root, "doctor", "--bogus"); code != 2 {
 		t.Errorf("doctor --bogus: exit %d, want 2", code)

@@ -106,7 +106,7 @@ func openConsole(p *grants.Policy, stateDir string, logger *log.Logger) (*approv
 		logger.Printf("%s: %s?token=%s (token also in %s)", what, url, token, tokenFile)
 	}
 	c, err := approval.OpenInbox(approval.InboxOptions{Addr: p.Console, RuntimeDir: runDir, Name: parentName(), Log: logger,
-		Ready: ready, Holder: portHolder})
+		Ready: ready, Holder: (&portHolders{}).name})
 	if err != nil {
 		return nil, fmt.Errorf("approval console: %w", err)
 	}

@@ -278,7 +278,7 @@ func (t *Tool) Plan(_ context.Context, env *toolkit.Env, raw json.RawMessage) (*
 		gitRoots := slices.Clone(spec.Writable)
 		spec.GitDirs = git.Dirs
 		spec.ReadOnly = slices.Concat(spec.ReadOnly, git.Links)
-		if surface == grants.SurfaceSandbox {
+		if toolchainsApply(p, surface) {
 			done, err := t.withToolchains(ctx, env.MidAction, p, &spec)
 			if err != nil {
 				return toolkit.Failed("the command did not run: %v", err)
@@ -392,6 +392,9 @@ func requests(p *grants.Policy, a cmdline.Analysis, cwd string, surface grants.S
 	// One package.install per package and index, besides the installing
 	// command's process.exec.
 	for _, pk := range a.Packages {
+		if err := heldToRegistry(p, pk, surface); err != nil {
+			return nil, err
+		}
 		reqs = append(reqs, grants.Request{
 			Capability: grants.CapPackageInstall,
 			Target:     grants.Target{ToolName: Name, Resource: pk.Name, Host: pk.Host},

@@ -13,6 +13,7 @@ import (
 
 	"github.com/onellm/onellm-mcp/grants"
 	"github.com/onellm/onellm-mcp/internal/toolkit"
+	"github.com/onellm/onellm-mcp/shelltool/cmdline"
 	"github.com/onellm/onellm-mcp/shelltool/sandbox"
 	"github.com/onellm/onellm-mcp/shelltool/toolchains"
 )
@@ -114,7 +115,7 @@ func (c *toolchainCache) detect(names []string) detected {
 // environment that points the tools at them. The returned function removes
 // the call's HOME.
 func (t *Tool) withToolchains(ctx context.Context, gate toolkit.MidAction, p *grants.Policy, spec *sandbox.Spec) (func(), error) {
-	if len(p.Sandbox.Toolchains) == 0 {
+	if !toolchainsApply(p, grants.SurfaceSandbox) {
 		return func() {}, nil
 	}
 	found := t.toolchains.detect(p.Sandbox.Toolchains)
@@ -140,6 +141,29 @@ func (t *Tool) withToolchains(ctx context.Context, gate toolkit.MidAction, p *gr
 		}
 	}
 	return func() { _ = call.Close() }, nil
+}
+
+// toolchainsApply reports whether a command on surface gets the
+// toolchains (withToolchains), and with them npm and pip held to the
+// decided index (toolchains.IndexPins).
+func toolchainsApply(p *grants.Policy, surface grants.Surface) bool {
+	return surface == grants.SurfaceSandbox && len(p.Sandbox.Toolchains) > 0
+}
+
+// heldToRegistry refuses an npm package named by a tarball URL on another
+// origin than the registry npm uses (Package.TarballElsewhere), when npm is held to that registry: it
+// fetches every tarball from there (npm_config_replace_registry_host=
+// always, so that a lockfile's URLs are fetched from where the install
+// was decided), so the URL's path would be asked of the registry, and
+// fail, while the person was asked about the URL's host. Refused before
+// anyone is asked, saying how to install it instead.
+func heldToRegistry(p *grants.Policy, pk cmdline.Package, surface grants.Surface) error {
+	if !toolchainsApply(p, surface) || pk.Manager != "npm" || !pk.TarballElsewhere() {
+		return nil
+	}
+	return toolkit.Argf("npm in the sandbox fetches every tarball from its registry (%s; npm_config_replace_registry_host=always, so that what package.install decided is what is fetched): the tarball %s would be asked of the registry, not of %s, and fail. "+
+		"Install the package by name from a registry (--registry URL names another, decided as an install from that host), or fetch the file first (decided as a network request) and install it from the workspace: npm install ./FILE.tgz; nothing ran",
+		pk.Index, pk.URL, pk.Host)
 }
 
 // envValue is the value of key in env ("" when absent).

@@ -80,7 +80,9 @@ func doctor(args []string, stdout, stderr io.Writer) error {
 			fmt.Fprintf(stdout, "                 HOME = a fresh empty folder per call; git config = user.name and user.email only\n")
 			fmt.Fprintf(stdout, "                 private caches in %s\n", toolchains.WorkspaceCache(cache, p.Workspace))
 		}
-	} else {
+	}
+	doctorInstalls(stdout, set, len(p.Sandbox.Toolchains) > 0)
+	if len(p.Sandbox.Toolchains) == 0 {
 		problems = append(problems, "Commands see no toolchain under your home folder (pyenv, nvm, rustup, ~/go): "+
 			"set `[sandbox] toolchains = \"auto\"` to give them read-only access and private caches.")
 	}
@@ -100,6 +102,34 @@ func doctor(args []string, stdout, stderr io.Writer) error {
 		return exitError{code: 1, err: fmt.Errorf("the sandbox cannot be applied here")}
 	}
 	return nil
+}
+
+// doctorInstalls says how installers are held to the index a command's
+// line decided (package.install): the settings every sandboxed command
+// gets (toolchains.IndexPins, the ones the runner sets) and the
+// installations' own config files that may hold registry tokens, which
+// commands see hidden (toolchains.Set.Configs). Without toolchains neither
+// is given.
+func doctorInstalls(w io.Writer, set toolchains.Set, enabled bool) {
+	if !enabled {
+		fmt.Fprintf(w, "  installs:      npm and pip are NOT held to the decided index ([sandbox] toolchains = \"none\"): a project's .npmrc\n"+
+			"                 or a pip.conf can choose where an install fetches from (the egress proxy still decides each host)\n")
+		return
+	}
+	fmt.Fprintf(w, "  installs:      every command gets, so that what package.install decided is what is fetched:\n")
+	for _, pin := range toolchains.IndexPins() {
+		fmt.Fprintf(w, "                 %s=%s: %s\n", pin.Key, pin.Value, pin.Why)
+	}
+	configs := set.Configs()
+	if len(configs) == 0 {
+		fmt.Fprintf(w, "                 installation configs hidden from commands: none found\n")
+		return
+	}
+	fmt.Fprintf(w, "                 installation configs hidden from commands (they may hold registry tokens; a rule allowing\n"+
+		"                 filesystem.read of one by its exact path lifts it):\n")
+	for _, c := range configs {
+		fmt.Fprintf(w, "                   %s\n", c)
+	}
 }
 
 func toolchainsSetting(p *grants.Policy) string {

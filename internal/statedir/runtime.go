@@ -35,6 +35,14 @@ func Runtime(stateDir string, readable []string) (string, error) {
 	return dir, nil
 }
 
+// CheckRuntime checks that dir is still fit to hold the server's sockets
+// as Runtime made it: a real folder (no symlink) owned by this user and
+// closed to others. The approval inbox checks it again each time it opens
+// its socket, which may be long after start-up (a takeover).
+func CheckRuntime(dir string) error {
+	return private(dir, false)
+}
+
 // private checks that dir is a real folder owned by this user and, with
 // tighten, makes its mode 0700; without, it must not be open to others.
 func private(dir string, tighten bool) error {

@@ -3,6 +3,7 @@ package statedir
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -74,4 +75,45 @@ func TestRuntime(t *testing.T) {
 			t.Fatal("a symlinked runtime folder was accepted")
 		}
 	})
+}
+
+// TestCheckRuntime: the check the approval inbox repeats before it opens
+// its socket accepts what Runtime makes and refuses what it would refuse.
+func TestCheckRuntime(t *testing.T) {
+	t.Setenv("XDG_RUNTIME_DIR", "")
+	base := t.TempDir()
+	good, err := Runtime(base, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	open := filepath.Join(base, "open")
+	link := filepath.Join(base, "link")
+	file := filepath.Join(base, "file")
+	if err := os.Mkdir(open, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(open, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(good, link); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(file, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		dir  string
+		want string // "" accepted
+	}{
+		{good, ""},
+		{open, "open to other users"},
+		{link, "symlink"},
+		{file, "not a folder"},
+		{filepath.Join(base, "missing"), "no such file"},
+	} {
+		err := CheckRuntime(tc.dir)
+		if tc.want == "" && err != nil || tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)) {
+			t.Errorf("CheckRuntime(%s) = %v, want %q", tc.dir, err, tc.want)
+		}
+	}
 }

@@ -1,6 +1,7 @@
 package cmdline
 
 import (
+	"net"
 	"net/url"
 	"slices"
 	"strings"
@@ -31,6 +32,14 @@ type Package struct {
 	Host string
 	// Manager is the program that installs it ("npm", "pip", "go", ...).
 	Manager string
+	// URL is set for a package named by its URL ("https://h/x.tgz",
+	// "x@https://h/x.tgz", "x @ https://h/x.whl", "git+https://h/r"): the
+	// tool fetches it from that URL's host, which is then Host, whatever
+	// index the line names; Index is that index's origin
+	// ("https://registry.npmjs.org", Dynamic when not literal): an
+	// installer held to its index, as npm is in the sandbox, fetches the
+	// URL's path there instead (TarballElsewhere).
+	URL, Index string
 	// Command is the index of the installing command in Analysis.Commands.
 	Command int
 }
@@ -112,6 +121,9 @@ func (in *install) parse(args []arg, manifestOnly bool) {
 		case has(sp.manifestOpts, opt):
 			manifests = append(manifests, "("+val+")")
 		case has(sp.pkgOpts, opt):
+			if val == "" {
+				val = Dynamic
+			}
 			in.names = append(in.names, val)
 		case has(sp.offlineOpts, opt):
 			in.hosts = append(in.hosts, "")
@@ -136,7 +148,7 @@ func (in *install) parse(args []arg, manifestOnly bool) {
 // of a certain shape (go install X@V: without a version it builds a local
 // package).
 func (in *install) operand(a arg) {
-	if !a.lit {
+	if !a.lit || a.text == "" { // what a tool makes of an empty word is its own
 		in.names = append(in.names, Dynamic)
 		return
 	}
@@ -182,18 +194,22 @@ func (sp *installerSpec) valueOpts() string {
 }
 
 // packages resolves the installs to Packages once the line's assignments
-// are known.
+// are known: one per package and index, but one per package named by its
+// URL, from that URL's host.
 func (a *analyzer) packages() {
 	for _, in := range a.installs {
-		hosts := in.hosts
-		if len(hosts) == 0 {
-			hosts = a.envIndexes(in)
-		}
-		if len(hosts) == 0 {
-			hosts = []string{in.spec.host}
-		}
+		hosts := a.indexes(in)
+		index := indexOrigin(hosts[0])
+		moved := in.spec.anyHostOpts != "" && slices.Contains(hosts, Dynamic)
 		hosts = append(slices.Clip(hosts), in.extra...)
 		for _, n := range in.names {
+			if u, host, ok := packageURL(n); ok {
+				if moved {
+					host = Dynamic // the line may send it to an index it does not name
+				}
+				a.out.Packages = append(a.out.Packages, Package{Name: n, Host: host, Manager: in.manager, Command: in.cmd, URL: u, Index: index})
+				continue
+			}
 			for _, h := range hosts {
 				a.out.Packages = append(a.out.Packages, Package{Name: n, Host: indexHost(h, n), Manager: in.manager, Command: in.cmd})
 			}
@@ -201,11 +217,30 @@ func (a *analyzer) packages() {
 	}
 }
 
+// indexes are the install's indexes as written: its options', else the
+// line's assignments', else the tool's default; Dynamic when the line lets
+// the tool fetch from hosts it does not name (anyHostOpts, anyHostEnv).
+func (a *analyzer) indexes(in *install) []string {
+	hosts := in.hosts
+	if len(hosts) == 0 {
+		hosts = a.envIndexes(in)
+	}
+	for _, name := range strings.Fields(in.spec.anyHostEnv) {
+		if _, ok := a.lookupEnv(name); ok {
+			hosts = append(slices.Clip(hosts), Dynamic) // as its option does
+		}
+	}
+	if len(hosts) == 0 {
+		hosts = []string{in.spec.host}
+	}
+	return hosts
+}
+
 // envIndexes returns the indexes the line's assignments name for the
 // install (GOPROXY=a,b|direct: one per entry, "off" none).
 func (a *analyzer) envIndexes(in *install) []string {
 	for _, name := range strings.Fields(in.spec.env) {
-		v, ok := a.env[name]
+		v, ok := a.lookupEnv(name)
 		if !ok {
 			continue
 		}
@@ -224,6 +259,112 @@ func (a *analyzer) envIndexes(in *install) []string {
 		return out
 	}
 	return nil
+}
+
+// lookupEnv is the value the line assigns to name. npm reads its
+// npm_config_* variables in any case and with "-" for "_"
+// (Npm_Config_Registry, `env npm_config_replace-registry-host=…`), so such
+// a name matches every assignment npm reads as the same setting.
+func (a *analyzer) lookupEnv(name string) (string, bool) {
+	key, npm := npmConfigKey(name)
+	if !npm {
+		v, ok := a.env[name]
+		return v, ok
+	}
+	for n, v := range a.env {
+		if k, ok := npmConfigKey(n); ok && k == key {
+			return v, true
+		}
+	}
+	return "", false
+}
+
+// npmConfigKey is the setting npm reads from an npm_config_* variable (as
+// @npmcli/config's loadEnv: the prefix in any case, then "_" as "-" but at
+// the start, lower case).
+func npmConfigKey(name string) (string, bool) {
+	const prefix = "npm_config_"
+	if len(name) <= len(prefix) || !strings.EqualFold(name[:len(prefix)], prefix) {
+		return "", false
+	}
+	key := name[len(prefix):]
+	if strings.HasPrefix(key, "//") {
+		return key, true
+	}
+	return strings.ToLower(key[:1] + strings.ReplaceAll(key[1:], "_", "-")), true
+}
+
+// packageURL finds the URL a package word names it by: the whole word, or
+// after "NAME@" (npm's alias@url) or "NAME @ " (a PEP 508 direct
+// reference), with its scheme (git+https and the like) and host. A file:
+// URL names no host: it is no network fetch.
+func packageURL(word string) (u, host string, ok bool) {
+	i := strings.Index(word, "://")
+	if i <= 0 {
+		return "", "", false
+	}
+	start := i
+	for start > 0 && isSchemeChar(word[start-1]) {
+		start--
+	}
+	if start == i {
+		return "", "", false
+	}
+	if before := strings.TrimRight(word[:start], " "); before != "" && !strings.HasSuffix(before, "@") {
+		return "", "", false
+	}
+	u = word[start:]
+	parsed, err := url.Parse(u)
+	if err != nil {
+		return u, Dynamic, true
+	}
+	if strings.EqualFold(parsed.Scheme, "file") {
+		return u, "", true
+	}
+	if parsed.Hostname() == "" {
+		return u, Dynamic, true
+	}
+	return u, strings.ToLower(parsed.Hostname()), true
+}
+
+// TarballElsewhere reports whether the package is named by an http(s) URL
+// whose origin is not its index's: one a tool that fetches every tarball
+// from its index (npm with replace-registry-host=always) would ask of the
+// index instead, where it is not.
+func (p Package) TarballElsewhere() bool {
+	scheme, _, _ := strings.Cut(p.URL, "://")
+	if !strings.EqualFold(scheme, "http") && !strings.EqualFold(scheme, "https") || p.Host == Dynamic {
+		return false
+	}
+	return p.Index == Dynamic || indexOrigin(p.URL) != p.Index
+}
+
+// indexOrigin is an index as written (a URL or a host) as an origin:
+// scheme and host in lower case, the port only when it is not the
+// scheme's default; Dynamic when it is not literal, "" when it is no
+// network index (a file: URL, none).
+func indexOrigin(index string) string {
+	if index == "" || index == Dynamic || strings.HasPrefix(index, "file:") {
+		return index
+	}
+	if !strings.Contains(index, "://") {
+		index = "https://" + index
+	}
+	u, err := url.Parse(index)
+	if err != nil || u.Hostname() == "" {
+		return Dynamic
+	}
+	scheme, host := strings.ToLower(u.Scheme), strings.ToLower(u.Hostname())
+	if port := u.Port(); port != "" && !(scheme == "https" && port == "443" || scheme == "http" && port == "80") {
+		host = net.JoinHostPort(host, port)
+	} else if strings.Contains(host, ":") {
+		host = "[" + host + "]"
+	}
+	return scheme + "://" + host
+}
+
+func isSchemeChar(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '+' || c == '-' || c == '.'
 }
 
 // indexHost turns an index as written (a URL, a host, "direct" for Go's

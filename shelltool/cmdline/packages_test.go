@@ -84,6 +84,57 @@ var packageCases = []struct {
 	// Through wrappers and in lists.
 	{"timeout 60 npm ci && pip install x", []string{"(package.json) registry.npmjs.org npm ^1", "x pypi.org pip ^2"}},
 	{"env npm_config_registry=https://e.example npm i x", []string{"x e.example npm ^1"}},
+	// npm reads npm_config_* in any case and "-" for "_": each names its setting.
+	{"Npm_Config_Registry=https://e.example npm ci", []string{"(package.json) e.example npm ^0"}},
+	{"NPM_CONFIG_REGISTRY=https://e.example npm ci", []string{"(package.json) e.example npm ^0"}},
+	{"npm_config_replace_registry_host=never npm ci", []string{"(package.json) <dynamic> npm ^0"}},
+	{"NPM_CONFIG_REPLACE_REGISTRY_HOST=never npm ci", []string{"(package.json) <dynamic> npm ^0"}},
+	{"env npm_config_replace-registry-host=never npm ci", []string{"(package.json) <dynamic> npm ^1"}},
+	{"npm_config_registry=https://e.example npm_config_replace_registry_host=never npm ci",
+		[]string{"(package.json) e.example npm ^0", "(package.json) <dynamic> npm ^0"}},
+	{"npm_config_replace_registry_host_x=1 npm ci", []string{"(package.json) registry.npmjs.org npm ^0"}},
+	// A package named by its URL comes from that URL's host, whatever the
+	// index (one request, not one per index).
+	{"npm install https://h.example/x.tgz", []string{"https://h.example/x.tgz h.example npm ^0"}},
+	{"npm i x@https://H.example/x.tgz", []string{"x@https://H.example/x.tgz h.example npm ^0"}},
+	{"npm i --registry http://127.0.0.1:9/ http://127.0.0.2:9/x.tgz", []string{"http://127.0.0.2:9/x.tgz 127.0.0.2 npm ^0"}},
+	{"npm i git+https://github.com/a/b.git", []string{"git+https://github.com/a/b.git github.com npm ^0"}},
+	{"npm i --replace-registry-host=never https://h.example/x.tgz", []string{"https://h.example/x.tgz <dynamic> npm ^0"}},
+	{"npm i file:///tmp/x.tgz ./y.tgz", []string{"file:///tmp/x.tgz  npm ^0", "./y.tgz registry.npmjs.org npm ^0"}},
+	{"pip install --extra-index-url https://a.example/simple https://h.example/x.whl", []string{"https://h.example/x.whl h.example pip ^0"}},
+	{"pip install 'x @ https://h.example/x.whl'", []string{"x @ https://h.example/x.whl h.example pip ^0"}},
+	{"pip install -e git+https://github.com/a/b#egg=b", []string{"git+https://github.com/a/b#egg=b github.com pip ^0"}},
+	{"pip install ''", []string{"<dynamic> pypi.org pip ^0"}}, // found by FuzzAnalyze
+	{"pip install -e ''", []string{"<dynamic> pypi.org pip ^0"}},
+	{"pip install 'x>=1 # see https://h.example/'", []string{"x>=1 # see https://h.example/ pypi.org pip ^0"}},
+}
+
+// TestPackageURL: a package named by its URL carries the URL and the
+// index the line gave the tool (which the sandbox's npm fetches it from).
+func TestPackageURL(t *testing.T) {
+	for _, tc := range []struct {
+		line, url, index string
+		elsewhere        bool
+	}{
+		{"npm i https://h.example/x.tgz", "https://h.example/x.tgz", "https://registry.npmjs.org", true},
+		{"npm i --registry http://127.0.0.1:9/ x@http://127.0.0.2:9/x.tgz", "http://127.0.0.2:9/x.tgz", "http://127.0.0.1:9", true},
+		{"npm i --registry http://127.0.0.1:9/ http://127.0.0.1:8/x.tgz", "http://127.0.0.1:8/x.tgz", "http://127.0.0.1:9", true},
+		{"npm i --registry http://127.0.0.1:9/ https://127.0.0.1:9/x.tgz", "https://127.0.0.1:9/x.tgz", "http://127.0.0.1:9", true},
+		{"npm i --registry HTTP://127.0.0.1:9/r/ http://127.0.0.1:9/x.tgz", "http://127.0.0.1:9/x.tgz", "http://127.0.0.1:9", false},
+		{"npm i https://Registry.npmjs.org:443/x/-/x-1.tgz", "https://Registry.npmjs.org:443/x/-/x-1.tgz", "https://registry.npmjs.org", false},
+		{"npm i --registry http://[::1]:9/ http://[::1]:9/x.tgz", "http://[::1]:9/x.tgz", "http://[::1]:9", false},
+		{"npm i git+https://github.com/a/b", "git+https://github.com/a/b", "https://registry.npmjs.org", false},
+		{"npm_config_registry=$R npm i https://h.example/x.tgz", "https://h.example/x.tgz", Dynamic, false},
+		{"npm i left-pad", "", "", false},
+	} {
+		an, err := Analyze(tc.line)
+		if err != nil || len(an.Packages) != 1 {
+			t.Fatalf("Analyze(%q): %v %+v", tc.line, err, an.Packages)
+		}
+		if p := an.Packages[0]; p.URL != tc.url || p.Index != tc.index || p.TarballElsewhere() != tc.elsewhere {
+			t.Errorf("%q: URL %q index %q elsewhere %v, want %q %q %v", tc.line, p.URL, p.Index, p.TarballElsewhere(), tc.url, tc.index, tc.elsewhere)
+		}
+	}
 }
 
 func TestPackages(t *testing.T) {

@@ -292,8 +292,10 @@ type installerSpec struct {
 	env          string // variables naming the index, first found wins
 	// anyHostOpts take a value after which the tool may fetch from hosts
 	// the line does not name (npm --replace-registry-host never: a
-	// lockfile's own URLs): the index is Dynamic.
+	// lockfile's own URLs): the index is Dynamic. anyHostEnv are the
+	// variables that do the same.
 	anyHostOpts string
+	anyHostEnv  string
 	// scoped: --@scope:registry=URL adds an index (npm and relatives).
 	scoped bool
 }
@@ -312,7 +314,7 @@ var installers = map[string]*installerSpec{
 	"npm": {subs: "install i add in ins inst insta instal isnt isnta isntal isntall ci clean-install install-clean isntall-clean ic install-test it install-ci-test cit",
 		manifestSubs: "ci clean-install install-clean isntall-clean ic install-ci-test cit", manifest: "(package.json)", host: "registry.npmjs.org",
 		hostOpts: "--registry", argOpts: npmArgOpts, env: "npm_config_registry NPM_CONFIG_REGISTRY",
-		anyHostOpts: "--replace-registry-host", scoped: true},
+		anyHostOpts: "--replace-registry-host", anyHostEnv: "npm_config_replace_registry_host", scoped: true},
 	"pnpm": {subs: "install i add", manifest: "(package.json)", host: "registry.npmjs.org", hostOpts: "--registry",
 		argOpts: npmArgOpts, env: "npm_config_registry NPM_CONFIG_REGISTRY", scoped: true},
 	"yarn": {subs: "install add", bareInstall: true, manifest: "(package.json)", host: "registry.yarnpkg.com", hostOpts: "--registry",

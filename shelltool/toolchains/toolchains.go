@@ -434,22 +434,13 @@ func (s Set) Prepare(cache string, workspaceRoots []string) (*Call, error) {
 		"npm_config_userconfig=" + gen.npmrc,
 		"npm_config_globalconfig=" + gen.npmGlobal,
 		"npm_config_update_notifier=false",
-		// The registry npm uses is the one the command line decided:
-		// --registry or an npm_config_registry= assignment on the line (both
-		// override these), else this default, which is the index
-		// package.install assumes; a project's .npmrc cannot move it
-		// (environment config outranks project config), and a lockfile's
-		// resolved URLs are fetched from that registry, not their own host.
-		"npm_config_registry=" + NpmRegistry,
-		"npm_config_replace_registry_host=always",
 		"PIP_CACHE_DIR=" + dirs["pip"],
-		// No pip configuration file is read (os.devnull skips them all):
-		// a pip.conf in a virtualenv, the call's HOME or /etc cannot add
-		// an index the line did not name, nor hand pip a token.
-		"PIP_CONFIG_FILE=" + os.DevNull,
 		"PIP_DISABLE_PIP_VERSION_CHECK=1",
 		"PYTHONUSERBASE=" + dirs["pyuser"],
 		"CARGO_HOME=" + dirs["cargo"],
+	}
+	for _, pin := range IndexPins() {
+		c.Env = append(c.Env, pin.Key+"="+pin.Value)
 	}
 	if gen.goTelemetry != "" {
 		c.Env = append(c.Env, "TEST_TELEMETRY_DIR="+gen.goTelemetry)
@@ -469,6 +460,31 @@ func (s Set) Prepare(cache string, workspaceRoots []string) (*Call, error) {
 		}
 	}
 	return c, nil
+}
+
+// IndexPin is one setting of a sandboxed command's environment that holds
+// an installer to the index its command line decided (package.install).
+type IndexPin struct {
+	Key, Value string
+	// Why says what the setting stops, for doctor.
+	Why string
+}
+
+// IndexPins are the settings Prepare gives every command (and doctor
+// reports). The registry npm uses is the one the command line decided:
+// --registry or an npm_config_registry= assignment on the line (both
+// override these), else NpmRegistry, the index package.install assumes; a
+// project's .npmrc cannot move it (environment config outranks project
+// config), and a lockfile's resolved URLs are fetched from that registry,
+// not their own host. pip reads no configuration file (os.DevNull skips
+// them all): a pip.conf in a virtualenv, the call's HOME or /etc cannot add
+// an index the line did not name, nor hand pip a token.
+func IndexPins() []IndexPin {
+	return []IndexPin{
+		{"npm_config_registry", NpmRegistry, "npm's registry is the one the line decided: a project's .npmrc cannot move it (`--registry URL` on the line is decided as an install from that host)"},
+		{"npm_config_replace_registry_host", "always", "a lockfile's resolved URLs are fetched from that registry, not from their own host"},
+		{"PIP_CONFIG_FILE", os.DevNull, "pip reads no pip.conf (a virtualenv's, the home folder's, /etc's): none can add an index or a token (`--index-url` on the line is decided)"},
+	}
 }
 
 // generated are the config files the server writes for commands, in a
