@@ -419,8 +419,9 @@ func TestPendingOfIsALookup(t *testing.T) {
 		pendingTicket(c)
 	}
 	// A margin: AllocsPerRun counts every goroutine's allocations, and
-	// an earlier test's may still run; the whole view made 2 per card.
-	if many := allocs(); many > one+20 {
+	// an earlier test's may still run; the whole view made 2 per card
+	// (over 400 here).
+	if many := allocs(); many > one+100 {
 		t.Errorf("pendingOf with 201 asks pending: %.0f allocations, with one: %.0f", many, one)
 	}
 	got, ok := c.pendingOf(first.ID)
