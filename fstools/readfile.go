@@ -119,7 +119,8 @@ func readFile(ctx context.Context, real string, args ReadFileArgs, limits grants
 	}
 	head := make([]byte, 512)
 	n, err := io.ReadFull(f, head)
-	if err != nil && err != io.ErrUnexpectedEOF && err != io.EOF {
+	atEOF := err == io.ErrUnexpectedEOF || err == io.EOF
+	if err != nil && !atEOF {
 		return toolkit.Failed("read_file %s: %v", real, err)
 	}
 	head = head[:n]
@@ -130,10 +131,15 @@ func readFile(ctx context.Context, real string, args ReadFileArgs, limits grants
 	if isBinary(head) {
 		return toolkit.Failed("read_file %s: binary file (%s, %d bytes); only text and PNG/JPEG/GIF/WebP images are returned", real, ctype, fi.Size())
 	}
-	if _, err := f.Seek(0, io.SeekStart); err != nil {
-		return toolkit.Failed("read_file %s: %v", real, err)
+	// The text goes on from the head already read, with no seek back and
+	// no second read of it; a file that ended within the head (most small
+	// files) is not read again at all.
+	src := &headThen{head: head}
+	size := max(len(head), 16)
+	if !atEOF {
+		src.rest, size = f, int(min(max(fi.Size()+1, 4096), 64<<10))
 	}
-	out, text, err := readWindowBounded(ctx, bufio.NewReaderSize(f, int(min(max(fi.Size()+1, 4096), 64<<10))), args, limits, maxSeekBytes, maxCountBytes, fi.Size())
+	out, text, err := readWindowBounded(ctx, bufio.NewReaderSize(src, size), args, limits, maxSeekBytes, maxCountBytes, fi.Size())
 	if err != nil {
 		return toolkit.Failed("read_file %s: %v", real, err)
 	}
@@ -142,6 +148,24 @@ func readFile(ctx context.Context, real string, args ReadFileArgs, limits grants
 		Tool:    mcp.NewToolResultStructured(out, text),
 		Outcome: toolkit.Outcome{Bytes: int64(len(text))},
 	}
+}
+
+// headThen reads head, then rest (none when nil).
+type headThen struct {
+	head []byte
+	rest io.Reader
+}
+
+func (h *headThen) Read(p []byte) (int, error) {
+	if len(h.head) > 0 {
+		n := copy(p, h.head)
+		h.head = h.head[n:]
+		return n, nil
+	}
+	if h.rest == nil {
+		return 0, io.EOF
+	}
+	return h.rest.Read(p)
 }
 
 func readImage(f *os.File, real, ctype string, size, max int64) toolkit.Result {
