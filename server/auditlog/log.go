@@ -46,6 +46,8 @@ type Log struct {
 	mu       sync.Mutex
 	f        *os.File
 	end      int64 // where the last record this Log saw ends in f
+	// followBuf is reused for the records other writers appended (follow).
+	followBuf []byte
 	h        head
 	unsigned int // records since the last checkpoint
 	lastSign time.Time
@@ -234,6 +236,9 @@ func (l *Log) ensure() error {
 // checkpoint, which is then nearer.
 const maxFollow = 1 << 20
 
+// maxFollowKept bounds the buffer follow keeps for the next time.
+const maxFollowKept = 64 << 10
+
 // follow brings the head over the records another writer appended after
 // l.end, reading only those: every one must continue the chain from the
 // head (seq, prev, and any checkpoint's tree), as load would check them.
@@ -248,7 +253,12 @@ func (l *Log) follow(size int64) bool {
 	if size <= l.end || size-l.end > maxFollow {
 		return false
 	}
-	buf := make([]byte, size-l.end)
+	buf := l.followBuf
+	if n := int(size - l.end); cap(buf) >= n {
+		buf = buf[:n]
+	} else if buf = make([]byte, n); n <= maxFollowKept {
+		l.followBuf = buf
+	}
 	if _, err := l.f.ReadAt(buf, l.end); err != nil || buf[len(buf)-1] != '\n' {
 		return false
 	}

@@ -11,6 +11,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/transparency-dev/merkle/rfc6962"
 )
 
 // syncBuffer collects what a Log says on stderr.
@@ -345,4 +347,19 @@ func TestFollowRefusesForeignRecords(t *testing.T) {
 			t.Fatalf("an append after another key's checkpoint succeeded: %d lines, %d before", len(lines(t, e.path)), len(before))
 		}
 	})
+}
+
+// TestHashesAreRFC6962: the log's own leaf and node hashes are the
+// library's RFC 6962 hashes (verify and proofs use the library's).
+func TestHashesAreRFC6962(t *testing.T) {
+	for _, n := range []int{0, 1, 55, 56, 63, 64, 65, 400, 4096} {
+		line := bytes.Repeat([]byte{byte(n)}, n)
+		if got, want := leafHash(line), rfc6962.DefaultHasher.HashLeaf(line); !bytes.Equal(got, want) {
+			t.Errorf("leaf of %d bytes: %x, want %x", n, got, want)
+		}
+		l, r := rfc6962.DefaultHasher.HashLeaf(line), rfc6962.DefaultHasher.HashLeaf(append(line, 'x'))
+		if got, want := hashChildren(l, r), rfc6962.DefaultHasher.HashChildren(l, r); !bytes.Equal(got, want) {
+			t.Errorf("node over %d bytes: %x, want %x", n, got, want)
+		}
+	}
 }
