@@ -43,17 +43,17 @@ type Options struct {
 type Log struct {
 	opts Options
 
-	mu       sync.Mutex
-	f        *os.File
-	end      int64 // where the last record this Log saw ends in f
+	mu  sync.Mutex
+	f   *os.File
+	end int64 // where the last record this Log saw ends in f
 	// followBuf is reused for the records other writers appended (follow).
 	followBuf []byte
-	h        head
-	unsigned int // records since the last checkpoint
-	lastSign time.Time
-	failing  bool // in a failure streak (said once on stderr)
-	refused  int
-	closed   bool
+	h         head
+	unsigned  int // records since the last checkpoint
+	lastSign  time.Time
+	failing   bool // in a failure streak (said once on stderr)
+	refused   int
+	closed    bool
 
 	stop chan struct{}
 	done chan struct{}
