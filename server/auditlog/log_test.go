@@ -363,3 +363,59 @@ func TestHashesAreRFC6962(t *testing.T) {
 		}
 	}
 }
+
+// TestLookAhead: a writer that saw another's records walks the next ones
+// before taking the lock, and takes that walk under the lock only when the
+// file still holds those bytes; one changed meanwhile is checked again (and
+// here refused, as it no longer continues the chain).
+func TestLookAhead(t *testing.T) {
+	for _, changed := range []bool{false, true} {
+		t.Run(fmt.Sprintf("changed=%v", changed), func(t *testing.T) {
+			e := newEnv(t)
+			a, b := e.open(t, nil), e.open(t, nil)
+			defer a.Close()
+			defer b.Close()
+			appendN(t, a, 0, 1)
+			appendN(t, b, 1, 1) // b sees a's record: it looks ahead from now on
+			appendN(t, a, 2, 2)
+			b.mu.Lock()
+			defer b.mu.Unlock()
+			b.lookAhead()
+			if b.pre.walked != 2 {
+				t.Fatalf("looked ahead over %d records, want 2", b.pre.walked)
+			}
+			if changed {
+				// The last record, same length, its prev altered.
+				data, err := os.ReadFile(e.path)
+				if err != nil {
+					t.Fatal(err)
+				}
+				last := bytes.LastIndexByte(data[:len(data)-1], '\n') + 1
+				at := last + bytes.Index(data[last:], []byte(`"prev":"`)) + len(`"prev":"`)
+				forged := []byte{'0'}
+				if data[at] == '0' {
+					forged[0] = '1'
+				}
+				f, err := os.OpenFile(e.path, os.O_WRONLY, 0)
+				if err != nil {
+					t.Fatal(err)
+				}
+				_, err = f.WriteAt(forged, int64(at))
+				f.Close()
+				if err != nil {
+					t.Fatal(err)
+				}
+			}
+			err := b.ensure()
+			if err == nil {
+				b.unlock()
+			}
+			if changed && err == nil {
+				t.Fatal("the walk made before the lock was taken over bytes that changed since")
+			}
+			if !changed && (err != nil || b.h.seq != a.h.seq) {
+				t.Fatalf("ensure: %v; head at seq %d, the other writer's at %d", err, b.h.seq, a.h.seq)
+			}
+		})
+	}
+}
