@@ -419,3 +419,43 @@ func TestLookAhead(t *testing.T) {
 		})
 	}
 }
+
+// TestKeyMadeOnceAtOnce: servers starting together on a fresh state folder
+// all get the one key (none reads a key file still being written), and no
+// temporary file is left.
+func TestKeyMadeOnceAtOnce(t *testing.T) {
+	for range 30 {
+		dir := filepath.Join(t.TempDir(), "state")
+		const n = 6
+		keys, errs := make([]string, n), make([]error, n)
+		var start, wg sync.WaitGroup
+		start.Add(1)
+		for i := range n {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				start.Wait()
+				k, err := LoadOrCreateKey(dir)
+				if errs[i] = err; err == nil {
+					keys[i] = k.Verifier()
+				}
+			}()
+		}
+		start.Done()
+		wg.Wait()
+		for i := range n {
+			if errs[i] != nil || keys[i] != keys[0] {
+				t.Fatalf("server %d: key %q (the first got %q): %v", i, keys[i], keys[0], errs[i])
+			}
+		}
+		entries, err := os.ReadDir(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range entries {
+			if e.Name() != privateKeyFile && e.Name() != publicKeyFile {
+				t.Fatalf("left in the state folder: %s", e.Name())
+			}
+		}
+	}
+}
