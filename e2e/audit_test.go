@@ -327,3 +327,53 @@ func TestAuditLogFullDiskServed(t *testing.T) {
 		t.Fatalf("verify: exit %d: %s", code, out)
 	}
 }
+
+// TestAuditSharedLogProcesses: servers in separate processes appending to
+// one audit log at once (as servers on the default path do) keep one chain
+// that verifies, with every call's decision and outcome in it.
+func TestAuditSharedLogProcesses(t *testing.T) {
+	f := newFixture(t, `profile = "interactive-dev"`)
+	small := f.write(t, "small.txt", "hello\n")
+	srv := sbsServer{name: "onellm-mcp", bin: binary, args: []string{"serve", "--config", f.Config}, env: append(os.Environ(), "HOME="+f.Root)}
+	// A first start alone makes the signing key.
+	first, _, err := spawnRPC(srv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first.close()
+	const procs, calls = 3, 150
+	errs := make(chan error, procs)
+	for range procs {
+		go func() {
+			s, _, err := spawnRPC(srv)
+			if err != nil {
+				errs <- err
+				return
+			}
+			for range calls {
+				if _, err = s.readFile(small, 0); err != nil {
+					break
+				}
+			}
+			s.close() // waits for the process, so its last checkpoint is written
+			errs <- err
+		}()
+	}
+	for range procs {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	counts := map[string]int{}
+	for _, l := range f.auditLines(t) {
+		if l["tool"] == "read_file" {
+			counts[l["event"].(string)]++
+		}
+	}
+	if counts["decision"] != procs*calls || counts["outcome"] != procs*calls {
+		t.Fatalf("read_file records %v, want %d decisions and %d outcomes", counts, procs*calls, procs*calls)
+	}
+	if out, code := auditCLI(t, f, "verify", "--config", f.Config); code != 0 || !strings.Contains(out, ": ok:") {
+		t.Fatalf("verify exit %d: %s", code, out)
+	}
+}

@@ -232,6 +232,17 @@ func (r Resolved) Request(tool string, c grants.Capability) grants.Request {
 // openNoSymlinks opens a real path with the kernel refusing every symlink on
 // the way, so a path decided by its real name cannot be redirected.
 func openNoSymlinks(real string, flags int, mode uint32) (*os.File, error) {
+	fd, err := openNoSymlinksFD(real, flags, mode)
+	if err != nil {
+		return nil, err
+	}
+	return os.NewFile(uintptr(fd), real), nil
+}
+
+// openNoSymlinksFD is openNoSymlinks giving the bare descriptor, which the
+// caller closes: read_file reads a small file through it without an
+// os.File's poller registration and cleanup (two system calls, a finaliser).
+func openNoSymlinksFD(real string, flags int, mode uint32) (int, error) {
 	how := unix.OpenHow{
 		Flags:   uint64(flags | unix.O_CLOEXEC | unix.O_NOFOLLOW),
 		Mode:    uint64(mode),
@@ -241,24 +252,32 @@ func openNoSymlinks(real string, flags int, mode uint32) (*os.File, error) {
 		fd, err := unix.Openat2(unix.AT_FDCWD, real, &how)
 		switch {
 		case err == nil:
-			return os.NewFile(uintptr(fd), real), nil
+			return fd, nil
 		case errors.Is(err, unix.EINTR) || errors.Is(err, unix.EAGAIN):
 			continue
 		case errors.Is(err, unix.ELOOP):
-			return nil, fmt.Errorf("open %s: a path component changed into a symlink after the decision; refused", real)
+			return -1, fmt.Errorf("open %s: a path component changed into a symlink after the decision; refused", real)
 		case errors.Is(err, unix.ENOSYS):
-			return openByComponents(real, flags, mode)
+			return openByComponentsFD(real, flags, mode)
 		}
-		return nil, &os.PathError{Op: "open", Path: real, Err: err}
+		return -1, &os.PathError{Op: "open", Path: real, Err: err}
 	}
 }
 
 // openByComponents is the fallback for kernels without openat2: it walks the
 // path one folder at a time with O_NOFOLLOW.
 func openByComponents(real string, flags int, mode uint32) (*os.File, error) {
-	dir, err := unix.Open("/", unix.O_DIRECTORY|unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	fd, err := openByComponentsFD(real, flags, mode)
 	if err != nil {
 		return nil, err
+	}
+	return os.NewFile(uintptr(fd), real), nil
+}
+
+func openByComponentsFD(real string, flags int, mode uint32) (int, error) {
+	dir, err := unix.Open("/", unix.O_DIRECTORY|unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return -1, err
 	}
 	parts := strings.Split(strings.Trim(real, "/"), "/")
 	for i, part := range parts {
@@ -272,9 +291,9 @@ func openByComponents(real string, flags int, mode uint32) (*os.File, error) {
 		next, err := unix.Openat(dir, part, f, mode)
 		unix.Close(dir)
 		if err != nil {
-			return nil, &os.PathError{Op: "open", Path: real, Err: err}
+			return -1, &os.PathError{Op: "open", Path: real, Err: err}
 		}
 		dir = next
 	}
-	return os.NewFile(uintptr(dir), real), nil
+	return dir, nil
 }

@@ -15,6 +15,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/mark3labs/mcp-go/mcp"
+	"golang.org/x/sys/unix"
 
 	"github.com/onellm/onellm-mcp/grants"
 	"github.com/onellm/onellm-mcp/internal/toolkit"
@@ -102,56 +103,117 @@ func (ReadFile) Plan(_ context.Context, env *toolkit.Env, raw json.RawMessage) (
 var imageTypes = map[string]bool{"image/png": true, "image/jpeg": true, "image/gif": true, "image/webp": true}
 
 func readFile(ctx context.Context, real string, args ReadFileArgs, limits grants.Limits) toolkit.Result {
-	f, err := openNoSymlinks(real, os.O_RDONLY|0x800 /* O_NONBLOCK: a FIFO must not hang the call */, 0)
+	fd, err := openNoSymlinksFD(real, os.O_RDONLY|0x800 /* O_NONBLOCK: a FIFO must not hang the call */, 0)
 	if err != nil {
 		return toolkit.Failed("read_file %s: %v", real, unwrap(err))
 	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return toolkit.Failed("read_file %s: %v", real, err)
+	defer unix.Close(fd)
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return toolkit.Failed("read_file %s: %v", real, &os.PathError{Op: "stat", Path: real, Err: err})
 	}
-	if fi.IsDir() {
+	switch st.Mode & unix.S_IFMT {
+	case unix.S_IFREG:
+	case unix.S_IFDIR:
 		return toolkit.Failed("read_file %s: is a folder, not a file", real)
+	default:
+		return toolkit.Failed("read_file %s: not a regular file (%s)", real, modeType(st.Mode))
 	}
-	if !fi.Mode().IsRegular() {
-		return toolkit.Failed("read_file %s: not a regular file (%s)", real, fi.Mode().Type())
-	}
+	f, size := fdReader(fd), st.Size
 	head := make([]byte, 512)
 	n, err := io.ReadFull(f, head)
-	if err != nil && err != io.ErrUnexpectedEOF && err != io.EOF {
+	atEOF := err == io.ErrUnexpectedEOF || err == io.EOF
+	if err != nil && !atEOF {
 		return toolkit.Failed("read_file %s: %v", real, err)
 	}
 	head = head[:n]
+	// What follows goes on from the head already read, with no seek back
+	// and no second read of it; a file that ended within the head (most
+	// small files) is not read again at all.
+	src := &headThen{head: head}
+	if !atEOF {
+		src.rest = f
+	}
 	ctype := http.DetectContentType(head)
 	if imageTypes[ctype] {
-		return readImage(f, real, ctype, fi.Size(), limits.ReadMaxBytes)
+		return readImage(src, real, ctype, size, limits.ReadMaxBytes)
 	}
 	if isBinary(head) {
-		return toolkit.Failed("read_file %s: binary file (%s, %d bytes); only text and PNG/JPEG/GIF/WebP images are returned", real, ctype, fi.Size())
+		return toolkit.Failed("read_file %s: binary file (%s, %d bytes); only text and PNG/JPEG/GIF/WebP images are returned", real, ctype, size)
 	}
-	if _, err := f.Seek(0, io.SeekStart); err != nil {
-		return toolkit.Failed("read_file %s: %v", real, err)
+	bufSize := max(len(head), 16)
+	if !atEOF {
+		bufSize = int(min(max(size+1, 4096), 64<<10))
 	}
-	out, text, err := readWindowBounded(ctx, bufio.NewReaderSize(f, int(min(max(fi.Size()+1, 4096), 64<<10))), args, limits, maxSeekBytes, maxCountBytes, fi.Size())
+	out, text, err := readWindowBounded(ctx, bufio.NewReaderSize(src, bufSize), args, limits, maxSeekBytes, maxCountBytes, size)
 	if err != nil {
 		return toolkit.Failed("read_file %s: %v", real, err)
 	}
-	out.Path, out.SizeBytes = real, fi.Size()
+	out.Path, out.SizeBytes = real, size
 	return toolkit.Result{
 		Tool:    mcp.NewToolResultStructured(out, text),
 		Outcome: toolkit.Outcome{Bytes: int64(len(text))},
 	}
 }
 
-func readImage(f *os.File, real, ctype string, size, max int64) toolkit.Result {
+// fdReader reads a regular file's descriptor.
+type fdReader int
+
+func (fd fdReader) Read(p []byte) (int, error) {
+	for {
+		n, err := unix.Read(int(fd), p)
+		switch {
+		case err == unix.EINTR:
+			continue
+		case err != nil:
+			return 0, err
+		case n == 0 && len(p) > 0:
+			return 0, io.EOF
+		}
+		return n, nil
+	}
+}
+
+// modeType names a file type as os.FileMode.Type does, for errors.
+func modeType(mode uint32) os.FileMode {
+	switch mode & unix.S_IFMT {
+	case unix.S_IFIFO:
+		return os.ModeNamedPipe
+	case unix.S_IFSOCK:
+		return os.ModeSocket
+	case unix.S_IFCHR:
+		return os.ModeDevice | os.ModeCharDevice
+	case unix.S_IFBLK:
+		return os.ModeDevice
+	case unix.S_IFLNK:
+		return os.ModeSymlink
+	}
+	return os.ModeIrregular
+}
+
+// headThen reads head, then rest (none when nil).
+type headThen struct {
+	head []byte
+	rest io.Reader
+}
+
+func (h *headThen) Read(p []byte) (int, error) {
+	if len(h.head) > 0 {
+		n := copy(p, h.head)
+		h.head = h.head[n:]
+		return n, nil
+	}
+	if h.rest == nil {
+		return 0, io.EOF
+	}
+	return h.rest.Read(p)
+}
+
+func readImage(r io.Reader, real, ctype string, size, max int64) toolkit.Result {
 	if size > max {
 		return toolkit.Failed("read_file %s: %s image of %d bytes is over the %d-byte cap", real, ctype, size, max)
 	}
-	if _, err := f.Seek(0, io.SeekStart); err != nil {
-		return toolkit.Failed("read_file %s: %v", real, err)
-	}
-	data, err := io.ReadAll(io.LimitReader(f, max+1))
+	data, err := io.ReadAll(io.LimitReader(r, max+1))
 	if err != nil {
 		return toolkit.Failed("read_file %s: %v", real, err)
 	}

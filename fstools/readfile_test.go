@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"math"
 	"os"
@@ -271,4 +272,47 @@ func (s repeatReader) Read(p []byte) (int, error) {
 		n += copy(p[n:], s)
 	}
 	return n, nil
+}
+
+// TestReadFileAroundHead: the text continues from the 512-byte head the
+// type check read, so files that end before it, at it and past it come
+// back whole, and a window starting past the head is right too.
+func TestReadFileAroundHead(t *testing.T) {
+	p, _ := testPolicy(t, `profile = "interactive-dev"`)
+	for _, size := range []int{0, 1, 15, 16, 17, 511, 512, 513, 1023, 4097, 70_000} {
+		var b strings.Builder
+		for i := 0; b.Len() < size; i++ {
+			fmt.Fprintf(&b, "line %d of the file\n", i+1)
+		}
+		content := b.String()[:size]
+		name := fmt.Sprintf("f%d.txt", size)
+		mustWrite(t, filepath.Join(p.Workspace, name), content)
+		lines := strings.SplitAfter(content, "\n")
+		if lines[len(lines)-1] == "" {
+			lines = lines[:len(lines)-1]
+		}
+		offsets := []int{0}
+		if len(lines) >= 2 {
+			offsets = append(offsets, 2, len(lines))
+		}
+		for _, offset := range offsets {
+			t.Run(fmt.Sprintf("%d/%d", size, offset), func(t *testing.T) {
+				args, _ := json.Marshal(ReadFileArgs{Path: name, Offset: offset, Limit: len(lines) + 1})
+				plan, err := ReadFile{}.Plan(context.Background(), &toolkit.Env{Policy: p}, args)
+				if err != nil {
+					t.Fatal(err)
+				}
+				res := plan.Run(context.Background(), toolkit.Grant{}).Tool
+				want := strings.Join(lines[min(max(offset, 1)-1, len(lines)):], "")
+				if res.IsError || len(res.Content) != 1 {
+					t.Fatalf("%+v", res.Content)
+				}
+				got := res.Content[0].(mcp.TextContent).Text
+				out := res.StructuredContent.(ReadFileResult)
+				if got != want || out.TotalLines != len(lines) || out.SizeBytes != int64(size) {
+					t.Fatalf("text %d bytes (want %d), total %d (want %d), size %d", len(got), len(want), out.TotalLines, len(lines), out.SizeBytes)
+				}
+			})
+		}
+	}
 }

@@ -128,10 +128,11 @@ func (c *stdioCalls) start(stop <-chan struct{}, id json.RawMessage, line []byte
 			return
 		}
 		// Encode writes the message and its newline in one Write, from
-		// encoding/json's pooled buffer: no copy of a large result. A
-		// write that fails (the client is gone) is not news.
+		// encoding/json's pooled buffer: no copy of a large result, and a
+		// tool result in one pass (encodable). A write that fails (the
+		// client is gone) is not news.
 		w := &writeOnce{w: c.link}
-		if err := json.NewEncoder(w).Encode(resp); err != nil && !w.wrote {
+		if err := json.NewEncoder(w).Encode(encodable(resp)); err != nil && !w.wrote {
 			c.s.log.Printf("stdio: encoding a response: %v", err)
 		}
 	})

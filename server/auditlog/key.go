@@ -104,13 +104,47 @@ func readPrivate(path string) (string, error) {
 }
 
 // createKey makes a new key; when another server made one at the same
-// moment, that one is used.
+// moment, that one is used. The key is written whole to a file of its own
+// and then linked to its name, so a server starting beside this one never
+// reads a key file still being written (it would refuse its log).
 func createKey(dir string) (string, error) {
 	skey, vkey, err := note.GenerateKey(rand.Reader, KeyName)
 	if err != nil {
 		return "", fmt.Errorf("audit key: %v", err)
 	}
 	path := filepath.Join(dir, privateKeyFile)
+	tmp, err := os.CreateTemp(dir, "."+privateKeyFile+".new-*") // 0600
+	if err != nil {
+		return "", fmt.Errorf("audit key: %w", err)
+	}
+	defer os.Remove(tmp.Name())
+	_, err = tmp.WriteString(skey + "\n")
+	if err == nil {
+		err = tmp.Sync()
+	}
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return "", fmt.Errorf("audit key: %w", err)
+	}
+	switch err := os.Link(tmp.Name(), path); {
+	case errors.Is(err, os.ErrExist):
+		return readPrivate(path)
+	case err != nil: // a file system without hard links
+		if made, err := writeKeyInPlace(path, skey); err != nil || made != skey {
+			return made, err
+		}
+	}
+	if err := os.WriteFile(filepath.Join(dir, publicKeyFile), []byte(vkey+"\n"), 0o644); err != nil {
+		return "", fmt.Errorf("audit public key: %w", err)
+	}
+	return skey, nil
+}
+
+// writeKeyInPlace creates the key file with O_EXCL and writes skey to it,
+// returning the key in use: the one another server made meanwhile, if so.
+func writeKeyInPlace(path, skey string) (string, error) {
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW, 0o600)
 	if errors.Is(err, os.ErrExist) {
 		return readPrivate(path)
@@ -127,11 +161,7 @@ func createKey(dir string) (string, error) {
 		f.Close()
 		return "", fmt.Errorf("audit key: %w", err)
 	}
-	f.Close()
-	if err := os.WriteFile(filepath.Join(dir, publicKeyFile), []byte(vkey+"\n"), 0o644); err != nil {
-		return "", fmt.Errorf("audit public key: %w", err)
-	}
-	return skey, nil
+	return skey, f.Close()
 }
 
 // verifierFromSigner derives the verifier key string from a signer key

@@ -43,15 +43,20 @@ type Options struct {
 type Log struct {
 	opts Options
 
-	mu       sync.Mutex
-	f        *os.File
-	end      int64 // where the last record this Log saw ends in f
-	h        head
-	unsigned int // records since the last checkpoint
-	lastSign time.Time
-	failing  bool // in a failure streak (said once on stderr)
-	refused  int
-	closed   bool
+	mu  sync.Mutex
+	f   *os.File
+	end int64 // where the last record this Log saw ends in f
+	// followBuf and aheadBuf are reused for the records other writers
+	// appended (follow, lookAhead); pre is what lookAhead walked.
+	followBuf, aheadBuf []byte
+	pre                 ahead
+	othersSeen          bool // the last lock found another writer's records
+	h                   head
+	unsigned            int // records since the last checkpoint
+	lastSign            time.Time
+	failing             bool // in a failure streak (said once on stderr)
+	refused             int
+	closed              bool
 
 	stop chan struct{}
 	done chan struct{}
@@ -124,6 +129,7 @@ func (l *Log) append(bodies [][]byte) error {
 	// A file unlinked between the check and the write took the records
 	// with it: the path is reopened and they are written again, once.
 	for attempt := 0; ; attempt++ {
+		l.lookAhead()
 		if err := l.ensure(); err != nil {
 			return err
 		}
@@ -215,6 +221,7 @@ func (l *Log) ensure() error {
 		l.detach()
 		return l.attach()
 	}
+	l.othersSeen = fs.Size != l.end
 	if fs.Size != l.end && !l.follow(fs.Size) {
 		// Another writer appended what does not simply continue the head
 		// (or a cut was left): read the file's head again.
@@ -234,6 +241,9 @@ func (l *Log) ensure() error {
 // checkpoint, which is then nearer.
 const maxFollow = 1 << 20
 
+// maxFollowKept bounds the buffer follow keeps for the next time.
+const maxFollowKept = 64 << 10
+
 // follow brings the head over the records another writer appended after
 // l.end, reading only those: every one must continue the chain from the
 // head (seq, prev, and any checkpoint's tree), as load would check them.
@@ -243,24 +253,26 @@ const maxFollow = 1 << 20
 // again: this Log wrote or checked them. Without this, every append
 // after another server's re-read the records since the last checkpoint,
 // so servers sharing a log slowed each other down by an order of
-// magnitude.
+// magnitude. The records lookAhead walked before the lock was taken are
+// not walked again when their bytes are still the file's: only the ones
+// after them are.
 func (l *Log) follow(size int64) bool {
+	pre := l.pre
+	l.pre = ahead{}
 	if size <= l.end || size-l.end > maxFollow {
 		return false
 	}
-	buf := make([]byte, size-l.end)
-	if _, err := l.f.ReadAt(buf, l.end); err != nil || buf[len(buf)-1] != '\n' {
+	buf := readRecords(l.f, &l.followBuf, l.end, size)
+	if buf == nil {
 		return false
 	}
-	// first: no record walked here is where the tree came from, so every
-	// checkpoint's range is checked.
-	w := walker{h: head{seq: l.h.seq, prev: l.h.prev, tree: cloneRange(l.h.tree)}, started: true, first: math.MaxUint64}
-	walked := 0
-	for line := range bytes.SplitSeq(buf[:len(buf)-1], []byte("\n")) {
-		if _, err := w.step(line); err != nil {
-			return false
-		}
-		walked++
+	w, walked, rest := l.walkerAtHead(), 0, buf
+	if n := pre.size - l.end; pre.from == l.end && pre.seq == l.h.seq && pre.prev == l.h.prev &&
+		n > 0 && n <= int64(len(buf)) && bytes.Equal(buf[:n], pre.buf) {
+		w, walked, rest = pre.w, pre.walked, buf[n:]
+	}
+	if !walkRecords(&w, rest, &walked) {
+		return false
 	}
 	l.h, l.end = w.h, size
 	if w.signedSeq > 0 {
@@ -269,6 +281,83 @@ func (l *Log) follow(size int64) bool {
 		l.unsigned += walked
 	}
 	return true
+}
+
+// ahead is what lookAhead walked without the lock: the records after from
+// up to size, their bytes, the head they were walked from (seq, prev) and
+// the walker after them.
+type ahead struct {
+	from, size int64
+	buf        []byte
+	seq        uint64
+	prev       [32]byte
+	w          walker
+	walked     int
+}
+
+// lookAhead walks, before the file lock is taken, the records other
+// writers appended since l.end, so that the time the lock is held (which
+// every writer on the file waits for) is spent comparing their bytes
+// rather than checking and hashing them. Nothing is adopted here: only
+// follow, under the lock, takes the walk, and only when the file still
+// holds those very bytes. It is tried only when the last lock found
+// another writer's records, so a log with one writer pays no extra
+// system call.
+func (l *Log) lookAhead() {
+	l.pre = ahead{}
+	if l.f == nil || !l.othersSeen {
+		return
+	}
+	var st unix.Stat_t
+	if unix.Fstat(int(l.f.Fd()), &st) != nil || st.Size <= l.end || st.Size-l.end > maxFollow {
+		return
+	}
+	buf := readRecords(l.f, &l.aheadBuf, l.end, st.Size)
+	if buf == nil {
+		return
+	}
+	w, walked := l.walkerAtHead(), 0
+	if walkRecords(&w, buf, &walked) {
+		l.pre = ahead{from: l.end, size: st.Size, buf: buf, seq: l.h.seq, prev: l.h.prev, w: w, walked: walked}
+	}
+}
+
+// walkerAtHead is a walker continuing from the head. first is unset: no
+// record walked from here is where the tree came from, so every
+// checkpoint's range is checked.
+func (l *Log) walkerAtHead() walker {
+	return walker{h: head{seq: l.h.seq, prev: l.h.prev, tree: cloneRange(l.h.tree)}, started: true, first: math.MaxUint64}
+}
+
+// walkRecords steps w over buf's records (each ending in a newline),
+// counting them in walked; false at the first that does not continue.
+func walkRecords(w *walker, buf []byte, walked *int) bool {
+	if len(buf) == 0 {
+		return true
+	}
+	for line := range bytes.SplitSeq(buf[:len(buf)-1], []byte("\n")) {
+		if _, err := w.step(line); err != nil {
+			return false
+		}
+		*walked++
+	}
+	return true
+}
+
+// readRecords reads f's bytes [from, to) into *keep's storage (kept for
+// the next read when small); nil when they cannot be read or do not end
+// in a newline.
+func readRecords(f *os.File, keep *[]byte, from, to int64) []byte {
+	buf := *keep
+	if n := int(to - from); cap(buf) >= n {
+		buf = buf[:n]
+	} else if buf = make([]byte, n); n <= maxFollowKept {
+		*keep = buf
+	}
+	if _, err := f.ReadAt(buf, from); err != nil || buf[len(buf)-1] != '\n' {
+		return nil
+	}
+	return buf
 }
 
 // linked reports whether the open file still has a name.

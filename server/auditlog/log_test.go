@@ -11,6 +11,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/transparency-dev/merkle/rfc6962"
 )
 
 // syncBuffer collects what a Log says on stderr.
@@ -345,4 +347,115 @@ func TestFollowRefusesForeignRecords(t *testing.T) {
 			t.Fatalf("an append after another key's checkpoint succeeded: %d lines, %d before", len(lines(t, e.path)), len(before))
 		}
 	})
+}
+
+// TestHashesAreRFC6962: the log's own leaf and node hashes are the
+// library's RFC 6962 hashes (verify and proofs use the library's).
+func TestHashesAreRFC6962(t *testing.T) {
+	for _, n := range []int{0, 1, 55, 56, 63, 64, 65, 400, 4096} {
+		line := bytes.Repeat([]byte{byte(n)}, n)
+		if got, want := leafHash(line), rfc6962.DefaultHasher.HashLeaf(line); !bytes.Equal(got, want) {
+			t.Errorf("leaf of %d bytes: %x, want %x", n, got, want)
+		}
+		l, r := rfc6962.DefaultHasher.HashLeaf(line), rfc6962.DefaultHasher.HashLeaf(append(line, 'x'))
+		if got, want := hashChildren(l, r), rfc6962.DefaultHasher.HashChildren(l, r); !bytes.Equal(got, want) {
+			t.Errorf("node over %d bytes: %x, want %x", n, got, want)
+		}
+	}
+}
+
+// TestLookAhead: a writer that saw another's records walks the next ones
+// before taking the lock, and takes that walk under the lock only when the
+// file still holds those bytes; one changed meanwhile is checked again (and
+// here refused, as it no longer continues the chain).
+func TestLookAhead(t *testing.T) {
+	for _, changed := range []bool{false, true} {
+		t.Run(fmt.Sprintf("changed=%v", changed), func(t *testing.T) {
+			e := newEnv(t)
+			a, b := e.open(t, nil), e.open(t, nil)
+			defer a.Close()
+			defer b.Close()
+			appendN(t, a, 0, 1)
+			appendN(t, b, 1, 1) // b sees a's record: it looks ahead from now on
+			appendN(t, a, 2, 2)
+			b.mu.Lock()
+			defer b.mu.Unlock()
+			b.lookAhead()
+			if b.pre.walked != 2 {
+				t.Fatalf("looked ahead over %d records, want 2", b.pre.walked)
+			}
+			if changed {
+				// The last record, same length, its prev altered.
+				data, err := os.ReadFile(e.path)
+				if err != nil {
+					t.Fatal(err)
+				}
+				last := bytes.LastIndexByte(data[:len(data)-1], '\n') + 1
+				at := last + bytes.Index(data[last:], []byte(`"prev":"`)) + len(`"prev":"`)
+				forged := []byte{'0'}
+				if data[at] == '0' {
+					forged[0] = '1'
+				}
+				f, err := os.OpenFile(e.path, os.O_WRONLY, 0)
+				if err != nil {
+					t.Fatal(err)
+				}
+				_, err = f.WriteAt(forged, int64(at))
+				f.Close()
+				if err != nil {
+					t.Fatal(err)
+				}
+			}
+			err := b.ensure()
+			if err == nil {
+				b.unlock()
+			}
+			if changed && err == nil {
+				t.Fatal("the walk made before the lock was taken over bytes that changed since")
+			}
+			if !changed && (err != nil || b.h.seq != a.h.seq) {
+				t.Fatalf("ensure: %v; head at seq %d, the other writer's at %d", err, b.h.seq, a.h.seq)
+			}
+		})
+	}
+}
+
+// TestKeyMadeOnceAtOnce: servers starting together on a fresh state folder
+// all get the one key (none reads a key file still being written), and no
+// temporary file is left.
+func TestKeyMadeOnceAtOnce(t *testing.T) {
+	for range 30 {
+		dir := filepath.Join(t.TempDir(), "state")
+		const n = 6
+		keys, errs := make([]string, n), make([]error, n)
+		var start, wg sync.WaitGroup
+		start.Add(1)
+		for i := range n {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				start.Wait()
+				k, err := LoadOrCreateKey(dir)
+				if errs[i] = err; err == nil {
+					keys[i] = k.Verifier()
+				}
+			}()
+		}
+		start.Done()
+		wg.Wait()
+		for i := range n {
+			if errs[i] != nil || keys[i] != keys[0] {
+				t.Fatalf("server %d: key %q (the first got %q): %v", i, keys[i], keys[0], errs[i])
+			}
+		}
+		entries, err := os.ReadDir(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range entries {
+			if e.Name() != privateKeyFile && e.Name() != publicKeyFile {
+				t.Fatalf("left in the state folder: %s", e.Name())
+			}
+		}
+	}
 }

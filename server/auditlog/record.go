@@ -26,10 +26,28 @@ const keptPrefix = 64
 var zeroHash [32]byte
 
 // rangeFactory builds RFC 6962 compact ranges.
-var rangeFactory = &compact.RangeFactory{Hash: rfc6962.DefaultHasher.HashChildren}
+var rangeFactory = &compact.RangeFactory{Hash: hashChildren}
 
-// leafHash is a record's Merkle leaf hash.
-func leafHash(line []byte) []byte { return rfc6962.DefaultHasher.HashLeaf(line) }
+// leafHash is a record's Merkle leaf hash, SHA-256(0x00 || line) as
+// rfc6962.DefaultHasher.HashLeaf, without its allocations (every record
+// is hashed by every writer on the file; TestHashesAreRFC6962).
+func leafHash(line []byte) []byte {
+	d := sha256.New()
+	d.Write([]byte{rfc6962.RFC6962LeafHashPrefix})
+	d.Write(line)
+	return d.Sum(make([]byte, 0, sha256.Size))
+}
+
+// hashChildren is an interior node's hash, SHA-256(0x01 || left || right)
+// as rfc6962.DefaultHasher.HashChildren, hashed from the stack.
+func hashChildren(left, right []byte) []byte {
+	var b [1 + 2*sha256.Size]byte
+	b[0] = rfc6962.RFC6962NodeHashPrefix
+	copy(b[1:], left)
+	copy(b[1+sha256.Size:], right)
+	sum := sha256.Sum256(b[:])
+	return sum[:]
+}
 
 // head is where the chain stands: the next record's seq, the hash of the
 // last record, and the tree over every record so far.
