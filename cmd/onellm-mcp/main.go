@@ -354,8 +354,12 @@ func setGCTarget(http bool, getenv func(string) string) {
 		debug.SetMemoryLimit(512 << 20)
 		return
 	}
+	// The floor now, the follower from the first collection on: at start
+	// the heap is a few MiB, so the follower's limit is the floor, and
+	// reading the runtime's metrics the first time (~0.1 ms: the runtime
+	// builds its metric tables) stays off the path to the first answer.
 	f := &heapFollower{floor: stdioMemoryFloor}
-	f.adjust()
+	debug.SetMemoryLimit(f.floor)
 	f.arm()
 }
 
