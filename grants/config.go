@@ -36,7 +36,14 @@ type Config struct {
 
 	// lines holds the line each key was written on, for messages.
 	lines keyLines
+	// text is the config text this was decoded from.
+	text []byte
 }
+
+// Text is the config text this was decoded from, byte for byte: what a
+// watcher compares the file with to know whether the policy in force is
+// still the file's.
+func (c *Config) Text() []byte { return c.text }
 
 // errAt builds a ConfigError about key, at the line the key was written on.
 func (c *Config) errAt(key, name, msg string) *ConfigError {
@@ -339,7 +346,7 @@ func Parse(data []byte, file, dir string) (cfg *Config, err error) {
 	if err := dec.Decode(&c); err != nil {
 		return nil, tomlError(file, err)
 	}
-	c.Path, c.Dir, c.lines = file, dir, lines
+	c.Path, c.Dir, c.lines, c.text = file, dir, lines, data
 	if err := c.validate(); err != nil {
 		return nil, err
 	}
