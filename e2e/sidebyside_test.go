@@ -21,6 +21,10 @@ import (
 // JSON-RPC-over-stdio client for both, and reports p50s and ratios:
 //
 //   - start: spawn to the initialize response;
+//   - first: spawn to the answer of the first tools/call (a small
+//     read_file sent right after initialize and the rss sample): what a
+//     host waits for before its first tool result, including any start-up
+//     work a server defers past the initialize response;
 //   - read: one read_file of a 4 KiB file, round trip;
 //   - conc: 4 processes × 500 small reads at once, calls per second (the
 //     four onellm-mcp share one audit log, as servers on the default path
@@ -98,14 +102,14 @@ type sideBySide struct {
 	ownLog                 [4]sbsServer // onellm-mcp, each with its own audit log
 	rounds                 int
 
-	start, read [2][]time.Duration
-	conc        [2][]float64 // calls/s
-	concOwn     []float64    // onellm-mcp, an audit log per process
-	rss         [2][]int     // KiB
-	peakKiB     [2]int
+	start, first, read [2][]time.Duration
+	conc               [2][]float64 // calls/s
+	concOwn            []float64    // onellm-mcp, an audit log per process
+	rss                [2][]int     // KiB
+	peakKiB            [2]int
 }
 
-// round takes one sample of start-up and resident memory, 100 read round
+// round takes one sample of start-up, the first call and resident memory, 100 read round
 // trips (in blocks of 20, alternating) and one concurrent throughput, for
 // both servers.
 func (w *sideBySide) round() error {
@@ -132,7 +136,11 @@ func (w *sideBySide) round() error {
 		if err != nil {
 			return err
 		}
+		if _, err := s.readFile(w.small, 0); err != nil {
+			return err
+		}
 		w.start[i] = append(w.start[i], d)
+		w.first[i] = append(w.first[i], time.Since(s.started))
 		w.rss[i] = append(w.rss[i], rss)
 	}
 	for range 5 {
@@ -253,6 +261,7 @@ func (w *sideBySide) report(b *testing.B) {
 		base, one float64
 	}{
 		{"start-ms", ms(w.start[0]), ms(w.start[1])},
+		{"first-call-ms", ms(w.first[0]), ms(w.first[1])},
 		{"read-ms", ms(w.read[0]), ms(w.read[1])},
 		{"conc-calls/s", median(w.conc[0]), median(w.conc[1])},
 		{"conc-own-log-calls/s", median(w.conc[0]), median(w.concOwn)},
@@ -282,12 +291,13 @@ func median[T int | float64 | time.Duration](xs []T) T {
 // its stdin and stdout: one request at a time, no decoding beyond checking
 // the response's id and isError, so the client adds as little as it can.
 type rpcProc struct {
-	name   string
-	cmd    *exec.Cmd
-	in     io.WriteCloser
-	out    *bufio.Reader
-	next   int
-	stderr bytes.Buffer
+	name    string
+	cmd     *exec.Cmd
+	started time.Time // just before the process was started
+	in      io.WriteCloser
+	out     *bufio.Reader
+	next    int
+	stderr  bytes.Buffer
 }
 
 const rpcInitialize = `{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"side-by-side","version":"1"}}`
@@ -307,7 +317,7 @@ func spawnRPC(srv sbsServer) (*rpcProc, time.Duration, error) {
 		return nil, 0, err
 	}
 	s.out = bufio.NewReaderSize(out, 64<<10)
-	t0 := time.Now()
+	s.started = time.Now()
 	if err := s.cmd.Start(); err != nil {
 		return nil, 0, fmt.Errorf("%s: %w", srv.name, err)
 	}
@@ -315,7 +325,7 @@ func spawnRPC(srv sbsServer) (*rpcProc, time.Duration, error) {
 		s.close()
 		return nil, 0, err
 	}
-	d := time.Since(t0)
+	d := time.Since(s.started)
 	if _, err := io.WriteString(s.in, `{"jsonrpc":"2.0","method":"notifications/initialized"}`+"\n"); err != nil {
 		s.close()
 		return nil, 0, err

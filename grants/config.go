@@ -12,7 +12,6 @@ import (
 	"strings"
 
 	toml "github.com/pelletier/go-toml/v2"
-	"github.com/spf13/viper"
 )
 
 // Config is the host's config file as written. Compile turns it into a Policy.
@@ -37,7 +36,14 @@ type Config struct {
 
 	// lines holds the line each key was written on, for messages.
 	lines keyLines
+	// text is the config text this was decoded from.
+	text []byte
 }
+
+// Text is the config text this was decoded from, byte for byte: what a
+// watcher compares the file with to know whether the policy in force is
+// still the file's.
+func (c *Config) Text() []byte { return c.text }
 
 // errAt builds a ConfigError about key, at the line the key was written on.
 func (c *Config) errAt(key, name, msg string) *ConfigError {
@@ -313,29 +319,22 @@ func Parse(data []byte, file, dir string) (cfg *Config, err error) {
 			cfg, err = nil, &ConfigError{File: file, Msg: "cannot be read as TOML; check quoted keys and their escapes"}
 		}
 	}()
-	// viper reads the file first: syntax errors and duplicate keys come
+	// A first decode into a map: syntax errors and duplicate keys come
 	// from the TOML decoder with their line.
-	v := viper.New()
-	v.SetConfigType("toml")
-	if err := v.ReadConfig(bytes.NewReader(data)); err != nil {
-		// viper's error hides the decoder's position: decode again for it.
-		var m map[string]any
-		derr := toml.Unmarshal(data, &m)
+	var m map[string]any
+	if err := toml.Unmarshal(data, &m); err != nil {
 		var de *toml.DecodeError
-		if errors.As(derr, &de) {
-			return nil, tomlError(file, derr)
+		if errors.As(err, &de) {
+			return nil, tomlError(file, err)
 		}
 		// A key or table defined twice comes without a position; the
 		// schema walk finds it with its line.
 		if _, serr := checkSchema(data, file); serr != nil {
 			return nil, serr
 		}
-		if derr != nil {
-			err = derr
-		}
 		return nil, tomlError(file, err)
 	}
-	// viper and the typed decoder both fold the case of keys; the schema
+	// The typed decoder folds the case of keys; the schema
 	// walk holds every key to its exact spelling and every value to its
 	// TOML type, and records lines for the checks below.
 	lines, err := checkSchema(data, file)
@@ -347,7 +346,7 @@ func Parse(data []byte, file, dir string) (cfg *Config, err error) {
 	if err := dec.Decode(&c); err != nil {
 		return nil, tomlError(file, err)
 	}
-	c.Path, c.Dir, c.lines = file, dir, lines
+	c.Path, c.Dir, c.lines, c.text = file, dir, lines, data
 	if err := c.validate(); err != nil {
 		return nil, err
 	}

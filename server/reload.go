@@ -63,7 +63,9 @@ const reloadSettle = time.Second
 
 // WatchConfig watches the config file at path and, after each change,
 // builds a policy with load (which must load and compile exactly as at
-// start-up). A good policy is put in force with SetPolicy; a bad one is
+// start-up). inForce is the config text the policy in force was compiled
+// from: when the file no longer holds it once the watch is set up (it
+// changed between the load and the watch), that counts as a change. A good policy is put in force with SetPolicy; a bad one is
 // refused and logged with the message `check` would print, and the policy in
 // force stays. The folder is watched, not the file, because editors and
 // config managers replace a file by renaming another over it. It returns
@@ -74,7 +76,7 @@ const reloadSettle = time.Second
 // there, and the config often sits beside the audit log or in the workspace,
 // which are written on every call. Changes are seen on close, rename,
 // create, delete and attribute changes instead.
-func (s *Server) WatchConfig(ctx context.Context, path string, load func() (*grants.Policy, error)) error {
+func (s *Server) WatchConfig(ctx context.Context, path string, inForce []byte, load func() (*grants.Policy, error)) error {
 	abs, err := filepath.Abs(path)
 	if err != nil {
 		return err
@@ -102,12 +104,15 @@ func (s *Server) WatchConfig(ctx context.Context, path string, load func() (*gra
 	if real, err := filepath.EvalSymlinks(abs); err == nil {
 		names = append(names, filepath.Base(real))
 	}
-	// The text in force is read before returning, not by the loop: a
-	// change made right after WatchConfig returns must not be taken for
-	// the text in force and skipped.
-	last, _ := os.ReadFile(abs)
-	lastMode := fileMode(abs)
+	// The text in force is the one loaded, not what the file holds now: a
+	// change made before the watch was set up is not taken for the text
+	// in force and skipped, but handled as a change (after the watch is
+	// set, so a later change is an event).
+	last, lastMode := inForce, fileMode(abs)
 	changes := make(chan struct{}, 1)
+	if now, err := os.ReadFile(abs); err != nil || !bytes.Equal(now, last) {
+		changes <- struct{}{}
+	}
 	go readInotify(events, names, changes)
 	go func() {
 		<-ctx.Done()
@@ -152,8 +157,8 @@ func readInotify(f *os.File, names []string, changes chan<- struct{}) {
 // the same for reloadSettle (so writes that send no event, such as a
 // write(2) before the close, also hold it back), reads it, and applies the
 // result only when the file did not change while it was read. last and
-// lastMode are the config text and mode in force (read by WatchConfig before
-// it returned), to skip events that changed neither.
+// lastMode are the config text in force (the one loaded) and the file's
+// mode when the watch was set up, to skip events that changed neither.
 func (s *Server) watchLoop(ctx context.Context, changes <-chan struct{}, abs string, load func() (*grants.Policy, error), last []byte, lastMode os.FileMode) {
 	timer := time.NewTimer(reloadSettle)
 	timer.Stop()

@@ -71,35 +71,46 @@ func (l *lineLog) count() int {
 // TestWatchConfig: a change on disk is picked up (a rename over the file,
 // as editors do), a bad one is refused and the policy in force stays, and a
 // change of audit.path waits for a restart.
-func TestWatchConfig(t *testing.T) {
+// watchFixture is a server under the config written first, not yet
+// watching it: write replaces the config atomically, load compiles it as
+// serve does.
+type watchFixture struct {
+	root, cfgPath, auditLine string
+	write                    func(src string)
+	load                     func() (*grants.Policy, error)
+	s                        *Server
+	logs                     *lineLog
+}
+
+func newWatchFixture(t *testing.T, first string) *watchFixture {
+	t.Helper()
 	root, _ := filepath.EvalSymlinks(t.TempDir())
 	ws := filepath.Join(root, "ws")
 	os.MkdirAll(ws, 0o755)
-	cfgPath := filepath.Join(root, "onellm.toml")
-	auditLine := "\n[audit]\npath = \"" + filepath.Join(root, "audit.jsonl") + "\"\n"
-	write := func(src string) {
+	f := &watchFixture{root: root, cfgPath: filepath.Join(root, "onellm.toml"), auditLine: "\n[audit]\npath = \"" + filepath.Join(root, "audit.jsonl") + "\"\n"}
+	f.write = func(src string) {
 		t.Helper()
-		tmp := cfgPath + ".tmp"
+		tmp := f.cfgPath + ".tmp"
 		if err := os.WriteFile(tmp, []byte(src), 0o600); err != nil {
 			t.Fatal(err)
 		}
-		if err := os.Rename(tmp, cfgPath); err != nil {
+		if err := os.Rename(tmp, f.cfgPath); err != nil {
 			t.Fatal(err)
 		}
 	}
-	load := func() (*grants.Policy, error) {
-		b, err := os.ReadFile(cfgPath)
+	f.load = func() (*grants.Policy, error) {
+		b, err := os.ReadFile(f.cfgPath)
 		if err != nil {
 			return nil, err
 		}
-		cfg, err := grants.Parse(b, cfgPath, root)
+		cfg, err := grants.Parse(b, f.cfgPath, root)
 		if err != nil {
 			return nil, err
 		}
 		return grants.Compile(cfg, grants.CompileOptions{Home: root})
 	}
-	write("workspace = \"ws\"\nprofile = \"interactive-dev\"\n" + auditLine)
-	p, err := load()
+	f.write(first + f.auditLine)
+	p, err := f.load()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -107,15 +118,43 @@ func TestWatchConfig(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer audit.Close()
-	logs := newLineLog()
-	s, err := New(p, Options{Tools: []toolkit.Tool{webtools.NewTool()}, Audit: audit, Log: log.New(logs, "", 0)})
-	if err != nil {
+	t.Cleanup(func() { audit.Close() })
+	f.logs = newLineLog()
+	if f.s, err = New(p, Options{Tools: []toolkit.Tool{webtools.NewTool()}, Audit: audit, Log: log.New(f.logs, "", 0)}); err != nil {
 		t.Fatal(err)
 	}
+	return f
+}
+
+// TestWatchConfigChangedBeforeWatch: a config changed between the load
+// and the start of the watch (serve starts it after the first answer) is
+// applied: the watch compares the file with the text loaded, not with what
+// the file holds when it starts.
+func TestWatchConfigChangedBeforeWatch(t *testing.T) {
+	first := "workspace = \"ws\"\nprofile = \"interactive-dev\"\n"
+	f := newWatchFixture(t, first)
+	f.write("workspace = \"ws\"\nprofile = \"strict-production\"\n" + f.auditLine)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	if err := s.WatchConfig(ctx, cfgPath, load); err != nil {
+	n := f.logs.count()
+	if err := f.s.WatchConfig(ctx, f.cfgPath, []byte(first+f.auditLine), f.load); err != nil {
+		t.Fatal(err)
+	}
+	if line := f.logs.wait(t, n, 10*time.Second, "config reloaded", "refused"); !strings.Contains(line, "profile strict-production") {
+		t.Fatalf("reload: %s", line)
+	}
+	if f.s.Policy().Profile != "strict-production" {
+		t.Fatalf("policy %s", f.s.Policy().Profile)
+	}
+}
+
+func TestWatchConfig(t *testing.T) {
+	f := newWatchFixture(t, "workspace = \"ws\"\nprofile = \"interactive-dev\"\n")
+	root, cfgPath, auditLine, write, load, s, logs := f.root, f.cfgPath, f.auditLine, f.write, f.load, f.s, f.logs
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	inForce, _ := os.ReadFile(cfgPath)
+	if err := s.WatchConfig(ctx, cfgPath, inForce, load); err != nil {
 		t.Fatal(err)
 	}
 	if !slices.Contains(s.ToolNames(), "http_request") {

@@ -81,6 +81,10 @@ type Server struct {
 	startOnce  sync.Once
 	started    chan struct{}
 	afterStart func() // run once Start's work is done (AfterStart)
+	// needTools is closed (once, kickTools) when a call to a Starter waits
+	// for the tools: their start then waits for nothing else.
+	needTools chan struct{}
+	kickTools sync.Once
 	// exposed records principals that were given credential data, so their
 	// later network requests carry the credential data class.
 	exposed sync.Map // principal → struct{}
@@ -93,7 +97,7 @@ func New(p *grants.Policy, opts Options) (*Server, error) {
 	}
 	in := newIngress(opts.Tools, p)
 	s := &Server{tools: opts.Tools, ingress: in, approver: opts.Approver, asker: opts.Asker, audit: opts.Audit, log: opts.Log,
-		metrics: metrics.NewServer(), tel: opts.Telemetry, started: make(chan struct{})}
+		metrics: metrics.NewServer(), tel: opts.Telemetry, started: make(chan struct{}), needTools: make(chan struct{})}
 	s.stateDir = opts.Audit.stateDir // the audit key is kept there: a reload may not open a root over it
 	if s.approver == nil {
 		s.approver = toolkit.NoApprover{}
@@ -125,11 +129,23 @@ func New(p *grants.Policy, opts Options) (*Server, error) {
 // HTTP listener), so that answer waits for none of it. A call waits for
 // the audit log, a call to a tool that is a Starter for the start too
 // (toolsStarted); each fails closed if what it waits for failed.
-func (s *Server) Start() {
+func (s *Server) Start() { s.startWhen(nil) }
+
+// startWhen is Start with the tools' start held back until quiet (when
+// set) says no request is in flight, or a call to a Starter needs them:
+// over stdio the sandbox probe, a helper process, would otherwise compete
+// for the CPU with the calls a client sends right after initialize.
+func (s *Server) startWhen(quiet func() <-chan struct{}) {
 	s.startOnce.Do(func() {
 		go func() {
 			if err := s.audit.Open(); err != nil && !errors.Is(err, errAuditClosed) {
 				s.log.Printf("%v; every tool call is refused", err)
+			}
+			if quiet != nil {
+				select {
+				case <-quiet():
+				case <-s.needTools:
+				}
 			}
 			s.policyMu.Lock() // a reload starts the tools under its own policy after this
 			s.startTools(s.Policy())
@@ -151,6 +167,7 @@ func (s *Server) AfterStart(fn func()) { s.afterStart = fn }
 // transport did), or ctx ends.
 func (s *Server) toolsStarted(ctx context.Context) error {
 	s.Start()
+	s.kickTools.Do(func() { close(s.needTools) })
 	select {
 	case <-s.started:
 		return nil

@@ -10,6 +10,7 @@ import (
 
 	"github.com/onellm/onellm-mcp/grants"
 	"github.com/onellm/onellm-mcp/internal/toolkit"
+	"github.com/onellm/onellm-mcp/server/auditlog"
 )
 
 // slowStarter is a tool whose Start blocks until release is closed.
@@ -55,5 +56,66 @@ func TestStartAfterFirstAnswer(t *testing.T) {
 	close(tool.release)
 	if res := p.expect(2); res["result"] == nil {
 		t.Fatalf("the call after the start: %v", res)
+	}
+}
+
+// TestToolsStartWhenQuiet: over stdio the tools' start (the sandbox probe,
+// a helper process) waits until no request is in flight, so it does not
+// compete with the calls a client sends right after initialize; a call to
+// a Starter does not wait for that, it starts them at once.
+func TestToolsStartWhenQuiet(t *testing.T) {
+	for _, kick := range []bool{false, true} {
+		t.Run(map[bool]string{false: "quiet", true: "starter call"}[kick], func(t *testing.T) {
+			starter := slowStarter{called: make(chan struct{}), release: make(chan struct{})}
+			close(starter.release) // its Start returns at once
+			probe := probeTool{started: make(chan struct{}, 1), release: make(chan struct{}), saw: make(chan error, 1)}
+			s, _ := testServer(t, starter, probe)
+			// The audit log opens when the gate opens: until then a call
+			// is held in flight, and so is the start.
+			later, err := OpenAuditLater(s.Policy(), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { later.Close() })
+			gate, open := make(chan struct{}), later.open
+			later.open = func() (*auditlog.Log, error) { <-gate; return open() }
+			s.audit = later
+
+			p := startStdio(t, s, context.Background(), StdioOptions{})
+			p.send(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"probe","arguments":{"mode":"wait"}}}`)
+			p.send(`{"jsonrpc":"2.0","id":"after","method":"ping"}`)
+			p.expect("after") // lines are read in order: the call is in flight
+			close(gate)
+			select {
+			case <-probe.started: // the call runs: the log is open, the call in flight
+			case <-time.After(10 * time.Second):
+				t.Fatal("the call did not run")
+			}
+			select {
+			case <-starter.called:
+				t.Fatal("the tools started while a call was in flight")
+			case <-time.After(50 * time.Millisecond):
+			}
+			if kick {
+				p.send(`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"slow","arguments":{}}}`)
+				waitClosed(t, starter.called, "the tools were not started for a call to a Starter")
+				p.expect(3)
+				close(probe.release)
+				p.expect(2)
+				return
+			}
+			close(probe.release)
+			p.expect(2)
+			waitClosed(t, starter.called, "the tools were not started once no call was in flight")
+		})
+	}
+}
+
+func waitClosed(t *testing.T, ch <-chan struct{}, msg string) {
+	t.Helper()
+	select {
+	case <-ch:
+	case <-time.After(10 * time.Second): // a bound on a start that never comes, not a speed target
+		t.Fatal(msg)
 	}
 }

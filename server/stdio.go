@@ -60,7 +60,8 @@ func (s *Server) ServeStdioWith(ctx context.Context, in io.Reader, out io.Writer
 	if opts.Grace <= 0 {
 		opts.Grace = defaultGrace
 	}
-	link := &stdioLink{out: out, inflight: map[string]bool{}, idle: make(chan struct{}, 1), first: s.Start}
+	link := &stdioLink{out: out, inflight: map[string]bool{}, idle: make(chan struct{}, 1)}
+	link.first = func() { s.startWhen(link.whenQuiet) }
 	calls := newStdioCalls(s, link)
 	std := mcpserver.NewStdioServer(s.mcp)
 	// Tool calls do not reach mcp-go's worker pool (stdioCalls runs them);
@@ -252,7 +253,8 @@ type stdioLink struct {
 	out      io.Writer
 	inflight map[string]bool // request id → cancelled by the client
 	ids      map[string]json.RawMessage
-	idle     chan struct{} // signalled when inflight empties
+	idle     chan struct{}   // signalled when inflight empties
+	quiet    []chan struct{} // closed when inflight next empties (whenQuiet)
 	// first runs once the first message is out (the tools start then, so
 	// the initialize response waits for none of it); nil after.
 	first func()
@@ -336,7 +338,25 @@ func (l *stdioLink) finish(key string) {
 		case l.idle <- struct{}{}:
 		default:
 		}
+		for _, q := range l.quiet {
+			close(q)
+		}
+		l.quiet = nil
 	}
+}
+
+// whenQuiet returns a channel closed once no client request is in flight:
+// at once when none is.
+func (l *stdioLink) whenQuiet() <-chan struct{} {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	q := make(chan struct{})
+	if len(l.inflight) == 0 {
+		close(q)
+	} else {
+		l.quiet = append(l.quiet, q)
+	}
+	return q
 }
 
 // waitIdle waits until no request is in flight, at most d.
@@ -367,7 +387,7 @@ func (l *stdioLink) answerUnanswered(msg string) {
 		if !cancelled {
 			l.out.Write(append(rpcError(l.ids[key], rpcShuttingDown, msg), '\n'))
 		}
-		delete(l.inflight, key)
+		l.finish(key)
 	}
 }
 

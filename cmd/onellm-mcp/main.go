@@ -246,42 +246,50 @@ func (c *command) parse(args []string, stdout io.Writer, maxArgs int) error {
 // folder, compiles it and runs its [[tests]]: a config whose tests fail is
 // refused like one with a bad key.
 func loadPolicy(configPath string, stderr io.Writer, announce bool) (*grants.Policy, error) {
-	p, _, err := loadPolicyTests(configPath)
+	p, _, err := loadPolicyText(configPath, stderr, announce)
+	return p, err
+}
+
+// loadPolicyText is loadPolicy that also returns the config text the
+// policy was compiled from.
+func loadPolicyText(configPath string, stderr io.Writer, announce bool) (*grants.Policy, []byte, error) {
+	p, _, text, err := loadPolicyTests(configPath)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if configPath == "" && announce {
 		fmt.Fprintf(stderr, "onellm-mcp: no --config given; using the embedded default: profile %s, workspace %s\n", p.Profile, p.Workspace)
 	}
-	return p, nil
+	return p, text, nil
 }
 
-// loadPolicyTests is loadPolicy that also returns every test's result.
-func loadPolicyTests(configPath string) (*grants.Policy, []grants.TestResult, error) {
+// loadPolicyTests is loadPolicy that also returns every test's result and
+// the config text.
+func loadPolicyTests(configPath string) (*grants.Policy, []grants.TestResult, []byte, error) {
 	var cfg *grants.Config
 	var err error
 	if configPath == "" {
 		wd, werr := os.Getwd()
 		if werr != nil {
-			return nil, nil, werr
+			return nil, nil, nil, werr
 		}
 		cfg, err = grants.LoadDefault(wd)
 	} else {
 		cfg, err = grants.LoadFile(configPath)
 	}
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	exe, _ := os.Executable()
 	p, err := grants.Compile(cfg, grants.CompileOptions{Executable: exe})
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	results := p.RunTests(testRequests)
 	if err := grants.TestsError(results); err != nil {
-		return nil, results, err
+		return nil, results, nil, err
 	}
-	return p, results, nil
+	return p, results, cfg.Text(), nil
 }
 
 func serve(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
@@ -293,7 +301,7 @@ func serve(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	if err := cmd.parse(args, stdout, 0); err != nil {
 		return err
 	}
-	p, err := loadPolicy(*cfgPath, stderr, true)
+	p, text, err := loadPolicyText(*cfgPath, stderr, true)
 	if err != nil {
 		return err
 	}
@@ -304,21 +312,27 @@ func serve(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	}
 	defer s.Close()
 	setGCTarget(*httpAddr != "", os.Getenv)
-	// Start-up leaves garbage (config parsing, schema generation, package
-	// initialisers, the sandbox probe); hand it back to the OS once, after
-	// the first answer and the tools' start, so an idle server stays small
-	// and the first answer does not wait for a collection.
-	s.AfterStart(debug.FreeOSMemory)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if *cfgPath != "" {
-		// A changed config is compiled exactly as at start-up; a bad one is
-		// refused and the policy in force stays.
-		reload := func() (*grants.Policy, error) { return loadPolicy(*cfgPath, stderr, false) }
-		if err := s.WatchConfig(ctx, *cfgPath, reload); err != nil {
-			logger.Printf("%v; changes to the config need a restart", err)
+	s.AfterStart(func() {
+		if *cfgPath != "" {
+			// A changed config is compiled exactly as at start-up; a bad
+			// one is refused and the policy in force stays. The watch
+			// starts after the first answer; WatchConfig compares the file
+			// with the text loaded above, so a change made before it
+			// started is applied all the same.
+			reload := func() (*grants.Policy, error) { return loadPolicy(*cfgPath, stderr, false) }
+			if err := s.WatchConfig(ctx, *cfgPath, text, reload); err != nil {
+				logger.Printf("%v; changes to the config need a restart", err)
+			}
 		}
-	}
+		// Start-up leaves garbage (config parsing, schema generation,
+		// package initialisers, the sandbox probe); hand it back to the OS
+		// once, after the first answer and the tools' start, so an idle
+		// server stays small and the first answer does not wait for a
+		// collection.
+		debug.FreeOSMemory()
+	})
 	if *httpAddr != "" {
 		return serveHTTP(ctx, s, p, *httpAddr, logger)
 	}
@@ -354,8 +368,12 @@ func setGCTarget(http bool, getenv func(string) string) {
 		debug.SetMemoryLimit(512 << 20)
 		return
 	}
+	// The floor now, the follower from the first collection on: at start
+	// the heap is a few MiB, so the follower's limit is the floor, and
+	// reading the runtime's metrics the first time (~0.1 ms: the runtime
+	// builds its metric tables) stays off the path to the first answer.
 	f := &heapFollower{floor: stdioMemoryFloor}
-	f.adjust()
+	debug.SetMemoryLimit(f.floor)
 	f.arm()
 }
 
@@ -473,7 +491,7 @@ func check(args []string, stdout, stderr io.Writer) error {
 	if err := cmd.parse(args, stdout, 0); err != nil {
 		return err
 	}
-	p, results, err := loadPolicyTests(*cfgPath)
+	p, results, _, err := loadPolicyTests(*cfgPath)
 	printTests := func() {
 		if len(results) > 0 {
 			fmt.Fprintf(stdout, "tests ([[tests]] in the config):\n")
