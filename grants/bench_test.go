@@ -103,7 +103,7 @@ target = { command = "re:go (test|vet) .*" }
 	}
 }
 
-// BenchmarkParseExample: reading config.example.toml strictly (the map decode, the
+// BenchmarkParseExample: reading config.example.toml strictly (viper, the
 // schema walk with exact keys and lines, the typed decode, validation).
 func BenchmarkParseExample(b *testing.B) {
 	data, err := os.ReadFile(filepath.Join("..", "config.example.toml"))

@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	toml "github.com/pelletier/go-toml/v2"
+	"github.com/spf13/viper"
 )
 
 // Config is the host's config file as written. Compile turns it into a Policy.
@@ -319,22 +320,29 @@ func Parse(data []byte, file, dir string) (cfg *Config, err error) {
 			cfg, err = nil, &ConfigError{File: file, Msg: "cannot be read as TOML; check quoted keys and their escapes"}
 		}
 	}()
-	// A first decode into a map: syntax errors and duplicate keys come
+	// viper reads the file first: syntax errors and duplicate keys come
 	// from the TOML decoder with their line.
-	var m map[string]any
-	if err := toml.Unmarshal(data, &m); err != nil {
+	v := viper.New()
+	v.SetConfigType("toml")
+	if err := v.ReadConfig(bytes.NewReader(data)); err != nil {
+		// viper's error hides the decoder's position: decode again for it.
+		var m map[string]any
+		derr := toml.Unmarshal(data, &m)
 		var de *toml.DecodeError
-		if errors.As(err, &de) {
-			return nil, tomlError(file, err)
+		if errors.As(derr, &de) {
+			return nil, tomlError(file, derr)
 		}
 		// A key or table defined twice comes without a position; the
 		// schema walk finds it with its line.
 		if _, serr := checkSchema(data, file); serr != nil {
 			return nil, serr
 		}
+		if derr != nil {
+			err = derr
+		}
 		return nil, tomlError(file, err)
 	}
-	// The typed decoder folds the case of keys; the schema
+	// viper and the typed decoder both fold the case of keys; the schema
 	// walk holds every key to its exact spelling and every value to its
 	// TOML type, and records lines for the checks below.
 	lines, err := checkSchema(data, file)

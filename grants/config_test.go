@@ -32,7 +32,7 @@ func TestConfigErrors(t *testing.T) {
 		{"unknown_inline_key", P + "[[rules.deny]]\nrule_id = \"x\"\ncapability = \"*\"\ntarget = { paht = \"a\" }\n", 5, "rules.deny[0].target.paht"},
 		{"list_of_tables_as_table", P + "[rules.allow]\nrule_id = \"x\"\n", 2, "rules.allow"},
 		{"value_as_table", P + "[mode]\n", 2, "mode"},
-		// Keys are case-sensitive: the TOML decoder folds case,
+		// Keys are case-sensitive: the TOML decoder and viper fold case,
 		// so each of these would otherwise be honoured.
 		{"case_top_key", "profile = \"strict-production\"\nPROFILE = \"permissive-dev\"\n", 2, "PROFILE"},
 		{"case_section", P + "[Sandbox]\nrequired = false\n", 2, "Sandbox"},

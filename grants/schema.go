@@ -11,7 +11,7 @@ import (
 )
 
 // The config's keys are checked against the Config type itself, by its toml
-// tags, exactly (case-sensitive): the TOML decoder matches
+// tags, exactly (case-sensitive): the TOML decoder and viper both match
 // keys case-insensitively, so "PROFILE" after "profile" would otherwise win
 // and "[Sandbox] Required = false" would be honoured. The same walk checks
 // every value's TOML type, in TOML's words, and records the line of every
