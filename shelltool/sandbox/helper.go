@@ -30,8 +30,11 @@ const (
 	fdStatus    = 4
 	// fdProxy is the helper's end of the socketpair the proxy listener is
 	// handed over on (NetworkProxy only).
-	fdProxy   = 5
-	exitSetup = 125
+	fdProxy = 5
+	// fdGitStage is the helper's end of the socketpair the git stage is
+	// handed over on (makeGitStage); fd 6 is fdGate.
+	fdGitStage = 7
+	exitSetup  = 125
 )
 
 // helperSpec is what the server sends the helper (JSON on fd 3).
@@ -44,8 +47,7 @@ type helperSpec struct {
 	Readable    []string `json:"readable"`
 	ReadOnly    []string `json:"read_only"`
 	Hidden      []string `json:"hidden,omitempty"`
-	GitDirs     []string `json:"git_dirs,omitempty"`   // overlaid (gitdirs.go)
-	GitStages   []string `json:"git_stages,omitempty"` // one per GitDirs entry
+	GitDirs     []string `json:"git_dirs,omitempty"` // overlaid (gitdirs.go)
 	NewNet      bool     `json:"new_net"`
 	TCPConnect  []uint16 `json:"tcp_connect"`
 	Proxy       bool     `json:"proxy,omitempty"` // bind ProxyPort, send it on fdProxy
@@ -229,10 +231,7 @@ func setupMounts(hs *helperSpec) error {
 	if err := step("mount proc", unix.Mount("proc", "/proc", "proc", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, "")); err != nil {
 		return err
 	}
-	gitMounts, err := openGitMounts(hs)
-	if err != nil {
-		return err
-	}
+	gitMounts := openGitMounts(hs)
 	defer closeGitMounts(gitMounts)
 	// Roots under /tmp are opened before the private tmpfs hides them, then
 	// bound back (parents first; a root beneath a bound one comes along).
@@ -308,8 +307,18 @@ func setupMounts(hs *helperSpec) error {
 		return err
 	}
 	pinned := map[string]bool{} // folders bound onto themselves: never again
-	if err := mountGitOverlays(gitMounts, hs.Writable, pinned); err != nil {
-		return err
+	if len(gitMounts) > 0 {
+		stage, err := makeGitStage(gitMounts, hs.TmpSize)
+		if err != nil {
+			return err
+		}
+		err = mountGitOverlays(gitMounts, stage, hs.Writable, pinned)
+		unix.Close(stage) // the overlays and the server hold it now
+		if err != nil {
+			return err
+		}
+	} else {
+		unix.Close(fdGitStage) // nothing to hand over
 	}
 	if err := hideSecrets(etcSecrets(), hs.Hidden); err != nil {
 		return err
