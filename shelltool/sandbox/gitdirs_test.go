@@ -226,3 +226,96 @@ func BenchmarkFindGitDirs(b *testing.B) {
 		FindGitDirs([]string{root}, nil)
 	}
 }
+
+// mountInfo is one line of /proc/self/mountinfo: the mount point (octal
+// escapes as the kernel writes them), its per-mount options and the file
+// system type.
+type mountInfo struct {
+	point  string
+	opts   map[string]bool
+	fstype string
+}
+
+func parseMountInfo(t *testing.T, text string) map[string]mountInfo {
+	t.Helper()
+	out := map[string]mountInfo{}
+	for _, line := range strings.Split(strings.TrimSpace(text), "\n") {
+		f := strings.Fields(line)
+		sep := slices.Index(f, "-")
+		if len(f) < 6 || sep < 6 || sep+1 >= len(f) {
+			t.Fatalf("mountinfo line %q", line)
+		}
+		mi := mountInfo{point: f[4], opts: map[string]bool{}, fstype: f[sep+1]}
+		for _, o := range strings.Split(f[5], ",") {
+			mi.opts[o] = true
+		}
+		out[mi.point] = mi // the last mount on a point is the one seen
+	}
+	return out
+}
+
+// TestGitMountFlags reads, inside the sandbox, the mounts that guard the
+// git directories: each git directory is an overlay, nosuid and nodev; its
+// record folders are bound back writable, nosuid and nodev; its config,
+// hooks and info are bound back read-only, nosuid and nodev; the writable
+// root is nosuid and nodev; the stage is mounted nowhere the command sees
+// and the helper's descriptors stay out of reach. From the host: no stage
+// folder is made in the temporary folder.
+func TestGitMountFlags(t *testing.T) {
+	needSandbox(t)
+	ws, _ := gitTree(t)
+	gl := FindGitDirs([]string{ws}, nil)
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
+	s := Spec{Command: `cat /proc/self/mountinfo; for f in /proc/1/fd/*; do ls "$f/" >/dev/null 2>&1 && echo "HELPER-FD $f"; done; exit 0`,
+		Dir: ws, Env: append(gitEnv, "HOME="+ws), Writable: []string{ws}, GitDirs: gl.Dirs, ReadOnly: gl.Links, Timeout: 20 * time.Second}
+	r, err := Run(context.Background(), s)
+	if err != nil || r.ExitCode != 0 {
+		t.Fatalf("run: %v, exit %d, stderr %q", err, r.ExitCode, r.Stderr)
+	}
+	if strings.Contains(r.Stdout, "HELPER-FD") {
+		t.Errorf("the command reached a helper's descriptor:\n%s", r.Stdout)
+	}
+	mi := parseMountInfo(t, r.Stdout)
+	check := func(p, fstype string, want ...string) {
+		t.Helper()
+		m, ok := mi[p]
+		if !ok {
+			t.Errorf("%s is not a mount point in the sandbox", p)
+			return
+		}
+		if fstype != "" && m.fstype != fstype {
+			t.Errorf("%s is %s, want %s", p, m.fstype, fstype)
+		}
+		for _, o := range want {
+			if !m.opts[o] {
+				t.Errorf("%s mounted %v, want %s", p, m.opts, o)
+			}
+		}
+	}
+	check(ws, "", "rw", "nosuid", "nodev")
+	for _, g := range gl.Dirs {
+		check(g, "overlay", "rw", "nosuid", "nodev")
+		for _, name := range []string{"objects", "refs", "logs"} {
+			if _, err := os.Lstat(filepath.Join(g, name)); err == nil {
+				check(filepath.Join(g, name), "", "rw", "nosuid", "nodev")
+			}
+		}
+		for _, name := range []string{"config", "hooks", "info"} {
+			if _, err := os.Lstat(filepath.Join(g, name)); err == nil {
+				check(filepath.Join(g, name), "", "ro", "nosuid", "nodev")
+			}
+		}
+	}
+	for _, l := range gl.Links {
+		check(l, "", "ro", "nosuid")
+	}
+	for p, m := range mi {
+		if m.fstype == "tmpfs" && isBeneath(p, ws) {
+			t.Errorf("a tmpfs is mounted at %s inside the workspace", p)
+		}
+	}
+	if ents, _ := os.ReadDir(tmp); len(ents) != 0 {
+		t.Errorf("the run left %d entries in the temporary folder", len(ents))
+	}
+}
