@@ -48,6 +48,7 @@ type helperSpec struct {
 	ReadOnly    []string `json:"read_only"`
 	Hidden      []string `json:"hidden,omitempty"`
 	GitDirs     []string `json:"git_dirs,omitempty"` // overlaid (gitdirs.go)
+	Home        string   `json:"home,omitempty"`     // made in the private /tmp
 	NewNet      bool     `json:"new_net"`
 	TCPConnect  []uint16 `json:"tcp_connect"`
 	Proxy       bool     `json:"proxy,omitempty"` // bind ProxyPort, send it on fdProxy
@@ -295,6 +296,13 @@ func setupMounts(hs *helperSpec) error {
 		}
 		src := "/proc/self/fd/" + strconv.Itoa(k.fd)
 		if err := step("bind "+k.path, unix.Mount(src, k.path, "", unix.MS_BIND|unix.MS_REC, "")); err != nil {
+			return err
+		}
+	}
+	if hs.Home != "" {
+		// Validated by normalize: no root holds it, so this is the
+		// private tmpfs, and it cannot exist yet.
+		if err := step("mkdir home "+hs.Home, os.Mkdir(hs.Home, 0o700)); err != nil {
 			return err
 		}
 	}

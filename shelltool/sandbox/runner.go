@@ -346,8 +346,8 @@ func drive(ctx context.Context, s *Spec, st *launched) (res Result, err error) {
 		hs := helperSpec{
 			Shell: s.Shell, Command: s.Command, Dir: s.Dir, Env: s.Env,
 			Writable: s.Writable, Readable: s.Readable, ReadOnly: s.ReadOnly, Hidden: s.Hidden,
-			GitDirs: s.GitDirs,
-			NewNet:  s.Network != NetworkFull, TCPConnect: s.AllowTCPConnect,
+			GitDirs: s.GitDirs, Home: s.Home,
+			NewNet: s.Network != NetworkFull, TCPConnect: s.AllowTCPConnect,
 			Proxy:       s.Network == NetworkProxy,
 			CPUSeconds:  uint64(s.Timeout/time.Second) + 5,
 			FileSizeMax: s.FileSizeMax, TmpSize: s.TmpSize,
