@@ -157,6 +157,7 @@ func helperMain() int {
 // with the exec gate it seizes the shell, stopped before its first
 // instruction, and lets it run.
 func helperSetupAndStart() (*supervisor, error) {
+	primeCodecs()
 	specFile := os.NewFile(fdSpec, "spec")
 	data, err := io.ReadAll(specFile)
 	specFile.Close()
@@ -223,6 +224,16 @@ func helperSetupAndStart() (*supervisor, error) {
 		}
 	}
 	return sup, nil
+}
+
+// primeCodecs builds encoding/json's per-type caches for the spec and the
+// status lines before the spec arrives (a warm helper waits for it right
+// after), so a command does not wait for them: they are most of the
+// spec's decoding time in a fresh process.
+func primeCodecs() {
+	var hs helperSpec
+	_ = json.Unmarshal([]byte("{}"), &hs)
+	_, _ = json.Marshal(statusMsg{})
 }
 
 func setupMounts(hs *helperSpec) error {
