@@ -410,11 +410,11 @@ func mountGitOverlays(mounts []gitMount, stage int, writable []string, pinned ma
 			if err := step("bind "+p, unix.Mount(fdPath(e.fd), p, "", unix.MS_BIND, "")); err != nil {
 				return err
 			}
-			extra := uintptr(unix.MS_NOSUID | unix.MS_NODEV)
+			attrs := uint64(unix.MOUNT_ATTR_NOSUID | unix.MOUNT_ATTR_NODEV)
 			if e.ro {
-				extra |= unix.MS_RDONLY
+				attrs |= unix.MOUNT_ATTR_RDONLY
 			}
-			if err := step("remount "+p, remountBind(p, extra)); err != nil {
+			if err := step("flags "+p, addMountAttrs(p, attrs)); err != nil {
 				return err
 			}
 		}

@@ -332,8 +332,61 @@ func TestGitMountFlags(t *testing.T) {
 		if m.fstype == "tmpfs" && isBeneath(p, ws) {
 			t.Errorf("a tmpfs is mounted at %s inside the workspace", p)
 		}
+		if isBeneath(p, ws) && (!m.opts["nosuid"] || !m.opts["nodev"]) {
+			t.Errorf("%s inside the writable root is mounted %v", p, m.opts)
+		}
 	}
 	if ents, _ := os.ReadDir(tmp); len(ents) != 0 {
 		t.Errorf("the run left %d entries in the temporary folder", len(ents))
+	}
+}
+
+// TestReadOnlyFolderHoldsGitDir: a folder closed to writes (Spec.ReadOnly,
+// as a deny rule makes one) that holds a git directory is closed as a
+// whole, the git directory's overlay and its writable record folders
+// beneath it included: every mount beneath it is read-only, and nothing the
+// command tries lands in the repository.
+func TestReadOnlyFolderHoldsGitDir(t *testing.T) {
+	needSandbox(t)
+	ws, _ := gitTree(t)
+	gl := FindGitDirs([]string{ws}, nil)
+	nested := filepath.Join(ws, "nested")
+	head, _ := os.ReadFile(filepath.Join(nested, ".git/HEAD"))
+	cmd := `echo x > nested/.git/objects/probe && echo OBJECTS-WRITTEN; echo x > nested/.git/HEAD && echo HEAD-WRITTEN
+echo x > nested/new && echo FILE-WRITTEN; cat /proc/self/mountinfo; exit 0`
+	s := Spec{Command: cmd, Dir: ws, Env: append(gitEnv, "HOME="+ws), Writable: []string{ws}, GitDirs: gl.Dirs,
+		ReadOnly: append(slices.Clone(gl.Links), nested), Timeout: 20 * time.Second}
+	r, err := Run(context.Background(), s)
+	if err != nil || r.ExitCode != 0 {
+		t.Fatalf("run: %v, exit %d, stderr %q", err, r.ExitCode, r.Stderr)
+	}
+	for _, w := range []string{"OBJECTS-WRITTEN", "HEAD-WRITTEN", "FILE-WRITTEN"} {
+		if strings.Contains(r.Stdout, w) {
+			t.Errorf("%s inside the read-only folder", w)
+		}
+	}
+	mounts := 0
+	var info []string
+	for _, l := range strings.Split(r.Stdout, "\n") {
+		if !strings.Contains(l, "-WRITTEN") {
+			info = append(info, l)
+		}
+	}
+	for p, m := range parseMountInfo(t, strings.Join(info, "\n")) {
+		if isBeneath(p, nested) {
+			mounts++
+			if !m.opts["ro"] {
+				t.Errorf("%s beneath the read-only folder is mounted %v", p, m.opts)
+			}
+		}
+	}
+	if mounts < 3 {
+		t.Errorf("only %d mounts beneath %s: the git guard's are missing", mounts, nested)
+	}
+	if _, err := os.Stat(filepath.Join(nested, ".git/objects/probe")); err == nil {
+		t.Errorf("the object write reached the repository")
+	}
+	if b, _ := os.ReadFile(filepath.Join(nested, ".git/HEAD")); string(b) != string(head) {
+		t.Errorf("HEAD changed to %q", b)
 	}
 }

@@ -397,8 +397,8 @@ func hideSecrets(secrets, extra []string) error {
 		if err := step("hide "+p, unix.Mount(src, p, "", unix.MS_BIND, "")); err != nil {
 			return err
 		}
-		ro := uintptr(unix.MS_BIND | unix.MS_REMOUNT | unix.MS_RDONLY | unix.MS_NOSUID | unix.MS_NODEV | unix.MS_NOEXEC)
-		if err := step("hide "+p, unix.Mount("", p, "", ro, "")); err != nil {
+		ro := uint64(unix.MOUNT_ATTR_RDONLY | unix.MOUNT_ATTR_NOSUID | unix.MOUNT_ATTR_NODEV | unix.MOUNT_ATTR_NOEXEC)
+		if err := step("hide "+p, addMountAttrs(p, ro)); err != nil {
 			return err
 		}
 	}
@@ -409,10 +409,11 @@ func hideSecrets(secrets, extra []string) error {
 	return nil
 }
 
-// readOnlyBinds bind-mounts each existing ReadOnly path read-only. Its
-// ancestors inside the writable root are bound onto themselves first: a
-// mount point cannot be renamed or removed, so `mv .git x` cannot move the
-// carve-out away.
+// readOnlyBinds bind-mounts each existing ReadOnly path read-only, with
+// every mount beneath it (a git directory's overlay and record folders
+// inside a folder closed to writes are closed too). Its ancestors inside
+// the writable root are bound onto themselves first: a mount point cannot
+// be renamed or removed, so `mv .git x` cannot move the carve-out away.
 func readOnlyBinds(hs *helperSpec, pinned map[string]bool) error {
 	ro := append([]string{}, hs.ReadOnly...)
 	sort.Strings(ro)
@@ -426,7 +427,7 @@ func readOnlyBinds(hs *helperSpec, pinned map[string]bool) error {
 		if err := step("bind "+p, unix.Mount(p, p, "", unix.MS_BIND|unix.MS_REC, "")); err != nil {
 			return err
 		}
-		if err := step("remount ro "+p, remountBind(p, unix.MS_RDONLY|unix.MS_NOSUID)); err != nil {
+		if err := step("read-only "+p, addMountAttrs(p, unix.MOUNT_ATTR_RDONLY|unix.MOUNT_ATTR_NOSUID)); err != nil {
 			return err
 		}
 		pinned[p] = true // a mount point already: never bind over it again
