@@ -45,7 +45,8 @@
 //     when Network is "none" or "proxy";
 //  4. sets rlimits (core 0, file size, open files, CPU time: per process,
 //     so the helper has them too);
-//  5. on a new OS thread of its own, locked to it for its short life:
+//  5. on a new OS thread of its own, locked to it for its short life (made,
+//     with this step done, before the spec is read: it depends on none):
 //     locks securebits, empties the bounding, ambient, effective, permitted
 //     and inheritable capability sets (even as uid 0);
 //  6. sets no_new_privs and calls landlock_restrict_self (that thread);

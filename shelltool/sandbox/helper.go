@@ -157,6 +157,15 @@ func helperMain() int {
 // with the exec gate it seizes the shell, stopped before its first
 // instruction, and lets it run.
 func helperSetupAndStart() (*supervisor, error) {
+	// Before the spec arrives (a warm helper waits for it here): what
+	// depends on no spec.
+	rt := newRestrictedThread()
+	started := false
+	defer func() {
+		if !started {
+			rt.close()
+		}
+	}()
 	primeCodecs()
 	specFile := os.NewFile(fdSpec, "spec")
 	data, err := io.ReadAll(specFile)
@@ -200,7 +209,8 @@ func helperSetupAndStart() (*supervisor, error) {
 	if err := setRlimits(&hs); err != nil {
 		return nil, err
 	}
-	st, err := startRestricted(&hs, rs, prog)
+	started = true
+	st, err := rt.start(&hs, rs, prog)
 	if err != nil {
 		return nil, err
 	}
