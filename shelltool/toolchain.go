@@ -113,7 +113,7 @@ func (c *toolchainCache) detect(names []string) detected {
 // withToolchains gives a sandboxed command the toolchains the policy
 // selected: read access to their folders, private caches and HOME, and the
 // environment that points the tools at them. The returned function removes
-// the call's HOME.
+// the call's HOME when it was made on the host.
 func (t *Tool) withToolchains(ctx context.Context, gate toolkit.MidAction, p *grants.Policy, spec *sandbox.Spec) (func(), error) {
 	if !toolchainsApply(p, grants.SurfaceSandbox) {
 		return func() {}, nil
@@ -125,10 +125,15 @@ func (t *Tool) withToolchains(ctx context.Context, gate toolkit.MidAction, p *gr
 		return nil, fmt.Errorf("toolchains need the user's cache folder: %w", err)
 	}
 	roots := slices.Concat([]string{p.Workspace}, p.Sandbox.Writable)
-	call, err := set.Prepare(toolchains.WorkspaceCache(cacheRoot, p.Workspace), roots)
+	cache := toolchains.WorkspaceCache(cacheRoot, p.Workspace)
+	// The call's HOME is made by the sandbox in its private /tmp (no host
+	// folder to make and remove per call), unless a root takes that place.
+	home := sandbox.PrivateHome(slices.Concat(spec.Writable, spec.Readable, set.Readable(), []string{cache}))
+	call, err := set.Prepare(cache, roots, home)
 	if err != nil {
 		return nil, err
 	}
+	spec.Home = home
 	spec.Env = overrideEnv(spec.Env, call.Env)
 	if len(call.PathPrefix) > 0 {
 		spec.Env = overrideEnv(spec.Env, []string{"PATH=" + strings.Join(append(slices.Clone(call.PathPrefix), envValue(spec.Env, "PATH")), ":")})

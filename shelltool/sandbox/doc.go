@@ -22,11 +22,12 @@
 // and:
 //
 //  1. makes the mount tree private, mounts a fresh /proc, a private tmpfs on
-//     /tmp (binding back any Writable/Readable root that lives under /tmp) and
-//     on /dev/shm, hides the secrets of /etc (shadow, gshadow, sudoers, ssh
+//     /tmp (binding back any Writable/Readable root that lives under /tmp,
+//     then making Spec.Home there) and on /dev/shm, hides the secrets of /etc (shadow, gshadow, sudoers, ssh
 //     host keys, ssl/private, … see etcSecrets) under empty, mode 000,
 //     read-only placeholders, binds every Writable root nosuid,nodev,
-//     overlays every git directory of GitDirs (gitdirs.go), bind-mounts
+//     overlays every git directory of GitDirs (gitdirs.go; their stage is a
+//     tmpfs mounted nowhere, handed to the server over fd 7), bind-mounts
 //     every ReadOnly path read-only (and self-binds its ancestors inside the
 //     writable root so they cannot be renamed away);
 //  2. brings lo up in the new network namespace; for Network "proxy" binds
@@ -44,7 +45,8 @@
 //     when Network is "none" or "proxy";
 //  4. sets rlimits (core 0, file size, open files, CPU time: per process,
 //     so the helper has them too);
-//  5. on a new OS thread of its own, locked to it for its short life:
+//  5. on a new OS thread of its own, locked to it for its short life (made,
+//     with this step done, before the spec is read: it depends on none):
 //     locks securebits, empties the bounding, ambient, effective, permitted
 //     and inheritable capability sets (even as uid 0);
 //  6. sets no_new_privs and calls landlock_restrict_self (that thread);

@@ -3,9 +3,9 @@
 package sandbox
 
 import (
-	"fmt"
 	"io"
 	"io/fs"
+	"net"
 	"os"
 	"path/filepath"
 	"slices"
@@ -23,8 +23,9 @@ import (
 //
 // How: each git directory that exists when the command starts (Spec.GitDirs)
 // becomes, inside the sandbox, an overlay whose lower layer is the real
-// directory and whose upper layer is a stage folder on the host that the
-// command cannot see (the private /tmp hides it). Its record folders are the
+// directory and whose upper layer is a folder of the stage: a tmpfs the
+// helper makes without mounting it anywhere, so the command cannot see it,
+// and hands to the server (makeGitStage). Its record folders are the
 // real ones, bound back writable; config, hooks/, info/, commondir, gitdir
 // and config.worktree are the real ones bound back read-only; submodule and
 // worktree git directories beneath it are overlays of their own. So every
@@ -32,7 +33,7 @@ import (
 // After the command, when nothing of it runs any more, the server copies
 // the record files (index, HEAD, *_HEAD, packed-refs, COMMIT_EDITMSG) from
 // the stage into the real directory, applies their deletions, and drops the
-// rest, listing what it dropped. A .git file (a worktree's or submodule's
+// rest, listing what it dropped; closing the stage frees it. A .git file (a worktree's or submodule's
 // "gitdir:" pointer) is bound read-only (Spec.ReadOnly).
 
 // GitLayout is what FindGitDirs found.
@@ -168,50 +169,101 @@ func withNestedGitDirs(g string) []string {
 	return out
 }
 
-// gitStages makes one empty stage folder (with its overlay's u and w) per
-// git directory, in the host's temporary folder, mode 0700.
-func gitStages(dirs []string) ([]string, error) {
-	var out []string
-	for range dirs {
-		st, err := os.MkdirTemp("", "onellm-git-")
-		if err == nil {
-			err = os.Mkdir(filepath.Join(st, "u"), 0o700)
-		}
-		if err == nil {
-			err = os.Mkdir(filepath.Join(st, "w"), 0o700)
-		}
-		if err != nil {
-			removeStages(out)
-			return nil, fmt.Errorf("git stage: %w", err)
-		}
-		out = append(out, st)
+// stageName is the folder of the stage tmpfs holding the overlay's u and w
+// of the i-th entry of Spec.GitDirs.
+func stageName(i int) string { return strconv.Itoa(i) }
+
+// makeGitStage (helper side) makes the stage of every git directory to
+// overlay: a tmpfs of at most size bytes that is mounted nowhere (fsopen and
+// fsmount: only the returned descriptor reaches it, so nothing in the
+// sandbox can see it, and no host folder is made or removed per command),
+// holding stageName(i)/u and /w for each, and sends it to the server over
+// fdGitStage, which it closes. The server reads the stage after the command
+// and frees it by closing its descriptor.
+func makeGitStage(mounts []gitMount, size int64) (int, error) {
+	defer unix.Close(fdGitStage)
+	fsfd, err := unix.Fsopen("tmpfs", unix.FSOPEN_CLOEXEC)
+	if err != nil {
+		return -1, step("git stage: fsopen tmpfs", err)
 	}
-	return out, nil
+	defer unix.Close(fsfd)
+	for _, kv := range [][2]string{{"size", strconv.FormatInt(size, 10)}, {"mode", "0700"}} {
+		if err := unix.FsconfigSetString(fsfd, kv[0], kv[1]); err != nil {
+			return -1, step("git stage: tmpfs "+kv[0], err)
+		}
+	}
+	if err := unix.FsconfigCreate(fsfd); err != nil {
+		return -1, step("git stage: tmpfs create", err)
+	}
+	mfd, err := unix.Fsmount(fsfd, unix.FSMOUNT_CLOEXEC, unix.MOUNT_ATTR_NOSUID|unix.MOUNT_ATTR_NODEV|unix.MOUNT_ATTR_NOEXEC)
+	if err != nil {
+		return -1, step("git stage: fsmount", err)
+	}
+	for _, m := range mounts {
+		for _, d := range []string{m.name, m.name + "/u", m.name + "/w"} {
+			if err := unix.Mkdirat(mfd, d, 0o700); err != nil {
+				unix.Close(mfd)
+				return -1, step("git stage: mkdir "+d, err)
+			}
+		}
+	}
+	if err := unix.Sendmsg(fdGitStage, []byte{'G'}, unix.UnixRights(mfd), nil, 0); err != nil {
+		unix.Close(mfd)
+		return -1, step("git stage: send to the server", err)
+	}
+	return mfd, nil
 }
 
-func removeStages(stages []string) {
-	for _, st := range stages {
-		// The overlay's work folder is left mode 000 by the kernel.
-		_ = filepath.WalkDir(st, func(p string, d fs.DirEntry, err error) error {
-			if err == nil && d.IsDir() {
-				_ = os.Chmod(p, 0o700)
-			}
-			return nil
-		})
-		_ = os.RemoveAll(st)
+// receiveGitStage (server side) takes the stage the helper sent on c. The
+// helper is gone by now, so the message is there or never will be: it does
+// not wait. Nil when none came (the helper overlaid nothing).
+func receiveGitStage(c *net.UnixConn) *os.File {
+	if c == nil {
+		return nil
 	}
+	rc, err := c.SyscallConn()
+	if err != nil {
+		return nil
+	}
+	var fds []int
+	buf, oob := make([]byte, 1), make([]byte, unix.CmsgSpace(4*4))
+	_ = rc.Read(func(fd uintptr) bool {
+		_, oobn, _, _, err := unix.Recvmsg(int(fd), buf, oob, unix.MSG_DONTWAIT|unix.MSG_CMSG_CLOEXEC)
+		if err != nil {
+			return true
+		}
+		msgs, _ := unix.ParseSocketControlMessage(oob[:oobn])
+		for _, m := range msgs {
+			got, _ := unix.ParseUnixRights(&m)
+			fds = append(fds, got...)
+		}
+		return true
+	})
+	if len(fds) != 1 {
+		for _, fd := range fds {
+			unix.Close(fd)
+		}
+		return nil
+	}
+	return os.NewFile(uintptr(fds[0]), "git-stage")
 }
 
 // mergeGitStages brings the record files the command changed into the real
-// git directories, drops everything else, removes the stages and returns
-// what was dropped (or could not be kept). Called once the command is gone.
-func mergeGitStages(dirs, stages []string) []string {
+// git directories, drops everything else, frees the stage and returns what
+// was dropped (or could not be kept). Called once the command is gone, with
+// the stage receiveGitStage took (nil: nothing was overlaid).
+func mergeGitStages(dirs []string, stage *os.File) []string {
+	if stage == nil {
+		return nil
+	}
+	defer stage.Close() // the last reference: the stage tmpfs goes with it
+	root := "/proc/self/fd/" + strconv.Itoa(int(stage.Fd()))
 	var dropped []string
-	for i, st := range stages {
-		up := filepath.Join(st, "u")
-		// The command never sees the stage (the private /tmp hides it);
-		// should a root hold it all the same, a symlink in place of u or of
-		// an entry is not followed (nothing of the command runs any more).
+	for i := range dirs {
+		up := filepath.Join(root, stageName(i), "u")
+		// The command never sees the stage (it is mounted nowhere); what
+		// the overlay put there is read without following a symlink in
+		// place of u or of an entry all the same.
 		if fi, err := os.Lstat(up); err != nil || !fi.IsDir() {
 			continue
 		}
@@ -240,7 +292,6 @@ func mergeGitStages(dirs, stages []string) []string {
 			}
 		}
 	}
-	removeStages(stages)
 	return dropped
 }
 
@@ -277,8 +328,8 @@ func copyInto(dir, name, src string, perm fs.FileMode) error {
 // real folders before any overlay hides them.
 type gitMount struct {
 	dir     string
-	real    int // the git directory
-	stage   int
+	name    string // stageName of its Spec.GitDirs index
+	real    int    // the git directory
 	entries []gitEntry
 }
 
@@ -288,25 +339,17 @@ type gitEntry struct {
 	ro   bool
 }
 
-// openGitMounts opens, on the real folders and before the private /tmp
-// hides the stages, every descriptor the overlays need (helper side).
-func openGitMounts(hs *helperSpec) ([]gitMount, error) {
+// openGitMounts opens, on the real folders, every descriptor the overlays
+// need (helper side).
+func openGitMounts(hs *helperSpec) []gitMount {
 	var mounts []gitMount
 	for i, g := range hs.GitDirs {
 		fd, err := unix.Open(g, unix.O_PATH|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 		if err != nil {
 			continue // gone since it was found: nothing to protect
 		}
-		mounts = append(mounts, gitMount{dir: g, real: fd, stage: -1})
+		mounts = append(mounts, gitMount{dir: g, name: stageName(i), real: fd})
 		m := &mounts[len(mounts)-1]
-		if i >= len(hs.GitStages) {
-			closeGitMounts(mounts)
-			return nil, step("git stage "+g, fmt.Errorf("no stage"))
-		}
-		if m.stage, err = unix.Open(hs.GitStages[i], unix.O_PATH|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0); err != nil {
-			closeGitMounts(mounts)
-			return nil, step("git stage "+g, err)
-		}
 		add := func(name string, ro bool) {
 			efd, err := unix.Openat(fd, name, unix.O_PATH|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 			if err != nil {
@@ -326,15 +369,12 @@ func openGitMounts(hs *helperSpec) ([]gitMount, error) {
 			add(name, true)
 		}
 	}
-	return mounts, nil
+	return mounts
 }
 
 func closeGitMounts(mounts []gitMount) {
 	for _, m := range mounts {
 		unix.Close(m.real)
-		if m.stage >= 0 {
-			unix.Close(m.stage)
-		}
 		for _, e := range m.entries {
 			unix.Close(e.fd)
 		}
@@ -345,7 +385,7 @@ func closeGitMounts(mounts []gitMount) {
 // record folders (writable) and guarded entries (read-only) back into each.
 // The folders holding a git directory that is not inside another one are
 // pinned first, so the repository cannot be moved aside and replaced.
-func mountGitOverlays(mounts []gitMount, writable []string, pinned map[string]bool) error {
+func mountGitOverlays(mounts []gitMount, stage int, writable []string, pinned map[string]bool) error {
 	fdPath := func(fd int) string { return "/proc/self/fd/" + strconv.Itoa(fd) }
 	var done []string
 	for _, m := range mounts {
@@ -355,10 +395,10 @@ func mountGitOverlays(mounts []gitMount, writable []string, pinned map[string]bo
 			}
 		}
 		done = append(done, m.dir)
-		// volatile: no sync of the upper layer at unmount (tens of
-		// milliseconds per command); the stage is read back from the page
-		// cache by the merge and never reused.
-		opts := "lowerdir=" + fdPath(m.real) + ",upperdir=" + fdPath(m.stage) + "/u,workdir=" + fdPath(m.stage) + "/w,volatile"
+		// volatile: the upper layer is never synced (it is a tmpfs the
+		// merge reads back and then frees).
+		st := fdPath(stage) + "/" + m.name
+		opts := "lowerdir=" + fdPath(m.real) + ",upperdir=" + st + "/u,workdir=" + st + "/w,volatile"
 		if os.Geteuid() != 0 {
 			opts += ",userxattr"
 		}
@@ -370,11 +410,11 @@ func mountGitOverlays(mounts []gitMount, writable []string, pinned map[string]bo
 			if err := step("bind "+p, unix.Mount(fdPath(e.fd), p, "", unix.MS_BIND, "")); err != nil {
 				return err
 			}
-			extra := uintptr(unix.MS_NOSUID | unix.MS_NODEV)
+			attrs := uint64(unix.MOUNT_ATTR_NOSUID | unix.MOUNT_ATTR_NODEV)
 			if e.ro {
-				extra |= unix.MS_RDONLY
+				attrs |= unix.MOUNT_ATTR_RDONLY
 			}
-			if err := step("remount "+p, remountBind(p, extra)); err != nil {
+			if err := step("flags "+p, addMountAttrs(p, attrs)); err != nil {
 				return err
 			}
 		}

@@ -30,8 +30,11 @@ const (
 	fdStatus    = 4
 	// fdProxy is the helper's end of the socketpair the proxy listener is
 	// handed over on (NetworkProxy only).
-	fdProxy   = 5
-	exitSetup = 125
+	fdProxy = 5
+	// fdGitStage is the helper's end of the socketpair the git stage is
+	// handed over on (makeGitStage); fd 6 is fdGate.
+	fdGitStage = 7
+	exitSetup  = 125
 )
 
 // helperSpec is what the server sends the helper (JSON on fd 3).
@@ -44,8 +47,8 @@ type helperSpec struct {
 	Readable    []string `json:"readable"`
 	ReadOnly    []string `json:"read_only"`
 	Hidden      []string `json:"hidden,omitempty"`
-	GitDirs     []string `json:"git_dirs,omitempty"`   // overlaid (gitdirs.go)
-	GitStages   []string `json:"git_stages,omitempty"` // one per GitDirs entry
+	GitDirs     []string `json:"git_dirs,omitempty"` // overlaid (gitdirs.go)
+	Home        string   `json:"home,omitempty"`     // made in the private /tmp
 	NewNet      bool     `json:"new_net"`
 	TCPConnect  []uint16 `json:"tcp_connect"`
 	Proxy       bool     `json:"proxy,omitempty"` // bind ProxyPort, send it on fdProxy
@@ -154,6 +157,16 @@ func helperMain() int {
 // with the exec gate it seizes the shell, stopped before its first
 // instruction, and lets it run.
 func helperSetupAndStart() (*supervisor, error) {
+	// Before the spec arrives (a warm helper waits for it here): what
+	// depends on no spec.
+	rt := newRestrictedThread()
+	started := false
+	defer func() {
+		if !started {
+			rt.close()
+		}
+	}()
+	primeCodecs()
 	specFile := os.NewFile(fdSpec, "spec")
 	data, err := io.ReadAll(specFile)
 	specFile.Close()
@@ -196,7 +209,8 @@ func helperSetupAndStart() (*supervisor, error) {
 	if err := setRlimits(&hs); err != nil {
 		return nil, err
 	}
-	st, err := startRestricted(&hs, rs, prog)
+	started = true
+	st, err := rt.start(&hs, rs, prog)
 	if err != nil {
 		return nil, err
 	}
@@ -222,6 +236,16 @@ func helperSetupAndStart() (*supervisor, error) {
 	return sup, nil
 }
 
+// primeCodecs builds encoding/json's per-type caches for the spec and the
+// status lines before the spec arrives (a warm helper waits for it right
+// after), so a command does not wait for them: they are most of the
+// spec's decoding time in a fresh process.
+func primeCodecs() {
+	var hs helperSpec
+	_ = json.Unmarshal([]byte("{}"), &hs)
+	_, _ = json.Marshal(statusMsg{})
+}
+
 func setupMounts(hs *helperSpec) error {
 	if err := step("mount private", unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, "")); err != nil {
 		return err
@@ -229,10 +253,7 @@ func setupMounts(hs *helperSpec) error {
 	if err := step("mount proc", unix.Mount("proc", "/proc", "proc", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, "")); err != nil {
 		return err
 	}
-	gitMounts, err := openGitMounts(hs)
-	if err != nil {
-		return err
-	}
+	gitMounts := openGitMounts(hs)
 	defer closeGitMounts(gitMounts)
 	// Roots under /tmp are opened before the private tmpfs hides them, then
 	// bound back (parents first; a root beneath a bound one comes along).
@@ -299,6 +320,13 @@ func setupMounts(hs *helperSpec) error {
 			return err
 		}
 	}
+	if hs.Home != "" {
+		// Validated by normalize: no root holds it, so this is the
+		// private tmpfs, and it cannot exist yet.
+		if err := step("mkdir home "+hs.Home, os.Mkdir(hs.Home, 0o700)); err != nil {
+			return err
+		}
+	}
 	if fi, err := os.Stat("/dev/shm"); err == nil && fi.IsDir() {
 		if err := step("mount tmpfs /dev/shm", unix.Mount("tmpfs", "/dev/shm", "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, opts)); err != nil {
 			return err
@@ -308,8 +336,18 @@ func setupMounts(hs *helperSpec) error {
 		return err
 	}
 	pinned := map[string]bool{} // folders bound onto themselves: never again
-	if err := mountGitOverlays(gitMounts, hs.Writable, pinned); err != nil {
-		return err
+	if len(gitMounts) > 0 {
+		stage, err := makeGitStage(gitMounts, hs.TmpSize)
+		if err != nil {
+			return err
+		}
+		err = mountGitOverlays(gitMounts, stage, hs.Writable, pinned)
+		unix.Close(stage) // the overlays and the server hold it now
+		if err != nil {
+			return err
+		}
+	} else {
+		unix.Close(fdGitStage) // nothing to hand over
 	}
 	if err := hideSecrets(etcSecrets(), hs.Hidden); err != nil {
 		return err
@@ -369,8 +407,8 @@ func hideSecrets(secrets, extra []string) error {
 		if err := step("hide "+p, unix.Mount(src, p, "", unix.MS_BIND, "")); err != nil {
 			return err
 		}
-		ro := uintptr(unix.MS_BIND | unix.MS_REMOUNT | unix.MS_RDONLY | unix.MS_NOSUID | unix.MS_NODEV | unix.MS_NOEXEC)
-		if err := step("hide "+p, unix.Mount("", p, "", ro, "")); err != nil {
+		ro := uint64(unix.MOUNT_ATTR_RDONLY | unix.MOUNT_ATTR_NOSUID | unix.MOUNT_ATTR_NODEV | unix.MOUNT_ATTR_NOEXEC)
+		if err := step("hide "+p, addMountAttrs(p, ro)); err != nil {
 			return err
 		}
 	}
@@ -381,10 +419,11 @@ func hideSecrets(secrets, extra []string) error {
 	return nil
 }
 
-// readOnlyBinds bind-mounts each existing ReadOnly path read-only. Its
-// ancestors inside the writable root are bound onto themselves first: a
-// mount point cannot be renamed or removed, so `mv .git x` cannot move the
-// carve-out away.
+// readOnlyBinds bind-mounts each existing ReadOnly path read-only, with
+// every mount beneath it (a git directory's overlay and record folders
+// inside a folder closed to writes are closed too). Its ancestors inside
+// the writable root are bound onto themselves first: a mount point cannot
+// be renamed or removed, so `mv .git x` cannot move the carve-out away.
 func readOnlyBinds(hs *helperSpec, pinned map[string]bool) error {
 	ro := append([]string{}, hs.ReadOnly...)
 	sort.Strings(ro)
@@ -398,7 +437,7 @@ func readOnlyBinds(hs *helperSpec, pinned map[string]bool) error {
 		if err := step("bind "+p, unix.Mount(p, p, "", unix.MS_BIND|unix.MS_REC, "")); err != nil {
 			return err
 		}
-		if err := step("remount ro "+p, remountBind(p, unix.MS_RDONLY|unix.MS_NOSUID)); err != nil {
+		if err := step("read-only "+p, addMountAttrs(p, unix.MOUNT_ATTR_RDONLY|unix.MOUNT_ATTR_NOSUID)); err != nil {
 			return err
 		}
 		pinned[p] = true // a mount point already: never bind over it again

@@ -8,10 +8,9 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// nosuidRoots binds every writable root onto itself and remounts it nosuid
-// and nodev (keeping the flags the mount already had, which a user
-// namespace may not clear): a setuid file already in a root, or a device
-// node, is then just a file inside the sandbox. The private /tmp and
+// nosuidRoots binds every writable root onto itself and makes it, and every
+// mount beneath it, nosuid and nodev: a setuid file already in a root, or a
+// device node, is then just a file inside the sandbox. The private /tmp and
 // /dev/shm are mounted nosuid, nodev already.
 func nosuidRoots(roots []string) error {
 	for _, r := range roots {
@@ -22,32 +21,19 @@ func nosuidRoots(roots []string) error {
 		if err := step("bind "+r, unix.Mount(r, r, "", unix.MS_BIND|unix.MS_REC, "")); err != nil {
 			return err
 		}
-		if err := step("remount nosuid "+r, remountBind(r, unix.MS_NOSUID|unix.MS_NODEV)); err != nil {
+		if err := step("nosuid "+r, addMountAttrs(r, unix.MOUNT_ATTR_NOSUID|unix.MOUNT_ATTR_NODEV)); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// remountBind remounts the bind mount at p with extra flags added to those
-// it has (read from statfs, since a bind remount replaces them all).
-func remountBind(p string, extra uintptr) error {
-	var sf unix.Statfs_t
-	if err := unix.Statfs(p, &sf); err != nil {
-		return err
-	}
-	flags := uintptr(unix.MS_BIND|unix.MS_REMOUNT) | extra
-	for _, f := range []struct{ st, ms int64 }{
-		{unix.ST_RDONLY, unix.MS_RDONLY},
-		{unix.ST_NOSUID, unix.MS_NOSUID}, {unix.ST_NODEV, unix.MS_NODEV},
-		{unix.ST_NOEXEC, unix.MS_NOEXEC}, {unix.ST_NOATIME, unix.MS_NOATIME},
-		{unix.ST_NODIRATIME, unix.MS_NODIRATIME}, {unix.ST_RELATIME, unix.MS_RELATIME},
-	} {
-		if sf.Flags&f.st != 0 {
-			flags |= uintptr(f.ms)
-		}
-	}
-	return unix.Mount("", p, "", flags, "")
+// addMountAttrs adds attrs (MOUNT_ATTR_*) to the mount at p and to every
+// mount beneath it, in one mount_setattr call. The flags they already have
+// stay (a bind remount would replace them all, and a user namespace may not
+// clear the ones its mounts were locked with).
+func addMountAttrs(p string, attrs uint64) error {
+	return unix.MountSetattr(unix.AT_FDCWD, p, unix.AT_RECURSIVE, &unix.MountAttr{Attr_set: attrs})
 }
 
 // pinAncestors binds each folder between p and the writable root holding it

@@ -45,6 +45,7 @@ type launched struct {
 	stdinW, stdoutR, stderrR *os.File
 	specW, statusR           *os.File      // sandboxed only
 	proxyConn                *net.UnixConn // NetworkProxy only: the server's end of the socketpair
+	gitConn                  *net.UnixConn // the server's end of the git-stage socketpair
 	gateConn                 net.Conn      // the server's end of the exec-gate channel
 	cg                       *cgroup       // nil without a per-command cgroup
 	pidsMax                  int           // limits cg was made with
@@ -67,6 +68,10 @@ func (st *launched) release() {
 	if st.gateConn != nil {
 		st.gateConn.Close()
 		st.gateConn = nil
+	}
+	if st.gitConn != nil {
+		st.gitConn.Close()
+		st.gitConn = nil
 	}
 	if st.cg != nil {
 		st.cg.remove()
@@ -141,7 +146,8 @@ func startHelper(network Network, pidsMax int, memoryMax int64) (st *launched, e
 	}
 	// The order of child is the helper's descriptor numbers: 0 stdin, 1
 	// stdout, 2 stderr, 3 spec (fdSpec), 4 status (fdStatus), 5 proxy
-	// (fdProxy; closed without NetworkProxy), 6 exec gate (fdGate).
+	// (fdProxy; closed without NetworkProxy), 6 exec gate (fdGate), 7 git
+	// stage (fdGitStage).
 	for _, p := range []struct {
 		f     **os.File
 		reads bool
@@ -166,6 +172,12 @@ func startHelper(network Network, pidsMax int, memoryMax int64) (st *launched, e
 	}
 	child = append(child, gc)
 	st.gateConn = gp
+	sc, sp, err := socketpair(unix.SOCK_SEQPACKET, "git-stage")
+	if err != nil {
+		return nil, fmt.Errorf("%w: git stage socketpair: %v", ErrUnavailable, err)
+	}
+	child = append(child, sc)
+	st.gitConn = sp.(*net.UnixConn)
 	sys := &syscall.SysProcAttr{Setsid: true, Pdeathsig: syscall.SIGKILL}
 	sys.Cloneflags = syscall.CLONE_NEWNS | syscall.CLONE_NEWPID | syscall.CLONE_NEWIPC
 	if network != NetworkFull {
@@ -325,18 +337,16 @@ func drive(ctx context.Context, s *Spec, st *launched) (res Result, err error) {
 			defer close(statusDone)
 			statusBuf, startedAt = readStatus(statusR)
 		}()
-		stages, err := gitStages(s.GitDirs)
-		if err != nil {
-			st.killAll()
-			return Result{}, fmt.Errorf("%w: %v", ErrUnavailable, err)
-		}
 		// Runs when drive returns, after the helper and the whole command
-		// are gone (every return below follows the wait).
-		defer func() { res.GitDropped = mergeGitStages(s.GitDirs, stages) }()
+		// are gone (every return below follows the wait), before release
+		// closes the socketpair.
+		if len(s.GitDirs) > 0 {
+			defer func() { res.GitDropped = mergeGitStages(s.GitDirs, receiveGitStage(st.gitConn)) }()
+		}
 		hs := helperSpec{
 			Shell: s.Shell, Command: s.Command, Dir: s.Dir, Env: s.Env,
 			Writable: s.Writable, Readable: s.Readable, ReadOnly: s.ReadOnly, Hidden: s.Hidden,
-			GitDirs: s.GitDirs, GitStages: stages,
+			GitDirs: s.GitDirs, Home: s.Home,
 			NewNet: s.Network != NetworkFull, TCPConnect: s.AllowTCPConnect,
 			Proxy:       s.Network == NetworkProxy,
 			CPUSeconds:  uint64(s.Timeout/time.Second) + 5,

@@ -117,6 +117,11 @@ func normalize(s Spec, sandboxed bool) (Spec, error) {
 			return bad("writable root \"/\" is refused")
 		}
 	}
+	if s.Home != "" {
+		if err := checkHome(s.Home, slices.Concat(s.Writable, s.Readable), sandboxed); err != nil {
+			return bad("%v", err)
+		}
+	}
 	if s.Dir == "" {
 		s.Dir = "/tmp"
 		if len(s.Writable) > 0 {
@@ -170,6 +175,36 @@ func normalize(s Spec, sandboxed bool) (Spec, error) {
 		s.MemoryMax = DefaultMemoryMax
 	}
 	return s, nil
+}
+
+// checkHome validates Spec.Home: a folder directly beneath the private
+// /tmp that no root holds or lies beneath (its contents would otherwise
+// reach the host, or a root's be hidden under it).
+func checkHome(home string, roots []string, sandboxed bool) error {
+	switch {
+	case !sandboxed:
+		return fmt.Errorf("home %q: a private home needs the sandbox", home)
+	case filepath.Clean(home) != home || filepath.Dir(home) != "/tmp" || home == "/tmp":
+		return fmt.Errorf("home %q is not a folder directly beneath /tmp", home)
+	}
+	for _, r := range roots {
+		if isBeneath(home, r) || isBeneath(r, home) {
+			return fmt.Errorf("home %q overlaps the root %q", home, r)
+		}
+	}
+	return nil
+}
+
+// PrivateHome returns a folder for Spec.Home that none of roots holds or
+// lies beneath, or "" when there is none (a root is /tmp, or holds it).
+func PrivateHome(roots []string) string {
+	for _, name := range []string{"home", "onellm-home", "onellm-home-2", "onellm-home-3"} {
+		p := "/tmp/" + name
+		if checkHome(p, roots, true) == nil {
+			return p
+		}
+	}
+	return ""
 }
 
 // within reports whether p is one of roots or beneath one (lexically).

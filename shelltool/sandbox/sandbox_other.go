@@ -44,6 +44,9 @@ func CgroupLimits() (pids, memory bool, err error) { return false, false, errOS(
 // roots; on this platform no command is sandboxed, so "/" stands for all.
 func SystemRoots() []string { return []string{"/"} }
 
+// PrivateHome finds no private home outside Linux: no command is sandboxed.
+func PrivateHome(roots []string) string { return "" }
+
 // GitLayout is what FindGitDirs found (see the Linux documentation).
 type GitLayout struct{ Dirs, Links []string }
 

@@ -489,12 +489,54 @@ func TestSetupFailureRunsNothing(t *testing.T) {
 			{Command: "true", Writable: []string{"rel"}},
 			{Command: "true", Network: "bogus"},
 			{Command: "true", Network: NetworkProxy}, // no Proxy handler
+			{Command: "true", Home: "/var/home"},
+			{Command: "true", Home: "/tmp/a/b"},
+			{Command: "true", Home: "/tmp"},
+			{Command: "true", Home: "/tmp/h/"},
+			{Command: "true", Home: "/tmp/h", Writable: []string{"/tmp"}},
+			{Command: "true", Home: "/tmp/h", Writable: []string{"/tmp/h/ws"}},
+			{Command: "true", Home: "/tmp/h", Readable: []string{"/tmp/h"}},
 		} {
 			if _, err := run(context.Background(), s); err == nil {
 				t.Errorf("spec %+v accepted", s)
 			}
 		}
 	})
+}
+
+// TestHome: Spec.Home is an empty folder of the command's own, mode 0700,
+// in the private /tmp: writable, empty again on the next run (whatever the
+// last one left), never made on the host; PrivateHome steps around a root
+// in its way and gives up when a root holds /tmp.
+func TestHome(t *testing.T) {
+	needSandbox(t)
+	ws := newWorkspace(t)
+	home := PrivateHome([]string{ws.dir, "/tmp/home"})
+	if home == "" || home == "/tmp/home" {
+		t.Fatalf("PrivateHome = %q", home)
+	}
+	if got := PrivateHome([]string{"/tmp"}); got != "" {
+		t.Errorf("PrivateHome with /tmp a root = %q, want none", got)
+	}
+	_, hostErr := os.Lstat(home)
+	eachPath(t, func(t *testing.T, run runFunc) {
+		for i := 0; i < 2; i++ {
+			s := ws.spec(`stat -c '%a %u' "$HOME"; ls -A "$HOME" | wc -l; echo x > "$HOME/left" && mkdir "$HOME/.config" && echo written`)
+			s.Home = home
+			s.Env = []string{"PATH=/usr/bin:/bin", "HOME=" + home, "LC_ALL=C"}
+			r, err := run(context.Background(), s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := fmt.Sprintf("700 %d\n0\nwritten\n", os.Geteuid())
+			if r.ExitCode != 0 || r.Stdout != want {
+				t.Errorf("run %d: exit %d, stdout %q, want %q; stderr %q", i, r.ExitCode, r.Stdout, want, r.Stderr)
+			}
+		}
+	})
+	if _, err := os.Lstat(home); hostErr != nil && err == nil {
+		t.Errorf("%s was made on the host", home)
+	}
 }
 
 func TestRunHost(t *testing.T) {

@@ -106,6 +106,13 @@ type Spec struct {
 	// GitDirs are git directories inside Writable (FindGitDirs, parents
 	// first) in which only what records work is kept (see gitdirs.go).
 	GitDirs []string
+	// Home, when set, is a folder the helper makes, empty and mode 0700,
+	// in the private /tmp once that is mounted: a HOME for the command that
+	// costs no work on the host's file system and is gone with the sandbox.
+	// It must lie directly beneath /tmp, and no Writable or Readable root
+	// may hold it or lie beneath it (PrivateHome picks such a folder).
+	// Sandboxed runs only.
+	Home string
 	// Network is "none" (default), "full" or "proxy" (Proxy is then
 	// required).
 	Network Network

@@ -14,34 +14,69 @@ import (
 // started is the shell's process as PID 1 sees it.
 type started struct{ pid int }
 
-// startRestricted applies every restriction to a new OS thread of PID 1 (the
-// per-thread ones; rlimits are per process and already set) and starts the
-// shell from that thread, so it inherits exactly those restrictions. With
-// the exec gate the shell is started traced by that thread (PTRACE_TRACEME:
-// it stops at its exec, before its first instruction) and detached with
-// SIGSTOP, so it stays stopped, untraced, until PID 1's main thread (the
-// tracer, which keeps none of the restrictions) has seized it and sends
-// SIGCONT. The thread ends with this call
-// (its goroutine stays locked), so no other goroutine ever runs on it.
-func startRestricted(hs *helperSpec, rs *ruleset, prog []unix.SockFilter) (*started, error) {
-	type result struct {
-		st  *started
-		err error
-	}
-	done := make(chan result, 1)
+// restrictedThread is a new OS thread of PID 1 that the shell is started
+// from: newRestrictedThread makes it and empties its capability sets (they
+// depend on no spec, so a warm helper does this before its command
+// arrives); start applies the other per-thread restrictions (rlimits are per
+// process and already set) and starts the shell from it, so the shell
+// inherits exactly those restrictions. With the exec gate the shell is
+// started traced by that thread (PTRACE_TRACEME: it stops at its exec,
+// before its first instruction) and detached with SIGSTOP, so it stays
+// stopped, untraced, until PID 1's main thread (the tracer, which keeps none
+// of the restrictions) has seized it and sends SIGCONT. The thread ends
+// after start, or after close when nothing is started (its goroutine stays
+// locked, so no other goroutine ever runs on it).
+type restrictedThread struct {
+	jobs chan restrictJob
+	caps chan error // the capability drop's outcome, sent once
+}
+
+type restrictJob struct {
+	hs   *helperSpec
+	rs   *ruleset
+	prog []unix.SockFilter
+	done chan restrictResult
+}
+
+type restrictResult struct {
+	st  *started
+	err error
+}
+
+func newRestrictedThread() *restrictedThread {
+	t := &restrictedThread{jobs: make(chan restrictJob), caps: make(chan error, 1)}
 	go func() {
 		runtime.LockOSThread() // never unlocked: the thread dies with the goroutine
-		st, err := restrictThreadAndStart(hs, rs, prog)
-		done <- result{st, err}
+		err := dropCapabilities()
+		t.caps <- err
+		job, ok := <-t.jobs // none after a failed drop (start closes jobs)
+		if !ok {
+			return
+		}
+		st, err := restrictThreadAndStart(job.hs, job.rs, job.prog)
+		job.done <- restrictResult{st, err}
 	}()
+	return t
+}
+
+// start starts the shell from the thread (once).
+func (t *restrictedThread) start(hs *helperSpec, rs *ruleset, prog []unix.SockFilter) (*started, error) {
+	if err := <-t.caps; err != nil {
+		close(t.jobs)
+		return nil, err
+	}
+	done := make(chan restrictResult, 1)
+	t.jobs <- restrictJob{hs: hs, rs: rs, prog: prog, done: done}
 	r := <-done
 	return r.st, r.err
 }
 
+// close ends the thread when the set-up failed before start.
+func (t *restrictedThread) close() { close(t.jobs) }
+
+// restrictThreadAndStart runs on the restricted thread, its capabilities
+// already dropped.
 func restrictThreadAndStart(hs *helperSpec, rs *ruleset, prog []unix.SockFilter) (*started, error) {
-	if err := dropCapabilities(); err != nil {
-		return nil, err
-	}
 	if err := step("no_new_privs", unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)); err != nil {
 		return nil, err
 	}

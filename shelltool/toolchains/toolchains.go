@@ -12,7 +12,8 @@
 // site) is a private folder the server owns per workspace, under the user's
 // cache folder, so nothing a command writes reaches the person's own caches
 // and poisons their later builds; a per-workspace cache shares only that
-// workspace's trust. HOME is a fresh, empty folder for each call. git gets a
+// workspace's trust. HOME is a fresh, empty folder for each call (made by
+// the sandbox in its private /tmp when the caller passes one, else here). git gets a
 // generated global config holding only user.name and user.email read from
 // the real one (no url.*.insteadOf token, no credential helper, no include)
 // and the system config is skipped. Go reads the host's module cache only
@@ -381,11 +382,12 @@ type Call struct {
 	Writable []string
 	// PathPrefix goes before the command's PATH (pyenv's interpreter).
 	PathPrefix []string
-	// home is the call's private HOME, removed by Close.
+	// home is the call's private HOME when Prepare made it, removed by
+	// Close.
 	home string
 }
 
-// Close removes the call's private HOME.
+// Close removes the call's private HOME if Prepare made it.
 func (c *Call) Close() error {
 	if c.home == "" {
 		return nil
@@ -394,11 +396,17 @@ func (c *Call) Close() error {
 }
 
 // Prepare makes the folders of one call under cache (WorkspaceCache):
-// the per-workspace caches (kept), a fresh HOME (removed by Close), and the
-// generated configs, and returns the environment pointing the tools at them.
-func (s Set) Prepare(cache string, workspaceRoots []string) (*Call, error) {
+// the per-workspace caches (kept) and the generated configs, and returns the
+// environment pointing the tools at them. home is the call's HOME when the
+// caller has it made fresh and empty for the call (the sandbox does, in its
+// private /tmp: sandbox.Spec.Home); with "" Prepare makes one under cache
+// (removed by Close).
+func (s Set) Prepare(cache string, workspaceRoots []string, home string) (*Call, error) {
 	if cache == "" || !filepath.IsAbs(cache) {
 		return nil, errors.New("toolchains: no cache folder")
+	}
+	if home != "" && (!filepath.IsAbs(home) || filepath.Clean(home) != home) {
+		return nil, fmt.Errorf("toolchains: home %q is not a clean absolute path", home)
 	}
 	dirs := map[string]string{}
 	for _, d := range []string{"go-build", "go-mod", "npm", "pip", "pyuser", "cargo", "etc", "homes"} {
@@ -408,17 +416,21 @@ func (s Set) Prepare(cache string, workspaceRoots []string) (*Call, error) {
 		}
 		dirs[d] = p
 	}
-	home, err := os.MkdirTemp(dirs["homes"], "home-")
-	if err != nil {
-		return nil, fmt.Errorf("toolchains: private home: %w", err)
+	c := &Call{Readable: s.Readable()}
+	c.Writable = []string{dirs["go-build"], dirs["go-mod"], dirs["npm"], dirs["pip"], dirs["pyuser"], dirs["cargo"]}
+	if home == "" {
+		h, err := os.MkdirTemp(dirs["homes"], "home-")
+		if err != nil {
+			return nil, fmt.Errorf("toolchains: private home: %w", err)
+		}
+		home, c.home = h, h
+		c.Writable = append([]string{h}, c.Writable...)
 	}
-	c := &Call{home: home, Readable: s.Readable()}
 	gen, err := s.generate(dirs["etc"], workspaceRoots)
 	if err != nil {
 		c.Close()
 		return nil, err
 	}
-	c.Writable = []string{home, dirs["go-build"], dirs["go-mod"], dirs["npm"], dirs["pip"], dirs["pyuser"], dirs["cargo"]}
 	c.Readable = append(c.Readable, dirs["etc"])
 	c.Env = []string{
 		"HOME=" + home,

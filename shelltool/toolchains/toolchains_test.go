@@ -147,7 +147,7 @@ func TestPrepare(t *testing.T) {
 	h, home := fakeHome(t)
 	s := Detect(h, Known)
 	cache := WorkspaceCache(t.TempDir(), "/work/app")
-	c, err := s.Prepare(cache, []string{"/work/app"})
+	c, err := s.Prepare(cache, []string{"/work/app"}, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -221,13 +221,46 @@ func TestPrepare(t *testing.T) {
 	if _, err := os.Stat(homeDir); !os.IsNotExist(err) {
 		t.Errorf("the call's HOME survived Close: %v", err)
 	}
-	c2, err := s.Prepare(cache, nil)
+	c2, err := s.Prepare(cache, nil, "")
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer c2.Close()
 	if c2.home == homeDir {
 		t.Error("two calls got the same HOME")
+	}
+}
+
+// TestPrepareGivenHome: with a HOME the sandbox makes, Prepare makes none,
+// points HOME and the XDG folders at it, adds no writable root for it and
+// leaves nothing for Close to remove; a HOME that is not a clean absolute
+// path is refused.
+func TestPrepareGivenHome(t *testing.T) {
+	h, _ := fakeHome(t)
+	s := Detect(h, Known)
+	cache := WorkspaceCache(t.TempDir(), "/work/app")
+	c, err := s.Prepare(cache, []string{"/work/app"}, "/tmp/home")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"HOME=/tmp/home", "XDG_CONFIG_HOME=/tmp/home/.config", "XDG_CACHE_HOME=/tmp/home/.cache"} {
+		if !slices.Contains(c.Env, want) {
+			t.Errorf("env lacks %s: %q", want, c.Env)
+		}
+	}
+	if slices.ContainsFunc(c.Writable, func(w string) bool { return strings.HasPrefix(w, "/tmp/home") }) || len(c.Writable) != 6 {
+		t.Errorf("writable roots %q", c.Writable)
+	}
+	if ents, _ := os.ReadDir(filepath.Join(cache, "homes")); len(ents) != 0 || c.home != "" {
+		t.Errorf("a host HOME was made: %d entries, %q", len(ents), c.home)
+	}
+	if err := c.Close(); err != nil {
+		t.Fatal(err)
+	}
+	for _, bad := range []string{"tmp/home", "/tmp/home/", "/tmp/../home"} {
+		if _, err := s.Prepare(cache, nil, bad); err == nil {
+			t.Errorf("home %q accepted", bad)
+		}
 	}
 }
 
@@ -277,15 +310,23 @@ func TestPyenvVersion(t *testing.T) {
 // BenchmarkPrepare: what every sandboxed command pays for toolchains: the
 // fresh HOME (with go's telemetry off), the generated configs checked, the
 // HOME removed.
+//
+// host: Prepare makes the HOME under the cache and Close removes it;
+// sandbox: the sandbox makes it in its private /tmp (Spec.Home), so Prepare
+// only checks the caches and the generated configs.
 func BenchmarkPrepare(b *testing.B) {
 	s := Detect(Host{Home: os.Getenv("HOME"), Getenv: os.Getenv}, Known)
 	cache := WorkspaceCache(b.TempDir(), "/work/app")
-	for b.Loop() {
-		c, err := s.Prepare(cache, []string{"/work/app"})
-		if err != nil {
-			b.Fatal(err)
-		}
-		c.Close()
+	for _, tc := range []struct{ name, home string }{{"host", ""}, {"sandbox", "/tmp/home"}} {
+		b.Run(tc.name, func(b *testing.B) {
+			for b.Loop() {
+				c, err := s.Prepare(cache, []string{"/work/app"}, tc.home)
+				if err != nil {
+					b.Fatal(err)
+				}
+				c.Close()
+			}
+		})
 	}
 }
 
@@ -296,7 +337,7 @@ func BenchmarkPrepare(b *testing.B) {
 func TestGoTelemetryOff(t *testing.T) {
 	goBin := need(t, "go")
 	s := Set{Found: []Toolchain{{Name: Go}}}
-	c, err := s.Prepare(WorkspaceCache(t.TempDir(), "/work/app"), nil)
+	c, err := s.Prepare(WorkspaceCache(t.TempDir(), "/work/app"), nil, "")
 	if err != nil {
 		t.Fatal(err)
 	}
