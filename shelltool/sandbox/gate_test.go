@@ -469,13 +469,13 @@ func TestExecGateUnprivileged(t *testing.T) {
 	for _, src := range srcs {
 		copyFile(t, src, filepath.Join(dir, "testdata", "gate", filepath.Base(src)), 0o644)
 	}
-	cmd := exec.Command(bin, "-test.v", "-test.run", "^(TestExecGateKillsDenied|TestExecGateEvents|TestExecGateCoverage|TestExecGateWritten|TestExecGateWrittenByDescriptor|TestProbe)$", "-test.count=1")
+	cmd := exec.Command(bin, "-test.v", "-test.run", "^(TestExecGateKillsDenied|TestExecGateEvents|TestExecGateCoverage|TestExecGateWritten|TestExecGateWrittenByDescriptor|TestExecGateArgv|TestExecStackKernel|TestProbe)$", "-test.count=1")
 	cmd.Dir = dir
 	cmd.Env = []string{"PATH=/usr/bin:/bin", "TMPDIR=" + tmp, "HOME=" + tmp, "ONELLM_GATE_UNPRIVILEGED=1", "CI=" + os.Getenv("CI")}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
 	out, err := cmd.CombinedOutput()
 	if err != nil || strings.Contains(string(out), "--- SKIP") || !strings.Contains(string(out), "--- PASS: TestExecGateKillsDenied") ||
-		!strings.Contains(string(out), "--- PASS: TestExecGateWritten ") {
+		!strings.Contains(string(out), "--- PASS: TestExecGateWritten ") || !strings.Contains(string(out), "--- PASS: TestExecGateArgv ") {
 		t.Fatalf("as uid 65534: %v\n%s", err, out)
 	}
 }

@@ -4,12 +4,10 @@ package sandbox
 
 import (
 	"bytes"
-	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -193,10 +191,10 @@ func rawReadFull(fd int, b []byte) error {
 
 // readExecEvent gathers what the kernel loaded for pid, stopped at its exec.
 // At that stop the new image has one thread and has run nothing, so argv
-// (copied into the new memory at exec) is exactly what the program will
-// see: no other thread or process can change it (ptrace and
-// process_vm_writev are denied by seccomp, /proc is read-only to the
-// command). The executable's path can still be renamed by the command, so
+// (copied into the new memory at exec, read from its stack) is exactly
+// what the program will see: no other thread or process can change it
+// (ptrace and process_vm_writev are denied by seccomp, /proc is read-only
+// to the command). The executable's path can still be renamed by the command, so
 // it is checked against the running file's device and inode. An executable
 // in a writable place is also identified by content (facts.identify).
 func readExecEvent(pid int, facts *execFacts, buf *readBuf) ExecEvent {
@@ -220,18 +218,13 @@ func readExecEvent(pid int, facts *execFacts, buf *readBuf) ExecEvent {
 		return fail("executable unreadable: %v", err)
 	}
 	ev.Exe = exe
-	cmdline, err := buf.readCappedAt(dir, "cmdline", maxArgvBytes)
-	if err != nil {
-		return fail("argv unreadable: %v", err)
-	}
-	if len(cmdline) > 0 {
-		ev.Argv = strings.Split(strings.TrimSuffix(string(cmdline), "\x00"), "\x00")
+	// argv and the exec path from the new stack (execstack.go), which
+	// is what the program will read.
+	if ev.Argv, ev.ExecPath, err = buf.execStack(pid); err != nil {
+		return fail("%v", err)
 	}
 	if ev.Cwd, err = buf.readlinkAt(dir, "cwd"); err != nil {
 		return fail("working folder unreadable: %v", err)
-	}
-	if ev.ExecPath, err = buf.execFn(dir, pid); err != nil {
-		return fail("exec path unreadable: %v", err)
 	}
 	var running unix.Stat_t
 	if err := unix.Fstatat(dir, "exe", &running, 0); err != nil {
@@ -252,7 +245,7 @@ func readExecEvent(pid int, facts *execFacts, buf *readBuf) ExecEvent {
 	if err := unix.Stat(exe, &named); err != nil || named.Dev != running.Dev || named.Ino != running.Ino {
 		return fail("executable path no longer names the running file")
 	}
-	if p := facts.identify(proc, &ev); p != "" {
+	if p := facts.identify(dir, buf, &ev); p != "" {
 		return fail("%s", p)
 	}
 	ev.Exe, ev.Cwd, ev.ExecPath, ev.Written = validText(ev.Exe), validText(ev.Cwd), validText(ev.ExecPath), validText(ev.Written)
@@ -260,43 +253,6 @@ func readExecEvent(pid int, facts *execFacts, buf *readBuf) ExecEvent {
 		ev.Argv[i] = validText(a)
 	}
 	return ev
-}
-
-// execFn reads the path the program was exec'd by (the auxiliary vector's
-// AT_EXECFN, a string on the new stack): for a script started by its
-// shebang it is the script, while exe is its interpreter.
-func (rb *readBuf) execFn(dir, pid int) (string, error) {
-	auxv, err := rb.readCappedAt(dir, "auxv", 4096)
-	if err != nil {
-		return "", err
-	}
-	var addr uint64
-	for i := 0; i+16 <= len(auxv); i += 16 {
-		if binary.NativeEndian.Uint64(auxv[i:]) == atExecFn {
-			addr = binary.NativeEndian.Uint64(auxv[i+8:])
-		}
-	}
-	if addr == 0 {
-		return "", errors.New("no AT_EXECFN")
-	}
-	// One process_vm_readv (the tracer may read its tracee's memory)
-	// instead of opening /proc/PID/mem: a partial read stops at the end of
-	// the mapping, as a read of mem would.
-	buf := rb.get(unix.PathMax)
-	local := []unix.Iovec{{Base: &buf[0]}}
-	local[0].SetLen(len(buf))
-	remote := []unix.RemoteIovec{{Base: uintptr(addr), Len: len(buf)}}
-	n, err := unix.ProcessVMReadv(pid, local, remote, 0)
-	if n <= 0 {
-		if err == nil {
-			err = errors.New("AT_EXECFN unreadable")
-		}
-		return "", err
-	}
-	if i := bytes.IndexByte(buf[:n], 0); i >= 0 {
-		return string(buf[:i]), nil
-	}
-	return "", errors.New("AT_EXECFN not terminated")
 }
 
 // validText keeps s as is when it is valid UTF-8 and otherwise writes each
@@ -402,26 +358,6 @@ func openAt(dir int, name string) (int, error) {
 			return fd, err
 		}
 	}
-}
-
-func readCapped(path string, max int) ([]byte, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	return readCappedFile(f, max)
-}
-
-func readCappedFile(f *os.File, max int) ([]byte, error) {
-	b, err := io.ReadAll(io.LimitReader(f, int64(max)+1))
-	if err != nil {
-		return nil, err
-	}
-	if len(b) > max {
-		return nil, errTooBig
-	}
-	return b, nil
 }
 
 func ptraceCont(pid, sig int) { ptraceRequest(unix.PTRACE_CONT, pid, sig) }

@@ -71,14 +71,15 @@ type execFacts struct {
 }
 
 // identify sets ev's Written, BuildID and SHA256 (ev.Exe, Dev, Ino, Size,
-// ExecPath and Cwd are set): an executable in a writable place is read
+// ExecPath and Cwd are set; dir is the process's /proc folder, buf the
+// stop's read buffer): an executable in a writable place is read
 // through /proc/PID/exe (the running file itself, whatever its name now);
 // a script exec'd from a writable place marks the event Written too. It
 // returns a problem when what is needed cannot be read.
-func (f *execFacts) identify(proc string, ev *ExecEvent) string {
+func (f *execFacts) identify(dir int, buf *readBuf, ev *ExecEvent) string {
 	if f.places.holds(ev.Exe, ev.Dev) {
 		ev.Written, ev.WrittenExe = ev.Exe, true
-		if p := f.readContent(proc, ev); p != "" {
+		if p := f.readContent(dir, buf, ev); p != "" {
 			return p
 		}
 	}
@@ -109,11 +110,12 @@ func (f *execFacts) identify(proc string, ev *ExecEvent) string {
 	return ""
 }
 
-func (f *execFacts) readContent(proc string, ev *ExecEvent) string {
-	exe, err := os.Open(proc + "/exe")
+func (f *execFacts) readContent(dir int, buf *readBuf, ev *ExecEvent) string {
+	fd, err := openAt(dir, "exe")
 	if err != nil {
 		return fmt.Sprintf("written executable unreadable: %v", err)
 	}
+	exe := os.NewFile(uintptr(fd), "exe")
 	defer exe.Close()
 	var st unix.Stat_t
 	if err := unix.Fstat(int(exe.Fd()), &st); err != nil || st.Dev != ev.Dev || st.Ino != ev.Ino {
@@ -135,7 +137,7 @@ func (f *execFacts) readContent(proc string, ev *ExecEvent) string {
 	// Whatever else the kernel mapped at the exec is the ELF interpreter
 	// (however the file's header names it): it runs first, so it is
 	// identified too (a written one is refused: no build needs one).
-	path, dev, ino, err := loadedInterp(proc, ev.Dev, ev.Ino)
+	path, dev, ino, err := loadedInterp(dir, buf, ev.Dev, ev.Ino)
 	switch {
 	case err != nil:
 		return fmt.Sprintf("ELF interpreter unknown: %v", err)
@@ -157,11 +159,11 @@ func (f *execFacts) readContent(proc string, ev *ExecEvent) string {
 }
 
 // loadedInterp finds the ELF interpreter mapped into a process stopped at
-// its exec: at that stop the only files mapped are the executable
+// its exec (dir: its /proc folder): at that stop the only files mapped are the executable
 // (device exeDev, inode exeIno) and its interpreter. /proc/PID/maps gives
 // each mapping's device, inode and path. None mapped gives inode 0.
-func loadedInterp(proc string, exeDev, exeIno uint64) (string, uint64, uint64, error) {
-	b, err := readCapped(proc+"/maps", 1<<16)
+func loadedInterp(dir int, buf *readBuf, exeDev, exeIno uint64) (string, uint64, uint64, error) {
+	b, err := buf.readCappedAt(dir, "maps", 1<<16)
 	if err != nil {
 		return "", 0, 0, err
 	}
