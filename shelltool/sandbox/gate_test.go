@@ -170,6 +170,9 @@ func TestExecGateEvents(t *testing.T) {
 	if err != nil || r.ExitCode != 0 || r.Stdout != "in-script\ndone\n" {
 		t.Fatalf("run: %v %+v", err, r)
 	}
+	if r.GateCPU <= 0 || r.GateCPU > r.CPU {
+		t.Errorf("the tracer's CPU %v, of %v in all", r.GateCPU, r.CPU)
+	}
 	ev := g.seen()
 	realSh, _ := filepath.EvalSymlinks("/bin/sh")
 	realEcho, _ := filepath.EvalSymlinks("/bin/echo")
@@ -346,14 +349,16 @@ func TestReadLine(t *testing.T) {
 // and without the gate, alternating so both see the same machine load.
 // gate-us/exec is the difference of the medians divided by 200;
 // gate-cpu-us/exec the same of the command's CPU (helper included), and
-// gate-server-cpu-us/exec of the server's (this process).
+// gate-server-cpu-us/exec of the server's (this process);
+// gate-tracer-cpu-us/exec is the median of the tracer thread's own CPU
+// (Result.GateCPU) per exec.
 func BenchmarkExecGate200(b *testing.B) {
 	needSandbox(b)
 	dir := b.TempDir()
 	plain := Spec{Command: "for i in $(seq 200); do /bin/true; done", Dir: dir, Writable: []string{dir}, Env: []string{"PATH=/usr/bin:/bin"}}
 	gated := plain
 	gated.ExecGate = func(ExecEvent) bool { return true }
-	var without, with, cpuWithout, cpuWith, srvWithout, srvWith []time.Duration
+	var without, with, cpuWithout, cpuWith, srvWithout, srvWith, tracer []time.Duration
 	self := func() time.Duration {
 		var ru syscall.Rusage
 		_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
@@ -370,7 +375,7 @@ func BenchmarkExecGate200(b *testing.B) {
 			if s.ExecGate == nil {
 				without, cpuWithout, srvWithout = append(without, wall), append(cpuWithout, r.CPU), append(srvWithout, srv)
 			} else {
-				with, cpuWith, srvWith = append(with, wall), append(cpuWith, r.CPU), append(srvWith, srv)
+				with, cpuWith, srvWith, tracer = append(with, wall), append(cpuWith, r.CPU), append(srvWith, srv), append(tracer, r.GateCPU)
 			}
 		}
 	}
@@ -386,6 +391,9 @@ func BenchmarkExecGate200(b *testing.B) {
 	b.ReportMetric(perExec(med(cpuWith)-med(cpuWithout)), "gate-cpu-us/exec")
 	// The server's own CPU (this process: the gate's end of the channel).
 	b.ReportMetric(perExec(med(srvWith)-med(srvWithout)), "gate-server-cpu-us/exec")
+	// The tracer thread's own CPU (thread time, which the load barely
+	// disturbs): the helper's whole share of the gate.
+	b.ReportMetric(perExec(med(tracer)), "gate-tracer-cpu-us/exec")
 }
 
 // FuzzReadLine: the gate channel's framing never panics, never returns more

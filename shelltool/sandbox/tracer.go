@@ -92,6 +92,9 @@ func (s *supervisor) run() int {
 			m.Signal = int(ws.Signal())
 			m.Code = 128 + m.Signal
 		}
+		if s.traced {
+			m.TracerNS = threadCPU()
+		}
 		s.send(m)
 		// Exiting kills whatever is left in the namespace.
 		return 0
@@ -142,6 +145,16 @@ func (s *supervisor) allowExec(pid int) bool {
 	}
 	var reply [2]byte
 	return rawReadFull(s.gate, reply[:]) == nil && string(reply[:]) == "y\n"
+}
+
+// threadCPU is the calling thread's CPU time in nanoseconds (the
+// scheduler's own count, as /proc/thread-self/schedstat gives it).
+func threadCPU() int64 {
+	var t unix.Timespec
+	if unix.ClockGettime(unix.CLOCK_THREAD_CPUTIME_ID, &t) != nil {
+		return 0
+	}
+	return t.Nano()
 }
 
 // The tracer's waits and its round trips to the server are raw system
