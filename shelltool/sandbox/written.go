@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -93,7 +92,7 @@ func (f *execFacts) identify(dir int, buf *readBuf, ev *ExecEvent) string {
 		// The kernel resolves a symlink before the ".." after it, while
 		// a lexical clean drops both: a path with ".." is unknown (and
 		// kept as given, so it names nothing else).
-		dotdot := slices.Contains(strings.Split(p, "/"), "..")
+		dotdot := hasDotDot(p)
 		if !dotdot {
 			p = filepath.Clean(p)
 		}
@@ -102,12 +101,24 @@ func (f *execFacts) identify(dir int, buf *readBuf, ev *ExecEvent) string {
 		// descriptor here: unknown. (Nothing else executable lives in
 		// /dev but /dev/shm, which is written anyway.)
 		unknown := dotdot || strings.HasPrefix(p, "/dev/") || strings.HasPrefix(p, "/proc/")
+		if !unknown && p == ev.Exe {
+			// The path of the executable itself (a program found on
+			// PATH), which the caller just found to name the running
+			// file, outside every writable place: the command cannot
+			// put anything else there, so a stat would say the same.
+			return ""
+		}
 		var st unix.Stat_t
 		if unknown || unix.Stat(p, &st) != nil || f.places.holds(p, st.Dev) {
 			ev.Written = p // unknown counts as written: it only takes approvals away
 		}
 	}
 	return ""
+}
+
+// hasDotDot reports whether the path p has a ".." component.
+func hasDotDot(p string) bool {
+	return p == ".." || strings.HasPrefix(p, "../") || strings.HasSuffix(p, "/..") || strings.Contains(p, "/../")
 }
 
 func (f *execFacts) readContent(dir int, buf *readBuf, ev *ExecEvent) string {
