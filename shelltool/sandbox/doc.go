@@ -92,9 +92,9 @@
 // given to execve), checking the kernel's layout (contiguous argument
 // strings, every pointer inside the stack; anything else is a Problem,
 // and so is a 32-bit image, which the seccomp filter would kill at its
-// first system call); it
-// sends them as an ExecEvent over a socketpair (fd 6) to the server, waits
-// for the verdict and either continues the program or SIGKILLs it, which
+// first system call); it sends them as an ExecEvent (one binary frame,
+// eventwire.go) over a socketpair (fd 6) to the server, waits for the
+// verdict and either continues the program or SIGKILLs it, which
 // ends it before its first instruction. At that stop the new image exists,
 // its other threads are gone and argv was copied into memory only it uses:
 // a racing thread or process cannot change what was decided (nothing can

@@ -3,7 +3,6 @@
 package sandbox
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"os"
@@ -314,37 +313,6 @@ func TestExecGateRefuseAll(t *testing.T) {
 	}
 }
 
-func TestReadLine(t *testing.T) {
-	tests := []struct {
-		in   string
-		max  int
-		want []string // "!" marks errLineTooLong
-	}{
-		{"a\nbc\n", 10, []string{"a", "bc"}},
-		{"0123456789abc\nok\n", 5, []string{"!", "ok"}},
-		{"partial", 10, nil},
-		{"", 10, nil},
-	}
-	for _, tc := range tests {
-		r := bufio.NewReaderSize(strings.NewReader(tc.in), 16)
-		var got []string
-		for {
-			l, err := readLine(r, tc.max)
-			if errors.Is(err, errLineTooLong) {
-				got = append(got, "!")
-				continue
-			}
-			if err != nil {
-				break
-			}
-			got = append(got, string(l))
-		}
-		if !slices.Equal(got, tc.want) {
-			t.Errorf("readLine(%q, %d) = %q, want %q", tc.in, tc.max, got, tc.want)
-		}
-	}
-}
-
 // BenchmarkExecGate200: a command that starts 200 short programs, with
 // and without the gate, alternating so both see the same machine load.
 // gate-us/exec is the difference of the medians divided by 200;
@@ -394,52 +362,6 @@ func BenchmarkExecGate200(b *testing.B) {
 	// The tracer thread's own CPU (thread time, which the load barely
 	// disturbs): the helper's whole share of the gate.
 	b.ReportMetric(perExec(med(tracer)), "gate-tracer-cpu-us/exec")
-}
-
-// FuzzReadLine: the gate channel's framing never panics, never returns more
-// than max bytes, and returns exactly the lines of a stream of short lines.
-func FuzzReadLine(f *testing.F) {
-	f.Add("a\nbc\n", 4)
-	f.Add("0123456789\nok\n", 3)
-	f.Add("no newline", 100)
-	f.Fuzz(func(t *testing.T, in string, max int) {
-		if max < 1 || max > 1<<16 {
-			return
-		}
-		r := bufio.NewReaderSize(strings.NewReader(in), 16)
-		var got []string
-		for {
-			l, err := readLine(r, max)
-			if errors.Is(err, errLineTooLong) {
-				got = append(got, "!")
-				continue
-			}
-			if err != nil {
-				break
-			}
-			if len(l) > max {
-				t.Fatalf("line of %d bytes over %d", len(l), max)
-			}
-			got = append(got, string(l))
-		}
-		var want []string
-		rest := in
-		for {
-			i := strings.IndexByte(rest, '\n')
-			if i < 0 {
-				break
-			}
-			if i+1 > max {
-				want = append(want, "!")
-			} else {
-				want = append(want, rest[:i])
-			}
-			rest = rest[i+1:]
-		}
-		if !slices.Equal(got, want) {
-			t.Fatalf("readLine(%q, %d) = %q, want %q", in, max, got, want)
-		}
-	})
 }
 
 // TestExecGateUnprivileged runs the gate's kernel tests again as an

@@ -3,8 +3,6 @@
 package sandbox
 
 import (
-	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -61,8 +59,7 @@ type supervisor struct {
 	gate   int // fdGate when traced
 	facts  execFacts
 	buf    readBuf // the exec stops' reads, one at a time
-	out    bytes.Buffer
-	enc    *json.Encoder // writes to out
+	out    []byte  // the event's frame, reused
 }
 
 // run supervises until the shell exits and returns the helper's exit code.
@@ -132,15 +129,8 @@ func (s *supervisor) stopped(pid int, ws syscall.WaitStatus) {
 // executes goes to the server (the shell itself was exec'd before the seize).
 func (s *supervisor) allowExec(pid int) bool {
 	ev := readExecEvent(pid, &s.facts, &s.buf)
-	if s.enc == nil {
-		s.enc = json.NewEncoder(&s.out)
-		s.enc.SetEscapeHTML(false) // the same value for the server's decoder, less work
-	}
-	s.out.Reset()
-	if err := s.enc.Encode(ev); err != nil { // one line: Encode ends it with '\n'
-		return false
-	}
-	if err := rawWriteAll(s.gate, s.out.Bytes()); err != nil {
+	s.out = appendEvent(s.out[:0], &ev)
+	if err := rawWriteAll(s.gate, s.out); err != nil {
 		return false // no gate, no program
 	}
 	var reply [2]byte
@@ -211,6 +201,19 @@ func rawReadFull(fd int, b []byte) error {
 // it is checked against the running file's device and inode. An executable
 // in a writable place is also identified by content (facts.identify).
 func readExecEvent(pid int, facts *execFacts, buf *readBuf) ExecEvent {
+	ev := readExec(pid, facts, buf)
+	// Every text as valid UTF-8 (invalid bytes as \xNN), a Problem's too:
+	// the gate channel carries only that.
+	for _, p := range []*string{&ev.Exe, &ev.Cwd, &ev.ExecPath, &ev.Written, &ev.Problem} {
+		*p = validText(*p)
+	}
+	for i, a := range ev.Argv {
+		ev.Argv[i] = validText(a)
+	}
+	return ev
+}
+
+func readExec(pid int, facts *execFacts, buf *readBuf) ExecEvent {
 	proc := "/proc/" + strconv.Itoa(pid)
 	ev := ExecEvent{PID: pid}
 	fail := func(f string, a ...any) ExecEvent {
@@ -260,10 +263,6 @@ func readExecEvent(pid int, facts *execFacts, buf *readBuf) ExecEvent {
 	}
 	if p := facts.identify(dir, buf, &ev); p != "" {
 		return fail("%s", p)
-	}
-	ev.Exe, ev.Cwd, ev.ExecPath, ev.Written = validText(ev.Exe), validText(ev.Cwd), validText(ev.ExecPath), validText(ev.Written)
-	for i, a := range ev.Argv {
-		ev.Argv[i] = validText(a)
 	}
 	return ev
 }
