@@ -55,21 +55,27 @@ func stackImage(sp uint64, argv, env []string, execFn string, fix func(words []u
 	return append(b, str...)
 }
 
+// argvOfBytes returns start followed by strings of 'a' (131071 at most,
+// the kernel's MAX_ARG_STRLEN with the NUL) to make total bytes with their
+// NULs, as /proc/PID/cmdline counts them (and the execargs probe makes).
+func argvOfBytes(start []string, total int) []string {
+	a := slices.Clone(start)
+	for _, s := range start {
+		total -= len(s) + 1
+	}
+	for total > 0 {
+		n := min(total, 131072)
+		a = append(a, strings.Repeat("a", n-1))
+		total -= n
+	}
+	return a
+}
+
 // TestParseExecStack: argv and AT_EXECFN come out of the kernel's layout
 // exactly (empty arguments, argc 0, the cap counted as /proc/PID/cmdline
 // counts it), and any other layout is an error, never another argv.
 func TestParseExecStack(t *testing.T) {
 	const sp = 0x7ffc00001000
-	big := strings.Repeat("a", 131071)
-	capArgv := func(total int) []string { // argv of total bytes, NULs included
-		var a []string
-		for total > 0 {
-			n := min(total, len(big)+1)
-			a = append(a, big[:n-1])
-			total -= n
-		}
-		return a
-	}
 	tests := []struct {
 		name   string
 		argv   []string
@@ -82,8 +88,8 @@ func TestParseExecStack(t *testing.T) {
 		{name: "empty arguments", argv: []string{"", "x", "", ""}, execFn: "./x"},
 		{name: "only an empty argv[0]", argv: []string{""}, execFn: "/bin/true"},
 		{name: "argc 0", argv: nil, execFn: "/bin/true"},
-		{name: "argv at the cap", argv: capArgv(maxArgvBytes), execFn: "/bin/true"},
-		{name: "argv one byte over the cap", argv: capArgv(maxArgvBytes + 1), execFn: "/bin/true", err: "over the size limit"},
+		{name: "argv at the cap", argv: argvOfBytes(nil, maxArgvBytes), execFn: "/bin/true"},
+		{name: "argv one byte over the cap", argv: argvOfBytes(nil, maxArgvBytes+1), execFn: "/bin/true", err: "over the size limit"},
 		{name: "no AT_EXECFN", argv: []string{"x"}, execFn: "\xff", err: "no AT_EXECFN"},
 		{name: "exec path without its NUL", argv: []string{"x"}, execFn: strings.Repeat("p", unix.PathMax), err: "not terminated"},
 		{name: "exec path just under PATH_MAX", argv: []string{"x"}, execFn: strings.Repeat("p", unix.PathMax-1)},
@@ -221,16 +227,6 @@ func TestExecStackKernel(t *testing.T) {
 	}
 	const prog = "/bin/true"
 	big := strings.Repeat("a", 131071) // MAX_ARG_STRLEN with its NUL
-	capArgv := func(total int) []string {
-		a := []string{prog}
-		total -= len(prog) + 1
-		for total > 0 {
-			n := min(total, len(big)+1)
-			a = append(a, big[:n-1])
-			total -= n
-		}
-		return a
-	}
 	many := []string{prog}
 	for i := range 20000 {
 		many = append(many, strconv.Itoa(i))
@@ -253,8 +249,8 @@ func TestExecStackKernel(t *testing.T) {
 		{name: "long arguments", argv: []string{prog, big, big, "", big}},
 		{name: "20000 arguments", argv: many},
 		{name: "large environment", argv: []string{prog, "x"}, env: largeEnv},
-		{name: "argv at the cap", argv: capArgv(maxArgvBytes), bigArgs: true},
-		{name: "argv one byte over the cap", argv: capArgv(maxArgvBytes + 1), bigArgs: true},
+		{name: "argv at the cap", argv: argvOfBytes([]string{prog}, maxArgvBytes), bigArgs: true},
+		{name: "argv one byte over the cap", argv: argvOfBytes([]string{prog}, maxArgvBytes+1), bigArgs: true},
 	}
 	var rb readBuf
 	for _, tc := range tests {
@@ -330,17 +326,6 @@ func TestExecGateArgv(t *testing.T) {
 	ws := newWorkspace(t)
 	execargs := buildProbe(t, ws.dir, "execargs")
 	const prog = "/usr/bin/true"
-	big := strings.Repeat("a", 131071)
-	capArgv := func(total int) []string {
-		a := []string{prog}
-		total -= len(prog) + 1
-		for total > 0 {
-			n := min(total, len(big)+1)
-			a = append(a, big[:n-1])
-			total -= n
-		}
-		return a
-	}
 	seq := []string{prog}
 	for i := 1; i <= 20000; i++ {
 		seq = append(seq, strconv.Itoa(i))
@@ -353,7 +338,7 @@ func TestExecGateArgv(t *testing.T) {
 		{"argc 0", execargs + " " + prog + " none", []string{""}, ""},
 		{"empty arguments", execargs + " " + prog + " empty", []string{"", "x", "", ""}, ""},
 		{"20000 arguments", prog + " $(seq 20000)", seq, ""},
-		{"argv at the cap", execargs + " " + prog + " bytes " + strconv.Itoa(maxArgvBytes), capArgv(maxArgvBytes), ""},
+		{"argv at the cap", execargs + " " + prog + " bytes " + strconv.Itoa(maxArgvBytes), argvOfBytes([]string{prog}, maxArgvBytes), ""},
 		{"argv one byte over the cap", execargs + " " + prog + " bytes " + strconv.Itoa(maxArgvBytes+1), nil, "over the size limit"},
 	}
 	for _, tc := range tests {
