@@ -315,7 +315,9 @@ func TestExecGateRefuseAll(t *testing.T) {
 
 // BenchmarkExecGate200: a command that starts 200 short programs, with
 // and without the gate, alternating so both see the same machine load.
-// gate-us/exec is the difference of the medians divided by 200;
+// gate-us/exec is the difference of the medians divided by 200,
+// gate-paired-us/exec the median of each round's difference (with its
+// quartiles);
 // gate-cpu-us/exec the same of the command's CPU (helper included), and
 // gate-server-cpu-us/exec of the server's (this process);
 // gate-tracer-cpu-us/exec is the median of the tracer thread's own CPU
@@ -332,6 +334,7 @@ func BenchmarkExecGate200(b *testing.B) {
 		_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
 		return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 	}
+	var paired []time.Duration // gated minus ungated, round by round
 	for b.Loop() {
 		for _, s := range []Spec{plain, gated} {
 			t0, c0 := time.Now(), self()
@@ -344,6 +347,7 @@ func BenchmarkExecGate200(b *testing.B) {
 				without, cpuWithout, srvWithout = append(without, wall), append(cpuWithout, r.CPU), append(srvWithout, srv)
 			} else {
 				with, cpuWith, srvWith, tracer = append(with, wall), append(cpuWith, r.CPU), append(srvWith, srv), append(tracer, r.GateCPU)
+				paired = append(paired, wall-without[len(without)-1])
 			}
 		}
 	}
@@ -356,6 +360,12 @@ func BenchmarkExecGate200(b *testing.B) {
 	b.ReportMetric(perExec(w), "ungated-us/exec")
 	b.ReportMetric(perExec(g), "gated-us/exec")
 	b.ReportMetric(perExec(g-w), "gate-us/exec")
+	// The same from each round's pair, which a load that drifts over the
+	// run disturbs less: the median and the middle half's bounds.
+	slices.Sort(paired)
+	b.ReportMetric(perExec(paired[len(paired)/2]), "gate-paired-us/exec")
+	b.ReportMetric(perExec(paired[len(paired)/4]), "gate-paired-q1-us/exec")
+	b.ReportMetric(perExec(paired[len(paired)*3/4]), "gate-paired-q3-us/exec")
 	b.ReportMetric(perExec(med(cpuWith)-med(cpuWithout)), "gate-cpu-us/exec")
 	// The server's own CPU (this process: the gate's end of the channel).
 	b.ReportMetric(perExec(med(srvWith)-med(srvWithout)), "gate-server-cpu-us/exec")
