@@ -43,9 +43,8 @@ func socketpair(typ int, name string) (child *os.File, parent net.Conn, err erro
 
 // gateServer answers the helper's exec events (frames, eventwire.go) with
 // gate's verdicts until the channel closes. A malformed or oversized event
-// is refused; so is every
-// event when gate is nil (the helper asks only when the spec turned the gate
-// on, so that is a bug, and it fails closed).
+// is refused; so is every event when gate is nil (the helper asks only when
+// the spec turned the gate on, so that is a bug, and it fails closed).
 type gateServer struct {
 	conn net.Conn
 	gate ExecGate
