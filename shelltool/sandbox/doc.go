@@ -88,14 +88,24 @@
 // is listened to (PTRACE_LISTEN, so job control behaves as untraced); a
 // signal is delivered; at every PTRACE_EVENT_EXEC (the shell's own exec
 // came before the seize) it reads /proc/PID/exe (the real path), its device and inode,
-// /proc/PID/cmdline (argv), cwd and AT_EXECFN (the path given to execve),
-// sends them as an ExecEvent over a socketpair (fd 6) to the server, waits
-// for the verdict and either continues the program or SIGKILLs it, which
+// and cwd, and from the new image's stack (its stack pointer by
+// PTRACE_GETREGS, then usually one process_vm_readv) argc, the argv
+// pointers and strings and the auxiliary vector's AT_EXECFN (the path
+// given to execve), checking the kernel's layout (contiguous argument
+// strings, every pointer inside the stack; anything else is a Problem,
+// and so is a 32-bit image, which the seccomp filter would kill at its
+// first system call); it sends them as an ExecEvent (one binary frame,
+// eventwire.go) over a socketpair (fd 6) to the server, waits for the
+// verdict and either continues the program or SIGKILLs it, which
 // ends it before its first instruction. At that stop the new image exists,
 // its other threads are gone and argv was copied into memory only it uses:
 // a racing thread or process cannot change what was decided (nothing can
 // write another process's memory: seccomp denies ptrace and
-// process_vm_writev, and landlock gives /proc read-only). The executable's
+// process_vm_writev, and landlock gives /proc read-only). Reading the
+// stack is no time-of-check/time-of-use gap either: it is that memory,
+// nothing of the image has run (so it holds what the kernel wrote, which
+// is what the program will read), and /proc/PID/cmdline, read before,
+// read the same bytes at the same moment. The executable's
 // name could still be renamed under it, so the path must still name the
 // running file (device and inode); a memfd or deleted executable, the
 // dynamic loader run as a program, and unreadable facts are Problems the

@@ -4,9 +4,7 @@ package sandbox
 
 import (
 	"bufio"
-	"encoding/json"
 	"errors"
-	"io"
 	"net"
 	"os"
 	"sync"
@@ -43,10 +41,10 @@ func socketpair(typ int, name string) (child *os.File, parent net.Conn, err erro
 	return child, c, nil
 }
 
-// gateServer answers the helper's exec events with gate's verdicts until the
-// channel closes. A malformed or oversized event is refused; so is every
-// event when gate is nil (the helper asks only when the spec turned the gate
-// on, so that is a bug, and it fails closed).
+// gateServer answers the helper's exec events (frames, eventwire.go) with
+// gate's verdicts until the channel closes. A malformed or oversized event
+// is refused; so is every event when gate is nil (the helper asks only when
+// the spec turned the gate on, so that is a bug, and it fails closed).
 type gateServer struct {
 	conn net.Conn
 	gate ExecGate
@@ -63,15 +61,20 @@ func newGateServer(conn net.Conn, gate ExecGate) *gateServer {
 func (g *gateServer) serve() {
 	defer close(g.done)
 	r := bufio.NewReaderSize(g.conn, 64<<10)
+	var buf []byte
 	for {
-		line, err := readLine(r, maxEventBytes)
-		if err != nil && !errors.Is(err, errLineTooLong) {
+		frame, err := readFrame(r, maxEventBytes, buf)
+		if err != nil && !errors.Is(err, errFrameTooLong) {
 			return // closed: the command is over
 		}
 		allow := false
-		var ev ExecEvent
-		if err == nil && json.Unmarshal(line, &ev) == nil && g.gate != nil {
-			allow = g.gate(ev)
+		if err == nil {
+			buf = frame // reused: the event holds copies
+		}
+		if err == nil && g.gate != nil {
+			if ev, err := decodeEvent(frame); err == nil {
+				allow = g.gate(ev)
+			}
 		}
 		verdict := []byte("n\n")
 		if allow {
@@ -88,36 +91,4 @@ func (g *gateServer) serve() {
 func (g *gateServer) stop() {
 	g.once.Do(func() { g.conn.Close() })
 	<-g.done
-}
-
-var errLineTooLong = errors.New("sandbox: gate event too long")
-
-// readLine reads one '\n'-terminated line of at most max bytes. A longer
-// line is consumed whole and reported as errLineTooLong.
-func readLine(r *bufio.Reader, max int) ([]byte, error) {
-	var buf []byte
-	tooLong := false
-	for {
-		chunk, err := r.ReadSlice('\n')
-		if !tooLong {
-			if len(buf)+len(chunk) > max {
-				tooLong, buf = true, nil
-			} else {
-				buf = append(buf, chunk...)
-			}
-		}
-		switch {
-		case err == nil:
-			if tooLong {
-				return nil, errLineTooLong
-			}
-			return buf[:len(buf)-1], nil
-		case errors.Is(err, bufio.ErrBufferFull):
-			continue
-		case errors.Is(err, io.EOF) && len(buf) == 0 && !tooLong:
-			return nil, io.EOF
-		default:
-			return nil, err
-		}
-	}
 }

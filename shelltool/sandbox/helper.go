@@ -73,6 +73,8 @@ type statusMsg struct {
 	Msg    string `json:"msg,omitempty"`
 	Code   int    `json:"code,omitempty"`
 	Signal int    `json:"signal,omitempty"`
+	// TracerNS is the exec gate tracer thread's own CPU time (exit only).
+	TracerNS int64 `json:"tracer_ns,omitempty"`
 }
 
 // MaybeRunHelper must be called first thing in main (and in TestMain of any

@@ -463,6 +463,7 @@ func drive(ctx context.Context, s *Spec, st *launched) (res Result, err error) {
 		switch {
 		case exit != nil:
 			res.ExitCode = exit.Code
+			res.GateCPU = time.Duration(exit.TracerNS)
 			if exit.Signal != 0 {
 				res.Signal = unix.SignalName(syscall.Signal(exit.Signal))
 			}

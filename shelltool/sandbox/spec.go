@@ -187,6 +187,10 @@ type Result struct {
 	// CPU is the user+system time of the command's processes that were
 	// reaped (with the sandbox helper's own).
 	CPU time.Duration
+	// GateCPU is the exec gate's tracer thread's own CPU time, part of
+	// CPU (0 without the gate): the reads, waits and round trips of every
+	// stop of the command's processes.
+	GateCPU time.Duration
 	// Started is the time from starting the sandbox (handing a warm helper
 	// the command) to the command running; 0 on the host or when unknown.
 	Started time.Duration

@@ -3,13 +3,9 @@
 package sandbox
 
 import (
-	"bytes"
-	"encoding/binary"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -63,8 +59,7 @@ type supervisor struct {
 	gate   int // fdGate when traced
 	facts  execFacts
 	buf    readBuf // the exec stops' reads, one at a time
-	out    bytes.Buffer
-	enc    *json.Encoder // writes to out
+	out    []byte  // the event's frame, reused
 }
 
 // run supervises until the shell exits and returns the helper's exit code.
@@ -93,6 +88,9 @@ func (s *supervisor) run() int {
 		case ws.Signaled():
 			m.Signal = int(ws.Signal())
 			m.Code = 128 + m.Signal
+		}
+		if s.traced {
+			m.TracerNS = threadCPU()
 		}
 		s.send(m)
 		// Exiting kills whatever is left in the namespace.
@@ -131,19 +129,22 @@ func (s *supervisor) stopped(pid int, ws syscall.WaitStatus) {
 // executes goes to the server (the shell itself was exec'd before the seize).
 func (s *supervisor) allowExec(pid int) bool {
 	ev := readExecEvent(pid, &s.facts, &s.buf)
-	if s.enc == nil {
-		s.enc = json.NewEncoder(&s.out)
-		s.enc.SetEscapeHTML(false) // the same value for the server's decoder, less work
-	}
-	s.out.Reset()
-	if err := s.enc.Encode(ev); err != nil { // one line: Encode ends it with '\n'
-		return false
-	}
-	if err := rawWriteAll(s.gate, s.out.Bytes()); err != nil {
+	s.out = appendEvent(s.out[:0], &ev)
+	if err := rawWriteAll(s.gate, s.out); err != nil {
 		return false // no gate, no program
 	}
 	var reply [2]byte
 	return rawReadFull(s.gate, reply[:]) == nil && string(reply[:]) == "y\n"
+}
+
+// threadCPU is the calling thread's CPU time in nanoseconds (the
+// scheduler's own count, as /proc/thread-self/schedstat gives it).
+func threadCPU() int64 {
+	var t unix.Timespec
+	if unix.ClockGettime(unix.CLOCK_THREAD_CPUTIME_ID, &t) != nil {
+		return 0
+	}
+	return t.Nano()
 }
 
 // The tracer's waits and its round trips to the server are raw system
@@ -193,13 +194,26 @@ func rawReadFull(fd int, b []byte) error {
 
 // readExecEvent gathers what the kernel loaded for pid, stopped at its exec.
 // At that stop the new image has one thread and has run nothing, so argv
-// (copied into the new memory at exec) is exactly what the program will
-// see: no other thread or process can change it (ptrace and
-// process_vm_writev are denied by seccomp, /proc is read-only to the
-// command). The executable's path can still be renamed by the command, so
+// (copied into the new memory at exec, read from its stack) is exactly
+// what the program will see: no other thread or process can change it
+// (ptrace and process_vm_writev are denied by seccomp, /proc is read-only
+// to the command). The executable's path can still be renamed by the command, so
 // it is checked against the running file's device and inode. An executable
 // in a writable place is also identified by content (facts.identify).
 func readExecEvent(pid int, facts *execFacts, buf *readBuf) ExecEvent {
+	ev := readExec(pid, facts, buf)
+	// Every text as valid UTF-8 (invalid bytes as \xNN), a Problem's too:
+	// the gate channel carries only that.
+	for _, p := range []*string{&ev.Exe, &ev.Cwd, &ev.ExecPath, &ev.Written, &ev.Problem} {
+		*p = validText(*p)
+	}
+	for i, a := range ev.Argv {
+		ev.Argv[i] = validText(a)
+	}
+	return ev
+}
+
+func readExec(pid int, facts *execFacts, buf *readBuf) ExecEvent {
 	proc := "/proc/" + strconv.Itoa(pid)
 	ev := ExecEvent{PID: pid}
 	fail := func(f string, a ...any) ExecEvent {
@@ -220,18 +234,13 @@ func readExecEvent(pid int, facts *execFacts, buf *readBuf) ExecEvent {
 		return fail("executable unreadable: %v", err)
 	}
 	ev.Exe = exe
-	cmdline, err := buf.readCappedAt(dir, "cmdline", maxArgvBytes)
-	if err != nil {
-		return fail("argv unreadable: %v", err)
-	}
-	if len(cmdline) > 0 {
-		ev.Argv = strings.Split(strings.TrimSuffix(string(cmdline), "\x00"), "\x00")
+	// argv and the exec path from the new stack (execstack.go), which
+	// is what the program will read.
+	if ev.Argv, ev.ExecPath, err = buf.execStack(pid); err != nil {
+		return fail("%v", err)
 	}
 	if ev.Cwd, err = buf.readlinkAt(dir, "cwd"); err != nil {
 		return fail("working folder unreadable: %v", err)
-	}
-	if ev.ExecPath, err = buf.execFn(dir, pid); err != nil {
-		return fail("exec path unreadable: %v", err)
 	}
 	var running unix.Stat_t
 	if err := unix.Fstatat(dir, "exe", &running, 0); err != nil {
@@ -252,51 +261,10 @@ func readExecEvent(pid int, facts *execFacts, buf *readBuf) ExecEvent {
 	if err := unix.Stat(exe, &named); err != nil || named.Dev != running.Dev || named.Ino != running.Ino {
 		return fail("executable path no longer names the running file")
 	}
-	if p := facts.identify(proc, &ev); p != "" {
+	if p := facts.identify(dir, buf, &ev); p != "" {
 		return fail("%s", p)
 	}
-	ev.Exe, ev.Cwd, ev.ExecPath, ev.Written = validText(ev.Exe), validText(ev.Cwd), validText(ev.ExecPath), validText(ev.Written)
-	for i, a := range ev.Argv {
-		ev.Argv[i] = validText(a)
-	}
 	return ev
-}
-
-// execFn reads the path the program was exec'd by (the auxiliary vector's
-// AT_EXECFN, a string on the new stack): for a script started by its
-// shebang it is the script, while exe is its interpreter.
-func (rb *readBuf) execFn(dir, pid int) (string, error) {
-	auxv, err := rb.readCappedAt(dir, "auxv", 4096)
-	if err != nil {
-		return "", err
-	}
-	var addr uint64
-	for i := 0; i+16 <= len(auxv); i += 16 {
-		if binary.NativeEndian.Uint64(auxv[i:]) == atExecFn {
-			addr = binary.NativeEndian.Uint64(auxv[i+8:])
-		}
-	}
-	if addr == 0 {
-		return "", errors.New("no AT_EXECFN")
-	}
-	// One process_vm_readv (the tracer may read its tracee's memory)
-	// instead of opening /proc/PID/mem: a partial read stops at the end of
-	// the mapping, as a read of mem would.
-	buf := rb.get(unix.PathMax)
-	local := []unix.Iovec{{Base: &buf[0]}}
-	local[0].SetLen(len(buf))
-	remote := []unix.RemoteIovec{{Base: uintptr(addr), Len: len(buf)}}
-	n, err := unix.ProcessVMReadv(pid, local, remote, 0)
-	if n <= 0 {
-		if err == nil {
-			err = errors.New("AT_EXECFN unreadable")
-		}
-		return "", err
-	}
-	if i := bytes.IndexByte(buf[:n], 0); i >= 0 {
-		return string(buf[:i]), nil
-	}
-	return "", errors.New("AT_EXECFN not terminated")
 }
 
 // validText keeps s as is when it is valid UTF-8 and otherwise writes each
@@ -402,26 +370,6 @@ func openAt(dir int, name string) (int, error) {
 			return fd, err
 		}
 	}
-}
-
-func readCapped(path string, max int) ([]byte, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	return readCappedFile(f, max)
-}
-
-func readCappedFile(f *os.File, max int) ([]byte, error) {
-	b, err := io.ReadAll(io.LimitReader(f, int64(max)+1))
-	if err != nil {
-		return nil, err
-	}
-	if len(b) > max {
-		return nil, errTooBig
-	}
-	return b, nil
 }
 
 func ptraceCont(pid, sig int) { ptraceRequest(unix.PTRACE_CONT, pid, sig) }

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -71,14 +70,15 @@ type execFacts struct {
 }
 
 // identify sets ev's Written, BuildID and SHA256 (ev.Exe, Dev, Ino, Size,
-// ExecPath and Cwd are set): an executable in a writable place is read
+// ExecPath and Cwd are set; dir is the process's /proc folder, buf the
+// stop's read buffer): an executable in a writable place is read
 // through /proc/PID/exe (the running file itself, whatever its name now);
 // a script exec'd from a writable place marks the event Written too. It
 // returns a problem when what is needed cannot be read.
-func (f *execFacts) identify(proc string, ev *ExecEvent) string {
+func (f *execFacts) identify(dir int, buf *readBuf, ev *ExecEvent) string {
 	if f.places.holds(ev.Exe, ev.Dev) {
 		ev.Written, ev.WrittenExe = ev.Exe, true
-		if p := f.readContent(proc, ev); p != "" {
+		if p := f.readContent(dir, buf, ev); p != "" {
 			return p
 		}
 	}
@@ -92,7 +92,7 @@ func (f *execFacts) identify(proc string, ev *ExecEvent) string {
 		// The kernel resolves a symlink before the ".." after it, while
 		// a lexical clean drops both: a path with ".." is unknown (and
 		// kept as given, so it names nothing else).
-		dotdot := slices.Contains(strings.Split(p, "/"), "..")
+		dotdot := hasDotDot(p)
 		if !dotdot {
 			p = filepath.Clean(p)
 		}
@@ -101,6 +101,13 @@ func (f *execFacts) identify(proc string, ev *ExecEvent) string {
 		// descriptor here: unknown. (Nothing else executable lives in
 		// /dev but /dev/shm, which is written anyway.)
 		unknown := dotdot || strings.HasPrefix(p, "/dev/") || strings.HasPrefix(p, "/proc/")
+		if !unknown && p == ev.Exe {
+			// The path of the executable itself (a program found on
+			// PATH), which the caller just found to name the running
+			// file, outside every writable place: the command cannot
+			// put anything else there, so a stat would say the same.
+			return ""
+		}
 		var st unix.Stat_t
 		if unknown || unix.Stat(p, &st) != nil || f.places.holds(p, st.Dev) {
 			ev.Written = p // unknown counts as written: it only takes approvals away
@@ -109,11 +116,17 @@ func (f *execFacts) identify(proc string, ev *ExecEvent) string {
 	return ""
 }
 
-func (f *execFacts) readContent(proc string, ev *ExecEvent) string {
-	exe, err := os.Open(proc + "/exe")
+// hasDotDot reports whether the path p has a ".." component.
+func hasDotDot(p string) bool {
+	return p == ".." || strings.HasPrefix(p, "../") || strings.HasSuffix(p, "/..") || strings.Contains(p, "/../")
+}
+
+func (f *execFacts) readContent(dir int, buf *readBuf, ev *ExecEvent) string {
+	fd, err := openAt(dir, "exe")
 	if err != nil {
 		return fmt.Sprintf("written executable unreadable: %v", err)
 	}
+	exe := os.NewFile(uintptr(fd), "exe")
 	defer exe.Close()
 	var st unix.Stat_t
 	if err := unix.Fstat(int(exe.Fd()), &st); err != nil || st.Dev != ev.Dev || st.Ino != ev.Ino {
@@ -135,7 +148,7 @@ func (f *execFacts) readContent(proc string, ev *ExecEvent) string {
 	// Whatever else the kernel mapped at the exec is the ELF interpreter
 	// (however the file's header names it): it runs first, so it is
 	// identified too (a written one is refused: no build needs one).
-	path, dev, ino, err := loadedInterp(proc, ev.Dev, ev.Ino)
+	path, dev, ino, err := loadedInterp(dir, buf, ev.Dev, ev.Ino)
 	switch {
 	case err != nil:
 		return fmt.Sprintf("ELF interpreter unknown: %v", err)
@@ -157,11 +170,11 @@ func (f *execFacts) readContent(proc string, ev *ExecEvent) string {
 }
 
 // loadedInterp finds the ELF interpreter mapped into a process stopped at
-// its exec: at that stop the only files mapped are the executable
+// its exec (dir: its /proc folder): at that stop the only files mapped are the executable
 // (device exeDev, inode exeIno) and its interpreter. /proc/PID/maps gives
 // each mapping's device, inode and path. None mapped gives inode 0.
-func loadedInterp(proc string, exeDev, exeIno uint64) (string, uint64, uint64, error) {
-	b, err := readCapped(proc+"/maps", 1<<16)
+func loadedInterp(dir int, buf *readBuf, exeDev, exeIno uint64) (string, uint64, uint64, error) {
+	b, err := buf.readCappedAt(dir, "maps", 1<<16)
 	if err != nil {
 		return "", 0, 0, err
 	}

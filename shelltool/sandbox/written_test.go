@@ -6,6 +6,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -147,5 +148,17 @@ func TestExecGateWrittenDotDot(t *testing.T) {
 	}
 	if found != 2 {
 		t.Errorf("%d execs of the script, want 2: %+v", found, g.seen())
+	}
+}
+
+// TestHasDotDot: a ".." component anywhere, and nothing else, as a split
+// on "/" finds it.
+func TestHasDotDot(t *testing.T) {
+	for _, p := range []string{"", "/", "..", "/..", "../x", "/a/../b", "a/..", "/a/..b", "/a/b..", "/...", "/a/.../b",
+		"..a", "a..", "/a//../", "/./", ".", "//..//", "/a/b/c"} {
+		want := slices.Contains(strings.Split(p, "/"), "..")
+		if got := hasDotDot(p); got != want {
+			t.Errorf("hasDotDot(%q) = %v, want %v", p, got, want)
+		}
 	}
 }
