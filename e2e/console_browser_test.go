@@ -20,6 +20,8 @@ import (
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/onellm/onellm-mcp/internal/testkit"
 )
 
 // The approval console in a real browser: headless Chromium (Debian's
@@ -32,14 +34,14 @@ const chromiumPath = "/usr/bin/chromium"
 func browserDir(t *testing.T) string {
 	t.Helper()
 	if _, err := os.Stat(chromiumPath); err != nil {
-		missing(t, "%s is absent: install Debian's chromium (`apt-get install -y chromium`, as .ci/run does) to run the console browser test", chromiumPath)
+		testkit.Missing(t, "%s is absent: install Debian's chromium (`apt-get install -y chromium`, as .ci/run does) to run the console browser test", chromiumPath)
 	}
 	dir, err := filepath.Abs("ts")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if _, err := os.Stat(filepath.Join(dir, "node_modules", "playwright-core", "package.json")); err != nil {
-		missing(t, "e2e/ts/node_modules/playwright-core is absent: run `npm install --no-save` in e2e/ts (as .ci/run does) to run the console browser test")
+		testkit.Missing(t, "e2e/ts/node_modules/playwright-core is absent: run `npm install --no-save` in e2e/ts (as .ci/run does) to run the console browser test")
 	}
 	if _, err := exec.LookPath("node"); err != nil {
 		t.Fatal("playwright-core is installed but node is not on PATH")

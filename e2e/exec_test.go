@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/onellm/onellm-mcp/internal/testkit"
 )
 
 // TestExecutePolicyOverStdio: under strict-production with sandboxed exec
@@ -282,7 +284,7 @@ target     = { path = ".env" }
 // kept and its attempts on the git directory are not, and said so.
 func TestExecuteKeepsGitMetadata(t *testing.T) {
 	if _, err := exec.LookPath("git"); err != nil {
-		missing(t, "git not installed: %v", err)
+		testkit.Missing(t, "git not installed: %v", err)
 	}
 	f := newFixture(t, `profile = "interactive-dev"`)
 	env := []string{"GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null", "HOME=" + f.Root}
