@@ -95,7 +95,11 @@ func TestExecuteManyCommandsNoLeak(t *testing.T) {
 	rss1 := residentKiB(t, pid)
 	t.Logf("after 400 more commands: fds %d → %d, threads %d → %d, children %d → %d, RSS %d → %d KiB",
 		fds0, fds1, threads0, threads1, children0, children1, rss0, rss1)
-	if fds1 > fds0+2 || threads1 > threads0+4 || children1 > children0 || rss1 > rss0+8<<10 {
+	// Threads: the runtime keeps every thread a burst of blocking system
+	// calls started, so the count moves with load; the bound is far above
+	// what one command at a time can make it start and far below a thread
+	// kept per command (400).
+	if fds1 > fds0+2 || threads1 > threads0+16 || children1 > children0 || rss1 > rss0+8<<10 {
 		t.Fatalf("the server grows with commands")
 	}
 }
