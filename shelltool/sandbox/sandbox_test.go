@@ -597,10 +597,6 @@ func TestProbe(t *testing.T) {
 func TestNoLeaks(t *testing.T) {
 	needSandbox(t)
 	ws := newWorkspace(t)
-	countFDs := func() int {
-		e, _ := os.ReadDir("/proc/self/fd")
-		return len(e)
-	}
 	run := func() {
 		if _, err := Run(context.Background(), ws.spec("echo x; setsid sleep 5 &")); err != nil {
 			t.Fatal(err)
@@ -611,11 +607,10 @@ func TestNoLeaks(t *testing.T) {
 	for i := 0; i < 30; i++ {
 		run()
 	}
-	time.Sleep(50 * time.Millisecond)
-	if d := countFDs() - fds; d > 0 {
+	if d := grewBy(countFDs, fds); d > 0 {
 		t.Errorf("open files grew by %d", d)
 	}
-	if d := numGoroutine() - gs; d > 0 {
+	if d := grewBy(numGoroutine, gs); d > 0 {
 		t.Errorf("goroutines grew by %d", d)
 	}
 }
