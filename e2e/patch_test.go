@@ -11,7 +11,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -54,10 +53,10 @@ func TestApplyPatchMoreOverStdio(t *testing.T) {
 // Half the rounds kill at a random moment of the call; the other half kill
 // inside the commit window: the server is stopped (SIGSTOP) the moment its
 // journal is named in the state folder (inotify, no polling). Every kill is
-// made on a stopped server, so the test knows whether a journal was there
-// when it landed, and the restart must then say it settled one (and must
-// not otherwise). At least one round must have landed mid-commit, or the
-// test has not tested the journal at all.
+// made once every thread of the server has stopped, so the test knows
+// whether a journal was there when it landed, and the restart must then say
+// it settled one (and must not otherwise). At least one round must have
+// landed mid-commit, or the test has not tested the journal at all.
 func TestApplyPatchSurvivesSIGKILL(t *testing.T) {
 	if testing.Short() {
 		t.Skip("kills the server many times")
@@ -121,7 +120,7 @@ func TestApplyPatchSurvivesSIGKILL(t *testing.T) {
 			cmd.Wait()
 			t.Fatalf("round %d: no journal named within a minute of the call", round)
 		}
-		cmd.Process.Signal(syscall.SIGSTOP) // frozen: what is on disk now is what the kill finds
+		testkit.Stop(t, cmd.Process.Pid) // frozen: what is on disk now is what the kill finds
 		inCommit := journalThere()
 		cmd.Process.Kill()
 		cmd.Wait()

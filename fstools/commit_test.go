@@ -329,7 +329,7 @@ func TestCrashMidPatch(t *testing.T) {
 			cmd.Wait()
 			t.Fatalf("run %d: no journal named within a minute", run)
 		}
-		cmd.Process.Signal(syscall.SIGSTOP) // frozen: what is on disk now is what the kill finds
+		testkit.Stop(t, cmd.Process.Pid) // frozen: what is on disk now is what the kill finds
 		ents, err := os.ReadDir(jdir)
 		if err != nil {
 			t.Fatal(err)

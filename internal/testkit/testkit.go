@@ -175,3 +175,43 @@ func (w *DirWatch) Wait(d time.Duration) bool {
 		}
 	}
 }
+
+// Stop stops the process pid (SIGSTOP) and returns once every thread of it
+// has stopped: the signal is only queued when kill returns, and a thread in
+// a system call (a rename, an fsync) finishes it first. After Stop, what the
+// process has done on disk is what a SIGKILL would find. It fails the test
+// if the process does not stop within 30 s.
+func Stop(t testing.TB, pid int) {
+	t.Helper()
+	if err := unix.Kill(pid, unix.SIGSTOP); err != nil {
+		t.Fatalf("SIGSTOP %d: %v", pid, err)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for !allStopped(pid) {
+		if time.Now().After(deadline) {
+			t.Fatalf("process %d did not stop within 30 s", pid)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// allStopped reports whether every thread of pid is in the stopped state.
+func allStopped(pid int) bool {
+	dir := fmt.Sprintf("/proc/%d/task", pid)
+	tasks, err := os.ReadDir(dir)
+	if err != nil || len(tasks) == 0 {
+		return false
+	}
+	for _, task := range tasks {
+		b, err := os.ReadFile(filepath.Join(dir, task.Name(), "stat"))
+		if err != nil {
+			return false
+		}
+		// pid (comm) state ...: comm may hold spaces and parentheses.
+		i := strings.LastIndexByte(string(b), ')')
+		if i < 0 || i+2 >= len(b) || b[i+2] != 'T' {
+			return false
+		}
+	}
+	return true
+}
