@@ -176,42 +176,40 @@ func (w *DirWatch) Wait(d time.Duration) bool {
 	}
 }
 
-// Stop stops the process pid (SIGSTOP) and returns once every thread of it
-// has stopped: the signal is only queued when kill returns, and a thread in
-// a system call (a rename, an fsync) finishes it first. After Stop, what the
-// process has done on disk is what a SIGKILL would find. It fails the test
-// if the process does not stop within 30 s.
+// Stop stops the child process pid (SIGSTOP) and returns once the kernel
+// reports it stopped, which is when every thread of it has: kill returns
+// with the signal only queued, and a thread in a system call (a rename, an
+// fsync) finishes it first. After Stop, what the process has done on disk
+// is what a SIGKILL would find. The test fails if the process ends instead,
+// or does not stop within 30 s. pid must be a child of the test (waitid).
 func Stop(t testing.TB, pid int) {
 	t.Helper()
 	if err := unix.Kill(pid, unix.SIGSTOP); err != nil {
 		t.Fatalf("SIGSTOP %d: %v", pid, err)
 	}
-	deadline := time.Now().Add(30 * time.Second)
-	for !allStopped(pid) {
-		if time.Now().After(deadline) {
-			t.Fatalf("process %d did not stop within 30 s", pid)
-		}
-		time.Sleep(time.Millisecond)
+	type result struct {
+		code int32
+		err  error
 	}
-}
-
-// allStopped reports whether every thread of pid is in the stopped state.
-func allStopped(pid int) bool {
-	dir := fmt.Sprintf("/proc/%d/task", pid)
-	tasks, err := os.ReadDir(dir)
-	if err != nil || len(tasks) == 0 {
-		return false
-	}
-	for _, task := range tasks {
-		b, err := os.ReadFile(filepath.Join(dir, task.Name(), "stat"))
-		if err != nil {
-			return false
+	done := make(chan result, 1)
+	go func() {
+		for {
+			var info unix.Siginfo
+			// WNOWAIT: the state stays for the test's own Wait.
+			err := unix.Waitid(unix.P_PID, pid, &info, unix.WSTOPPED|unix.WEXITED|unix.WNOWAIT, nil)
+			if err != unix.EINTR {
+				done <- result{info.Code, err}
+				return
+			}
 		}
-		// pid (comm) state ...: comm may hold spaces and parentheses.
-		i := strings.LastIndexByte(string(b), ')')
-		if i < 0 || i+2 >= len(b) || b[i+2] != 'T' {
-			return false
+	}()
+	const cldStopped = 5 // siginfo si_code for a child stopped by a signal
+	select {
+	case r := <-done:
+		if r.err != nil || r.code != cldStopped {
+			t.Fatalf("process %d did not stop (si_code %d): %v", pid, r.code, r.err)
 		}
+	case <-time.After(30 * time.Second):
+		t.Fatalf("process %d did not stop within 30 s", pid)
 	}
-	return true
 }
