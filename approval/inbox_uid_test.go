@@ -7,13 +7,13 @@ import (
 	"net"
 	"os"
 	"os/exec"
-	"os/user"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/onellm/onellm-mcp/internal/testkit"
 )
 
 // Another local user must get nowhere near the inbox: not through the
@@ -65,31 +65,8 @@ func TestInboxHelperProcess(t *testing.T) {
 // otherUser is an unprivileged user for the test, made with useradd.
 func otherUser(t *testing.T) (uid, gid uint32) {
 	t.Helper()
-	ci := os.Getenv("CI") == "true"
-	if os.Geteuid() != 0 {
-		if ci {
-			t.Fatal("the uid tests need root (to run a helper as another user)")
-		}
-		t.Skip("not root: cannot run a helper as another user")
-	}
-	if _, err := exec.LookPath("useradd"); err != nil {
-		if ci {
-			t.Fatalf("useradd is needed: %v", err)
-		}
-		t.Skip("no useradd")
-	}
-	name := fmt.Sprintf("onellm-inbox-%d", os.Getpid())
-	if out, err := exec.Command("useradd", "--no-create-home", "--shell", "/usr/sbin/nologin", name).CombinedOutput(); err != nil {
-		t.Fatalf("useradd: %v %s", err, out)
-	}
-	t.Cleanup(func() { exec.Command("userdel", name).Run() })
-	u, err := user.Lookup(name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	a, _ := strconv.Atoi(u.Uid)
-	b, _ := strconv.Atoi(u.Gid)
-	return uint32(a), uint32(b)
+	u := testkit.NewUser(t, "onellm-inbox")
+	return u.UID, u.GID
 }
 
 // openDir is a folder every user can reach (for the sockets the other user

@@ -1,14 +1,11 @@
 package approval
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"io"
 	"net/http"
 	"net/http/cookiejar"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -18,36 +15,9 @@ import (
 	"github.com/godbus/dbus/v5"
 
 	"github.com/onellm/onellm-mcp/grants"
+	"github.com/onellm/onellm-mcp/internal/testkit"
 	"github.com/onellm/onellm-mcp/internal/toolkit"
 )
-
-// sessionBus starts a private dbus-daemon for the test and returns its
-// address.
-func sessionBus(t *testing.T) string {
-	t.Helper()
-	daemon, err := exec.LookPath("dbus-daemon")
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("dbus-daemon is needed (Debian package dbus)")
-		}
-		t.Skip("no dbus-daemon")
-	}
-	sock := filepath.Join(t.TempDir(), "bus")
-	cmd := exec.Command(daemon, "--session", "--nofork", "--nopidfile", "--print-address=1", "--address=unix:path="+sock)
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	line, err := bufio.NewReader(out).ReadString('\n')
-	if err != nil {
-		t.Fatalf("dbus-daemon: %v", err)
-	}
-	return strings.TrimSpace(line)
-}
 
 // notificationServer plays the desktop's notification daemon on the bus.
 type notificationServer struct {
@@ -106,7 +76,7 @@ func invoke(t *testing.T, conn *dbus.Conn, id uint32, key string) {
 // notification daemon on it.
 func notificationDaemon(t *testing.T) (string, *dbus.Conn, *notificationServer) {
 	t.Helper()
-	addr := sessionBus(t)
+	addr := testkit.SessionBus(t)
 	conn, err := dbus.Connect(addr)
 	if err != nil {
 		t.Fatal(err)

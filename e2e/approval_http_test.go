@@ -139,11 +139,10 @@ func TestApprovalHTTPTimeout(t *testing.T) {
 	srv := startHTTP(t, f)
 	for _, era := range eras {
 		t.Run(string(era), func(t *testing.T) {
-			e := &elicitor{answer: func(int, mcp.ElicitationRequest) (*mcp.ElicitationResult, error) {
-				time.Sleep(2500 * time.Millisecond)
-				return decide("allow_once")(0, mcp.ElicitationRequest{})
-			}}
-			c := httpClient(t, srv.URL, srv.Token, era, client.WithElicitationHandler(e))
+			// Too late (lateAnswer): legacy, held back until the call came
+			// back refused; modern, given past the timeout.
+			late, answered := lateAnswer(era)
+			c := httpClient(t, srv.URL, srv.Token, era, client.WithElicitationHandler(&elicitor{answer: late}))
 			start := time.Now()
 			res := call(t, c, "read_file", map[string]any{"path": outside})
 			took := time.Since(start)
@@ -151,13 +150,10 @@ func TestApprovalHTTPTimeout(t *testing.T) {
 				t.Fatalf("late answer: %q", text(res))
 			}
 			t.Logf("%s: refused with approval_timeout after %s", era, took.Round(time.Millisecond))
-			if era == Legacy && took > 2*time.Second {
-				t.Errorf("legacy wait took %s, want about the 1s timeout", took)
-			}
 			if l := lastDecision(t, f, "read_file"); l["reason_code"] != "approval_timeout" {
 				t.Fatalf("audit: %v", l)
 			}
-			time.Sleep(2 * time.Second) // the late answer arrives
+			answered() // the late answer arrives
 			if res := call(t, c, "read_file", map[string]any{"path": "in.txt"}); res.IsError || text(res) != "in\n" {
 				t.Fatalf("after the late answer: %q", text(res))
 			}

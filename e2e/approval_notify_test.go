@@ -1,13 +1,11 @@
 package e2e
 
 import (
-	"bufio"
 	"fmt"
 	"io"
 	"net/http"
 	"net/http/cookiejar"
 	"net/url"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -15,6 +13,8 @@ import (
 
 	"github.com/godbus/dbus/v5"
 	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/onellm/onellm-mcp/internal/testkit"
 )
 
 // desktop plays the person's desktop on a private session bus: the
@@ -39,25 +39,7 @@ func (d *desktop) OpenURI(parent, uri string, options map[string]dbus.Variant) (
 // it, and returns the bus address and the desktop's connection.
 func startDesktop(t *testing.T) (string, *dbus.Conn, *desktop) {
 	t.Helper()
-	daemon, err := exec.LookPath("dbus-daemon")
-	if err != nil {
-		missing(t, "no dbus-daemon (Debian package dbus, installed by .ci/run)")
-	}
-	cmd := exec.Command(daemon, "--session", "--nofork", "--nopidfile", "--print-address=1",
-		"--address=unix:path="+filepath.Join(t.TempDir(), "bus"))
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	line, err := bufio.NewReader(out).ReadString('\n')
-	if err != nil {
-		t.Fatalf("dbus-daemon: %v", err)
-	}
-	addr := strings.TrimSpace(line)
+	addr := testkit.SessionBus(t)
 	conn, err := dbus.Connect(addr)
 	if err != nil {
 		t.Fatal(err)

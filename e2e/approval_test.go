@@ -238,29 +238,58 @@ func TestApprovalTimeout(t *testing.T) {
 		t.Run(string(era), func(t *testing.T) {
 			f := newFixture(t, sessionConfig+"\n[approval]\ntimeout_seconds = 1\n")
 			outside := f.write(t, filepath.Join(f.Root, "o.txt"), "O\n")
-			e := &elicitor{answer: func(int, mcp.ElicitationRequest) (*mcp.ElicitationResult, error) {
-				time.Sleep(2500 * time.Millisecond) // the person answers too late
-				return decide("allow_once")(0, mcp.ElicitationRequest{})
-			}}
-			c := stdioClient(t, f, era, client.WithElicitationHandler(e))
+			// The person answers only once the call came back refused: a
+			// server that waited for the answer instead of its timeout
+			// would never answer the call (call gives up after 30 s).
+			late, answered := lateAnswer(era)
+			c := stdioClient(t, f, era, client.WithElicitationHandler(&elicitor{answer: late}))
 			start := time.Now()
 			res := call(t, c, "read_file", map[string]any{"path": outside})
+			t.Logf("%s: refused after %s", era, time.Since(start).Round(time.Millisecond))
 			if !res.IsError || !strings.Contains(text(res), "approval_timeout") {
 				t.Fatalf("late answer: %q", text(res))
-			}
-			if era == Legacy && time.Since(start) > 2*time.Second {
-				t.Errorf("legacy wait took %s, want about the 1s timeout", time.Since(start))
 			}
 			if l := lastDecision(t, f, "read_file"); l["reason_code"] != "approval_timeout" {
 				t.Fatalf("audit: %v", l)
 			}
-			time.Sleep(2 * time.Second) // the late answer arrives; the server must stay healthy
+			answered() // the late answer is sent; the server must stay healthy
 			f.write(t, "in.txt", "in\n")
 			if res := call(t, c, "read_file", map[string]any{"path": "in.txt"}); res.IsError {
 				t.Fatalf("after the late answer: %q", text(res))
 			}
 		})
 	}
+}
+
+// lateAnswer is an elicitation answer (allow_once) that a person gives too
+// late. In the legacy era it is held back until answered is called (once
+// the call came back refused), so a server that waited for the answer
+// instead of its timeout would never answer the call. A modern-era client
+// sends its answer with the retried call, which comes back only then: the
+// answer is given 2.5 s in, past the 1 s timeout, and must still be
+// refused. answered lets it go and returns once it was sent (bounded).
+func lateAnswer(era Era) (answer func(int, mcp.ElicitationRequest) (*mcp.ElicitationResult, error), answered func()) {
+	hold := 20 * time.Second
+	if era == Modern {
+		hold = 2500 * time.Millisecond
+	}
+	release, sent := make(chan struct{}), make(chan struct{}, 1)
+	answer = func(int, mcp.ElicitationRequest) (*mcp.ElicitationResult, error) {
+		defer func() { sent <- struct{}{} }()
+		select {
+		case <-release:
+		case <-time.After(hold):
+		}
+		return decide("allow_once")(0, mcp.ElicitationRequest{})
+	}
+	answered = func() {
+		close(release)
+		select {
+		case <-sent:
+		case <-time.After(20 * time.Second):
+		}
+	}
+	return answer, answered
 }
 
 func TestAskUser(t *testing.T) {

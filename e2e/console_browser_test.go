@@ -20,6 +20,8 @@ import (
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/onellm/onellm-mcp/internal/testkit"
 )
 
 // The approval console in a real browser: headless Chromium (Debian's
@@ -32,14 +34,14 @@ const chromiumPath = "/usr/bin/chromium"
 func browserDir(t *testing.T) string {
 	t.Helper()
 	if _, err := os.Stat(chromiumPath); err != nil {
-		missing(t, "%s is absent: install Debian's chromium (`apt-get install -y chromium`, as .ci/run does) to run the console browser test", chromiumPath)
+		testkit.Missing(t, "%s is absent: install Debian's chromium (`apt-get install -y chromium`, as .ci/run does) to run the console browser test", chromiumPath)
 	}
 	dir, err := filepath.Abs("ts")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if _, err := os.Stat(filepath.Join(dir, "node_modules", "playwright-core", "package.json")); err != nil {
-		missing(t, "e2e/ts/node_modules/playwright-core is absent: run `npm install --no-save` in e2e/ts (as .ci/run does) to run the console browser test")
+		testkit.Missing(t, "e2e/ts/node_modules/playwright-core is absent: run `npm install --no-save` in e2e/ts (as .ci/run does) to run the console browser test")
 	}
 	if _, err := exec.LookPath("node"); err != nil {
 		t.Fatal("playwright-core is installed but node is not on PATH")
@@ -254,7 +256,7 @@ func TestConsoleBrowser(t *testing.T) {
 			// records how long after the call and after the console listed it.
 			measure := func(start time.Time, at chan time.Time, text string) {
 				t.Helper()
-				br.do("waitText", map[string]any{"text": text, "timeoutMs": 5000})
+				br.do("waitText", map[string]any{"text": text, "timeoutMs": 10000})
 				now := time.Now()
 				listed, ok := <-at
 				if !ok {
@@ -360,7 +362,7 @@ func TestConsoleBrowser(t *testing.T) {
 			if l := lastDecision(t, f, "read_file"); l["reason_code"] != "approved" || l["approval_channel"] != "console" {
 				t.Fatalf("audit: %v", l)
 			}
-			br.do("waitText", map[string]any{"text": "allow once", "timeoutMs": 5000}) // in the recent decisions
+			br.do("waitText", map[string]any{"text": "allow once", "timeoutMs": 10000}) // in the recent decisions
 
 			// 5. Allow once held once: the same call is pending again; Deny
 			// on the page refuses it.
@@ -375,7 +377,7 @@ func TestConsoleBrowser(t *testing.T) {
 			case <-time.After(10 * time.Second):
 				t.Fatal("the call did not complete after Deny")
 			}
-			br.do("waitText", map[string]any{"text": "Nothing is waiting", "timeoutMs": 5000})
+			br.do("waitText", map[string]any{"text": "Nothing is waiting", "timeoutMs": 10000})
 
 			// 6. More samples of how soon a new request shows.
 			for range 3 {
@@ -383,7 +385,7 @@ func TestConsoleBrowser(t *testing.T) {
 				measure(start, at, "times out in")
 				br.do("click", map[string]any{"card": outside, "button": "Deny"})
 				<-done
-				br.do("waitText", map[string]any{"text": "Nothing is waiting", "timeoutMs": 5000})
+				br.do("waitText", map[string]any{"text": "Nothing is waiting", "timeoutMs": 10000})
 			}
 			worst := time.Duration(0)
 			for _, d := range lags {
@@ -398,8 +400,12 @@ func TestConsoleBrowser(t *testing.T) {
 			}
 			t.Logf("a new pending request showed on the open page %v after it was listed on the console (worst %s; the page polls every second), %v after the call was made",
 				round(lags), worst.Round(time.Millisecond), round(shown))
-			// One poll interval, with room for a loaded machine.
-			if worst > 1500*time.Millisecond {
+			// The page polls every second; the bound guards against a page
+			// that polls far less often (one that does not poll never shows
+			// the request: waitText gives up), with room for a loaded
+			// machine, where the driver's own round trip (node and
+			// Chromium) adds to the lag. How soon it shows is logged above.
+			if worst > 4*time.Second {
 				t.Errorf("a new pending request took %s to show on the page, want about a second", worst)
 			}
 			if strings.Contains(pageText, cc.tok) {

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/onellm/onellm-mcp/internal/testkit"
 )
 
 // TestExecutePolicyOverStdio: under strict-production with sandboxed exec
@@ -93,7 +95,11 @@ func TestExecuteManyCommandsNoLeak(t *testing.T) {
 	rss1 := residentKiB(t, pid)
 	t.Logf("after 400 more commands: fds %d → %d, threads %d → %d, children %d → %d, RSS %d → %d KiB",
 		fds0, fds1, threads0, threads1, children0, children1, rss0, rss1)
-	if fds1 > fds0+2 || threads1 > threads0+4 || children1 > children0 || rss1 > rss0+8<<10 {
+	// Threads: the runtime keeps every thread a burst of blocking system
+	// calls started, so the count moves with load; the bound is far above
+	// what one command at a time can make it start and far below a thread
+	// kept per command (400).
+	if fds1 > fds0+2 || threads1 > threads0+16 || children1 > children0 || rss1 > rss0+8<<10 {
 		t.Fatalf("the server grows with commands")
 	}
 }
@@ -282,7 +288,7 @@ target     = { path = ".env" }
 // kept and its attempts on the git directory are not, and said so.
 func TestExecuteKeepsGitMetadata(t *testing.T) {
 	if _, err := exec.LookPath("git"); err != nil {
-		missing(t, "git not installed: %v", err)
+		testkit.Missing(t, "git not installed: %v", err)
 	}
 	f := newFixture(t, `profile = "interactive-dev"`)
 	env := []string{"GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null", "HOME=" + f.Root}

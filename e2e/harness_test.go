@@ -250,13 +250,3 @@ func (w testWriter) Write(p []byte) (int, error) {
 	w.t.Logf("server stderr: %s", strings.TrimRight(string(p), "\n"))
 	return len(p), nil
 }
-
-// missing skips a test whose real dependency is not installed, except under
-// CI=true, where the same absence fails it: CI must run every test.
-func missing(t testing.TB, format string, args ...any) {
-	t.Helper()
-	if os.Getenv("CI") == "true" {
-		t.Fatalf("CI=true and "+format, args...)
-	}
-	t.Skipf(format, args...)
-}

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/onellm/onellm-mcp/internal/testkit"
 )
 
 // TestMakeRunStdoutIsMCPOnly: a host that starts the server with `make run`
@@ -22,7 +24,7 @@ import (
 // 4.4.1 the Makefile's MAKEFLAGS line does it for a plain `make -C DIR run`.
 func TestMakeRunStdoutIsMCPOnly(t *testing.T) {
 	if _, err := exec.LookPath("make"); err != nil {
-		missing(t, "make is not installed: %v", err)
+		testkit.Missing(t, "make is not installed: %v", err)
 	}
 	repo, err := filepath.Abs("..")
 	if err != nil {

@@ -20,6 +20,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/onellm/onellm-mcp/internal/testkit"
 )
 
 // npmTarball builds the npm package hello-npm 1.0.0 in memory, as npm
@@ -266,7 +268,7 @@ func needNPM(t *testing.T) {
 	t.Helper()
 	for _, tool := range []string{"npm", "node"} {
 		if _, err := exec.LookPath(tool); err != nil {
-			missing(t, "%s is not installed: %v", tool, err)
+			testkit.Missing(t, "%s is not installed: %v", tool, err)
 		}
 	}
 }

@@ -14,6 +14,8 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+
+	"github.com/onellm/onellm-mcp/internal/testkit"
 )
 
 // wheel builds a pure-Python wheel hello_pkg 1.0 in memory.
@@ -83,7 +85,7 @@ func localIndex(t *testing.T, addr string) (*httptest.Server, *atomic.Int64) {
 // reachable through the proxy too), is not read.
 func TestPackageInstallThroughTheProxy(t *testing.T) {
 	if _, err := exec.LookPath("python3"); err != nil {
-		missing(t, "python3 is not installed: %v", err)
+		testkit.Missing(t, "python3 is not installed: %v", err)
 	}
 	index, hits := localIndex(t, "127.0.0.1:0")
 	decoy, decoyHits := localIndex(t, "127.0.0.2:0")

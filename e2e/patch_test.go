@@ -13,6 +13,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/onellm/onellm-mcp/internal/testkit"
 )
 
 // TestApplyPatchMoreOverStdio: a dry run changes nothing; a patch through a
@@ -43,11 +45,18 @@ func TestApplyPatchMoreOverStdio(t *testing.T) {
 	}
 }
 
-// TestApplyPatchSurvivesSIGKILL kills the server at random moments while it
-// applies large multi-file patches, many times, and starts it again (which
-// settles the interrupted patch from its journal): the tree must then be
-// wholly old or wholly new, never a mix or a truncation, with no temporary
-// file left.
+// TestApplyPatchSurvivesSIGKILL kills the server while it applies large
+// multi-file patches, many times, and starts it again (which settles the
+// interrupted patch from its journal): the tree must then be wholly old or
+// wholly new, never a mix or a truncation, with no temporary file left.
+//
+// Half the rounds kill at a random moment of the call; the other half kill
+// inside the commit window: the server is stopped (SIGSTOP) the moment its
+// journal is named in the state folder (inotify, no polling). Every kill is
+// made once every thread of the server has stopped, so the test knows
+// whether a journal was there when it landed, and the restart must then say
+// it settled one (and must not otherwise). At least one round must have
+// landed mid-commit, or the test has not tested the journal at all.
 func TestApplyPatchSurvivesSIGKILL(t *testing.T) {
 	if testing.Short() {
 		t.Skip("kills the server many times")
@@ -65,8 +74,8 @@ func TestApplyPatchSurvivesSIGKILL(t *testing.T) {
 	}
 	args, _ := json.Marshal(map[string]any{"edits": edits})
 	request := fmt.Sprintf(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"apply_patch","arguments":%s}}`, args)
-	// One uninterrupted run tells how long the call takes; kills then land
-	// anywhere in that window.
+	// One uninterrupted run tells how long the call takes (random kills
+	// then land anywhere in that window) and makes the journal folder.
 	c := stdioClient(t, f, Legacy)
 	for i := range files {
 		f.write(t, fmt.Sprintf("f%02d.txt", i), oldBody(i))
@@ -78,19 +87,50 @@ func TestApplyPatchSurvivesSIGKILL(t *testing.T) {
 	window := time.Since(start)
 	c.Close()
 	t.Logf("an uninterrupted call takes %s", window)
+	journals := filepath.Join(f.Root, ".local", "state", "onellm-mcp", "patches")
+	if _, err := os.Stat(journals); err != nil {
+		t.Fatalf("no journal folder after a multi-file patch: %v", err)
+	}
+	watch := testkit.WatchDir(t, journals)
+	journalThere := func() bool {
+		ents, err := os.ReadDir(journals)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(ents) > 0
+	}
 	rng := rand.New(rand.NewPCG(1, 2))
-	var sawOld, sawNew, sawMixedSet int
-	for round := range 25 {
+	var sawOld, sawNew, sawMixedSet, midCommit int
+	const rounds = 24
+	for round := range rounds {
 		for i := range files {
 			f.write(t, fmt.Sprintf("f%02d.txt", i), oldBody(i))
 		}
+		if journalThere() {
+			t.Fatalf("round %d: a journal is left from the round before", round)
+		}
 		cmd, stdin := startInitialized(t, f)
+		watch.Wait(0) // forget names from earlier rounds
 		fmt.Fprintln(stdin, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
 		fmt.Fprintln(stdin, request)
-		time.Sleep(time.Duration(rng.Int64N(int64(window) * 3 / 2))) // start-up comes first
+		if round%2 == 0 {
+			time.Sleep(time.Duration(rng.Int64N(int64(window) * 3 / 2))) // start-up comes first
+		} else if !watch.Wait(time.Minute) {
+			cmd.Process.Kill()
+			cmd.Wait()
+			t.Fatalf("round %d: no journal named within a minute of the call", round)
+		}
+		testkit.Stop(t, cmd.Process.Pid) // frozen: what is on disk now is what the kill finds
+		inCommit := journalThere()
 		cmd.Process.Kill()
 		cmd.Wait()
-		restart(t, f) // the next start settles the interrupted patch
+		if inCommit {
+			midCommit++
+		}
+		said := restart(t, f) // the next start settles the interrupted patch
+		if settled := strings.Contains(said, "interrupted patch"); settled != inCommit {
+			t.Errorf("round %d: journal there at the kill %v, but the restart said %q", round, inCommit, said)
+		}
 		old, fresh := 0, 0
 		for i := range files {
 			b, err := os.ReadFile(filepath.Join(f.Workspace, fmt.Sprintf("f%02d.txt", i)))
@@ -121,23 +161,40 @@ func TestApplyPatchSurvivesSIGKILL(t *testing.T) {
 				os.Remove(filepath.Join(f.Workspace, e.Name()))
 			}
 		}
+		if journalThere() {
+			t.Errorf("round %d: the restart left the journal", round)
+		}
 	}
-	t.Logf("rounds: %d all old, %d all new, %d mixed", sawOld, sawNew, sawMixedSet)
+	t.Logf("rounds: %d all old, %d all new, %d mixed; %d of %d kills landed mid-commit (journal named)", sawOld, sawNew, sawMixedSet, midCommit, rounds)
+	if midCommit == 0 {
+		t.Errorf("no kill landed inside the commit window in %d rounds: the journal was never tested", rounds)
+	}
 }
 
-// restart starts the server once and stops it after its first answer: by
-// then it has settled any interrupted patch.
-func restart(t *testing.T, f *fixture) {
+// restart starts the server once and stops it after its first answer (by
+// then it has settled any interrupted patch), and returns what it said on
+// stderr.
+func restart(t *testing.T, f *fixture) string {
 	t.Helper()
-	cmd, stdin := startInitialized(t, f)
+	var stderr strings.Builder
+	cmd, stdin := startInitializedTo(t, f, &stderr)
 	stdin.Close()
 	cmd.Wait()
+	return stderr.String()
 }
 
 // startInitialized starts the server and waits for its answer to initialize.
 func startInitialized(t *testing.T, f *fixture) (*exec.Cmd, io.WriteCloser) {
 	t.Helper()
+	return startInitializedTo(t, f, nil)
+}
+
+// startInitializedTo is startInitialized with the server's stderr going to
+// stderr (nil: nowhere).
+func startInitializedTo(t *testing.T, f *fixture, stderr io.Writer) (*exec.Cmd, io.WriteCloser) {
+	t.Helper()
 	cmd := exec.Command(binary, "serve", "--config", f.Config)
+	cmd.Stderr = stderr
 	cmd.Env = append(os.Environ(), "HOME="+f.Root)
 	stdin, _ := cmd.StdinPipe()
 	stdout, _ := cmd.StdoutPipe()

@@ -12,6 +12,8 @@ import (
 	"testing"
 
 	"github.com/mark3labs/mcp-go/client"
+
+	"github.com/onellm/onellm-mcp/internal/testkit"
 )
 
 // proxyConfig: strict mode, commands allowed in the sandbox, and one host
@@ -56,7 +58,7 @@ func newCountingServer(t testing.TB, addr string, tls bool) *countingServer {
 	t.Helper()
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
-		missing(t, "cannot listen on %s: %v", addr, err)
+		testkit.Missing(t, "cannot listen on %s: %v", addr, err)
 	}
 	s := &countingServer{}
 	s.Server = httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -75,7 +77,7 @@ func newCountingServer(t testing.TB, addr string, tls bool) *countingServer {
 func needCurl(t testing.TB) {
 	t.Helper()
 	if _, err := exec.LookPath("curl"); err != nil {
-		missing(t, "curl is not installed: the egress proxy e2e test needs it")
+		testkit.Missing(t, "curl is not installed: the egress proxy e2e test needs it")
 	}
 }
 

@@ -97,7 +97,7 @@ func TestReloadOverStdio(t *testing.T) {
 	// Tighten: the next call is denied within a second or two.
 	changedAt := time.Now()
 	f.rewrite(t, reloadDeny)
-	eventually(t, 3*time.Second, "the new deny rule is in force", func() bool {
+	eventually(t, 15*time.Second, "the new deny rule is in force", func() bool {
 		res := call(t, c, "read_file", map[string]any{"path": "notes/a.txt"})
 		return res.IsError && strings.Contains(text(res), "no-notes")
 	})
@@ -113,7 +113,7 @@ func TestReloadOverStdio(t *testing.T) {
 		t.Fatal("check accepted the broken config")
 	}
 	msg := strings.TrimPrefix(strings.TrimSpace(checkErr), "onellm-mcp: ")
-	eventually(t, 3*time.Second, "the refusal is logged", func() bool {
+	eventually(t, 15*time.Second, "the refusal is logged", func() bool {
 		return strings.Contains(stderr.String(), "config change refused") && strings.Contains(stderr.String(), msg)
 	})
 	if res := call(t, c, "read_file", map[string]any{"path": "notes/a.txt"}); !res.IsError || !strings.Contains(text(res), "no-notes") {
@@ -124,7 +124,7 @@ func TestReloadOverStdio(t *testing.T) {
 	if err := os.Chmod(f.Config, 0o666); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, 3*time.Second, "the writable config is refused", func() bool {
+	eventually(t, 15*time.Second, "the writable config is refused", func() bool {
 		return strings.Contains(stderr.String(), "chmod go-w")
 	})
 	if err := os.Chmod(f.Config, 0o600); err != nil {
@@ -135,7 +135,7 @@ func TestReloadOverStdio(t *testing.T) {
 	time.Sleep(300 * time.Millisecond)
 	n0 := changed.Load()
 	f.rewrite(t, `profile = "strict-production"`)
-	eventually(t, 3*time.Second, "tools/list_changed arrives", func() bool { return changed.Load() > n0 })
+	eventually(t, 15*time.Second, "tools/list_changed arrives", func() bool { return changed.Load() > n0 })
 	if _, ok := toolNames(t, c)["read_file"]; ok {
 		t.Error("read_file still listed under strict-production")
 	}
@@ -149,7 +149,7 @@ func TestReloadOverStdio(t *testing.T) {
 	// And back: listed again.
 	n := changed.Load()
 	f.rewrite(t, reloadBase)
-	eventually(t, 3*time.Second, "tools/list_changed arrives again", func() bool { return changed.Load() > n })
+	eventually(t, 15*time.Second, "tools/list_changed arrives again", func() bool { return changed.Load() > n })
 	if _, ok := toolNames(t, c)["read_file"]; !ok {
 		t.Error("read_file not listed after the profile came back")
 	}
@@ -182,7 +182,7 @@ func TestReloadOverHTTP(t *testing.T) {
 
 	f.rewrite(t, reloadDeny+"\n"+httpConfig)
 	for _, c := range []*client.Client{legacy, modern} {
-		eventually(t, 3*time.Second, "deny in force", func() bool {
+		eventually(t, 15*time.Second, "deny in force", func() bool {
 			res := call(t, c, "read_file", map[string]any{"path": "notes/a.txt"})
 			return res.IsError && strings.Contains(text(res), "no-notes")
 		})
@@ -190,7 +190,7 @@ func TestReloadOverHTTP(t *testing.T) {
 	time.Sleep(300 * time.Millisecond)
 	n0 := changed.Load()
 	f.rewrite(t, `profile = "strict-production"`+"\n"+httpConfig)
-	eventually(t, 3*time.Second, "tools/list_changed reaches the legacy client", func() bool { return changed.Load() > n0 })
+	eventually(t, 15*time.Second, "tools/list_changed reaches the legacy client", func() bool { return changed.Load() > n0 })
 	for _, c := range []*client.Client{legacy, modern} {
 		if _, ok := toolNames(t, c)["read_file"]; ok {
 			t.Error("read_file still listed")

@@ -3,10 +3,8 @@ package e2e
 import (
 	"bytes"
 	"context"
-	"fmt"
 	"os"
 	"os/exec"
-	"os/user"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -18,6 +16,8 @@ import (
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/onellm/onellm-mcp/internal/testkit"
 )
 
 // copyFile copies src to dst with mode.
@@ -43,7 +43,7 @@ func copyFile(t *testing.T, src, dst string, mode os.FileMode) {
 func TestToolchainsInTheSandbox(t *testing.T) {
 	for _, tool := range []string{"git", "go", "node", "npm", "python3", "make"} {
 		if _, err := exec.LookPath(tool); err != nil {
-			missing(t, "%s is not installed: %v", tool, err)
+			testkit.Missing(t, "%s is not installed: %v", tool, err)
 		}
 	}
 	t.Run("root", func(t *testing.T) { toolchainsInTheSandbox(t, nil) })
@@ -62,21 +62,8 @@ type unprivileged struct{ uid, gid uint32 }
 // CI run is root and useradd works there.
 func testUser(t *testing.T) *unprivileged {
 	t.Helper()
-	if _, err := exec.LookPath("useradd"); err != nil {
-		missing(t, "useradd is not installed: %v", err)
-	}
-	name := fmt.Sprintf("onellm-e2e-%d", os.Getpid())
-	if out, err := exec.Command("useradd", "--no-create-home", "--shell", "/usr/sbin/nologin", name).CombinedOutput(); err != nil {
-		t.Fatalf("useradd: %v %s", err, out)
-	}
-	t.Cleanup(func() { exec.Command("userdel", name).Run() })
-	u, err := user.Lookup(name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	uid, _ := strconv.Atoi(u.Uid)
-	gid, _ := strconv.Atoi(u.Gid)
-	return &unprivileged{uint32(uid), uint32(gid)}
+	u := testkit.NewUser(t, "onellm-e2e")
+	return &unprivileged{u.UID, u.GID}
 }
 
 func toolchainsInTheSandbox(t *testing.T, as *unprivileged) {

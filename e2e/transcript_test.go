@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/onellm/onellm-mcp/internal/testkit"
 )
 
 // TestProtocolTranscripts replays JSON-RPC exchanges over raw stdio and
@@ -66,7 +68,7 @@ func TestProtocolTranscripts(t *testing.T) {
 				if !strings.Contains(req, `"id"`) {
 					continue
 				}
-				line, err := readLine(r, 20*time.Second)
+				line, err := testkit.ReadLine(r, 20*time.Second)
 				if err != nil {
 					t.Fatalf("answer to %s: %v", req, err)
 				}
@@ -74,26 +76,6 @@ func TestProtocolTranscripts(t *testing.T) {
 			}
 			golden(t, "transcripts/"+tt.name, f.Root, got.String())
 		})
-	}
-}
-
-// readLine reads one line or gives up: a server that never answers (mcp-go
-// drops a response it cannot encode) must fail the test, not hang it.
-func readLine(r *bufio.Reader, d time.Duration) (string, error) {
-	type result struct {
-		line string
-		err  error
-	}
-	ch := make(chan result, 1)
-	go func() {
-		line, err := r.ReadString('\n')
-		ch <- result{line, err}
-	}()
-	select {
-	case res := <-ch:
-		return res.line, res.err
-	case <-time.After(d):
-		return "", fmt.Errorf("no answer within %s", d)
 	}
 }
 

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/onellm/onellm-mcp/internal/testkit"
 )
 
 // The tests in this file drive the binary with programs nobody here wrote:
@@ -27,7 +29,7 @@ func tsDir(t *testing.T) string {
 		t.Fatal(err)
 	}
 	if _, err := os.Stat(filepath.Join(dir, "node_modules")); err != nil {
-		missing(t, "e2e/ts/node_modules is absent: run `npm install --no-save` in e2e/ts (as .ci/run does) to run the TypeScript, Inspector and conformance tests")
+		testkit.Missing(t, "e2e/ts/node_modules is absent: run `npm install --no-save` in e2e/ts (as .ci/run does) to run the TypeScript, Inspector and conformance tests")
 	}
 	if _, err := exec.LookPath("node"); err != nil {
 		t.Fatal("e2e/ts/node_modules is installed but node is not on PATH")

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/onellm/onellm-mcp/grants"
+	"github.com/onellm/onellm-mcp/internal/testkit"
 	"github.com/onellm/onellm-mcp/internal/toolkit"
 )
 
@@ -272,7 +273,11 @@ func patchLoop(root string) {
 // TestCrashMidPatch kills a process at random points while it applies a
 // 20-file patch (forth and back), 30 times; after recovery (what the next
 // start does) the tree is every time all old or all new, with no temporary
-// file left in the tree or journal in the state folder.
+// file left in the tree or journal in the state folder. Every other run
+// kills inside the commit window: the process is stopped (SIGSTOP) the
+// moment a journal is named. Each kill lands on a stopped process, so the
+// test knows whether a journal was there, and Recover must settle one then
+// (and find none otherwise); some kills must have landed mid-commit.
 func TestCrashMidPatch(t *testing.T) {
 	root, err := filepath.EvalSymlinks(t.TempDir())
 	if err != nil {
@@ -302,6 +307,7 @@ func TestCrashMidPatch(t *testing.T) {
 	span := time.Since(began)
 	t.Logf("a patch forth and back takes %v", span)
 	counts := map[string]int{}
+	watch := testkit.WatchDir(t, jdir) // made by the patches above
 	for run := range 30 {
 		cmd := exec.Command(os.Args[0], "-test.run=^$")
 		cmd.Env = append(os.Environ(), roleEnv+"="+roleLoop, rootEnv+"="+root)
@@ -315,7 +321,20 @@ func TestCrashMidPatch(t *testing.T) {
 			cmd.Wait()
 			t.Fatalf("run %d: child said %q", run, line)
 		}
-		time.Sleep(time.Duration(rand.Int64N(int64(2 * span)))) // a random point of some patch
+		watch.Wait(0) // forget the journals of earlier runs
+		if run%2 == 0 {
+			time.Sleep(time.Duration(rand.Int64N(int64(2 * span)))) // a random point of some patch
+		} else if !watch.Wait(time.Minute) {
+			cmd.Process.Kill()
+			cmd.Wait()
+			t.Fatalf("run %d: no journal named within a minute", run)
+		}
+		testkit.Stop(t, cmd.Process.Pid) // frozen: what is on disk now is what the kill finds
+		ents, err := os.ReadDir(jdir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		inCommit := len(ents) > 0
 		cmd.Process.Signal(syscall.SIGKILL)
 		if err := cmd.Wait(); err == nil || !strings.Contains(err.Error(), "killed") {
 			t.Fatalf("run %d: child ended before the kill: %v", run, err)
@@ -323,6 +342,12 @@ func TestCrashMidPatch(t *testing.T) {
 		rs, err := Recover(jdir)
 		if err != nil {
 			t.Fatal(err)
+		}
+		if inCommit {
+			counts["mid-commit"]++
+		}
+		if (len(rs) > 0) != inCommit {
+			t.Errorf("run %d: journal there at the kill %v, but Recover settled %d", run, inCommit, len(rs))
 		}
 		for _, r := range rs {
 			if r.Err != nil {
@@ -345,6 +370,9 @@ func TestCrashMidPatch(t *testing.T) {
 		}
 	}
 	t.Logf("outcomes: %v", counts)
+	if counts["mid-commit"] == 0 {
+		t.Error("no kill landed inside the commit window: the journal was never tested")
+	}
 }
 
 // filesUnder maps each file under dir (relative path) to its content.

@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/onellm/onellm-mcp/grants"
+	"github.com/onellm/onellm-mcp/internal/testkit"
 	"github.com/onellm/onellm-mcp/shelltool/sandbox"
 )
 
@@ -212,7 +213,7 @@ func (s *session) send(msg, written string) {
 // when id is empty) or a request of the server's.
 func (s *session) read(id string) {
 	for {
-		line, err := readLineWithin(s.out, 20*time.Second)
+		line, err := testkit.ReadLine(s.out, 20*time.Second)
 		if err != nil {
 			s.t.Fatalf("waiting for the answer to %s: %v", id, err)
 		}
@@ -287,24 +288,6 @@ func indentJSON(t *testing.T, line string) string {
 	}
 	b, _ := json.MarshalIndent(v, "  ", "  ")
 	return string(b)
-}
-
-func readLineWithin(r *bufio.Reader, d time.Duration) (string, error) {
-	type result struct {
-		line string
-		err  error
-	}
-	ch := make(chan result, 1)
-	go func() {
-		line, err := r.ReadString('\n')
-		ch <- result{line, err}
-	}()
-	select {
-	case res := <-ch:
-		return res.line, res.err
-	case <-time.After(d):
-		return "", fmt.Errorf("no message within %s", d)
-	}
 }
 
 // transcriptHTTP is a local server for http_request hops: /redirect sends

@@ -4,6 +4,7 @@ import (
 	"math"
 	"runtime"
 	"runtime/debug"
+	"runtime/metrics"
 	"testing"
 	"time"
 )
@@ -63,30 +64,42 @@ func TestFollowLimit(t *testing.T) {
 // limit is at least that heap plus the headroom (the collector does not
 // run without pause);
 // once the heap is garbage again the limit comes back to the floor.
+//
+// An adjustment is made by a finalizer, which may run late (GOMAXPROCS=1,
+// a loaded machine): one queued by an earlier collection can run during
+// the forced one and report that earlier heap. So next takes only an
+// adjustment that read the heap after a collection that finished after
+// the call, forcing collections until one comes.
 func TestHeapFollowerFollows(t *testing.T) {
 	limit0 := debug.SetMemoryLimit(-1)
 	t.Cleanup(func() { debug.SetMemoryLimit(limit0) })
-	limits := make(chan int64, 64)
+	type adjustment struct{ limit, cycles int64 }
+	limits := make(chan adjustment, 64)
 	f := &heapFollower{floor: stdioMemoryFloor, collected: func(l int64) {
 		select {
-		case limits <- l:
+		case limits <- adjustment{l, gcCycles()}:
 		default:
 		}
 	}}
 	f.arm()
 	t.Cleanup(func() { f.stopped.Store(true) })
 	next := func() int64 {
-		for len(limits) > 0 {
-			<-limits
+		since := gcCycles()
+		deadline := time.Now().Add(10 * time.Second) // a bound on a finalizer that never runs, not a speed target
+		for time.Now().Before(deadline) {
+			runtime.GC() // completes a cycle that began after since
+			select {
+			case a := <-limits:
+				// Counted after the adjustment read the heap: two more
+				// than since means it read at least one cycle after since.
+				if a.cycles > since+1 {
+					return a.limit
+				}
+			case <-time.After(100 * time.Millisecond):
+			}
 		}
-		runtime.GC()
-		select {
-		case l := <-limits:
-			return l
-		case <-time.After(10 * time.Second): // a bound on a finalizer that never runs, not a speed target
-			t.Fatal("no adjustment after a collection")
-			return 0
-		}
+		t.Fatal("no adjustment after a collection")
+		return 0
 	}
 	held := make([][]byte, 40)
 	for i := range held {
@@ -101,4 +114,11 @@ func TestHeapFollowerFollows(t *testing.T) {
 	if l := next(); l > 32<<20 {
 		t.Errorf("after the heap was freed the limit is %d MiB, want near the floor", l>>20)
 	}
+}
+
+// gcCycles is the number of completed collections.
+func gcCycles() int64 {
+	s := []metrics.Sample{{Name: "/gc/cycles/total:gc-cycles"}}
+	metrics.Read(s)
+	return int64(s[0].Value.Uint64())
 }

@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"os"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -148,10 +147,6 @@ func TestProxyStopsWithCommand(t *testing.T) {
 func TestProxyNoLeaks(t *testing.T) {
 	needSandbox(t)
 	ws := newWorkspace(t)
-	countFDs := func() int {
-		e, _ := os.ReadDir("/proc/self/fd")
-		return len(e)
-	}
 	run := func() {
 		g := &greeter{}
 		s := ws.spec(fmt.Sprintf("exec 3<>/dev/tcp/127.0.0.1/%d; echo hi >&3; head -1 <&3", ProxyPort))
@@ -166,11 +161,10 @@ func TestProxyNoLeaks(t *testing.T) {
 	for i := 0; i < 20; i++ {
 		run()
 	}
-	time.Sleep(50 * time.Millisecond)
-	if d := countFDs() - fds; d > 0 {
+	if d := grewBy(countFDs, fds); d > 0 {
 		t.Errorf("open files grew by %d", d)
 	}
-	if d := numGoroutine() - gs; d > 0 {
+	if d := grewBy(numGoroutine, gs); d > 0 {
 		t.Errorf("goroutines grew by %d", d)
 	}
 }

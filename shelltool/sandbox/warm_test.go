@@ -111,6 +111,20 @@ func countFDs() int {
 	return len(e)
 }
 
+// grewBy is how far count stays above base: what a finished command leaves
+// winds down by itself (goroutines returning, descriptors closed after the
+// wait), so it waits up to 10 s for count to come back, not a fixed pause
+// a loaded machine can outlast; a leak stays above.
+func grewBy(count func() int, base int) int {
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		if d := count() - base; d <= 0 || time.Now().After(deadline) {
+			return d
+		}
+	}
+}
+
+func countChildren() int { return len(children()) }
+
 // TestRunnerNoLeaks: commands on warm helpers (none and proxy) leave no
 // goroutine, descriptor or process behind, and Close releases the idle
 // helpers and the Runner's goroutine.
@@ -138,7 +152,6 @@ func TestRunnerNoLeaks(t *testing.T) {
 	settle := func() {
 		waitWarm(t, r, NetworkNone)
 		waitWarm(t, r, NetworkProxy)
-		time.Sleep(50 * time.Millisecond)
 	}
 	cmd(NetworkNone)
 	cmd(NetworkProxy)
@@ -152,22 +165,21 @@ func TestRunnerNoLeaks(t *testing.T) {
 		cmd(NetworkProxy)
 	}
 	settle()
-	if d := countFDs() - fds; d > 0 {
+	if d := grewBy(countFDs, fds); d > 0 {
 		t.Errorf("open files grew by %d", d)
 	}
-	if d := numGoroutine() - gs; d > 0 {
+	if d := grewBy(numGoroutine, gs); d > 0 {
 		t.Errorf("goroutines grew by %d", d)
 	}
-	if d := len(children()) - kids; d > 0 {
+	if d := grewBy(countChildren, kids); d > 0 {
 		t.Errorf("children grew by %d", d)
 	}
 	r.Close()
 	r.Close() // idempotent
-	time.Sleep(50 * time.Millisecond)
-	if d := countFDs() - fds0; d > 0 {
+	if d := grewBy(countFDs, fds0); d > 0 {
 		t.Errorf("after Close: open files grew by %d", d)
 	}
-	if d := numGoroutine() - gs0; d > 0 {
+	if d := grewBy(numGoroutine, gs0); d > 0 {
 		t.Errorf("after Close: goroutines grew by %d", d)
 	}
 	if c := children(); len(c) != 0 {
