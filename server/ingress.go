@@ -336,6 +336,11 @@ func (s *Server) admit(principal string, msg []byte) admission {
 		// it for an answer (an approval) while the strict shape read it as a
 		// request. JSON-RPC forbids it; refused.
 		return admission{reply: rpcError(nil, rpcInvalidRequest, "refused: a message is a request or a response, never both (method with result or error)"), peek: p}
+	case p.method != "" && p.hasID && isNullID(msg):
+		// MCP: unlike base JSON-RPC, a request id is never null. mcp-go
+		// would take it for a notification and answer nothing, so the
+		// request would stay in flight for ever.
+		return admission{reply: rpcError(nil, rpcInvalidRequest, "refused: a request id is a string or a number, never null"), peek: p}
 	case p.hasID && p.id == nil && !isNullID(msg):
 		return admission{reply: rpcError(nil, rpcInvalidRequest, "refused: a JSON-RPC id is a string or a number"), peek: p}
 	}

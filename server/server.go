@@ -81,6 +81,7 @@ type Server struct {
 	startOnce  sync.Once
 	started    chan struct{}
 	afterStart func() // run once Start's work is done (AfterStart)
+	afterAudit func() // run once Start has opened the audit log (AfterAuditOpen)
 	// needTools is closed (once, kickTools) when a call to a Starter waits
 	// for the tools: their start then waits for nothing else.
 	needTools chan struct{}
@@ -141,6 +142,9 @@ func (s *Server) startWhen(quiet func() <-chan struct{}) {
 			if err := s.audit.Open(); err != nil && !errors.Is(err, errAuditClosed) {
 				s.log.Printf("%v; every tool call is refused", err)
 			}
+			if s.afterAudit != nil {
+				s.afterAudit()
+			}
 			if quiet != nil {
 				select {
 				case <-quiet():
@@ -157,6 +161,12 @@ func (s *Server) startWhen(quiet func() <-chan struct{}) {
 		}()
 	})
 }
+
+// AfterAuditOpen sets fn to run once Start has opened the audit log,
+// before the tools' start (which may wait for a quiet moment): the command
+// line starts the config watch there, so a changed config is applied
+// whatever the client keeps in flight. Set it before serving.
+func (s *Server) AfterAuditOpen(fn func()) { s.afterAudit = fn }
 
 // AfterStart sets fn to run once Start has done its work, off the path of
 // any answer (the command line hands start-up garbage back to the OS

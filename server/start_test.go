@@ -119,3 +119,58 @@ func waitClosed(t *testing.T, ch <-chan struct{}, msg string) {
 		t.Fatal(msg)
 	}
 }
+
+// The config watch (AfterAuditOpen) does not wait for the tools' start:
+// with a call held in flight the tools wait for a quiet moment, but the
+// hook runs as soon as the audit log is open, so a changed config is
+// applied whatever the client keeps in flight.
+func TestAfterAuditOpenRunsWhileACallIsInFlight(t *testing.T) {
+	starter := slowStarter{called: make(chan struct{}), release: make(chan struct{})}
+	close(starter.release)
+	probe := probeTool{started: make(chan struct{}, 1), release: make(chan struct{}), saw: make(chan error, 1)}
+	s, _ := testServer(t, starter, probe)
+	hooked := make(chan struct{})
+	s.AfterAuditOpen(func() { close(hooked) })
+	// The audit log opens when the gate opens, once the call is in flight.
+	later, err := OpenAuditLater(s.Policy(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { later.Close() })
+	gate, open := make(chan struct{}), later.open
+	later.open = func() (*auditlog.Log, error) { <-gate; return open() }
+	s.audit = later
+	p := startStdio(t, s, context.Background(), StdioOptions{})
+	p.send(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"probe","arguments":{"mode":"wait"}}}`)
+	p.send(`{"jsonrpc":"2.0","id":"after","method":"ping"}`)
+	p.expect("after") // lines are read in order: the call is in flight
+	close(gate)
+	select {
+	case <-probe.started:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the call did not run")
+	}
+	waitClosed(t, hooked, "the hook waited for the tools' start")
+	select {
+	case <-starter.called:
+		t.Fatal("the tools started while a call was in flight")
+	default:
+	}
+	close(probe.release)
+	p.expect(2)
+	waitClosed(t, starter.called, "the tools were not started once no call was in flight")
+}
+
+// A request with a null id is refused (MCP: an id is never null): mcp-go
+// would take it for a notification and answer nothing, and the request
+// would stay in flight for ever, holding back the tools' start.
+func TestNullIDRequestRefused(t *testing.T) {
+	starter := slowStarter{called: make(chan struct{}), release: make(chan struct{})}
+	close(starter.release)
+	s, _ := testServer(t, starter)
+	p := startStdio(t, s, context.Background(), StdioOptions{})
+	p.send(`{"jsonrpc":"2.0","id":null,"method":"ping"}`)
+	p.send(`{"jsonrpc":"2.0","id":"after","method":"ping"}`)
+	p.expect("after")
+	waitClosed(t, starter.called, "a null-id request kept the server from ever being quiet")
+}

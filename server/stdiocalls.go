@@ -125,6 +125,7 @@ func (c *stdioCalls) start(stop <-chan struct{}, id json.RawMessage, line []byte
 		defer c.forget(key)
 		resp := c.s.mcp.HandleMessage(ctx, msg)
 		if resp == nil {
+			c.link.drop(key) // nothing to answer: no longer in flight
 			return
 		}
 		// Encode writes the message and its newline in one Write, from

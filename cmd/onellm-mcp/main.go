@@ -314,18 +314,21 @@ func serve(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	setGCTarget(*httpAddr != "", os.Getenv)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	s.AfterStart(func() {
+	s.AfterAuditOpen(func() {
 		if *cfgPath != "" {
 			// A changed config is compiled exactly as at start-up; a bad
 			// one is refused and the policy in force stays. The watch
-			// starts after the first answer; WatchConfig compares the file
-			// with the text loaded above, so a change made before it
-			// started is applied all the same.
+			// starts after the first answer, once the audit log is open,
+			// whether or not the tools have started; WatchConfig compares
+			// the file with the text loaded above, so a change made before
+			// it started is applied all the same.
 			reload := func() (*grants.Policy, error) { return loadPolicy(*cfgPath, stderr, false) }
 			if err := s.WatchConfig(ctx, *cfgPath, text, reload); err != nil {
 				logger.Printf("%v; changes to the config need a restart", err)
 			}
 		}
+	})
+	s.AfterStart(func() {
 		// Start-up leaves garbage (config parsing, schema generation,
 		// package initialisers, the sandbox probe); hand it back to the OS
 		// once, after the first answer and the tools' start, so an idle

@@ -398,16 +398,12 @@ func hideSecrets(secrets, extra []string) error {
 		}
 	}
 	for _, p := range paths {
-		fi, err := os.Stat(p) // follows a symlink: its target is hidden
+		hidden, err := hideOne(p, phFile, phDir)
 		if err != nil {
+			return step("hide "+p, err)
+		}
+		if !hidden {
 			continue
-		}
-		src := phFile
-		if fi.IsDir() {
-			src = phDir
-		}
-		if err := step("hide "+p, unix.Mount(src, p, "", unix.MS_BIND, "")); err != nil {
-			return err
 		}
 		ro := uint64(unix.MOUNT_ATTR_RDONLY | unix.MOUNT_ATTR_NOSUID | unix.MOUNT_ATTR_NODEV | unix.MOUNT_ATTR_NOEXEC)
 		if err := step("hide "+p, addMountAttrs(p, ro)); err != nil {
@@ -419,6 +415,28 @@ func hideSecrets(secrets, extra []string) error {
 	_ = os.Remove(phDir)
 	_ = os.Remove(ph)
 	return nil
+}
+
+// hideOne binds the placeholder file or folder over p, if p exists. The
+// host may replace p while this runs (useradd and passwd rename a new
+// /etc/shadow into place): a mount on the name's old, now unlinked entry
+// fails with ENOENT, so it looks p up again, a few times, before failing.
+func hideOne(p, phFile, phDir string) (hidden bool, err error) {
+	for range 5 {
+		fi, err := os.Stat(p) // follows a symlink: its target is hidden
+		if err != nil {
+			return false, nil
+		}
+		src := phFile
+		if fi.IsDir() {
+			src = phDir
+		}
+		err = unix.Mount(src, p, "", unix.MS_BIND, "")
+		if !errors.Is(err, unix.ENOENT) {
+			return err == nil, err
+		}
+	}
+	return false, fmt.Errorf("%s was replaced while it was being hidden, again and again: %w", p, unix.ENOENT)
 }
 
 // readOnlyBinds bind-mounts each existing ReadOnly path read-only, with
