@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 
 	"golang.org/x/sys/unix"
 
@@ -252,13 +253,21 @@ func receiveGitStage(c *net.UnixConn) *os.File {
 // git directories, drops everything else, frees the stage and returns what
 // was dropped (or could not be kept). Called once the command is gone, with
 // the stage receiveGitStage took (nil: nothing was overlaid).
-func mergeGitStages(dirs []string, stage *os.File) []string {
+//
+// What it writes to the host is bounded by what the stage could hold
+// (size, the stage tmpfs's size) and by maxMergedRecords files: the copy
+// runs after the command, beyond its time limit and rlimits, so a sparse
+// file (little room in the stage, its length in zeros on the host) or
+// thousands of record-named files are dropped, not written out.
+func mergeGitStages(dirs []string, stage *os.File, size int64) []string {
 	if stage == nil {
 		return nil
 	}
 	defer stage.Close() // the last reference: the stage tmpfs goes with it
 	root := "/proc/self/fd/" + strconv.Itoa(int(stage.Fd()))
 	var dropped []string
+	var keptBytes int64
+	keptFiles := 0
 	for i := range dirs {
 		up := filepath.Join(root, stageName(i), "u")
 		// The command never sees the stage (it is mounted nowhere); what
@@ -278,12 +287,18 @@ func mergeGitStages(dirs []string, stage *os.File) []string {
 				// bound over or overlaid: nothing of theirs is in the stage
 			case !gitmeta.RecordFile(name):
 				dropped = append(dropped, dst)
-			case fi.Mode()&fs.ModeCharDevice != 0 && fi.Sys().(*unix.Stat_t).Rdev == 0:
+			case fi.Mode()&fs.ModeCharDevice != 0 && rawStat(fi).Rdev == 0:
 				// an overlay whiteout: the command deleted it
 				if err := os.Remove(dst); err != nil && !os.IsNotExist(err) {
 					dropped = append(dropped, dst+" (deletion not kept: "+err.Error()+")")
 				}
+			case fi.Mode().IsRegular() && rawStat(fi).Blocks*512 < fi.Size():
+				dropped = append(dropped, dst+" (not kept: a sparse file)")
+			case fi.Mode().IsRegular() && (keptFiles >= maxMergedRecords || keptBytes+fi.Size() > size):
+				dropped = append(dropped, dst+" (not kept: the git records written exceed what the stage holds)")
 			case fi.Mode().IsRegular():
+				keptFiles++
+				keptBytes += fi.Size()
 				if err := copyInto(dirs[i], name, filepath.Join(up, name), fi.Mode().Perm()); err != nil {
 					dropped = append(dropped, dst+" (not kept: "+err.Error()+")")
 				}
@@ -294,6 +309,19 @@ func mergeGitStages(dirs []string, stage *os.File) []string {
 	}
 	return dropped
 }
+
+// rawStat is the stat of an entry os read (a *syscall.Stat_t on Linux; a
+// zero one, which keeps nothing as a whiteout, should that ever change).
+func rawStat(fi fs.FileInfo) syscall.Stat_t {
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		return *st
+	}
+	return syscall.Stat_t{Rdev: ^uint64(0)}
+}
+
+// maxMergedRecords bounds the record files brought back per command: git
+// writes a handful (FETCH_HEAD, ORIG_HEAD, MERGE_HEAD, ...).
+const maxMergedRecords = 256
 
 // copyInto replaces dir/name with the contents of src: a temporary file
 // beside it, synced, then renamed over it.

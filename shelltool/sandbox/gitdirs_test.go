@@ -4,6 +4,7 @@ package sandbox
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -388,5 +389,71 @@ echo x > nested/new && echo FILE-WRITTEN; cat /proc/self/mountinfo; exit 0`
 	}
 	if b, _ := os.ReadFile(filepath.Join(nested, ".git/HEAD")); string(b) != string(head) {
 		t.Errorf("HEAD changed to %q", b)
+	}
+}
+
+// What the merge writes back to the host is bounded by what the stage
+// holds: the copy runs after the command, beyond its limits, so a sparse
+// record file (its length in zeros on the host) and record files past the
+// bound on their number are dropped, while an honest one is kept.
+func TestGitMergeBounded(t *testing.T) {
+	needSandbox(t)
+	ws, _ := gitTree(t)
+	gl := FindGitDirs([]string{ws}, nil)
+	cmd := `
+truncate -s 200M .git/SPARSE_HEAD
+echo 0123456789abcdef0123456789abcdef01234567 > .git/ORIG_HEAD
+i=0; while [ $i -lt 300 ]; do : > .git/X${i}_HEAD; i=$((i+1)); done`
+	s := Spec{Command: cmd, Dir: ws, Env: append(gitEnv, "HOME="+ws), Writable: []string{ws},
+		GitDirs: gl.Dirs, ReadOnly: gl.Links, Timeout: 20 * time.Second, TmpSize: 1 << 20}
+	r, err := Run(context.Background(), s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.ExitCode != 0 {
+		t.Fatalf("exit %d: %s", r.ExitCode, r.Stderr)
+	}
+	g := filepath.Join(ws, ".git")
+	if _, err := os.Stat(filepath.Join(g, "SPARSE_HEAD")); err == nil {
+		t.Error("a sparse record file was written out to the host")
+	}
+	if b, err := os.ReadFile(filepath.Join(g, "ORIG_HEAD")); err != nil || !strings.HasPrefix(string(b), "0123") {
+		t.Errorf("an honest record file was not kept: %q %v", b, err)
+	}
+	kept := 0
+	for i := range 300 {
+		if _, err := os.Stat(filepath.Join(g, fmt.Sprintf("X%d_HEAD", i))); err == nil {
+			kept++
+		}
+	}
+	if kept >= 300 || kept == 0 {
+		t.Errorf("%d of 300 record files kept, want some but at most the bound", kept)
+	}
+	if !slices.ContainsFunc(r.GitDropped, func(d string) bool { return strings.Contains(d, "sparse") }) {
+		t.Errorf("the sparse file is not listed as dropped: %q", r.GitDropped)
+	}
+}
+
+// A record file the command deletes (git removing MERGE_HEAD or ORIG_HEAD)
+// is an overlay whiteout in the stage, and its deletion is kept.
+func TestGitRecordDeletionKept(t *testing.T) {
+	needSandbox(t)
+	ws, _ := gitTree(t)
+	gl := FindGitDirs([]string{ws}, nil)
+	orig := filepath.Join(ws, ".git", "ORIG_HEAD")
+	if err := os.WriteFile(orig, []byte("0123456789abcdef0123456789abcdef01234567\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s := Spec{Command: "rm .git/ORIG_HEAD", Dir: ws, Env: append(gitEnv, "HOME="+ws), Writable: []string{ws},
+		GitDirs: gl.Dirs, ReadOnly: gl.Links, Timeout: 20 * time.Second}
+	r, err := Run(context.Background(), s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.ExitCode != 0 {
+		t.Fatalf("exit %d: %s", r.ExitCode, r.Stderr)
+	}
+	if _, err := os.Stat(orig); !os.IsNotExist(err) {
+		t.Errorf("the deleted ORIG_HEAD is still there (%v); dropped: %q", err, r.GitDropped)
 	}
 }

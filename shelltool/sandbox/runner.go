@@ -341,7 +341,7 @@ func drive(ctx context.Context, s *Spec, st *launched) (res Result, err error) {
 		// are gone (every return below follows the wait), before release
 		// closes the socketpair.
 		if len(s.GitDirs) > 0 {
-			defer func() { res.GitDropped = mergeGitStages(s.GitDirs, receiveGitStage(st.gitConn)) }()
+			defer func() { res.GitDropped = mergeGitStages(s.GitDirs, receiveGitStage(st.gitConn), s.TmpSize) }()
 		}
 		hs := helperSpec{
 			Shell: s.Shell, Command: s.Command, Dir: s.Dir, Env: s.Env,
