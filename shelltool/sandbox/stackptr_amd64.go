@@ -14,6 +14,13 @@ import (
 // words; the seccomp filter kills every i386 system call, so no such
 // program can do anything in the sandbox, and the tracer refuses it at its
 // exec stop rather than read its stack as 64-bit words.
+//
+// An x32 program also runs with 0x33 but lays its stack out in 4-byte
+// words. It is not accepted by accident: read as 8-byte words, its first
+// word holds argv[0]'s pointer in its top half, so parseExecStack refuses
+// the layout (argc out of range, or argv not NULL-terminated), and the
+// seccomp filter refuses every x32 system call anyway. Do not "fix" the
+// parse to accept it.
 const userCS64 = 0x33
 
 // stackPointer returns the stack pointer of pid, stopped at its exec: the
