@@ -1,0 +1,174 @@
+package approval
+
+import (
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+)
+
+// holdUntilEnded is a beforeWait hook that holds the wait named by late
+// until the peer's connection has ended, so that the peer's result and the
+// connection's end are both ready when the wait starts (10 s is a failure
+// bound).
+func holdUntilEnded(late bool) func(bool, <-chan struct{}) {
+	return func(l bool, ended <-chan struct{}) {
+		if l != late {
+			return
+		}
+		select {
+		case <-ended:
+		case <-time.After(10 * time.Second):
+		}
+	}
+}
+
+// TestInboxResultThenHangUp: a joined server that sends its result and
+// then hangs up took the answer: the page says it was recorded (not that
+// the server went away and the ask is withdrawn) and the recent decisions
+// say what it took, whether the result came within the forward timeout or
+// after the page was told the answer is unconfirmed. The hook makes both
+// ready before the wait looks; a wait that picks between them by chance
+// fails one round in two, so several rounds are run.
+func TestInboxResultThenHangUp(t *testing.T) {
+	const askID = "CCCCCCCCCCCCCCCCCCCCCC"
+	for _, late := range []bool{false, true} {
+		t.Run(fmt.Sprintf("late=%v", late), func(t *testing.T) {
+			for round := 0; round < 8; round++ {
+				addr, dir := freeAddr(t), runtimeDir(t)
+				a := joinWith(t, addr, dir, "alpha", func(o *InboxOptions) {
+					o.beforeWait = holdUntilEnded(late)
+					if late {
+						o.forward = 200 * time.Millisecond // passed for sure: the peer says nothing before the 202
+					} else {
+						o.forward = time.Minute // a failure bound
+					}
+				})
+				a.role(t)
+				p := dialRaw(t, a, addr)
+				p.post(t, askID)
+				api := apiOf(t, a.c)
+				api.csr = a.c.csrf
+				api.waitPending(1)
+				type page struct {
+					code int
+					msg  string
+				}
+				done := make(chan page, 1)
+				go func() {
+					code, msg := api.decideText(askID, AllowOnce)
+					done <- page{code, msg}
+				}()
+				if m := p.next(t); m.Type != "answer" || m.ID != askID {
+					t.Fatalf("the peer got %+v", m)
+				}
+				if late {
+					if got := <-done; got.code != http.StatusAccepted {
+						t.Fatalf("round %d: an answer the peer did not confirm yet: %d %q", round, got.code, got.msg)
+					}
+				}
+				p.send(t, fmt.Sprintf(`{"type":"result","id":%q,"ok":true,"outcome":"allow once"}`, askID))
+				p.conn.Close()
+				if !late {
+					if got := <-done; got.code != http.StatusOK || got.msg != "recorded" {
+						t.Fatalf("round %d: the page was told %d %q, but the peer took the answer", round, got.code, got.msg)
+					}
+				}
+				if got := recentOutcome(t, a.c); got != "allow once" {
+					t.Fatalf("round %d: recorded %q, but the peer took the answer", round, got)
+				}
+			}
+		})
+	}
+}
+
+// TestInboxExpireKeepsAnAnswerInFlight: a joined server's ask whose
+// deadline passes while the page's answer is on its way to the server is
+// not dropped as timed out: the server's result settles it, and what the
+// page is told ("recorded") is what the recent decisions say.
+func TestInboxExpireKeepsAnAnswerInFlight(t *testing.T) {
+	const askID = "DDDDDDDDDDDDDDDDDDDDDD"
+	addr, dir := freeAddr(t), runtimeDir(t)
+	a := joinWith(t, addr, dir, "alpha", func(o *InboxOptions) { o.forward = time.Minute }) // a failure bound
+	a.role(t)
+	p := dialRaw(t, a, addr)
+	p.post(t, askID)
+	api := apiOf(t, a.c)
+	api.csr = a.c.csrf
+	api.waitPending(1)
+	done := make(chan int, 1)
+	go func() {
+		code, _ := api.decideText(askID, AllowOnce)
+		done <- code
+	}()
+	if m := p.next(t); m.Type != "answer" || m.ID != askID {
+		t.Fatalf("the peer got %+v", m)
+	}
+	// The deadline passes while the answer is in flight (set, rather than
+	// waited for: every reader of a hub ticket's deadline holds c.mu
+	// until the forward times out, a minute from now).
+	tk := a.c.lookup(askID)
+	a.c.mu.Lock()
+	tk.Deadline = time.Now().Add(-time.Minute)
+	a.c.mu.Unlock()
+	if list := a.c.view().Pending; len(list) != 1 || list[0].ID != askID {
+		t.Fatalf("an ask with an answer in flight was dropped at its deadline: pending %+v, recent %+v", list, a.c.view().Recent)
+	}
+	p.send(t, fmt.Sprintf(`{"type":"result","id":%q,"ok":true,"outcome":"allow once"}`, askID))
+	if code := <-done; code != http.StatusOK {
+		t.Fatalf("the answer: %d", code)
+	}
+	if got := recentOutcome(t, a.c); got != "allow once" {
+		t.Fatalf("recorded %q, but the peer took the answer", got)
+	}
+	// Past its deadline and settled, a later ask of the same kind is
+	// dropped as before.
+	p.send(t, fmt.Sprintf(`{"type":"post","id":%q,"ask":{"kind":"approval","tool":"read_file","items":[{"what":"late","rule":"r","risk":"low","session":"once"}],"context":{},"deadline_ms":%d}}`,
+		goodID, time.Now().Add(-time.Minute).UnixMilli()))
+	awaitConsole(t, a.c, "the expired ask dropped", func() bool {
+		for _, r := range a.c.view().Recent {
+			if r.What == "late" && r.Outcome == "timed out" {
+				return true
+			}
+		}
+		return false
+	})
+}
+
+// TestInboxUnconfirmedUntilTheDeadline: an answer the joined server never
+// confirms, on a connection that stays up, is recorded as sent and never
+// confirmed once the ask's deadline (plus the forward timeout) has passed,
+// and a result after that changes nothing.
+func TestInboxUnconfirmedUntilTheDeadline(t *testing.T) {
+	const askID = "EEEEEEEEEEEEEEEEEEEEEE"
+	addr, dir := freeAddr(t), runtimeDir(t)
+	a := joinWith(t, addr, dir, "alpha", func(o *InboxOptions) { o.forward = 200 * time.Millisecond })
+	a.role(t)
+	own := pendingTicket(a.c)
+	p := dialRaw(t, a, addr)
+	// Due in 3 s, the peer's own short deadline: the page answers well
+	// before it (a failure bound), and the hub's timer ends the wait.
+	p.send(t, fmt.Sprintf(`{"type":"post","id":%q,"ask":{"kind":"approval","tool":"read_file","items":[{"what":"w","rule":"r","risk":"low","session":"once"}],"context":{},"deadline_ms":%d}}`,
+		askID, time.Now().Add(3*time.Second).UnixMilli()))
+	api := apiOf(t, a.c)
+	api.csr = a.c.csrf
+	api.waitPending(2)
+	if code, msg := api.decideText(askID, AllowOnce); code != http.StatusAccepted {
+		t.Fatalf("an answer the peer does not confirm: %d %q", code, msg)
+	}
+	if m := p.next(t); m.Type != "answer" || m.ID != askID {
+		t.Fatalf("the peer got %+v", m)
+	}
+	got := recentOutcome(t, a.c)
+	if !strings.Contains(got, "never confirmed") || strings.Contains(got, "went away") {
+		t.Fatalf("recorded %q: want the answer sent and never confirmed, the peer still joined", got)
+	}
+	p.send(t, fmt.Sprintf(`{"type":"result","id":%q,"ok":true,"outcome":"allow once"}`, askID))
+	p.barrier(t, own.ID) // the result was read before the barrier's refusal
+	for _, r := range a.c.view().Recent {
+		if r.Outcome == "allow once" {
+			t.Fatalf("a result after the deadline was recorded: %+v", a.c.view().Recent)
+		}
+	}
+}
