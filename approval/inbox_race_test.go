@@ -28,13 +28,15 @@ func holdUntilEnded(late bool) func(bool, <-chan struct{}) {
 // then hangs up took the answer: the page says it was recorded (not that
 // the server went away and the ask is withdrawn) and the recent decisions
 // say what it took, whether the result came within the forward timeout or
-// after the page was told the answer is unconfirmed. The hook makes both
+// after the page was told the answer is unconfirmed, and whether it
+// withdrew the ask first (as a server of ours does) or not. The hook makes both
 // ready before the wait looks; a wait that picks between them by chance
 // fails one round in two, so several rounds are run.
 func TestInboxResultThenHangUp(t *testing.T) {
 	const askID = "CCCCCCCCCCCCCCCCCCCCCC"
-	for _, late := range []bool{false, true} {
-		t.Run(fmt.Sprintf("late=%v", late), func(t *testing.T) {
+	for _, tc := range []struct{ late, withdraw bool }{{false, false}, {false, true}, {true, false}, {true, true}} {
+		late := tc.late
+		t.Run(fmt.Sprintf("late=%v,withdraw=%v", tc.late, tc.withdraw), func(t *testing.T) {
 			for round := 0; round < 8; round++ {
 				addr, dir := freeAddr(t), runtimeDir(t)
 				a := joinWith(t, addr, dir, "alpha", func(o *InboxOptions) {
@@ -67,6 +69,9 @@ func TestInboxResultThenHangUp(t *testing.T) {
 					if got := <-done; got.code != http.StatusAccepted {
 						t.Fatalf("round %d: an answer the peer did not confirm yet: %d %q", round, got.code, got.msg)
 					}
+				}
+				if tc.withdraw { // as a server of ours does: the ask leaves its list, then it says it took the answer
+					p.send(t, fmt.Sprintf(`{"type":"withdraw","id":%q,"outcome":"allow once","channel":"console"}`, askID))
 				}
 				p.send(t, fmt.Sprintf(`{"type":"result","id":%q,"ok":true,"outcome":"allow once"}`, askID))
 				p.conn.Close()
@@ -170,5 +175,48 @@ func TestInboxUnconfirmedUntilTheDeadline(t *testing.T) {
 		if r.Outcome == "allow once" {
 			t.Fatalf("a result after the deadline was recorded: %+v", a.c.view().Recent)
 		}
+	}
+}
+
+// TestInboxWaitIsItsOwn: the wait for an answer to an ask that its server
+// withdrew and posted again under the same id is not the new answer's:
+// when the first ask's time runs out it leaves the new answer's wait in
+// place, so the server's result for the new answer is recorded.
+//
+// The test waits for the first ask's deadline to pass (a wall-clock wait:
+// the fixed hub passes whatever the timing; the wait gives a hub that
+// takes another's wait away its chance to do so).
+func TestInboxWaitIsItsOwn(t *testing.T) {
+	const askID = "FFFFFFFFFFFFFFFFFFFFFF"
+	addr, dir := freeAddr(t), runtimeDir(t)
+	a := joinWith(t, addr, dir, "alpha", func(o *InboxOptions) { o.forward = 200 * time.Millisecond })
+	a.role(t)
+	p := dialRaw(t, a, addr)
+	first := time.Now().Add(3 * time.Second)
+	p.send(t, fmt.Sprintf(`{"type":"post","id":%q,"ask":{"kind":"approval","tool":"read_file","items":[{"what":"first","rule":"r","risk":"low","session":"once"}],"context":{},"deadline_ms":%d}}`,
+		askID, first.UnixMilli()))
+	api := apiOf(t, a.c)
+	api.csr = a.c.csrf
+	api.waitPending(1)
+	if code, msg := api.decideText(askID, AllowOnce); code != http.StatusAccepted {
+		t.Fatalf("the first answer: %d %q", code, msg)
+	}
+	if m := p.next(t); m.Type != "answer" {
+		t.Fatalf("the peer got %+v", m)
+	}
+	p.send(t, fmt.Sprintf(`{"type":"withdraw","id":%q,"outcome":"withdrawn"}`, askID))
+	awaitConsole(t, a.c, "the first ask withdrawn", func() bool { return len(a.c.view().Pending) == 0 })
+	p.post(t, askID) // "w", due in a minute
+	api.waitPending(1)
+	if code, msg := api.decideText(askID, Deny); code != http.StatusAccepted {
+		t.Fatalf("the answer to the ask posted again: %d %q", code, msg)
+	}
+	if m := p.next(t); m.Type != "answer" || m.Decision != Deny {
+		t.Fatalf("the peer got %+v", m)
+	}
+	time.Sleep(time.Until(first.Add(time.Second)))
+	p.send(t, fmt.Sprintf(`{"type":"result","id":%q,"ok":true,"outcome":"denied"}`, askID))
+	if got := recentOutcome(t, a.c); got != "denied" {
+		t.Fatalf("the answer to the ask posted again: recorded %q", got)
 	}
 }
