@@ -24,6 +24,51 @@ func holdUntilEnded(late bool) func(bool, <-chan struct{}) {
 	}
 }
 
+// hubAndRawPeer is a hub whose forward timeout is forward (and whose
+// options set changes further), a raw peer joined to it, and the hub's API.
+func hubAndRawPeer(t *testing.T, forward time.Duration, set func(*InboxOptions)) (*member, *rawPeer, *consoleAPI) {
+	t.Helper()
+	addr, dir := freeAddr(t), runtimeDir(t)
+	a := joinWith(t, addr, dir, "alpha", func(o *InboxOptions) {
+		o.forward = forward
+		if set != nil {
+			set(o)
+		}
+	})
+	a.role(t)
+	p := dialRaw(t, a, addr)
+	api := apiOf(t, a.c)
+	api.csr = a.c.csrf
+	return a, p, api
+}
+
+// postDue posts an approval with id, showing what, due at deadline.
+func (p *rawPeer) postDue(t *testing.T, id, what string, deadline time.Time) {
+	t.Helper()
+	p.send(t, fmt.Sprintf(`{"type":"post","id":%q,"ask":{"kind":"approval","tool":"read_file","items":[{"what":%q,"rule":"r","risk":"low","session":"once"}],"context":{},"deadline_ms":%d}}`,
+		id, what, deadline.UnixMilli()))
+}
+
+type pageReply struct {
+	code int
+	msg  string
+}
+
+// answerInFlight answers the ask id on the page and returns, once the peer
+// got the answer, where the page's reply will arrive.
+func answerInFlight(t *testing.T, api *consoleAPI, p *rawPeer, id, decision string) chan pageReply {
+	t.Helper()
+	done := make(chan pageReply, 1)
+	go func() {
+		code, msg := api.decideText(id, decision)
+		done <- pageReply{code, msg}
+	}()
+	if m := p.next(t); m.Type != "answer" || m.ID != id || m.Decision != decision {
+		t.Fatalf("the peer got %+v", m)
+	}
+	return done
+}
+
 // TestInboxResultThenHangUp: a joined server that sends its result and
 // then hangs up took the answer: the page says it was recorded (not that
 // the server went away and the ask is withdrawn) and the recent decisions
@@ -38,33 +83,14 @@ func TestInboxResultThenHangUp(t *testing.T) {
 		late := tc.late
 		t.Run(fmt.Sprintf("late=%v,withdraw=%v", tc.late, tc.withdraw), func(t *testing.T) {
 			for round := 0; round < 8; round++ {
-				addr, dir := freeAddr(t), runtimeDir(t)
-				a := joinWith(t, addr, dir, "alpha", func(o *InboxOptions) {
-					o.beforeWait = holdUntilEnded(late)
-					if late {
-						o.forward = 200 * time.Millisecond // passed for sure: the peer says nothing before the 202
-					} else {
-						o.forward = time.Minute // a failure bound
-					}
-				})
-				a.role(t)
-				p := dialRaw(t, a, addr)
+				forward := time.Minute // a failure bound
+				if late {
+					forward = 200 * time.Millisecond // passed for sure: the peer says nothing before the 202
+				}
+				a, p, api := hubAndRawPeer(t, forward, func(o *InboxOptions) { o.beforeWait = holdUntilEnded(late) })
 				p.post(t, askID)
-				api := apiOf(t, a.c)
-				api.csr = a.c.csrf
 				api.waitPending(1)
-				type page struct {
-					code int
-					msg  string
-				}
-				done := make(chan page, 1)
-				go func() {
-					code, msg := api.decideText(askID, AllowOnce)
-					done <- page{code, msg}
-				}()
-				if m := p.next(t); m.Type != "answer" || m.ID != askID {
-					t.Fatalf("the peer got %+v", m)
-				}
+				done := answerInFlight(t, api, p, askID, AllowOnce)
 				if late {
 					if got := <-done; got.code != http.StatusAccepted {
 						t.Fatalf("round %d: an answer the peer did not confirm yet: %d %q", round, got.code, got.msg)
@@ -94,22 +120,10 @@ func TestInboxResultThenHangUp(t *testing.T) {
 // page is told ("recorded") is what the recent decisions say.
 func TestInboxExpireKeepsAnAnswerInFlight(t *testing.T) {
 	const askID = "DDDDDDDDDDDDDDDDDDDDDD"
-	addr, dir := freeAddr(t), runtimeDir(t)
-	a := joinWith(t, addr, dir, "alpha", func(o *InboxOptions) { o.forward = time.Minute }) // a failure bound
-	a.role(t)
-	p := dialRaw(t, a, addr)
+	a, p, api := hubAndRawPeer(t, time.Minute, nil) // a failure bound
 	p.post(t, askID)
-	api := apiOf(t, a.c)
-	api.csr = a.c.csrf
 	api.waitPending(1)
-	done := make(chan int, 1)
-	go func() {
-		code, _ := api.decideText(askID, AllowOnce)
-		done <- code
-	}()
-	if m := p.next(t); m.Type != "answer" || m.ID != askID {
-		t.Fatalf("the peer got %+v", m)
-	}
+	done := answerInFlight(t, api, p, askID, AllowOnce)
 	// The deadline passes while the answer is in flight (set, rather than
 	// waited for: every reader of a hub ticket's deadline holds c.mu
 	// until the forward times out, a minute from now).
@@ -121,16 +135,15 @@ func TestInboxExpireKeepsAnAnswerInFlight(t *testing.T) {
 		t.Fatalf("an ask with an answer in flight was dropped at its deadline: pending %+v, recent %+v", list, a.c.view().Recent)
 	}
 	p.send(t, fmt.Sprintf(`{"type":"result","id":%q,"ok":true,"outcome":"allow once"}`, askID))
-	if code := <-done; code != http.StatusOK {
-		t.Fatalf("the answer: %d", code)
+	if got := <-done; got.code != http.StatusOK {
+		t.Fatalf("the answer: %d %q", got.code, got.msg)
 	}
 	if got := recentOutcome(t, a.c); got != "allow once" {
 		t.Fatalf("recorded %q, but the peer took the answer", got)
 	}
 	// Past its deadline and settled, a later ask of the same kind is
 	// dropped as before.
-	p.send(t, fmt.Sprintf(`{"type":"post","id":%q,"ask":{"kind":"approval","tool":"read_file","items":[{"what":"late","rule":"r","risk":"low","session":"once"}],"context":{},"deadline_ms":%d}}`,
-		goodID, time.Now().Add(-time.Minute).UnixMilli()))
+	p.postDue(t, goodID, "late", time.Now().Add(-time.Minute))
 	awaitConsole(t, a.c, "the expired ask dropped", func() bool {
 		for _, r := range a.c.view().Recent {
 			if r.What == "late" && r.Outcome == "timed out" {
@@ -147,17 +160,11 @@ func TestInboxExpireKeepsAnAnswerInFlight(t *testing.T) {
 // and a result after that changes nothing.
 func TestInboxUnconfirmedUntilTheDeadline(t *testing.T) {
 	const askID = "EEEEEEEEEEEEEEEEEEEEEE"
-	addr, dir := freeAddr(t), runtimeDir(t)
-	a := joinWith(t, addr, dir, "alpha", func(o *InboxOptions) { o.forward = 200 * time.Millisecond })
-	a.role(t)
+	a, p, api := hubAndRawPeer(t, 200*time.Millisecond, nil)
 	own := pendingTicket(a.c)
-	p := dialRaw(t, a, addr)
 	// Due in 3 s, the peer's own short deadline: the page answers well
 	// before it (a failure bound), and the hub's timer ends the wait.
-	p.send(t, fmt.Sprintf(`{"type":"post","id":%q,"ask":{"kind":"approval","tool":"read_file","items":[{"what":"w","rule":"r","risk":"low","session":"once"}],"context":{},"deadline_ms":%d}}`,
-		askID, time.Now().Add(3*time.Second).UnixMilli()))
-	api := apiOf(t, a.c)
-	api.csr = a.c.csrf
+	p.postDue(t, askID, "w", time.Now().Add(3*time.Second))
 	api.waitPending(2)
 	if code, msg := api.decideText(askID, AllowOnce); code != http.StatusAccepted {
 		t.Fatalf("an answer the peer does not confirm: %d %q", code, msg)
@@ -188,15 +195,9 @@ func TestInboxUnconfirmedUntilTheDeadline(t *testing.T) {
 // takes another's wait away its chance to do so).
 func TestInboxWaitIsItsOwn(t *testing.T) {
 	const askID = "FFFFFFFFFFFFFFFFFFFFFF"
-	addr, dir := freeAddr(t), runtimeDir(t)
-	a := joinWith(t, addr, dir, "alpha", func(o *InboxOptions) { o.forward = 200 * time.Millisecond })
-	a.role(t)
-	p := dialRaw(t, a, addr)
+	a, p, api := hubAndRawPeer(t, 200*time.Millisecond, nil)
 	first := time.Now().Add(3 * time.Second)
-	p.send(t, fmt.Sprintf(`{"type":"post","id":%q,"ask":{"kind":"approval","tool":"read_file","items":[{"what":"first","rule":"r","risk":"low","session":"once"}],"context":{},"deadline_ms":%d}}`,
-		askID, first.UnixMilli()))
-	api := apiOf(t, a.c)
-	api.csr = a.c.csrf
+	p.postDue(t, askID, "first", first)
 	api.waitPending(1)
 	if code, msg := api.decideText(askID, AllowOnce); code != http.StatusAccepted {
 		t.Fatalf("the first answer: %d %q", code, msg)
