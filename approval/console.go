@@ -269,12 +269,14 @@ func (c *Console) bump() {
 }
 
 // expire drops tickets past their deadline whose waiter is gone (a modern
-// client that never retried). Called with c.mu held.
+// client that never retried). A joined server's ask with an answer in
+// flight to it (route.forward) is not dropped: the server may take the
+// answer, and the forward settles the ask (at the latest at its deadline,
+// route.await). Called with c.mu held.
 func (c *Console) expire() {
 	now := c.now()
 	for id, t := range c.pending {
-		if now.After(t.Deadline.Add(time.Second)) && t.awaitingText() == "" { // an unconfirmed answer is settled by route.await
-
+		if now.After(t.Deadline.Add(time.Second)) && !(t.route != nil && t.isResolved()) {
 			delete(c.pending, id)
 			c.recent = append(c.recent, record{Time: now, Tool: t.Tool, What: ticketSummary(t), Outcome: "timed out"})
 			c.bump()

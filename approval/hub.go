@@ -36,8 +36,25 @@ type peer struct {
 	pid   int32 // from SO_PEERCRED
 
 	mu      sync.Mutex
-	tickets map[string]*ticket           // the peer's ask id → its ticket here
-	waiting map[string]chan *wireMessage // forwarded answers awaiting a result
+	tickets map[string]*ticket // the peer's ask id → its ticket here
+	waiting map[string]*waiter // forwarded answers awaiting a result
+}
+
+// waiter is one answer forwarded to a peer, awaiting its result. Whoever
+// takes it out of peer.waiting settles it, once: the peer's result
+// (peer.take, which replies on done), a later answer to a re-posted ask
+// of the same id (route.forward, which replies on done), or its own
+// forward or await when the wait ends without a result (peer.unwait).
+type waiter struct {
+	r    *route
+	t    *ticket
+	a    answer
+	done chan reply // the page's reply, sent once by whoever took the waiter
+}
+
+type reply struct {
+	code int
+	msg  string
 }
 
 // route is what a ticket posted by a peer carries: whom to forward an
@@ -140,7 +157,7 @@ func (h *hub) serve(conn *net.UnixConn) {
 	}
 	conn.SetReadDeadline(time.Time{})
 	p := &peer{h: h, w: newWireConn(conn), label: serverLabel(int(cred.Pid), m.Server), pid: cred.Pid,
-		tickets: map[string]*ticket{}, waiting: map[string]chan *wireMessage{}}
+		tickets: map[string]*ticket{}, waiting: map[string]*waiter{}}
 	h.mu.Lock()
 	if h.closed || len(h.peers) >= maxPeers {
 		full := !h.closed
@@ -194,14 +211,15 @@ func (p *peer) take(m *wireMessage) error {
 			p.h.in.c.finished(t, answer{Channel: display.Escape(m.Channel)}, outcome)
 		}
 	case "result":
+		// Settled here, before the next message is read: a result that
+		// came before the connection's end is never lost to it (gone).
 		p.mu.Lock()
-		ch := p.waiting[m.ID]
+		w := p.waiting[m.ID]
+		delete(p.waiting, m.ID)
 		p.mu.Unlock()
-		if ch != nil {
-			select {
-			case ch <- m:
-			default:
-			}
+		if w != nil {
+			code, msg := w.r.settle(w.t, w.a, m)
+			w.done <- reply{code, msg}
 		}
 	default:
 		return fmt.Errorf("%w: a peer does not send %s", errWire, m.Type)
@@ -290,59 +308,102 @@ func (r *route) forward(t *ticket, a answer) (code int, msg string) {
 		}
 	}
 	p := r.p
-	ch := make(chan *wireMessage, 1)
+	w := &waiter{r: r, t: t, a: a, done: make(chan reply, 1)}
 	p.mu.Lock()
-	p.waiting[r.id] = ch
+	if old := p.waiting[r.id]; old != nil {
+		// The peer withdrew an ask and posted its id again while an answer
+		// to the first was unconfirmed: that one is settled, withdrawn.
+		old.done <- reply{http.StatusConflict, "withdrawn by " + p.label + " before it confirmed the answer"}
+	}
+	p.waiting[r.id] = w
 	p.mu.Unlock()
 	if !p.w.send(m) { // not sent: the connection is ending, which withdraws the ask
-		p.mu.Lock()
-		delete(p.waiting, r.id)
-		p.mu.Unlock()
+		if !p.unwait(r.id, w) {
+			return w.reply()
+		}
 		return http.StatusServiceUnavailable, p.label + " went away; the ask is withdrawn"
 	}
 	timer := time.NewTimer(p.h.in.forwardTimeout())
 	defer timer.Stop()
+	p.h.in.beforeWait(false, p.w.ended)
 	select {
-	case res := <-ch:
-		return r.settle(t, a, res)
+	case res := <-w.done:
+		return res.code, res.msg
 	case <-p.w.ended:
+		if !p.unwait(r.id, w) { // its result came first
+			return w.reply()
+		}
 		return http.StatusServiceUnavailable, p.label + " went away before confirming the answer; the ask is withdrawn"
 	case <-timer.C:
 	}
-	t.mu.Lock()
-	t.awaiting = "an answer was sent to " + p.label + ", which has not confirmed it yet"
-	t.mu.Unlock()
+	p.mu.Lock()
+	mine := p.waiting[r.id] == w
+	if mine {
+		t.mu.Lock()
+		t.awaiting = "an answer was sent to " + p.label + ", which has not confirmed it yet"
+		t.mu.Unlock()
+	}
+	p.mu.Unlock()
+	if !mine { // its result came as the time ran out
+		return w.reply()
+	}
 	p.h.in.c.touch()
-	go r.await(t, a, ch)
+	go r.await(w)
 	return http.StatusAccepted, "sent to " + p.label + ", which has not confirmed it yet; no other answer is taken until it does, and its outcome will show under Recent decisions"
 }
 
-// await settles an answer the peer did not confirm in time: its result,
-// or its connection's end (gone says so), or, at the latest, the ask's
-// deadline.
-func (r *route) await(t *ticket, a answer, ch chan *wireMessage) {
-	p := r.p
-	timer := time.NewTimer(time.Until(t.Deadline) + p.h.in.forwardTimeout())
-	defer timer.Stop()
-	select {
-	case res := <-ch:
-		r.settle(t, a, res)
-	case <-p.w.ended:
-	case <-timer.C:
-		p.mu.Lock()
-		delete(p.waiting, r.id)
-		p.mu.Unlock()
-		p.h.in.c.finished(t, answer{}, "answer sent to "+p.label+", never confirmed")
+// reply is the page's reply for w, given by whoever took it out of
+// peer.waiting.
+func (w *waiter) reply() (int, string) {
+	res := <-w.done
+	return res.code, res.msg
+}
+
+// unwait takes w out of p.waiting if it is still there, and reports
+// whether it was: false when another took it (and settles it).
+func (p *peer) unwait(id string, w *waiter) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.waiting[id] != w {
+		return false
+	}
+	delete(p.waiting, id)
+	return true
+}
+
+// beforeWait lets a test hold a forward (late false) or an await (late
+// true) until it has made the peer's result and the connection's end both
+// ready.
+func (in *inbox) beforeWait(late bool, ended <-chan struct{}) {
+	if in.opts.beforeWait != nil {
+		in.opts.beforeWait(late, ended)
 	}
 }
 
-// settle takes the peer's result for a forwarded answer: taken, it
-// finishes the ask; refused, the ask is open again.
+// await settles an answer the peer did not confirm in time: its result
+// (peer.take settles it), or its connection's end (gone withdraws the
+// ask), or, at the latest, the ask's deadline.
+func (r *route) await(w *waiter) {
+	p, t := r.p, w.t
+	timer := time.NewTimer(time.Until(t.Deadline) + p.h.in.forwardTimeout())
+	defer timer.Stop()
+	p.h.in.beforeWait(true, p.w.ended)
+	select {
+	case <-w.done:
+	case <-p.w.ended:
+		p.unwait(r.id, w)
+	case <-timer.C:
+		if p.unwait(r.id, w) {
+			p.h.in.c.finished(t, answer{}, "answer sent to "+p.label+", never confirmed")
+		}
+	}
+}
+
+// settle takes the peer's result for a forwarded answer (its waiter taken
+// out of peer.waiting already): taken, it finishes the ask; refused, the
+// ask is open again.
 func (r *route) settle(t *ticket, a answer, res *wireMessage) (int, string) {
 	p := r.p
-	p.mu.Lock()
-	delete(p.waiting, r.id)
-	p.mu.Unlock()
 	outcome := display.Escape(res.Outcome)
 	if res.OK {
 		p.h.in.c.finished(t, a, outcome)

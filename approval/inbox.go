@@ -77,6 +77,10 @@ type InboxOptions struct {
 
 	grace   time.Duration // joinGrace (tests)
 	forward time.Duration // forwardTimeout (tests)
+	// beforeWait (tests) is called as a forwarded answer starts waiting
+	// for the peer's result: late is false in route.forward, true in
+	// route.await.
+	beforeWait func(late bool, ended <-chan struct{})
 }
 
 // Inbox roles.

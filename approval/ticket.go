@@ -58,6 +58,14 @@ func (t *ticket) awaitingText() string {
 	return t.awaiting
 }
 
+// isResolved says whether an answer won (for a joined server's ask: is
+// in flight to it or taken, hub.go).
+func (t *ticket) isResolved() bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.resolved
+}
+
 func newTicket(id string, kind stateKind, tool, principal string, now time.Time, ttl time.Duration) *ticket {
 	if id == "" {
 		id = randomID()
