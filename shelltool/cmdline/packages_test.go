@@ -100,7 +100,7 @@ var packageCases = []struct {
 	{"npm i --registry http://127.0.0.1:9/ http://127.0.0.2:9/x.tgz", []string{"http://127.0.0.2:9/x.tgz 127.0.0.2 npm ^0"}},
 	{"npm i git+https://github.com/a/b.git", []string{"git+https://github.com/a/b.git github.com npm ^0"}},
 	{"npm i --replace-registry-host=never https://h.example/x.tgz", []string{"https://h.example/x.tgz <dynamic> npm ^0"}},
-	{"npm i file:///tmp/x.tgz ./y.tgz", []string{"file:///tmp/x.tgz  npm ^0", "./y.tgz registry.npmjs.org npm ^0"}},
+	{"npm i file:///tmp/x.tgz ./y.tgz", []string{"file:///tmp/x.tgz  npm ^0", "./y.tgz  npm ^0"}},
 	{"pip install --extra-index-url https://a.example/simple https://h.example/x.whl", []string{"https://h.example/x.whl h.example pip ^0"}},
 	{"pip install 'x @ https://h.example/x.whl'", []string{"x @ https://h.example/x.whl h.example pip ^0"}},
 	{"pip install -e git+https://github.com/a/b#egg=b", []string{"git+https://github.com/a/b#egg=b github.com pip ^0"}},
