@@ -82,6 +82,11 @@ func (k *call) installs() {
 	case has(sp.subs, sub):
 	case sp.bareInstall && sub == "" && i >= len(args):
 		rest = args
+	case sub == "" && i < len(args):
+		// npm $X y: the subcommand is known only when run; it may install
+		// anything from anywhere.
+		k.pkgs = append(k.pkgs, &install{manager: name, spec: sp, names: []string{Dynamic}, hosts: []string{Dynamic}})
+		return
 	default:
 		return
 	}
@@ -104,11 +109,21 @@ func (in *install) parse(args []arg, manifestOnly bool) {
 		if a.lit && t == "--" {
 			continue
 		}
-		if !a.lit || len(t) < 2 || t[0] != '-' {
+		var opt, val string
+		switch name, _, eq := strings.Cut(t, "="); {
+		case !a.lit && eq && (has(sp.valueOpts(), name) || sp.scoped && scopedRegistry(name)):
+			opt, val = name, Dynamic // --registry=$R
+		case !a.lit:
+			// "$X": it may be any option, one naming the index too.
+			in.names = append(in.names, Dynamic)
+			in.hosts = append(in.hosts, Dynamic)
+			continue
+		case len(t) < 2 || t[0] != '-':
 			in.operand(a)
 			continue
+		default:
+			opt, val = optionValue(args, &i, sp.valueOpts())
 		}
-		opt, val := optionValue(args, &i, sp.valueOpts())
 		switch {
 		case sp.scoped && scopedRegistry(opt):
 			if val != "" { // npm reads "--@s:registry URL" as a flag and a package
@@ -152,7 +167,7 @@ func (in *install) parse(args []arg, manifestOnly bool) {
 // of a certain shape (go install X@V: without a version it builds a local
 // package).
 func (in *install) operand(a arg) {
-	if !a.lit || a.text == "" { // what a tool makes of an empty word is its own
+	if a.text == "" { // what a tool makes of an empty word is its own
 		in.names = append(in.names, Dynamic)
 		return
 	}
