@@ -76,8 +76,9 @@ func (k *call) installs() {
 	if !ok {
 		return
 	}
-	sub, i := firstOperand(args, sp.hostOpts+" "+sp.argOpts)
-	rest := args[min(i+1, len(args)):]
+	sub, i := firstOperand(args, sp.valueOpts())
+	// The options before the subcommand count as those after it.
+	rest := slices.Concat(args[:min(i, len(args))], args[min(i+1, len(args)):])
 	switch {
 	case has(sp.subs, sub):
 	case sp.bareInstall && sub == "" && i >= len(args):

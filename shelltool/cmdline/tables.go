@@ -311,7 +311,10 @@ type installerSpec struct {
 }
 
 const (
-	npmArgOpts = "--prefix --tag -w --workspace --omit --include --install-strategy --cache --userconfig --globalconfig --filter -C --dir --cwd"
+	npmArgOpts = "--prefix --tag -w --workspace --omit --include --install-strategy --cache --filter -C --dir --cwd " +
+		"--loglevel --logs-dir --logs-max --scope --otp --auth-type --before --fetch-retries --fetch-retry-factor --fetch-retry-mintimeout " +
+		"--fetch-retry-maxtimeout --fetch-timeout --maxsockets --proxy --https-proxy --noproxy --cafile --ca --cert --key " +
+		"--script-shell --node-options --umask --location --access --os --cpu --libc --install-links --lockfile-version --workspaces-update"
 	pipArgOpts = "-c --constraint -t --target --prefix --root --platform --python-version --implementation --abi " +
 		"--src --upgrade-strategy --progress-bar --trusted-host --cache-dir --log --timeout --retries --proxy --cert --client-cert " +
 		"-f --find-links --python -p --only-binary --no-binary --config-settings -C --report --group"
@@ -319,6 +322,9 @@ const (
 	pipExtraEnv  = "PIP_EXTRA_INDEX_URL UV_EXTRA_INDEX_URL"
 	pipConfigEnv = "PIP_CONFIG_FILE PIP_FIND_LINKS UV_CONFIG_FILE UV_FIND_LINKS UV_INDEX"
 	npmConfigEnv = "npm_config_userconfig npm_config_globalconfig"
+	// npmConfigOpts name a config file, which may name a scope's registry
+	// (the sandbox's environment outranks it only for the registry).
+	npmConfigOpts = "--userconfig --globalconfig"
 )
 
 // installers maps a package manager (base name without version) to its
@@ -327,16 +333,17 @@ var installers = map[string]*installerSpec{
 	"npm": {subs: "install i add in ins inst insta instal isnt isnta isntal isntall ci clean-install install-clean isntall-clean ic install-test it install-ci-test cit",
 		manifestSubs: "ci clean-install install-clean isntall-clean ic install-ci-test cit", manifest: "(package.json)", host: "registry.npmjs.org",
 		hostOpts: "--registry", argOpts: npmArgOpts, env: "npm_config_registry NPM_CONFIG_REGISTRY",
-		anyHostOpts: "--replace-registry-host", anyHostEnv: "npm_config_replace_registry_host", scoped: true,
+		anyHostOpts: "--replace-registry-host " + npmConfigOpts, anyHostEnv: "npm_config_replace_registry_host", scoped: true,
 		configEnv: npmConfigEnv, npmSpecs: true},
 	"pnpm": {subs: "install i add", manifest: "(package.json)", host: "registry.npmjs.org", hostOpts: "--registry",
-		argOpts: npmArgOpts, env: "npm_config_registry NPM_CONFIG_REGISTRY", scoped: true, configEnv: npmConfigEnv, npmSpecs: true},
+		argOpts: npmArgOpts, env: "npm_config_registry NPM_CONFIG_REGISTRY", scoped: true, configEnv: npmConfigEnv, npmSpecs: true,
+		anyHostOpts: npmConfigOpts},
 	"yarn": {subs: "install add", bareInstall: true, manifest: "(package.json)", host: "registry.yarnpkg.com", hostOpts: "--registry",
 		argOpts: npmArgOpts + " --modules-folder --network-timeout", env: "YARN_REGISTRY YARN_NPM_REGISTRY_SERVER npm_config_registry",
-		configEnv: npmConfigEnv, npmSpecs: true},
+		configEnv: npmConfigEnv, npmSpecs: true, anyHostOpts: npmConfigOpts},
 	"bun": {subs: "install i add a", manifest: "(package.json)", host: "registry.npmjs.org", hostOpts: "--registry",
 		argOpts: npmArgOpts + " --backend --concurrent-scripts", env: "BUN_CONFIG_REGISTRY NPM_CONFIG_REGISTRY npm_config_registry",
-		configEnv: npmConfigEnv, npmSpecs: true},
+		configEnv: npmConfigEnv, npmSpecs: true, anyHostOpts: npmConfigOpts},
 	"pip": {subs: "install download wheel", manifest: "(requirements)", host: "pypi.org",
 		hostOpts: "-i --index-url --default-index", extraOpts: "--extra-index-url --index", offlineOpts: "--no-index",
 		manifestOpts: "-r --requirement", pkgOpts: "-e --editable", argOpts: pipArgOpts, env: pipEnv, extraEnv: pipExtraEnv, configEnv: pipConfigEnv},
