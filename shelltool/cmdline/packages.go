@@ -57,6 +57,7 @@ type install struct {
 	// anyHost: an option lets the tool fetch from hosts the line does not
 	// name (anyHostOpts); offline: it uses no index (--no-index).
 	anyHost, offline bool
+	links            bool // a linkOpts URL: Dynamic besides the index, offline too
 	// needVersion: only operands with @version are packages (go install
 	// X@V; without a version it builds a local package).
 	needVersion bool
@@ -147,6 +148,10 @@ func (in *install) parse(args []arg, manifestOnly bool) {
 			in.names = append(in.names, val)
 		case has(sp.offlineOpts, opt):
 			in.offline = true
+		case has(sp.linkOpts, opt):
+			if val == Dynamic || strings.Contains(val, "://") && !strings.HasPrefix(strings.ToLower(val), "file:") {
+				in.links = true
+			}
 		}
 	}
 	if version != "" && len(in.names) == 1 {
@@ -210,7 +215,7 @@ func optionValue(args []arg, i *int, valueOpts string) (opt, val string) {
 
 // valueOpts lists every option of the spec that takes a value.
 func (sp *installerSpec) valueOpts() string {
-	return strings.Join([]string{sp.hostOpts, sp.extraOpts, sp.versionOpts, sp.manifestOpts, sp.pkgOpts, sp.argOpts, sp.anyHostOpts}, " ")
+	return strings.Join([]string{sp.hostOpts, sp.extraOpts, sp.versionOpts, sp.manifestOpts, sp.pkgOpts, sp.argOpts, sp.anyHostOpts, sp.linkOpts}, " ")
 }
 
 // packages resolves the installs to Packages once the line's assignments
@@ -224,6 +229,9 @@ func (a *analyzer) packages() {
 		if !in.offline {
 			hosts = append(slices.Clip(hosts), in.extra...)
 			hosts = append(hosts, a.envExtras(in)...)
+		}
+		if in.links && !slices.Contains(hosts, Dynamic) {
+			hosts = append(slices.Clip(hosts), Dynamic)
 		}
 		for _, n := range in.names {
 			u, host, ok := packageURL(n)

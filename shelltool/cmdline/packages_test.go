@@ -175,6 +175,11 @@ var packageCases = []struct {
 	{"PIP_EXTRA_INDEX_URL='https://a.example/simple https://b.example' pip install x",
 		[]string{"x pypi.org pip ^0", "x a.example pip ^0", "x b.example pip ^0"}},
 	{"pip install --no-index --extra-index-url https://a.example x", []string{"x  pip ^0"}},
+	// A page of links (--find-links URL) may lead anywhere, --no-index or not.
+	{"pip install --no-index -f https://h.example/links x", []string{"x  pip ^0", "x <dynamic> pip ^0"}},
+	{"pip install --find-links=http://h.example/ x", []string{"x pypi.org pip ^0", "x <dynamic> pip ^0"}},
+	{"pip install -f $L x", []string{"x pypi.org pip ^0", "x <dynamic> pip ^0"}},
+	{"pip install --no-index -f ./wheels -f file:///w x", []string{"x  pip ^0"}},
 	// npm_config_@scope:registry (env takes any name) as --@scope:registry.
 	{"env npm_config_@acme:registry=https://npm.acme.example/ npm i @acme/x", []string{"@acme/x registry.npmjs.org npm ^1", "@acme/x npm.acme.example npm ^1"}},
 	{"env NPM_CONFIG_@ACME:REGISTRY=https://npm.acme.example/ npm ci", []string{"(package.json) registry.npmjs.org npm ^1", "(package.json) npm.acme.example npm ^1"}},

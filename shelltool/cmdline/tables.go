@@ -287,6 +287,9 @@ type installerSpec struct {
 	hostOpts     string // options whose value is the index (replacing the default)
 	extraOpts    string // options adding an index: one request per index
 	offlineOpts  string // options after which no index is used (--no-index)
+	// linkOpts name a folder or a page of links (pip --find-links): a
+	// page's links may lead to any host, so a URL there adds Dynamic.
+	linkOpts     string
 	versionOpts  string // options whose value is the version of the package (cargo install X --version V)
 	manifestOpts string // options naming a manifest (pip -r requirements.txt)
 	pkgOpts      string // options whose value is a package (pip -e PATH)
@@ -317,7 +320,7 @@ const (
 		"--script-shell --node-options --umask --location --access --os --cpu --libc --install-links --lockfile-version --workspaces-update"
 	pipArgOpts = "-c --constraint -t --target --prefix --root --platform --python-version --implementation --abi " +
 		"--src --upgrade-strategy --progress-bar --trusted-host --cache-dir --log --timeout --retries --proxy --cert --client-cert " +
-		"-f --find-links --python -p --only-binary --no-binary --config-settings -C --report --group"
+		"--python -p --only-binary --no-binary --config-settings -C --report --group"
 	pipEnv       = "PIP_INDEX_URL UV_INDEX_URL UV_DEFAULT_INDEX"
 	pipExtraEnv  = "PIP_EXTRA_INDEX_URL UV_EXTRA_INDEX_URL"
 	pipConfigEnv = "PIP_CONFIG_FILE PIP_FIND_LINKS UV_CONFIG_FILE UV_FIND_LINKS UV_INDEX"
@@ -346,12 +349,13 @@ var installers = map[string]*installerSpec{
 		configEnv: npmConfigEnv, npmSpecs: true, anyHostOpts: npmConfigOpts},
 	"pip": {subs: "install download wheel", manifest: "(requirements)", host: "pypi.org",
 		hostOpts: "-i --index-url --default-index", extraOpts: "--extra-index-url --index", offlineOpts: "--no-index",
-		manifestOpts: "-r --requirement", pkgOpts: "-e --editable", argOpts: pipArgOpts, env: pipEnv, extraEnv: pipExtraEnv, configEnv: pipConfigEnv},
+		manifestOpts: "-r --requirement", pkgOpts: "-e --editable", linkOpts: "-f --find-links", argOpts: pipArgOpts, env: pipEnv,
+		extraEnv: pipExtraEnv, configEnv: pipConfigEnv},
 	"pipx": {subs: "install inject", host: "pypi.org", hostOpts: "-i --index-url", argOpts: "--python --pip-args --suffix --spec", env: "PIP_INDEX_URL"},
 	"uv": {subs: "add sync", manifestSubs: "sync", manifest: "(pyproject.toml)", host: "pypi.org",
 		hostOpts: "-i --index-url --default-index", extraOpts: "--extra-index-url --index", offlineOpts: "--no-index --offline",
 		argOpts: pipArgOpts + " --package --extra --optional --dev-group --branch --tag --rev --script --directory --project", env: pipEnv,
-		extraEnv: pipExtraEnv, configEnv: pipConfigEnv},
+		linkOpts: "-f --find-links", extraEnv: pipExtraEnv, configEnv: pipConfigEnv},
 	"poetry": {subs: "add install", manifestSubs: "install", manifest: "(pyproject.toml)", host: "pypi.org",
 		argOpts: "-G --group --source --python -E --extras --with --without --only --directory -C"},
 	"go": {subs: "get install", versionSubs: "install", manifest: "(go.mod)", host: "proxy.golang.org",
