@@ -152,6 +152,11 @@ var packageCases = []struct {
 	{"env --ignore-environment pip install x", []string{"x <dynamic> pip ^1"}},
 	{"env -i go get x.org/y", []string{"x.org/y <dynamic> go ^1"}},
 	{"env -i apt-get install curl", []string{"curl  apt-get ^1"}},
+	{"sudo npm ci", []string{"(package.json) <dynamic> npm ^1"}}, // sudo's env_reset
+	{"sudo -E pip install x", []string{"x <dynamic> pip ^1"}},
+	{"su -c 'npm i x'", []string{"x <dynamic> npm ^1"}},
+	{"sudo apt-get install -y curl", []string{"curl  apt-get ^1"}},
+	{"timeout 60 npm ci", []string{"(package.json) registry.npmjs.org npm ^1"}},
 	{"env -u HOME npm ci", []string{"(package.json) registry.npmjs.org npm ^1"}},
 	{"export -n npm_config_registry; npm ci", []string{"(package.json) <dynamic> npm ^1"}},
 	{"declare +x PIP_CONFIG_FILE; pip install x", []string{"x <dynamic> pip ^1"}},

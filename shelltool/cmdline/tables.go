@@ -40,6 +40,7 @@ type wrapperSpec struct {
 	replace      string      // options setting a string replaced by input in the command (xargs -I)
 	unsetOpts    string      // argOpts whose value is a variable removed from the command's environment (env -u)
 	clearOpts    string      // flags dropping the whole environment (env -i)
+	resetsEnv    bool        // it runs the command in an environment of its own making (sudo's env_reset)
 }
 
 // wrappers maps a base name to how it runs its command.
@@ -59,14 +60,14 @@ var wrappers = map[string]*wrapperSpec{
 		argOpts: "-a --arg-file -d --delimiter -E -L -n --max-args -P --max-procs -s --max-chars --process-slot-var",
 		flags:   "-0 --null -o --open-tty -p --interactive -r --no-run-if-empty -t --verbose -x --exit --show-limits",
 		optArgs: "-e --eof -l --max-lines", noRun: "--help --version"},
-	"sudo": {risk: high, idle: high,
+	"sudo": {risk: high, idle: high, resetsEnv: true,
 		argOpts: "-u --user -g --group -C --close-from -D --chdir -h --host -p --prompt -r --role -t --type -T --command-timeout -U --other-user -R --chroot",
 		flags:   "-A --askpass -b --background -B --bell -E -H --set-home -k --reset-timestamp -n --non-interactive -P --preserve-groups -S --stdin -N --no-update",
 		optArgs: "--preserve-env", noRun: "-e --edit -l --list -v --validate -K --remove-timestamp -V --version --help",
 		shellOpts: "-i --login -s --shell"},
-	"doas":    {risk: high, idle: high, argOpts: "-u -a", flags: "-n -L", noRun: "-C", shellOpts: "-s"},
-	"pkexec":  {risk: high, idle: high, argOpts: "--user", flags: "--keep-cwd --disable-internal-agent", noRun: "--version --help"},
-	"runuser": {risk: high, idle: high, argOpts: "-u --user -g --group -G --supp-group -s --shell -w --whitelist-environment", flags: "-l --login -m -p --preserve-environment -P --pty", strOpts: "-c --command --session-command", shellIfNoCmd: true},
+	"doas":    {risk: high, idle: high, resetsEnv: true, argOpts: "-u -a", flags: "-n -L", noRun: "-C", shellOpts: "-s"},
+	"pkexec":  {risk: high, idle: high, resetsEnv: true, argOpts: "--user", flags: "--keep-cwd --disable-internal-agent", noRun: "--version --help"},
+	"runuser": {risk: high, idle: high, resetsEnv: true, argOpts: "-u --user -g --group -G --supp-group -s --shell -w --whitelist-environment", flags: "-l --login -m -p --preserve-environment -P --pty", strOpts: "-c --command --session-command", shellIfNoCmd: true},
 	"watch": {argOpts: "-n --interval -q --equexit", optArgs: "-d --differences",
 		flags:   "-b --beep -c --color -C --no-color -e --errexit -g --chgexit -t --no-title -w --no-wrap -p --precise -r --no-rerun",
 		joinOff: "-x --exec", shellJoin: true, dropStdin: true, noRun: "-h --help -v --version"},

@@ -21,6 +21,7 @@ type wrapParse struct {
 // wrap parses a wrapper's options and records the command it runs.
 func (k *call) wrap(sp *wrapperSpec) {
 	p := &wrapParse{k: k, sp: sp, args: k.args, join: sp.shellJoin}
+	k.allEnvUnset = sp.resetsEnv
 	p.options()
 	args, i := p.args, min(p.i, len(p.args)) // an option's missing value
 	for n := 0; n < sp.positional && i < len(args); n++ {
@@ -260,6 +261,7 @@ func isAssignWord(t string) bool {
 
 func (k *call) su() {
 	k.raise(high, "su")
+	k.allEnvUnset = true // su makes the environment of the user it runs as
 	args := k.args
 	for i := 0; i < len(args); i++ {
 		t := args[i].text
