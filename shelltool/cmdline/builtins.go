@@ -121,9 +121,16 @@ func (k *call) getopts() {
 }
 
 // unset of a variable that changes what runs: without PATH bash runs
-// commands from the current directory.
+// commands from the current directory. The variables it names leave the
+// environment (k.unsets; unset -f names functions).
 func (k *call) unset() {
 	for _, a := range k.args {
+		if a.lit && a.text == "-f" {
+			break
+		}
+		if a.lit && !strings.HasPrefix(a.text, "-") {
+			k.unsets = append(k.unsets, varName(a.text))
+		}
 		if !a.lit {
 			k.raise(high, "unset dynamic name")
 		} else if opt := riskyEnv(varName(a.text)); opt != "" && !strings.HasPrefix(a.text, "-") {

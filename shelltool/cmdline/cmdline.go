@@ -210,19 +210,25 @@ type analyzer struct {
 	// are the indexes of the commands that read configuration there.
 	configMoved bool
 	homeReaders []int
-	refs        []arithRef        // variables read by arithmetic evaluation (arith.go)
-	tainted     map[string]bool   // variables set from text the analyzer cannot see
-	inSubst     int               // depth of $( ), ` ` and <( ) being walked
-	env         map[string]string // literal values assigned in the line (Dynamic when not literal)
-	installs    []*install        // package installs, resolved to Packages after the walk
+	refs        []arithRef      // variables read by arithmetic evaluation (arith.go)
+	tainted     map[string]bool // variables set from text the analyzer cannot see
+	inSubst     int             // depth of $( ), ` ` and <( ) being walked
+	// env holds every value assigned to a name anywhere in the line
+	// (Dynamic when not literal); unsets the names the line removes from
+	// the environment (unset, env -u, export -n), allEnvUnset that some
+	// command drops the whole environment (env -i).
+	env         map[string][]string
+	unsets      []string
+	allEnvUnset bool
+	installs    []*install // package installs, resolved to Packages after the walk
 }
 
-// setEnv records the value assigned to name.
+// setEnv records a value assigned to name.
 func (a *analyzer) setEnv(name, value string) {
 	if a.env == nil {
-		a.env = map[string]string{}
+		a.env = map[string][]string{}
 	}
-	a.env[name] = value
+	a.env[name] = append(a.env[name], value)
 }
 
 // noteAssign records an assignment to name anywhere in the line.
@@ -608,7 +614,7 @@ func (a *analyzer) assignment(as *syntax.Assign) string {
 		a.arith(as.Index)
 	}
 	a.noteAssign(as.Name.Value)
-	if v := a.word(as.Value, false); v.lit {
+	if v := a.word(as.Value, false); v.lit && !as.Append { // NAME+=v appends to a value not seen
 		a.setEnv(as.Name.Value, v.text)
 	} else {
 		a.setEnv(as.Name.Value, Dynamic)
@@ -637,15 +643,22 @@ func (a *analyzer) decl(x *syntax.DeclClause) {
 	words := []string{x.Variant.Value}
 	cmd := Command{Name: x.Variant.Value, Risk: grants.RiskMedium}
 	nameref := x.Variant.Value == "nameref"
+	unexports := false // export -n, declare +x: what it names leaves the environment
 	for _, as := range x.Args {
 		if as.Naked && as.Value != nil {
-			if t := a.word(as.Value, false).text; strings.HasPrefix(t, "-") && strings.Contains(t, "n") {
+			t := a.word(as.Value, false).text
+			if strings.HasPrefix(t, "-") && strings.Contains(t, "n") {
 				nameref = true
+				unexports = true
 			}
+			unexports = unexports || strings.HasPrefix(t, "+")
 		}
 	}
 	for _, as := range x.Args {
 		words = append(words, a.assign(as))
+		if unexports && as.Name != nil {
+			a.unsets = append(a.unsets, as.Name.Value)
+		}
 		if as.Naked {
 			a.substs(as, ctx{})
 			continue

@@ -1,6 +1,7 @@
 package cmdline
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -63,6 +64,9 @@ func FuzzAnalyze(f *testing.F) {
 				t.Fatalf("%q: package %+v of %d commands", line, p, len(an.Commands))
 			}
 		}
+		if again, _ := Analyze(line); !slices.Equal(again.Packages, an.Packages) {
+			t.Fatalf("%q: packages differ between two analyses:\n%+v\n%+v", line, an.Packages, again.Packages)
+		}
 		for i, c := range an.Commands {
 			if c.Risk < 2 || c.Risk > 4 {
 				t.Fatalf("%q: command %d has risk %v", line, i, c.Risk)
@@ -73,6 +77,32 @@ func FuzzAnalyze(f *testing.F) {
 			if c.Line != strings.Join(c.Words, " ") {
 				t.Fatalf("%q: command %d line %q is not its words %q", line, i, c.Line, c.Words)
 			}
+		}
+	})
+}
+
+// FuzzNPMSpec checks that npmSpec never panics, is deterministic, and
+// that what it calls a host is one: lower case, no path, user or space;
+// a local path never has one.
+func FuzzNPMSpec(f *testing.F) {
+	for _, s := range []string{"left-pad@1", "github:u/r", "u/r#v1", "git@h.example:u/r.git", "git+ssh://git@h.example:22/u/r",
+		"x@https://h.example/x.tgz", "./x.tgz", "x@file:../y", "@s/x@gitlab:u/r", "x@npm:y@1", "foo:bar"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, word string) {
+		u, host, ok := npmSpec(word)
+		u2, host2, ok2 := npmSpec(word)
+		if u != u2 || host != host2 || ok != ok2 {
+			t.Fatalf("npmSpec(%q) not deterministic", word)
+		}
+		if !ok && (host != "" || u != "") {
+			t.Fatalf("npmSpec(%q): registry package with host %q url %q", word, host, u)
+		}
+		if host != Dynamic && (host != strings.ToLower(host) || strings.ContainsAny(host, "/@ \t\n#?")) {
+			t.Fatalf("npmSpec(%q): host %q", word, host)
+		}
+		if (strings.HasPrefix(word, "./") || strings.HasPrefix(word, "/") || strings.HasPrefix(strings.ToLower(word), "file:")) && host != "" {
+			t.Fatalf("npmSpec(%q): local path with host %q", word, host)
 		}
 	})
 }

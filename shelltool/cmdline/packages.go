@@ -1,6 +1,7 @@
 package cmdline
 
 import (
+	"maps"
 	"net"
 	"net/url"
 	"slices"
@@ -50,9 +51,13 @@ type install struct {
 	manager string
 	spec    *installerSpec
 	names   []string // the packages as written
-	hosts   []string // indexes the options named (the first replaces the default)
+	hosts   []string // indexes the options named (replacing the default)
 	extra   []string // indexes added to the default or named one
 	cmd     int
+	// anyHost: an option lets the tool fetch from hosts the line does not
+	// name (anyHostOpts); offline: it uses no index (--no-index).
+	anyHost, offline bool
+	links            bool // a linkOpts URL: Dynamic besides the index, offline too
 	// needVersion: only operands with @version are packages (go install
 	// X@V; without a version it builds a local package).
 	needVersion bool
@@ -72,12 +77,18 @@ func (k *call) installs() {
 	if !ok {
 		return
 	}
-	sub, i := firstOperand(args, sp.hostOpts+" "+sp.argOpts)
-	rest := args[min(i+1, len(args)):]
+	sub, i := firstOperand(args, sp.valueOpts())
+	// The options before the subcommand count as those after it.
+	rest := slices.Concat(args[:min(i, len(args))], args[min(i+1, len(args)):])
 	switch {
 	case has(sp.subs, sub):
 	case sp.bareInstall && sub == "" && i >= len(args):
 		rest = args
+	case sub == "" && i < len(args):
+		// npm $X y: the subcommand is known only when run; it may install
+		// anything from anywhere.
+		k.pkgs = append(k.pkgs, &install{manager: name, spec: sp, names: []string{Dynamic}, hosts: []string{Dynamic}})
+		return
 	default:
 		return
 	}
@@ -100,18 +111,28 @@ func (in *install) parse(args []arg, manifestOnly bool) {
 		if a.lit && t == "--" {
 			continue
 		}
-		if !a.lit || len(t) < 2 || t[0] != '-' {
+		var opt, val string
+		switch name, _, eq := strings.Cut(t, "="); {
+		case !a.lit && eq && (has(sp.valueOpts(), name) || sp.scoped && scopedRegistry(name)):
+			opt, val = name, Dynamic // --registry=$R
+		case !a.lit:
+			// "$X": it may be any option, one naming the index too.
+			in.names = append(in.names, Dynamic)
+			in.hosts = append(in.hosts, Dynamic)
+			continue
+		case len(t) < 2 || t[0] != '-':
 			in.operand(a)
 			continue
+		default:
+			opt, val = optionValue(args, &i, sp.valueOpts())
 		}
-		opt, val := optionValue(args, &i, sp.valueOpts())
 		switch {
 		case sp.scoped && scopedRegistry(opt):
 			if val != "" { // npm reads "--@s:registry URL" as a flag and a package
 				in.extra = append(in.extra, val)
 			}
 		case has(sp.anyHostOpts, opt):
-			in.hosts = append(in.hosts, Dynamic)
+			in.anyHost = true
 		case has(sp.hostOpts, opt):
 			in.hosts = append(in.hosts, val)
 		case has(sp.extraOpts, opt):
@@ -126,7 +147,11 @@ func (in *install) parse(args []arg, manifestOnly bool) {
 			}
 			in.names = append(in.names, val)
 		case has(sp.offlineOpts, opt):
-			in.hosts = append(in.hosts, "")
+			in.offline = true
+		case has(sp.linkOpts, opt):
+			if val == Dynamic || strings.Contains(val, "://") && !strings.HasPrefix(strings.ToLower(val), "file:") {
+				in.links = true
+			}
 		}
 	}
 	if version != "" && len(in.names) == 1 {
@@ -148,7 +173,7 @@ func (in *install) parse(args []arg, manifestOnly bool) {
 // of a certain shape (go install X@V: without a version it builds a local
 // package).
 func (in *install) operand(a arg) {
-	if !a.lit || a.text == "" { // what a tool makes of an empty word is its own
+	if a.text == "" { // what a tool makes of an empty word is its own
 		in.names = append(in.names, Dynamic)
 		return
 	}
@@ -190,21 +215,31 @@ func optionValue(args []arg, i *int, valueOpts string) (opt, val string) {
 
 // valueOpts lists every option of the spec that takes a value.
 func (sp *installerSpec) valueOpts() string {
-	return strings.Join([]string{sp.hostOpts, sp.extraOpts, sp.versionOpts, sp.manifestOpts, sp.pkgOpts, sp.argOpts, sp.anyHostOpts}, " ")
+	return strings.Join([]string{sp.hostOpts, sp.extraOpts, sp.versionOpts, sp.manifestOpts, sp.pkgOpts, sp.argOpts, sp.anyHostOpts, sp.linkOpts}, " ")
 }
 
 // packages resolves the installs to Packages once the line's assignments
 // are known: one per package and index, but one per package named by its
-// URL, from that URL's host.
+// URL, from that URL's host, and one with no host per local path.
 func (a *analyzer) packages() {
 	for _, in := range a.installs {
 		hosts := a.indexes(in)
 		index := indexOrigin(hosts[0])
 		moved := in.spec.anyHostOpts != "" && slices.Contains(hosts, Dynamic)
-		hosts = append(slices.Clip(hosts), in.extra...)
+		if !in.offline {
+			hosts = append(slices.Clip(hosts), in.extra...)
+			hosts = append(hosts, a.envExtras(in)...)
+		}
+		if in.links && !slices.Contains(hosts, Dynamic) {
+			hosts = append(slices.Clip(hosts), Dynamic)
+		}
 		for _, n := range in.names {
-			if u, host, ok := packageURL(n); ok {
-				if moved {
+			u, host, ok := packageURL(n)
+			if in.spec.npmSpecs {
+				u, host, ok = npmSpec(n)
+			}
+			if ok {
+				if moved && u != "" {
 					host = Dynamic // the line may send it to an index it does not name
 				}
 				a.out.Packages = append(a.out.Packages, Package{Name: n, Host: host, Manager: in.manager, Command: in.cmd, URL: u, Index: index})
@@ -218,65 +253,171 @@ func (a *analyzer) packages() {
 }
 
 // indexes are the install's indexes as written: its options', else the
-// line's assignments', else the tool's default; Dynamic when the line lets
-// the tool fetch from hosts it does not name (anyHostOpts, anyHostEnv).
+// line's assignments', else the tool's default; Dynamic when the line
+// names two different ones (npm keeps the last --registry; which of two
+// spellings of npm_config_registry wins is the environment's order), an
+// empty one, or removes or moves one the sandbox sets (pinMoved); and
+// Dynamic besides when the line lets the tool fetch from hosts it does
+// not name (anyHostOpts, anyHostEnv).
 func (a *analyzer) indexes(in *install) []string {
-	hosts := in.hosts
-	if len(hosts) == 0 {
-		hosts = a.envIndexes(in)
+	if in.offline {
+		return []string{""}
 	}
-	for _, name := range strings.Fields(in.spec.anyHostEnv) {
-		if _, ok := a.lookupEnv(name); ok {
-			hosts = append(slices.Clip(hosts), Dynamic) // as its option does
+	var choices [][]string
+	for _, h := range in.hosts {
+		choices = append(choices, []string{h})
+	}
+	choices = append(choices, a.envIndexes(in)...)
+	var hosts []string
+	switch {
+	case a.pinMoved(in.spec):
+		hosts = []string{Dynamic}
+	case len(choices) > 0:
+		hosts = choices[0]
+		for _, c := range choices[1:] {
+			if !sameIndexes(c, hosts) {
+				hosts = []string{Dynamic}
+				break
+			}
 		}
+	case in.anyHost || a.anyHostEnv(in.spec):
+		return []string{Dynamic}
+	default:
+		return []string{in.spec.host}
 	}
-	if len(hosts) == 0 {
-		hosts = []string{in.spec.host}
+	if (in.anyHost || a.anyHostEnv(in.spec)) && !slices.Contains(hosts, Dynamic) {
+		hosts = append(slices.Clip(hosts), Dynamic)
 	}
 	return hosts
 }
 
-// envIndexes returns the indexes the line's assignments name for the
-// install (GOPROXY=a,b|direct: one per entry, "off" none).
-func (a *analyzer) envIndexes(in *install) []string {
-	for _, name := range strings.Fields(in.spec.env) {
-		v, ok := a.lookupEnv(name)
-		if !ok {
-			continue
+// anyHostEnv reports an assignment in the line to one of the spec's
+// anyHostEnv variables.
+func (a *analyzer) anyHostEnv(sp *installerSpec) bool {
+	for _, name := range strings.Fields(sp.anyHostEnv) {
+		if len(a.lookupEnv(name)) > 0 {
+			return true
 		}
-		if v == Dynamic {
-			return []string{Dynamic}
-		}
-		var out []string
-		for _, e := range strings.FieldsFunc(v, func(r rune) bool { return r == ',' || r == '|' || r == ' ' }) {
-			if e != "off" {
-				out = append(out, e)
-			}
-		}
-		if len(out) == 0 {
-			out = []string{""}
-		}
-		return out
 	}
-	return nil
+	return false
 }
 
-// lookupEnv is the value the line assigns to name. npm reads its
+// sameIndexes reports whether two lists of indexes name the same origins.
+func sameIndexes(x, y []string) bool {
+	return slices.EqualFunc(x, y, func(a, b string) bool { return indexOrigin(a) == indexOrigin(b) })
+}
+
+// pinMoved reports that the line removes a variable the install's index
+// depends on from the environment (unset, env -u, export -n, env -i: the
+// sandbox sets them, toolchains.IndexPins), or assigns one that hands the
+// index to a file the line does not show (configEnv): what the tool then
+// fetches from is its configuration's, unknown here.
+func (a *analyzer) pinMoved(sp *installerSpec) bool {
+	watched := strings.Fields(sp.env + " " + sp.anyHostEnv + " " + sp.configEnv)
+	if len(watched) > 0 && a.allEnvUnset {
+		return true
+	}
+	for _, name := range watched {
+		for _, u := range a.unsets {
+			if sameEnvName(u, name) {
+				return true
+			}
+		}
+	}
+	for _, name := range strings.Fields(sp.configEnv) {
+		if len(a.lookupEnv(name)) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// envIndexes returns the index lists the line's assignments name for the
+// install, one per assignment (GOPROXY=a,b|direct: one entry per index,
+// "off" none; an empty value, which the tool reads as unset, Dynamic).
+func (a *analyzer) envIndexes(in *install) [][]string {
+	var out [][]string
+	for _, name := range strings.Fields(in.spec.env) {
+		for _, v := range a.lookupEnv(name) {
+			out = append(out, envIndexList(v))
+		}
+	}
+	return out
+}
+
+// envIndexList is the indexes one assignment's value names.
+func envIndexList(v string) []string {
+	if v == Dynamic || strings.TrimSpace(v) == "" {
+		return []string{Dynamic}
+	}
+	var out []string
+	for _, e := range strings.FieldsFunc(v, func(r rune) bool { return r == ',' || r == '|' || r == ' ' }) {
+		if e != "off" {
+			out = append(out, e)
+		}
+	}
+	if len(out) == 0 {
+		out = []string{""}
+	}
+	return out
+}
+
+// envExtras are the indexes the line's assignments add (extraEnv, and
+// npm's npm_config_@scope:registry as its --@scope:registry option does).
+func (a *analyzer) envExtras(in *install) []string {
+	var out []string
+	for _, name := range strings.Fields(in.spec.extraEnv) {
+		for _, v := range a.lookupEnv(name) {
+			if v == Dynamic {
+				out = append(out, Dynamic)
+				continue
+			}
+			out = append(out, strings.Fields(v)...)
+		}
+	}
+	if !in.spec.scoped {
+		return out
+	}
+	names := slices.Sorted(maps.Keys(a.env))
+	for _, n := range names {
+		if k, ok := npmConfigKey(n); ok && scopedRegistry("--"+k) {
+			for _, v := range a.env[n] {
+				if strings.TrimSpace(v) == "" {
+					v = Dynamic
+				}
+				out = append(out, v)
+			}
+		}
+	}
+	return out
+}
+
+// lookupEnv is every value the line assigns to name. npm reads its
 // npm_config_* variables in any case and with "-" for "_"
 // (Npm_Config_Registry, `env npm_config_replace-registry-host=…`), so such
 // a name matches every assignment npm reads as the same setting.
-func (a *analyzer) lookupEnv(name string) (string, bool) {
-	key, npm := npmConfigKey(name)
-	if !npm {
-		v, ok := a.env[name]
-		return v, ok
+func (a *analyzer) lookupEnv(name string) []string {
+	if _, npm := npmConfigKey(name); !npm {
+		return a.env[name]
 	}
-	for n, v := range a.env {
-		if k, ok := npmConfigKey(n); ok && k == key {
-			return v, true
+	var out []string
+	for _, n := range slices.Sorted(maps.Keys(a.env)) {
+		if sameEnvName(n, name) {
+			out = append(out, a.env[n]...)
 		}
 	}
-	return "", false
+	return out
+}
+
+// sameEnvName reports whether two variable names are the same setting:
+// equal, or npm_config_* names npm reads as one.
+func sameEnvName(x, y string) bool {
+	kx, okx := npmConfigKey(x)
+	ky, oky := npmConfigKey(y)
+	if okx && oky {
+		return kx == ky
+	}
+	return x == y
 }
 
 // npmConfigKey is the setting npm reads from an npm_config_* variable (as

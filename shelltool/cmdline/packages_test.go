@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"slices"
 	"testing"
+
+	"github.com/onellm/onellm-mcp/shelltool/toolchains"
 )
 
 // packageCases: each line's Packages as "name host manager ^command".
@@ -25,12 +27,19 @@ var packageCases = []struct {
 	{"npm ci --replace-registry-host never", []string{"(package.json) <dynamic> npm ^0"}},
 	{"npm i --@acme:registry=https://npm.acme.example/ @acme/x", []string{"@acme/x registry.npmjs.org npm ^0", "@acme/x npm.acme.example npm ^0"}},
 	{"pnpm add --@acme:registry=https://p.example @acme/x", []string{"@acme/x registry.npmjs.org pnpm ^0", "@acme/x p.example pnpm ^0"}},
-	{"npm i --@acme:registry=$R @acme/x", []string{"<dynamic> registry.npmjs.org npm ^0", "@acme/x registry.npmjs.org npm ^0"}},
+	{"npm i --@acme:registry=$R @acme/x", []string{"@acme/x registry.npmjs.org npm ^0", "@acme/x <dynamic> npm ^0"}},
 	{"npm i --@:registry=https://e.example/ x", []string{"x registry.npmjs.org npm ^0"}},
 	{"npm_config_registry=https://r.example npm install x", []string{"x r.example npm ^0"}},
 	{"npm install -g --prefix /opt/n x", []string{"x registry.npmjs.org npm ^0"}},
 	{"npm test", nil},
-	{"npm install $PKG", []string{"<dynamic> registry.npmjs.org npm ^0"}},
+	// A word known only when run may be any option, one naming the index
+	// too ("--registry=https://elsewhere"); so may a subcommand.
+	{"npm install $PKG", []string{"<dynamic> <dynamic> npm ^0"}},
+	{"npm install \"$PKG\" x", []string{"<dynamic> <dynamic> npm ^0", "x <dynamic> npm ^0"}},
+	{"npm install --registry=$R x", []string{"x <dynamic> npm ^0"}},
+	{"pip install $FLAGS x", []string{"<dynamic> <dynamic> pip ^0", "x <dynamic> pip ^0"}},
+	{"npm $CMD x", []string{"<dynamic> <dynamic> npm ^0"}},
+	{"npm run $SCRIPT", nil},
 	{"npm install --registry $R x", []string{"x <dynamic> npm ^0"}},
 	{"pnpm add -D vitest@1", []string{"vitest@1 registry.npmjs.org pnpm ^0"}},
 	{"yarn", []string{"(package.json) registry.yarnpkg.com yarn ^0"}},
@@ -100,13 +109,150 @@ var packageCases = []struct {
 	{"npm i --registry http://127.0.0.1:9/ http://127.0.0.2:9/x.tgz", []string{"http://127.0.0.2:9/x.tgz 127.0.0.2 npm ^0"}},
 	{"npm i git+https://github.com/a/b.git", []string{"git+https://github.com/a/b.git github.com npm ^0"}},
 	{"npm i --replace-registry-host=never https://h.example/x.tgz", []string{"https://h.example/x.tgz <dynamic> npm ^0"}},
-	{"npm i file:///tmp/x.tgz ./y.tgz", []string{"file:///tmp/x.tgz  npm ^0", "./y.tgz registry.npmjs.org npm ^0"}},
+	{"npm i file:///tmp/x.tgz ./y.tgz", []string{"file:///tmp/x.tgz  npm ^0", "./y.tgz  npm ^0"}},
 	{"pip install --extra-index-url https://a.example/simple https://h.example/x.whl", []string{"https://h.example/x.whl h.example pip ^0"}},
 	{"pip install 'x @ https://h.example/x.whl'", []string{"x @ https://h.example/x.whl h.example pip ^0"}},
 	{"pip install -e git+https://github.com/a/b#egg=b", []string{"git+https://github.com/a/b#egg=b github.com pip ^0"}},
 	{"pip install ''", []string{"<dynamic> pypi.org pip ^0"}}, // found by FuzzAnalyze
 	{"pip install -e ''", []string{"<dynamic> pypi.org pip ^0"}},
 	{"pip install 'x>=1 # see https://h.example/'", []string{"x>=1 # see https://h.example/ pypi.org pip ^0"}},
+	// Two indexes where the tool uses one: npm keeps the last --registry,
+	// pip the last -i; which of two spellings of npm_config_registry npm
+	// reads is the environment's order. <dynamic>, never a guess.
+	{"npm i --registry https://a.example --registry https://b.example x", []string{"x <dynamic> npm ^0"}},
+	{"npm i --registry https://a.example/ --registry=https://A.example x", []string{"x a.example npm ^0"}},
+	{"pip install -i https://a.example/simple --index-url https://b.example/simple x", []string{"x <dynamic> pip ^0"}},
+	{"npm_config_registry=https://a.example NPM_CONFIG_REGISTRY=https://b.example npm install x", []string{"x <dynamic> npm ^0"}},
+	{"NPM_CONFIG_REGISTRY=https://b.example npm_config_registry=https://a.example npm install x", []string{"x <dynamic> npm ^0"}},
+	{"npm_config_registry=https://a.example NPM_CONFIG_REGISTRY=https://a.example/ npm install x", []string{"x a.example npm ^0"}},
+	{"npm_config_registry=https://a.example npm i --registry https://b.example x", []string{"x <dynamic> npm ^0"}},
+	{"export npm_config_registry=https://a.example; npm_config_registry=https://b.example npm ci", []string{"(package.json) <dynamic> npm ^1"}},
+	{"env npm_config_registry=https://a.example Npm_Config_Registry=https://b.example npm ci", []string{"(package.json) <dynamic> npm ^1"}},
+	{"PIP_INDEX_URL=https://a.example/simple UV_INDEX_URL=https://b.example/simple uv pip install x", []string{"x <dynamic> pip ^0"}},
+	{"GOPROXY=https://a.example GOPROXY=https://b.example go get x.org/y", []string{"x.org/y <dynamic> go ^0"}},
+	{"npm_config_registry=https://a.example npm i --replace-registry-host=never x", []string{"x a.example npm ^0", "x <dynamic> npm ^0"}},
+	// An empty value is read as unset: the tool's own configuration.
+	{"npm_config_registry= npm install x", []string{"x <dynamic> npm ^0"}},
+	{"PIP_INDEX_URL='' pip install x", []string{"x <dynamic> pip ^0"}},
+	{"GOPROXY= go get x.org/y", []string{"x.org/y <dynamic> go ^0"}},
+	{"npm_config_registry+=/x npm install x", []string{"x <dynamic> npm ^0"}},
+	// Removing what the sandbox pins (toolchains.IndexPins), or naming a
+	// config file, hands the index to configuration the line does not show.
+	{"unset npm_config_registry; npm ci", []string{"(package.json) <dynamic> npm ^1"}},
+	{"unset NPM_CONFIG_REPLACE_REGISTRY_HOST && npm i x", []string{"x <dynamic> npm ^1"}},
+	{"npm i x; unset npm_config_registry", []string{"x <dynamic> npm ^0"}}, // a loop may run it first
+	{"unset -f npm_config_registry; npm i x", []string{"x registry.npmjs.org npm ^1"}},
+	{"unset HOME_X; npm i x", []string{"x registry.npmjs.org npm ^1"}},
+	{"env -u npm_config_registry npm ci", []string{"(package.json) <dynamic> npm ^1"}},
+	{"env --unset=npm_config_replace_registry_host npm ci", []string{"(package.json) <dynamic> npm ^1"}},
+	{"env -unpm_config_registry npm ci", []string{"(package.json) <dynamic> npm ^1"}},
+	{"env -u PIP_CONFIG_FILE pip install x", []string{"x <dynamic> pip ^1"}},
+	{"env -i PATH=/usr/bin npm ci", []string{"(package.json) <dynamic> npm ^1"}},
+	{"env - npm ci", []string{"(package.json) <dynamic> npm ^1"}},
+	{"env --ignore-environment pip install x", []string{"x <dynamic> pip ^1"}},
+	{"env -i go get x.org/y", []string{"x.org/y <dynamic> go ^1"}},
+	{"env -i apt-get install curl", []string{"curl  apt-get ^1"}},
+	{"sudo npm ci", []string{"(package.json) <dynamic> npm ^1"}}, // sudo's env_reset
+	{"sudo -E pip install x", []string{"x <dynamic> pip ^1"}},
+	{"su -c 'npm i x'", []string{"x <dynamic> npm ^1"}},
+	{"sudo apt-get install -y curl", []string{"curl  apt-get ^1"}},
+	{"timeout 60 npm ci", []string{"(package.json) registry.npmjs.org npm ^1"}},
+	{"env -u HOME npm ci", []string{"(package.json) registry.npmjs.org npm ^1"}},
+	{"export -n npm_config_registry; npm ci", []string{"(package.json) <dynamic> npm ^1"}},
+	{"declare +x PIP_CONFIG_FILE; pip install x", []string{"x <dynamic> pip ^1"}},
+	{"bwrap --clearenv --ro-bind / / npm ci", []string{"(package.json) <dynamic> npm ^1"}},
+	{"bwrap --unsetenv npm_config_registry --ro-bind / / npm ci", []string{"(package.json) <dynamic> npm ^1"}},
+	{"npm_config_userconfig=./my.npmrc npm ci", []string{"(package.json) <dynamic> npm ^0"}},
+	{"npm ci --userconfig ./my.npmrc", []string{"(package.json) <dynamic> npm ^0"}},
+	{"npm i --globalconfig=/tmp/g --registry https://r.example x", []string{"x r.example npm ^0", "x <dynamic> npm ^0"}},
+	{"pnpm add --userconfig ./u x", []string{"x <dynamic> pnpm ^0"}},
+	// Options before the subcommand take their value as npm parses them.
+	{"npm --userconfig ./u install x", []string{"x <dynamic> npm ^0"}},
+	{"npm --replace-registry-host never ci", []string{"(package.json) <dynamic> npm ^0"}},
+	{"npm --loglevel silent install x", []string{"x registry.npmjs.org npm ^0"}},
+	{"npm --cache /tmp/c ci", []string{"(package.json) registry.npmjs.org npm ^0"}},
+	{"NPM_CONFIG_GLOBALCONFIG=/tmp/g npm i x", []string{"x <dynamic> npm ^0"}},
+	{"PIP_CONFIG_FILE=./pip.conf pip install x", []string{"x <dynamic> pip ^0"}},
+	{"PIP_FIND_LINKS=https://h.example/links pip install x", []string{"x <dynamic> pip ^0"}},
+	{"PIP_CONFIG_FILE=/dev/null python3 -m pip install x", []string{"x <dynamic> pip ^0"}},
+	{"unset PIP_CONFIG_FILE; npm i x", []string{"x registry.npmjs.org npm ^1"}},
+	// Indexes added by assignments.
+	{"PIP_EXTRA_INDEX_URL='https://a.example/simple https://b.example' pip install x",
+		[]string{"x pypi.org pip ^0", "x a.example pip ^0", "x b.example pip ^0"}},
+	{"pip install --no-index --extra-index-url https://a.example x", []string{"x  pip ^0"}},
+	// A page of links (--find-links URL) may lead anywhere, --no-index or not.
+	{"pip install --no-index -f https://h.example/links x", []string{"x  pip ^0", "x <dynamic> pip ^0"}},
+	{"pip install --find-links=http://h.example/ x", []string{"x pypi.org pip ^0", "x <dynamic> pip ^0"}},
+	{"pip install -f $L x", []string{"x pypi.org pip ^0", "x <dynamic> pip ^0"}},
+	{"pip install --no-index -f ./wheels -f file:///w x", []string{"x  pip ^0"}},
+	// npm_config_@scope:registry (env takes any name) as --@scope:registry.
+	{"env npm_config_@acme:registry=https://npm.acme.example/ npm i @acme/x", []string{"@acme/x registry.npmjs.org npm ^1", "@acme/x npm.acme.example npm ^1"}},
+	{"env NPM_CONFIG_@ACME:REGISTRY=https://npm.acme.example/ npm ci", []string{"(package.json) registry.npmjs.org npm ^1", "(package.json) npm.acme.example npm ^1"}},
+	{"env 'npm_config_@acme:registry=' npm i @acme/x", []string{"@acme/x registry.npmjs.org npm ^1", "@acme/x <dynamic> npm ^1"}},
+	{"env npm_config_@:registry=https://e.example npm i x", []string{"x registry.npmjs.org npm ^1"}},
+	// npm's git shortcuts and addresses come from the git host, local
+	// paths from no host (npm-package-arg's reading; see TestNPMSpec).
+	{"npm i github:u/r gitlab:u/r#v1 bitbucket:u/r gist:abc u/r",
+		[]string{"github:u/r github.com npm ^0", "gitlab:u/r#v1 gitlab.com npm ^0", "bitbucket:u/r bitbucket.org npm ^0", "gist:abc gist.github.com npm ^0", "u/r github.com npm ^0"}},
+	{"npm i git@git.example:u/r.git git+ssh://git@h.example:u/r.git git+ssh://git@h.example:22/u/r.git",
+		[]string{"git@git.example:u/r.git git.example npm ^0", "git+ssh://git@h.example:u/r.git h.example npm ^0", "git+ssh://git@h.example:22/u/r.git h.example npm ^0"}},
+	{"npm i x@github:u/r @s/y@u/r", []string{"x@github:u/r github.com npm ^0", "@s/y@u/r github.com npm ^0"}},
+	{"npm i ../x /abs/x ~/x x.tgz x@./y x@file:../z", []string{"../x  npm ^0", "/abs/x  npm ^0", "~/x  npm ^0", "x.tgz  npm ^0", "x@./y  npm ^0", "x@file:../z  npm ^0"}},
+	{"npm i foo:bar git@localhost:u/r", []string{"foo:bar <dynamic> npm ^0", "git@localhost:u/r <dynamic> npm ^0"}},
+	{"npm i x@npm:y@1 @s/x", []string{"x@npm:y@1 registry.npmjs.org npm ^0", "@s/x registry.npmjs.org npm ^0"}},
+	{"npm i --registry=$R github:u/r", []string{"github:u/r github.com npm ^0"}}, // the git host, whatever the registry
+	{"yarn add u/r", []string{"u/r github.com yarn ^0"}},
+	{"pip install u/r", []string{"u/r pypi.org pip ^0"}}, // pip reads no npm spec
+}
+
+// TestNPMSpec: npm operands are read as npm-package-arg 13 reads them
+// (the host column is what npa gives: the git host, the URL's, "" for a
+// local path, REGISTRY for a registry package; Dynamic where npa throws).
+func TestNPMSpec(t *testing.T) {
+	for _, tc := range []struct{ spec, host string }{
+		{"left-pad", "REGISTRY"}, {"left-pad@1.3.0", "REGISTRY"}, {"@types/node@^20", "REGISTRY"}, {"@s/x", "REGISTRY"},
+		{"x@", "REGISTRY"}, {"x@npm:y@1", "REGISTRY"}, {"npm:y@1", "REGISTRY"},
+		{"github:u/r", "github.com"}, {"GitHub:u/r#v1", "github.com"}, {"gitlab:u/r", "gitlab.com"},
+		{"bitbucket:u/r", "bitbucket.org"}, {"gist:abc123", "gist.github.com"}, {"sourcehut:~u/r", "git.sr.ht"},
+		{"u/r", "github.com"}, {"u/r#main", "github.com"}, {"u/r@1", ""}, {"u/r/", ""}, {"a/b/c", ""},
+		{"git@github.com:u/r.git", "github.com"}, {"git@gitlab.example:u/r.git", "gitlab.example"}, {"git@localhost:u/r", Dynamic},
+		{"git+ssh://git@github.com:u/r.git", "github.com"}, {"git+ssh://git@my.host:u/r.git#v1", "my.host"},
+		{"git+ssh://git@my.host:22/u/r.git", "my.host"}, {"git+ssh://git@my.host/u/r.git", "my.host"},
+		{"git+https://github.com/a/b.git", "github.com"}, {"git+https://git.example/a/b.git", "git.example"},
+		{"git://git.example/a/b", "git.example"}, {"https://h.example/x.tgz", "h.example"}, {"x@https://h.example/x.tgz", "h.example"},
+		{"x@github:u/r", "github.com"}, {"x@u/r", "github.com"}, {"@s/x@github:u/r", "github.com"}, {"x@git@github.com:u/r", "github.com"},
+		{"x@./local", ""}, {"x@file:../y", ""}, {"file:../y", ""}, {"file:///tmp/x.tgz", ""}, {"./x.tgz", ""}, {"../x", ""},
+		{"/abs/x", ""}, {"~/x", ""}, {"x.tgz", ""}, {"x.tar.gz", ""}, {"c:foo", ""}, {"foo:bar", Dynamic}, {".hidden", ""},
+		{Dynamic, "REGISTRY"},
+	} {
+		_, host, ok := npmSpec(tc.spec)
+		if !ok {
+			host = "REGISTRY"
+		}
+		if host != tc.host {
+			t.Errorf("npmSpec(%q) host %q, want %q", tc.spec, host, tc.host)
+		}
+	}
+}
+
+// TestIndexPinsWatched: removing any setting the sandbox pins an installer
+// with (toolchains.IndexPins) is seen by the analyzer.
+func TestIndexPinsWatched(t *testing.T) {
+	for _, pin := range toolchains.IndexPins() {
+		for _, line := range []string{"unset " + pin.Key + "; npm ci; pip install x", "env -u " + pin.Key + " sh -c 'npm ci; pip install x'"} {
+			an, err := Analyze(line)
+			if err != nil {
+				t.Fatal(err)
+			}
+			dyn := false
+			for _, p := range an.Packages {
+				dyn = dyn || p.Host == Dynamic
+			}
+			if !dyn {
+				t.Errorf("%q: no install is <dynamic>: %+v", line, an.Packages)
+			}
+		}
+	}
 }
 
 // TestPackageURL: a package named by its URL carries the URL and the

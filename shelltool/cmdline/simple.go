@@ -23,8 +23,12 @@ type call struct {
 	// interactive shell; see homeReaders).
 	readsHome bool
 	envSet    []string // variables it sets in the environment of what it runs (env NAME=v)
-	reads     []string // variables it sets from input (read NAME, printf -v NAME)
-	pkgs      []*install
+	// unsets are variables it removes from the environment (unset NAME,
+	// env -u NAME); allEnvUnset: it drops the whole environment (env -i).
+	unsets      []string
+	allEnvUnset bool
+	reads       []string // variables it sets from input (read NAME, printf -v NAME)
+	pkgs        []*install
 }
 
 type run struct {
@@ -84,6 +88,8 @@ func (a *analyzer) simple(args []arg, c ctx, parent int, floor riskNote) {
 		a.noteAssign(name)
 		a.setEnv(name, val)
 	}
+	a.unsets = append(a.unsets, k.unsets...)
+	a.allEnvUnset = a.allEnvUnset || k.allEnvUnset
 	for _, in := range k.pkgs {
 		in.cmd = idx
 		a.installs = append(a.installs, in)

@@ -38,6 +38,9 @@ type wrapperSpec struct {
 	argOpts2     string      // options taking the next two words (bwrap --bind SRC DEST)
 	eqLong       bool        // any --option=value is accepted (valgrind --tool=memcheck)
 	replace      string      // options setting a string replaced by input in the command (xargs -I)
+	unsetOpts    string      // argOpts whose value is a variable removed from the command's environment (env -u)
+	clearOpts    string      // flags dropping the whole environment (env -i)
+	resetsEnv    bool        // it runs the command in an environment of its own making (sudo's env_reset)
 }
 
 // wrappers maps a base name to how it runs its command.
@@ -47,7 +50,7 @@ var wrappers = map[string]*wrapperSpec{
 	"nohup":   {noRun: "--help --version"},
 	"env": {argOpts: "-u --unset -C --chdir", flags: "-i --ignore-environment -0 --null -v --debug",
 		optArgs: "--ignore-signal --default-signal --block-signal --list-signal-handling", dynOpts: "-S --split-string",
-		assigns: true, noRun: "--help --version"},
+		assigns: true, noRun: "--help --version", unsetOpts: "-u --unset", clearOpts: "-i --ignore-environment"},
 	"command": {flags: "-p", noRun: "-v -V"},
 	"builtin": {},
 	"time": {argOpts: "-f --format -o --output", flags: "-p --portability -v --verbose -a --append -q --quiet",
@@ -57,14 +60,14 @@ var wrappers = map[string]*wrapperSpec{
 		argOpts: "-a --arg-file -d --delimiter -E -L -n --max-args -P --max-procs -s --max-chars --process-slot-var",
 		flags:   "-0 --null -o --open-tty -p --interactive -r --no-run-if-empty -t --verbose -x --exit --show-limits",
 		optArgs: "-e --eof -l --max-lines", noRun: "--help --version"},
-	"sudo": {risk: high, idle: high,
+	"sudo": {risk: high, idle: high, resetsEnv: true,
 		argOpts: "-u --user -g --group -C --close-from -D --chdir -h --host -p --prompt -r --role -t --type -T --command-timeout -U --other-user -R --chroot",
 		flags:   "-A --askpass -b --background -B --bell -E -H --set-home -k --reset-timestamp -n --non-interactive -P --preserve-groups -S --stdin -N --no-update",
 		optArgs: "--preserve-env", noRun: "-e --edit -l --list -v --validate -K --remove-timestamp -V --version --help",
 		shellOpts: "-i --login -s --shell"},
-	"doas":    {risk: high, idle: high, argOpts: "-u -a", flags: "-n -L", noRun: "-C", shellOpts: "-s"},
-	"pkexec":  {risk: high, idle: high, argOpts: "--user", flags: "--keep-cwd --disable-internal-agent", noRun: "--version --help"},
-	"runuser": {risk: high, idle: high, argOpts: "-u --user -g --group -G --supp-group -s --shell -w --whitelist-environment", flags: "-l --login -m -p --preserve-environment -P --pty", strOpts: "-c --command --session-command", shellIfNoCmd: true},
+	"doas":    {risk: high, idle: high, resetsEnv: true, argOpts: "-u -a", flags: "-n -L", noRun: "-C", shellOpts: "-s"},
+	"pkexec":  {risk: high, idle: high, resetsEnv: true, argOpts: "--user", flags: "--keep-cwd --disable-internal-agent", noRun: "--version --help"},
+	"runuser": {risk: high, idle: high, resetsEnv: true, argOpts: "-u --user -g --group -G --supp-group -s --shell -w --whitelist-environment", flags: "-l --login -m -p --preserve-environment -P --pty", strOpts: "-c --command --session-command", shellIfNoCmd: true},
 	"watch": {argOpts: "-n --interval -q --equexit", optArgs: "-d --differences",
 		flags:   "-b --beep -c --color -C --no-color -e --errexit -g --chgexit -t --no-title -w --no-wrap -p --precise -r --no-rerun",
 		joinOff: "-x --exec", shellJoin: true, dropStdin: true, noRun: "-h --help -v --version"},
@@ -125,7 +128,7 @@ var wrappers = map[string]*wrapperSpec{
 			"--ro-bind-data --symlink --chmod --overlay-src",
 		flags: "--unshare-all --share-net --unshare-user --unshare-user-try --unshare-ipc --unshare-pid --unshare-net " +
 			"--unshare-uts --unshare-cgroup --unshare-cgroup-try --die-with-parent --as-pid-1 --new-session --clearenv --disable-userns --assert-userns-disabled",
-		noRun: "--help --version"},
+		noRun: "--help --version", unsetOpts: "--unsetenv", clearOpts: "--clearenv"},
 	"systemd-run": {risk: high, idle: high, shellOpts: "-S --shell",
 		argOpts: "-u --unit -p --property --description --slice -E --setenv -M --machine -H --host --uid --gid --nice " +
 			"--working-directory --on-active --on-boot --on-startup --on-unit-active --on-unit-inactive --on-calendar --timer-property --path-property --socket-property --service-type",
@@ -285,11 +288,22 @@ type installerSpec struct {
 	hostOpts     string // options whose value is the index (replacing the default)
 	extraOpts    string // options adding an index: one request per index
 	offlineOpts  string // options after which no index is used (--no-index)
+	// linkOpts name a folder or a page of links (pip --find-links): a
+	// page's links may lead to any host, so a URL there adds Dynamic.
+	linkOpts     string
 	versionOpts  string // options whose value is the version of the package (cargo install X --version V)
 	manifestOpts string // options naming a manifest (pip -r requirements.txt)
 	pkgOpts      string // options whose value is a package (pip -e PATH)
 	argOpts      string // other options taking a value
-	env          string // variables naming the index, first found wins
+	env          string // variables naming the index (two different values: Dynamic)
+	extraEnv     string // variables adding indexes (space-separated URLs)
+	// configEnv are variables whose assignment or removal hands the index
+	// to configuration the line does not show (npm_config_userconfig,
+	// PIP_CONFIG_FILE): the index is Dynamic. Removing one of env or
+	// anyHostEnv does the same (the sandbox sets them: toolchains.IndexPins).
+	configEnv string
+	// npmSpecs: operands are read as npm-package-arg reads them (npmSpec).
+	npmSpecs bool
 	// anyHostOpts take a value after which the tool may fetch from hosts
 	// the line does not name (npm --replace-registry-host never: a
 	// lockfile's own URLs): the index is Dynamic. anyHostEnv are the
@@ -301,11 +315,20 @@ type installerSpec struct {
 }
 
 const (
-	npmArgOpts = "--prefix --tag -w --workspace --omit --include --install-strategy --cache --userconfig --globalconfig --filter -C --dir --cwd"
+	npmArgOpts = "--prefix --tag -w --workspace --omit --include --install-strategy --cache --filter -C --dir --cwd " +
+		"--loglevel --logs-dir --logs-max --scope --otp --auth-type --before --fetch-retries --fetch-retry-factor --fetch-retry-mintimeout " +
+		"--fetch-retry-maxtimeout --fetch-timeout --maxsockets --proxy --https-proxy --noproxy --cafile --ca --cert --key " +
+		"--script-shell --node-options --umask --location --access --os --cpu --libc --install-links --lockfile-version --workspaces-update"
 	pipArgOpts = "-c --constraint -t --target --prefix --root --platform --python-version --implementation --abi " +
 		"--src --upgrade-strategy --progress-bar --trusted-host --cache-dir --log --timeout --retries --proxy --cert --client-cert " +
-		"-f --find-links --python -p --only-binary --no-binary --config-settings -C --report --group"
-	pipEnv = "PIP_INDEX_URL UV_INDEX_URL UV_DEFAULT_INDEX"
+		"--python -p --only-binary --no-binary --config-settings -C --report --group"
+	pipEnv       = "PIP_INDEX_URL UV_INDEX_URL UV_DEFAULT_INDEX"
+	pipExtraEnv  = "PIP_EXTRA_INDEX_URL UV_EXTRA_INDEX_URL"
+	pipConfigEnv = "PIP_CONFIG_FILE PIP_FIND_LINKS UV_CONFIG_FILE UV_FIND_LINKS UV_INDEX"
+	npmConfigEnv = "npm_config_userconfig npm_config_globalconfig"
+	// npmConfigOpts name a config file, which may name a scope's registry
+	// (the sandbox's environment outranks it only for the registry).
+	npmConfigOpts = "--userconfig --globalconfig"
 )
 
 // installers maps a package manager (base name without version) to its
@@ -314,20 +337,26 @@ var installers = map[string]*installerSpec{
 	"npm": {subs: "install i add in ins inst insta instal isnt isnta isntal isntall ci clean-install install-clean isntall-clean ic install-test it install-ci-test cit",
 		manifestSubs: "ci clean-install install-clean isntall-clean ic install-ci-test cit", manifest: "(package.json)", host: "registry.npmjs.org",
 		hostOpts: "--registry", argOpts: npmArgOpts, env: "npm_config_registry NPM_CONFIG_REGISTRY",
-		anyHostOpts: "--replace-registry-host", anyHostEnv: "npm_config_replace_registry_host", scoped: true},
+		anyHostOpts: "--replace-registry-host " + npmConfigOpts, anyHostEnv: "npm_config_replace_registry_host", scoped: true,
+		configEnv: npmConfigEnv, npmSpecs: true},
 	"pnpm": {subs: "install i add", manifest: "(package.json)", host: "registry.npmjs.org", hostOpts: "--registry",
-		argOpts: npmArgOpts, env: "npm_config_registry NPM_CONFIG_REGISTRY", scoped: true},
+		argOpts: npmArgOpts, env: "npm_config_registry NPM_CONFIG_REGISTRY", scoped: true, configEnv: npmConfigEnv, npmSpecs: true,
+		anyHostOpts: npmConfigOpts},
 	"yarn": {subs: "install add", bareInstall: true, manifest: "(package.json)", host: "registry.yarnpkg.com", hostOpts: "--registry",
-		argOpts: npmArgOpts + " --modules-folder --network-timeout", env: "YARN_REGISTRY YARN_NPM_REGISTRY_SERVER npm_config_registry"},
+		argOpts: npmArgOpts + " --modules-folder --network-timeout", env: "YARN_REGISTRY YARN_NPM_REGISTRY_SERVER npm_config_registry",
+		configEnv: npmConfigEnv, npmSpecs: true, anyHostOpts: npmConfigOpts},
 	"bun": {subs: "install i add a", manifest: "(package.json)", host: "registry.npmjs.org", hostOpts: "--registry",
-		argOpts: npmArgOpts + " --backend --concurrent-scripts", env: "BUN_CONFIG_REGISTRY NPM_CONFIG_REGISTRY npm_config_registry"},
+		argOpts: npmArgOpts + " --backend --concurrent-scripts", env: "BUN_CONFIG_REGISTRY NPM_CONFIG_REGISTRY npm_config_registry",
+		configEnv: npmConfigEnv, npmSpecs: true, anyHostOpts: npmConfigOpts},
 	"pip": {subs: "install download wheel", manifest: "(requirements)", host: "pypi.org",
 		hostOpts: "-i --index-url --default-index", extraOpts: "--extra-index-url --index", offlineOpts: "--no-index",
-		manifestOpts: "-r --requirement", pkgOpts: "-e --editable", argOpts: pipArgOpts, env: pipEnv},
+		manifestOpts: "-r --requirement", pkgOpts: "-e --editable", linkOpts: "-f --find-links", argOpts: pipArgOpts, env: pipEnv,
+		extraEnv: pipExtraEnv, configEnv: pipConfigEnv},
 	"pipx": {subs: "install inject", host: "pypi.org", hostOpts: "-i --index-url", argOpts: "--python --pip-args --suffix --spec", env: "PIP_INDEX_URL"},
 	"uv": {subs: "add sync", manifestSubs: "sync", manifest: "(pyproject.toml)", host: "pypi.org",
 		hostOpts: "-i --index-url --default-index", extraOpts: "--extra-index-url --index", offlineOpts: "--no-index --offline",
-		argOpts: pipArgOpts + " --package --extra --optional --dev-group --branch --tag --rev --script --directory --project", env: pipEnv},
+		argOpts: pipArgOpts + " --package --extra --optional --dev-group --branch --tag --rev --script --directory --project", env: pipEnv,
+		linkOpts: "-f --find-links", extraEnv: pipExtraEnv, configEnv: pipConfigEnv},
 	"poetry": {subs: "add install", manifestSubs: "install", manifest: "(pyproject.toml)", host: "pypi.org",
 		argOpts: "-G --group --source --python -E --extras --with --without --only --directory -C"},
 	"go": {subs: "get install", versionSubs: "install", manifest: "(go.mod)", host: "proxy.golang.org",

@@ -21,6 +21,7 @@ type wrapParse struct {
 // wrap parses a wrapper's options and records the command it runs.
 func (k *call) wrap(sp *wrapperSpec) {
 	p := &wrapParse{k: k, sp: sp, args: k.args, join: sp.shellJoin}
+	k.allEnvUnset = sp.resetsEnv
 	p.options()
 	args, i := p.args, min(p.i, len(p.args)) // an option's missing value
 	for n := 0; n < sp.positional && i < len(args); n++ {
@@ -128,7 +129,8 @@ func (p *wrapParse) options() {
 		case t == "--":
 			p.i++
 			return
-		case sp.assigns && t == "-" && !p.assigned:
+		case sp.assigns && t == "-" && !p.assigned: // env -: env -i
+			p.k.allEnvUnset = true
 			continue
 		case sp.assigns && t != "" && t[0] != '-' && strings.Contains(t, "="):
 			// GNU env takes every such word as an assignment, whatever
@@ -182,13 +184,22 @@ func (p *wrapParse) long(t string) {
 		p.join = false
 	case has(sp.argOpts, name):
 		if !hasVal {
-			p.i++
+			val = p.value("").text
 		}
+		p.unset(name, val)
 	case has(sp.argOpts2, name):
 		p.i += 2
 	case has(sp.flags, name) || has(sp.optArgs, name) || sp.eqLong && hasVal:
+		k.allEnvUnset = k.allEnvUnset || has(sp.clearOpts, name)
 	default:
 		k.raise(high, k.name+" "+name)
+	}
+}
+
+// unset records the variable an unsetOpts option removes (env -u NAME).
+func (p *wrapParse) unset(opt, name string) {
+	if has(p.sp.unsetOpts, opt) {
+		p.k.unsets = append(p.k.unsets, name)
 	}
 }
 
@@ -222,11 +233,12 @@ func (p *wrapParse) short(t string) {
 		case has(sp.joinOff, o):
 			p.join = false
 		case has(sp.argOpts, o):
-			p.value(rest)
+			p.unset(o, p.value(rest).text)
 			return
 		case has(sp.optArgs, o):
 			return
 		case has(sp.flags, o):
+			k.allEnvUnset = k.allEnvUnset || has(sp.clearOpts, o)
 		default:
 			k.raise(high, k.name+" "+o)
 		}
@@ -249,6 +261,7 @@ func isAssignWord(t string) bool {
 
 func (k *call) su() {
 	k.raise(high, "su")
+	k.allEnvUnset = true // su makes the environment of the user it runs as
 	args := k.args
 	for i := 0; i < len(args); i++ {
 		t := args[i].text
