@@ -70,22 +70,7 @@ func TestToolsStartWhenQuiet(t *testing.T) {
 			close(starter.release) // its Start returns at once
 			probe := probeTool{started: make(chan struct{}, 1), release: make(chan struct{}), saw: make(chan error, 1)}
 			s, _ := testServer(t, starter, probe)
-			// The audit log opens when the gate opens: until then a call
-			// is held in flight, and so is the start.
-			later, err := OpenAuditLater(s.Policy(), nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { later.Close() })
-			gate, open := make(chan struct{}), later.open
-			later.open = func() (*auditlog.Log, error) { <-gate; return open() }
-			s.audit = later
-
-			p := startStdio(t, s, context.Background(), StdioOptions{})
-			p.send(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"probe","arguments":{"mode":"wait"}}}`)
-			p.send(`{"jsonrpc":"2.0","id":"after","method":"ping"}`)
-			p.expect("after") // lines are read in order: the call is in flight
-			close(gate)
+			p := startWithCallInFlight(t, s)
 			select {
 			case <-probe.started: // the call runs: the log is open, the call in flight
 			case <-time.After(10 * time.Second):
@@ -131,20 +116,7 @@ func TestAfterAuditOpenRunsWhileACallIsInFlight(t *testing.T) {
 	s, _ := testServer(t, starter, probe)
 	hooked := make(chan struct{})
 	s.AfterAuditOpen(func() { close(hooked) })
-	// The audit log opens when the gate opens, once the call is in flight.
-	later, err := OpenAuditLater(s.Policy(), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { later.Close() })
-	gate, open := make(chan struct{}), later.open
-	later.open = func() (*auditlog.Log, error) { <-gate; return open() }
-	s.audit = later
-	p := startStdio(t, s, context.Background(), StdioOptions{})
-	p.send(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"probe","arguments":{"mode":"wait"}}}`)
-	p.send(`{"jsonrpc":"2.0","id":"after","method":"ping"}`)
-	p.expect("after") // lines are read in order: the call is in flight
-	close(gate)
+	p := startWithCallInFlight(t, s)
 	select {
 	case <-probe.started:
 	case <-time.After(10 * time.Second):
@@ -173,4 +145,25 @@ func TestNullIDRequestRefused(t *testing.T) {
 	p.send(`{"jsonrpc":"2.0","id":"after","method":"ping"}`)
 	p.expect("after")
 	waitClosed(t, starter.called, "a null-id request kept the server from ever being quiet")
+}
+
+// startWithCallInFlight serves s over stdio with its audit log held back
+// until a probe call (id 2, mode wait) is in flight, so the start begins
+// with a request in flight, then lets the log open.
+func startWithCallInFlight(t *testing.T, s *Server) *stdioPeer {
+	t.Helper()
+	later, err := OpenAuditLater(s.Policy(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { later.Close() })
+	gate, open := make(chan struct{}), later.open
+	later.open = func() (*auditlog.Log, error) { <-gate; return open() }
+	s.audit = later
+	p := startStdio(t, s, context.Background(), StdioOptions{})
+	p.send(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"probe","arguments":{"mode":"wait"}}}`)
+	p.send(`{"jsonrpc":"2.0","id":"after","method":"ping"}`)
+	p.expect("after") // lines are read in order: the call is in flight
+	close(gate)
+	return p
 }
