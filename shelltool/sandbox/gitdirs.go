@@ -255,7 +255,9 @@ func receiveGitStage(c *net.UnixConn) *os.File {
 // the stage receiveGitStage took (nil: nothing was overlaid).
 //
 // What it writes to the host is bounded by what the stage could hold
-// (size, the stage tmpfs's size) and by maxMergedRecords files: the copy
+// (size, the stage tmpfs's size) and by maxMergedRecords *_HEAD files
+// (index, HEAD, packed-refs and COMMIT_EDITMSG always count, so a command
+// that makes many cannot push a commit's own records out): the copy
 // runs after the command, beyond its time limit and rlimits, so a sparse
 // file (little room in the stage, its length in zeros on the host) or
 // thousands of record-named files are dropped, not written out.
@@ -267,7 +269,7 @@ func mergeGitStages(dirs []string, stage *os.File, size int64) []string {
 	root := "/proc/self/fd/" + strconv.Itoa(int(stage.Fd()))
 	var dropped []string
 	var keptBytes int64
-	keptFiles := 0
+	keptHeads := 0
 	for i := range dirs {
 		up := filepath.Join(root, stageName(i), "u")
 		// The command never sees the stage (it is mounted nowhere); what
@@ -294,10 +296,12 @@ func mergeGitStages(dirs []string, stage *os.File, size int64) []string {
 				}
 			case fi.Mode().IsRegular() && rawStat(fi).Blocks*512 < fi.Size():
 				dropped = append(dropped, dst+" (not kept: a sparse file)")
-			case fi.Mode().IsRegular() && (keptFiles >= maxMergedRecords || keptBytes+fi.Size() > size):
+			case fi.Mode().IsRegular() && (extraHead(name) && keptHeads >= maxMergedRecords || keptBytes+fi.Size() > size):
 				dropped = append(dropped, dst+" (not kept: the git records written exceed what the stage holds)")
 			case fi.Mode().IsRegular():
-				keptFiles++
+				if extraHead(name) {
+					keptHeads++
+				}
 				keptBytes += fi.Size()
 				if err := copyInto(dirs[i], name, filepath.Join(up, name), fi.Mode().Perm()); err != nil {
 					dropped = append(dropped, dst+" (not kept: "+err.Error()+")")
@@ -319,7 +323,11 @@ func rawStat(fi fs.FileInfo) syscall.Stat_t {
 	return syscall.Stat_t{Rdev: ^uint64(0)}
 }
 
-// maxMergedRecords bounds the record files brought back per command: git
+// extraHead reports a record file of the open-ended *_HEAD kind (FETCH_HEAD,
+// ORIG_HEAD, ...), the kind a command could make without end.
+func extraHead(name string) bool { return name != "HEAD" && strings.HasSuffix(name, "_HEAD") }
+
+// maxMergedRecords bounds the *_HEAD record files brought back per command: git
 // writes a handful (FETCH_HEAD, ORIG_HEAD, MERGE_HEAD, ...).
 const maxMergedRecords = 256
 
