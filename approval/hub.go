@@ -236,6 +236,14 @@ func (p *peer) post(m *wireMessage) {
 		p.mu.Unlock()
 		return
 	}
+	if p.waiting[m.ID] != nil {
+		// An answer to the ask this id named is unconfirmed: a result
+		// names the id only, so that answer's result would be read as
+		// one to the new ask. Refused until it is settled.
+		p.mu.Unlock()
+		p.w.send(&wireMessage{Type: "refused", ID: m.ID, Error: "an answer to an ask with this id is not confirmed yet"})
+		return
+	}
 	t := p.remoteTicket(m.ID, m.Ask, c.now())
 	p.tickets[m.ID] = t
 	p.mu.Unlock()
@@ -311,8 +319,8 @@ func (r *route) forward(t *ticket, a answer) (code int, msg string) {
 	w := &waiter{r: r, t: t, a: a, done: make(chan reply, 1)}
 	p.mu.Lock()
 	if old := p.waiting[r.id]; old != nil {
-		// The peer withdrew an ask and posted its id again while an answer
-		// to the first was unconfirmed: that one is settled, withdrawn.
+		// Not reached (post refuses an id with an answer unconfirmed);
+		// should it be, the first is settled, withdrawn.
 		old.done <- reply{http.StatusConflict, "withdrawn by " + p.label + " before it confirmed the answer"}
 	}
 	p.waiting[r.id] = w
