@@ -1,0 +1,561 @@
+//go:build linux
+
+package sandbox
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+)
+
+// Hidden files stay hidden for the whole command, whatever the host does
+// to them meanwhile (helper side).
+//
+// /etc: a read-only overlay whose top layer (a tmpfs mounted nowhere) holds,
+// for every secret name, an empty mode-0 file or an opaque mode-0 folder
+// where the secret exists at set-up and a whiteout where it does not (at the
+// first missing component of its path): the name is masked by the overlay
+// itself, not by a mount on the host's entry, so a host that renames a new
+// /etc/shadow into place or creates /etc/krb5.keytab mid-command changes
+// nothing the command can see. The mounts beneath /etc (a container's
+// resolv.conf, hosts, hostname binds), which an overlay does not show, are
+// bound back on top, unless they lie at or beneath a secret name; one that
+// holds a secret name gets the same overlay (maskDir again).
+//
+// Elsewhere (Spec.Hidden: credential files inside the writable roots,
+// which must stay writable around them) a placeholder is bound over each
+// path, as are ReadOnly carve-outs. A host that replaces such a path by a
+// rename (an editor saving .env) or removes it makes the kernel detach the
+// mount in every namespace; nothing can keep the name masked then. PID 1
+// therefore watches the namespace's mount table (/proc/self/mountinfo polls
+// with POLLPRI on every change; once the set-up is done the table of this
+// private namespace only changes when a mount is detached) and at the first
+// change kills every process of the command (kill(-1, SIGKILL)), and the
+// server drops the command's output: see guardWatch.
+
+// guard is a mount of the set-up whose loss the command must not survive.
+type guard struct {
+	id   uint64 // mount ID, as /proc/self/mountinfo gives it
+	path string
+	verb string // what its loss would let the command do: "read", "write"
+}
+
+// mountEntry is one line of /proc/self/mountinfo.
+type mountEntry struct {
+	id, parent uint64
+	point      string
+}
+
+// parseMountinfo reads the mount ID, parent ID and mount point of each line
+// of /proc/PID/mountinfo; a malformed line is skipped.
+func parseMountinfo(b []byte) []mountEntry {
+	var out []mountEntry
+	for line := range strings.SplitSeq(string(b), "\n") {
+		f := strings.SplitN(line, " ", 6)
+		if len(f) < 6 {
+			continue
+		}
+		id, err1 := strconv.ParseUint(f[0], 10, 64)
+		parent, err2 := strconv.ParseUint(f[1], 10, 64)
+		if err1 != nil || err2 != nil {
+			continue
+		}
+		out = append(out, mountEntry{id: id, parent: parent, point: unescapeMountinfo(f[4])})
+	}
+	return out
+}
+
+// unescapeMountinfo undoes the kernel's octal escapes (\040 space, \011
+// tab, \012 newline, \134 backslash) of a mountinfo path.
+func unescapeMountinfo(s string) string {
+	if !strings.Contains(s, `\`) {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' && i+3 < len(s) {
+			if n, err := strconv.ParseUint(s[i+1:i+4], 8, 8); err == nil {
+				b.WriteByte(byte(n))
+				i += 3
+				continue
+			}
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
+}
+
+// mountID is the ID of the mount path resolves to (the topmost one there).
+func mountID(path string) (uint64, error) {
+	var st unix.Statx_t
+	if err := unix.Statx(unix.AT_FDCWD, path, 0, unix.STATX_MNT_ID, &st); err != nil {
+		return 0, err
+	}
+	if st.Mask&unix.STATX_MNT_ID == 0 {
+		return 0, errors.New("statx gives no mount ID")
+	}
+	return st.Mnt_id, nil
+}
+
+// phKind is what the top layer holds at a secret's name.
+type phKind int
+
+const (
+	phWhiteout phKind = iota // the name does not exist at set-up
+	phFile                   // an empty mode-0 file (a file, symlink or other)
+	phDir                    // an opaque mode-0 folder
+)
+
+// phPlan is the top layer of one masking overlay.
+type phPlan struct {
+	entries map[string]phKind      // relative name → what masks it
+	parents map[string]os.FileInfo // folders on the way (host's attributes)
+	outside []string               // symlink targets outside the folder
+}
+
+// expandSecrets turns the names of etcSecrets (a trailing "*" is a prefix
+// pattern, matched against the names present now) into plain names.
+func expandSecrets(dir string, names []string) []string {
+	var out []string
+	for _, n := range names {
+		prefix, ok := strings.CutSuffix(n, "*")
+		if !ok {
+			out = append(out, n)
+			continue
+		}
+		parent := filepath.Dir(prefix)
+		ents, _ := os.ReadDir(filepath.Join(dir, parent))
+		for _, e := range ents {
+			if q := filepath.Join(parent, e.Name()); strings.HasPrefix(q, prefix) {
+				out = append(out, q)
+			}
+		}
+	}
+	return out
+}
+
+// planMask decides the top layer masking names (relative, clean) in dir.
+// A symlink on the way is followed: its target is masked too, in dir (one
+// more name) or, outside it, by a bind (plan.outside).
+func planMask(dir string, names []string) (*phPlan, error) {
+	p := &phPlan{entries: map[string]phKind{}, parents: map[string]os.FileInfo{}}
+	queue := append([]string(nil), names...)
+	seen := map[string]bool{}
+	for len(queue) > 0 {
+		name := queue[0]
+		queue = queue[1:]
+		if seen[name] {
+			continue
+		}
+		seen[name] = true
+		if len(seen) > 4*len(names)+64 {
+			return nil, fmt.Errorf("mask %s: too many symlinks among the secret names", dir)
+		}
+		if !filepath.IsLocal(name) {
+			return nil, fmt.Errorf("mask %s: secret name %q is not a relative path inside it", dir, name)
+		}
+		comps := strings.Split(name, "/")
+		for i := range comps {
+			rel := strings.Join(comps[:i+1], "/")
+			fi, err := os.Lstat(filepath.Join(dir, rel))
+			if errors.Is(err, fs.ErrNotExist) {
+				p.entries[rel] = phWhiteout
+				break
+			}
+			if err != nil {
+				return nil, fmt.Errorf("mask %s: %w", filepath.Join(dir, rel), err)
+			}
+			last := i == len(comps)-1
+			if fi.Mode()&fs.ModeSymlink != 0 {
+				if last {
+					p.entries[rel] = phFile
+				}
+				target, err := filepath.EvalSymlinks(filepath.Join(dir, rel))
+				if err != nil {
+					break // dangling: the name itself is masked when it is the secret
+				}
+				target = filepath.Join(append([]string{target}, comps[i+1:]...)...)
+				if r, err := filepath.Rel(dir, target); err == nil && filepath.IsLocal(r) {
+					queue = append(queue, r)
+				} else {
+					p.outside = append(p.outside, target)
+				}
+				break
+			}
+			if last {
+				p.entries[rel] = phFile
+				if fi.IsDir() {
+					p.entries[rel] = phDir
+				}
+				break
+			}
+			if !fi.IsDir() {
+				break // a file cannot hold the name
+			}
+			p.parents[rel] = fi
+		}
+	}
+	return p, nil
+}
+
+// buildTopLayer makes the plan's top layer on a fresh tmpfs mounted
+// nowhere (only the returned descriptor reaches it). Folders on the way
+// get the host's mode (and owner, where the helper can set it: the overlay
+// shows the top layer's attributes for a merged folder).
+func buildTopLayer(p *phPlan) (int, error) {
+	fsfd, err := unix.Fsopen("tmpfs", unix.FSOPEN_CLOEXEC)
+	if err != nil {
+		return -1, fmt.Errorf("fsopen tmpfs: %w", err)
+	}
+	defer unix.Close(fsfd)
+	for _, kv := range [][2]string{{"size", "1m"}, {"mode", "0755"}} {
+		if err := unix.FsconfigSetString(fsfd, kv[0], kv[1]); err != nil {
+			return -1, fmt.Errorf("tmpfs %s: %w", kv[0], err)
+		}
+	}
+	if err := unix.FsconfigCreate(fsfd); err != nil {
+		return -1, fmt.Errorf("tmpfs create: %w", err)
+	}
+	mfd, err := unix.Fsmount(fsfd, unix.FSMOUNT_CLOEXEC, unix.MOUNT_ATTR_NOSUID|unix.MOUNT_ATTR_NODEV|unix.MOUNT_ATTR_NOEXEC)
+	if err != nil {
+		return -1, fmt.Errorf("fsmount tmpfs: %w", err)
+	}
+	if err := fillTopLayer(mfd, p); err != nil {
+		unix.Close(mfd)
+		return -1, err
+	}
+	return mfd, nil
+}
+
+func fillTopLayer(mfd int, p *phPlan) error {
+	opaque := "trusted.overlay.opaque"
+	if os.Geteuid() != 0 {
+		opaque = "user.overlay.opaque" // with the userxattr option
+	}
+	names := make([]string, 0, len(p.entries))
+	for n := range p.entries {
+		names = append(names, n)
+	}
+	sort.Strings(names) // a parent before what it holds
+	made := map[string]bool{}
+	var masked []string // what lies beneath is hidden already
+	for _, n := range names {
+		if within(n, masked) {
+			continue
+		}
+		masked = append(masked, n)
+		comps := strings.Split(n, "/")
+		for i := 1; i < len(comps); i++ {
+			d := strings.Join(comps[:i], "/")
+			if made[d] {
+				continue
+			}
+			made[d] = true
+			if err := unix.Mkdirat(mfd, d, 0o755); err != nil {
+				return fmt.Errorf("mkdir %s: %w", d, err)
+			}
+			if fi, ok := p.parents[d]; ok {
+				st, _ := fi.Sys().(*syscall.Stat_t)
+				if st != nil { // the owner cannot be set in a user namespace
+					_ = unix.Fchownat(mfd, d, int(st.Uid), int(st.Gid), unix.AT_SYMLINK_NOFOLLOW)
+				}
+				if err := unix.Fchmodat(mfd, d, uint32(fi.Mode().Perm()), 0); err != nil {
+					return fmt.Errorf("chmod %s: %w", d, err)
+				}
+			}
+		}
+		var err error
+		switch p.entries[n] {
+		case phWhiteout:
+			err = unix.Mknodat(mfd, n, unix.S_IFCHR, 0)
+		case phFile:
+			var fd int
+			fd, err = unix.Openat(mfd, n, unix.O_CREAT|unix.O_EXCL|unix.O_WRONLY|unix.O_CLOEXEC, 0)
+			if err == nil {
+				unix.Close(fd)
+			}
+		case phDir:
+			err = unix.Mkdirat(mfd, n, 0)
+			if err == nil {
+				err = unix.Lsetxattr("/proc/self/fd/"+strconv.Itoa(mfd)+"/"+n, opaque, []byte("y"), 0)
+			}
+		}
+		if err != nil {
+			return fmt.Errorf("placeholder %s: %w", n, err)
+		}
+	}
+	return nil
+}
+
+// hideEtc masks the secret names (etcSecrets, patterns expanded now) of dir
+// (/etc) with a read-only overlay and returns its guards, and the paths
+// outside dir that symlinks among the names point to (hidden by binds).
+func hideEtc(dir string, names []string) ([]guard, []string, error) {
+	var guards []guard
+	var outside []string
+	err := maskDir(dir, expandSecrets(dir, names), &guards, &outside, 0)
+	return guards, outside, err
+}
+
+// maskDir mounts the masking overlay over dir and binds dir's submounts
+// back on top (skipping those at or beneath a name; masking those holding
+// one the same way).
+func maskDir(dir string, names []string, guards *[]guard, outside *[]string, depth int) error {
+	if depth > 8 {
+		return step("hide "+dir, errors.New("mounts nested too deep beneath the secret folder"))
+	}
+	subs, err := submounts(dir)
+	if err != nil {
+		return step("hide "+dir, err)
+	}
+	type rebind struct {
+		path  string
+		fd    int
+		names []string // secret names beneath it, relative to it
+	}
+	var keep []rebind
+	defer func() {
+		for _, k := range keep {
+			if k.fd >= 0 {
+				unix.Close(k.fd)
+			}
+		}
+	}()
+	var top []string // names no submount holds
+	for _, s := range subs {
+		rel, _ := filepath.Rel(dir, s)
+		hidden := false
+		var inner []string
+		for _, n := range names {
+			if isBeneath(rel, n) {
+				hidden = true
+			} else if r, ok := strings.CutPrefix(n, rel+"/"); ok {
+				inner = append(inner, r)
+			}
+		}
+		if hidden {
+			continue // the placeholder hides it, and all it holds
+		}
+		fd, err := unix.OpenTree(unix.AT_FDCWD, s, unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC|unix.AT_RECURSIVE)
+		if err != nil {
+			return step("hide "+dir+": clone the mount at "+s, err)
+		}
+		keep = append(keep, rebind{path: s, fd: fd, names: inner})
+	}
+	for _, n := range names {
+		if !within(filepath.Join(dir, n), subs) {
+			top = append(top, n)
+		}
+	}
+	plan, err := planMask(dir, top)
+	if err != nil {
+		return step("hide "+dir, err)
+	}
+	*outside = append(*outside, plan.outside...)
+	layer, err := buildTopLayer(plan)
+	if err != nil {
+		return step("hide "+dir, err)
+	}
+	defer unix.Close(layer)
+	lower, err := unix.Open(dir, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return step("hide "+dir, err)
+	}
+	defer unix.Close(lower)
+	opts := "lowerdir=/proc/self/fd/" + strconv.Itoa(layer) + ":/proc/self/fd/" + strconv.Itoa(lower)
+	if os.Geteuid() != 0 {
+		opts += ",userxattr" // a user namespace: trusted.* is not ours
+	}
+	if err := step("hide "+dir+": overlay", unix.Mount("overlay", dir, "overlay", unix.MS_RDONLY|unix.MS_NOSUID|unix.MS_NODEV, opts)); err != nil {
+		return err
+	}
+	id, err := mountID(dir)
+	if err != nil {
+		return step("hide "+dir, err)
+	}
+	*guards = append(*guards, guard{id: id, path: dir, verb: "read"})
+	for i := range keep {
+		k := &keep[i]
+		err := unix.MoveMount(k.fd, "", unix.AT_FDCWD, k.path, unix.MOVE_MOUNT_F_EMPTY_PATH)
+		unix.Close(k.fd)
+		k.fd = -1
+		if err != nil {
+			return step("hide "+dir+": bind back "+k.path, err)
+		}
+		if len(k.names) > 0 {
+			if err := maskDir(k.path, k.names, guards, outside, depth+1); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// submounts are the mount points of the mounts directly on dir's mount
+// strictly beneath dir, outermost first (each comes back with what is
+// mounted beneath it).
+func submounts(dir string) ([]string, error) {
+	id, err := mountID(dir)
+	if err != nil {
+		return nil, err
+	}
+	b, err := os.ReadFile("/proc/self/mountinfo")
+	if err != nil {
+		return nil, err
+	}
+	seen := map[string]bool{}
+	var out []string
+	for _, m := range parseMountinfo(b) {
+		if m.parent == id && m.point != dir && isBeneath(m.point, dir) && !seen[m.point] {
+			seen[m.point] = true
+			out = append(out, m.point)
+		}
+	}
+	sort.Strings(out)
+	return out, nil
+}
+
+// guardWatch is PID 1's watch over the mount table once the command runs.
+type guardWatch struct {
+	guards []guard
+	fd     int // polled by the watching goroutine
+	final  int // polled once, when the shell has exited
+	before map[uint64]string
+	mu     sync.Mutex
+	why    atomic.Pointer[string]
+}
+
+// openWatch opens the namespace's mount table (twice) and checks that every
+// guard is still there: a change from now on, even before the command
+// starts, is seen.
+func openWatch(guards []guard) (*guardWatch, error) {
+	w := &guardWatch{guards: guards, fd: -1, final: -1}
+	var err error
+	if w.fd, err = unix.Open("/proc/self/mountinfo", unix.O_RDONLY|unix.O_CLOEXEC, 0); err != nil {
+		return nil, step("watch mounts", err)
+	}
+	if w.final, err = unix.Open("/proc/self/mountinfo", unix.O_RDONLY|unix.O_CLOEXEC, 0); err != nil {
+		w.close()
+		return nil, step("watch mounts", err)
+	}
+	b, err := os.ReadFile("/proc/self/mountinfo")
+	if err != nil {
+		w.close()
+		return nil, step("watch mounts", err)
+	}
+	w.before = map[uint64]string{}
+	for _, m := range parseMountinfo(b) {
+		w.before[m.id] = m.point
+	}
+	for _, g := range guards {
+		if _, ok := w.before[g.id]; !ok {
+			w.close()
+			return nil, step("watch mounts", fmt.Errorf("%s was replaced on the host while the sandbox was set up", g.path))
+		}
+	}
+	return w, nil
+}
+
+func (w *guardWatch) close() {
+	for _, fd := range []int{w.fd, w.final} {
+		if fd >= 0 {
+			unix.Close(fd)
+		}
+	}
+}
+
+// run waits for the first change of the mount table, kills every process
+// of the namespace at once (PID 1 excepted) and records why.
+func (w *guardWatch) run() {
+	fds := []unix.PollFd{{Fd: int32(w.fd), Events: unix.POLLPRI}}
+	for {
+		n, err := unix.Poll(fds, -1)
+		if err == unix.EINTR || (err == nil && n == 0) {
+			continue
+		}
+		_ = unix.Kill(-1, unix.SIGKILL)
+		w.record(err)
+		return
+	}
+}
+
+// stopped is called by PID 1 once the shell has exited: it kills what is
+// left of the command (so nothing reads after this check) and tells why
+// the command was stopped, or "" when the mount table never changed.
+func (w *guardWatch) stopped() string {
+	if w == nil {
+		return ""
+	}
+	_ = unix.Kill(-1, unix.SIGKILL)
+	fds := []unix.PollFd{{Fd: int32(w.final), Events: unix.POLLPRI}}
+	n, err := unix.Poll(fds, 0)
+	if err != nil || n > 0 {
+		w.record(err)
+	}
+	if p := w.why.Load(); p != nil {
+		return *p
+	}
+	return ""
+}
+
+// record sets why the command was stopped (once): the first guard whose
+// mount is gone, else the first mount gone.
+func (w *guardWatch) record(pollErr error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.why.Load() != nil {
+		return
+	}
+	msg := "the sandbox's mount table changed while the command ran; the command was killed"
+	if pollErr != nil {
+		msg = fmt.Sprintf("the sandbox's mounts could not be watched (%v); the command was killed", pollErr)
+	}
+	now := map[uint64]bool{}
+	if b, err := os.ReadFile("/proc/self/mountinfo"); err == nil {
+		for _, m := range parseMountinfo(b) {
+			now[m.id] = true
+		}
+	}
+	gone := ""
+	for _, g := range w.guards {
+		if !now[g.id] {
+			msg = fmt.Sprintf("%s was replaced or removed on the host while the command ran; the command was killed so it could not %s it", g.path, g.verb)
+			gone = g.path
+			break
+		}
+	}
+	if gone == "" {
+		var lost []string
+		for id, p := range w.before {
+			if !now[id] {
+				lost = append(lost, p)
+			}
+		}
+		sort.Strings(lost)
+		if len(lost) > 0 {
+			msg = fmt.Sprintf("the mount at %s was removed on the host while the command ran; the command was killed", lost[0])
+		}
+	}
+	w.why.Store(&msg)
+}
+
+// stoppedResult applies the helper's reason for stopping the command to
+// res: the output is dropped, since the command may have read a file that
+// was no longer hidden in the moment before the kill.
+func stoppedResult(res *Result, why string) {
+	if why == "" {
+		return
+	}
+	res.Stopped = why
+	res.Stdout, res.Stderr = "", ""
+}
