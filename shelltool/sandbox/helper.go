@@ -233,7 +233,7 @@ func helperSetupAndStart() (*supervisor, error) {
 		return nil, err
 	}
 	sup := &supervisor{shell: st.pid, watch: watch}
-	go watch.run()
+	watch.start()
 	if hs.Gate {
 		seizeErr := seize(st.pid)
 		if hs.NoPtrace {

@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strconv"
 	"strings"
@@ -318,6 +319,16 @@ func maskDir(dir string, names []string, guards *[]guard, outside *[]string, dep
 	if err != nil {
 		return step("hide "+dir, err)
 	}
+	if len(subs) > 0 && os.Geteuid() != 0 {
+		// A user namespace: the mounts beneath dir are locked, and the
+		// kernel refuses a layer with locked mounts beneath it
+		// (clone_private_mount: EINVAL). Each secret present gets a bind
+		// instead, which the watch guards (see the package doc).
+		for _, n := range names {
+			*outside = append(*outside, filepath.Join(dir, n))
+		}
+		return nil
+	}
 	type rebind struct {
 		path  string
 		fd    int
@@ -352,8 +363,12 @@ func maskDir(dir string, names []string, guards *[]guard, outside *[]string, dep
 		}
 		keep = append(keep, rebind{path: s, fd: fd, names: inner})
 	}
+	var kept []string
+	for _, k := range keep {
+		kept = append(kept, k.path)
+	}
 	for _, n := range names {
-		if !within(filepath.Join(dir, n), subs) {
+		if !within(filepath.Join(dir, n), kept) {
 			top = append(top, n)
 		}
 	}
@@ -472,6 +487,14 @@ func (w *guardWatch) close() {
 			unix.Close(fd)
 		}
 	}
+}
+
+// start runs the watch in a goroutine of its own. The helper runs with
+// GOMAXPROCS=1 and PID 1's main thread blocks in raw system calls (wait4)
+// that never hand its processor back, so the watch gets a second one.
+func (w *guardWatch) start() {
+	runtime.GOMAXPROCS(2)
+	go w.run()
 }
 
 // run waits for the first change of the mount table, kills every process
