@@ -174,6 +174,8 @@ func helperSetupAndStart() (*supervisor, error) {
 		}
 	}()
 	primeCodecs()
+	etc := prepareMask("/etc", etcSecrets())
+	defer func() { etc.close() }()
 	specFile := os.NewFile(fdSpec, "spec")
 	data, err := io.ReadAll(specFile)
 	specFile.Close()
@@ -191,7 +193,11 @@ func helperSetupAndStart() (*supervisor, error) {
 	if err != nil || abi < 1 {
 		return nil, step("landlock abi", fmt.Errorf("landlock ABI %d: %v", abi, err))
 	}
-	guards, err := setupMounts(&hs)
+	if hs.EtcDir != "" { // tests
+		etc.close()
+		etc = prepareMask(hs.EtcDir, hs.EtcSecrets)
+	}
+	guards, err := setupMounts(&hs, etc)
 	if err != nil {
 		return nil, err
 	}
@@ -267,7 +273,7 @@ func primeCodecs() {
 
 // setupMounts makes the sandbox's mounts and returns the guards to watch
 // while the command runs (hidden.go).
-func setupMounts(hs *helperSpec) ([]guard, error) {
+func setupMounts(hs *helperSpec, etc *maskPrep) ([]guard, error) {
 	if err := step("mount private", unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, "")); err != nil {
 		return nil, err
 	}
@@ -370,7 +376,7 @@ func setupMounts(hs *helperSpec) ([]guard, error) {
 	} else {
 		unix.Close(fdGitStage) // nothing to hand over
 	}
-	guards, err := hideSecrets(hs)
+	guards, err := hideSecrets(hs, etc)
 	if err != nil {
 		return nil, err
 	}
@@ -378,18 +384,15 @@ func setupMounts(hs *helperSpec) ([]guard, error) {
 	return append(guards, ro...), err
 }
 
-// hideSecrets masks the secrets of /etc (hideEtc: an overlay) and binds an
+// hideSecrets masks the secrets of /etc (applyMask: an overlay, its top
+// layer prepared before the spec arrived) and binds an
 // empty, mode 000, read-only placeholder over every other path that exists
 // (absolute: credential files the caller found in the writable roots, and
 // targets outside /etc of symlinks among /etc's secrets). Without
 // capabilities not even uid 0 can open one (EACCES), and the read-only
 // mount stops chmod. It returns the guards of what it mounted (guardWatch).
-func hideSecrets(hs *helperSpec) ([]guard, error) {
-	etc, names := hs.EtcDir, hs.EtcSecrets
-	if etc == "" {
-		etc, names = "/etc", etcSecrets()
-	}
-	guards, outside, err := hideEtc(etc, names)
+func hideSecrets(hs *helperSpec, etc *maskPrep) ([]guard, error) {
+	guards, outside, err := applyMask(etc, 0)
 	if err != nil {
 		return nil, err
 	}
@@ -426,11 +429,7 @@ func hideSecrets(hs *helperSpec) ([]guard, error) {
 		if err := step("hide "+p, addMountAttrs(p, ro)); err != nil {
 			return nil, err
 		}
-		id, err := mountID(p)
-		if err != nil {
-			return nil, step("hide "+p, err)
-		}
-		guards = append(guards, guard{id: id, path: p, verb: "read"})
+		guards = append(guards, guard{path: resolved(p), verb: "read"})
 	}
 	// The placeholders stay referenced by their mounts only.
 	_ = os.Remove(phFile)
@@ -484,11 +483,7 @@ func readOnlyBinds(hs *helperSpec, pinned map[string]bool) ([]guard, error) {
 			return nil, err
 		}
 		pinned[p] = true // a mount point already: never bind over it again
-		id, err := mountID(p)
-		if err != nil {
-			return nil, step("read-only "+p, err)
-		}
-		guards = append(guards, guard{id: id, path: p, verb: "write"})
+		guards = append(guards, guard{path: resolved(p), verb: "write"})
 	}
 	return guards, nil
 }

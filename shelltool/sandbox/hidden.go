@@ -46,8 +46,8 @@ import (
 
 // guard is a mount of the set-up whose loss the command must not survive.
 type guard struct {
-	id   uint64 // mount ID, as /proc/self/mountinfo gives it
-	path string
+	id   uint64 // mount ID, as /proc/self/mountinfo gives it (openWatch)
+	path string // resolved: no symlink
 	verb string // what its loss would let the command do: "read", "write"
 }
 
@@ -298,41 +298,94 @@ func fillTopLayer(mfd int, p *phPlan) error {
 	return nil
 }
 
-// hideEtc masks the secret names (etcSecrets, patterns expanded now) of dir
-// (/etc) with a read-only overlay and returns its guards, and the paths
-// outside dir that symlinks among the names point to (hidden by binds).
-func hideEtc(dir string, names []string) ([]guard, []string, error) {
-	var guards []guard
-	var outside []string
-	err := maskDir(dir, expandSecrets(dir, names), &guards, &outside, 0)
-	return guards, outside, err
+// maskPrep is what masking a folder needs that no spec decides: its
+// submounts and its top layer, made before the spec arrives (a warm helper
+// makes it while it waits, off the command's path). A name's state is read
+// then: what the host changes later is masked all the same (a whiteout, a
+// placeholder and an opaque folder all mask a name whatever lies below),
+// but a secret pattern is expanded then too.
+type maskPrep struct {
+	dir   string
+	names []string // expanded
+	subs  []string
+	binds bool    // user namespace with mounts beneath dir: binds instead
+	plan  *phPlan // names outside the submounts kept
+	layer int     // the top layer's mount, -1 when none
+	err   error
 }
 
-// maskDir mounts the masking overlay over dir and binds dir's submounts
-// back on top (skipping those at or beneath a name; masking those holding
-// one the same way).
-func maskDir(dir string, names []string, guards *[]guard, outside *[]string, depth int) error {
-	if depth > 8 {
-		return step("hide "+dir, errors.New("mounts nested too deep beneath the secret folder"))
+// prepareMask reads dir and makes its top layer for names (patterns
+// expanded now). Errors are kept for applyMask: nothing runs without it.
+func prepareMask(dir string, names []string) *maskPrep {
+	m := &maskPrep{dir: dir, names: expandSecrets(dir, names), layer: -1}
+	m.subs, m.err = submounts(dir)
+	if m.err != nil {
+		return m
 	}
-	subs, err := submounts(dir)
-	if err != nil {
-		return step("hide "+dir, err)
-	}
-	if len(subs) > 0 && os.Geteuid() != 0 {
+	if len(m.subs) > 0 && os.Geteuid() != 0 {
 		// A user namespace: the mounts beneath dir are locked, and the
 		// kernel refuses a layer with locked mounts beneath it
 		// (clone_private_mount: EINVAL). Each secret present gets a bind
 		// instead, which the watch guards (see the package doc).
-		for _, n := range names {
-			*outside = append(*outside, filepath.Join(dir, n))
+		m.binds = true
+		return m
+	}
+	var top []string // names that no submount kept holds
+	for _, n := range m.names {
+		if !within(filepath.Join(dir, n), m.kept()) {
+			top = append(top, n)
 		}
-		return nil
+	}
+	if m.plan, m.err = planMask(dir, top); m.err != nil {
+		return m
+	}
+	m.layer, m.err = buildTopLayer(m.plan)
+	return m
+}
+
+// kept are the submounts bound back on top of the overlay: those not at
+// or beneath a secret name.
+func (m *maskPrep) kept() []string {
+	var out []string
+	for _, s := range m.subs {
+		rel, _ := filepath.Rel(m.dir, s)
+		if !within(rel, m.names) {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+func (m *maskPrep) close() {
+	if m != nil && m.layer >= 0 {
+		unix.Close(m.layer)
+		m.layer = -1
+	}
+}
+
+// applyMask mounts the masking overlay over m.dir and binds the kept
+// submounts back on top, masking those that hold a secret name the same
+// way (prepareMask and applyMask again). It returns the overlays' guards
+// and the paths to hide by binds instead (symlink targets outside the
+// folder; every secret in bind mode).
+func applyMask(m *maskPrep, depth int) ([]guard, []string, error) {
+	defer m.close()
+	if m.err != nil {
+		return nil, nil, step("hide "+m.dir, m.err)
+	}
+	if m.binds {
+		var paths []string
+		for _, n := range m.names {
+			paths = append(paths, filepath.Join(m.dir, n))
+		}
+		return nil, paths, nil
+	}
+	if depth > 8 {
+		return nil, nil, step("hide "+m.dir, errors.New("mounts nested too deep beneath the secret folder"))
 	}
 	type rebind struct {
-		path  string
-		fd    int
-		names []string // secret names beneath it, relative to it
+		path string
+		fd   int
 	}
 	var keep []rebind
 	defer func() {
@@ -342,78 +395,51 @@ func maskDir(dir string, names []string, guards *[]guard, outside *[]string, dep
 			}
 		}
 	}()
-	var top []string // names no submount holds
-	for _, s := range subs {
-		rel, _ := filepath.Rel(dir, s)
-		hidden := false
-		var inner []string
-		for _, n := range names {
-			if isBeneath(rel, n) {
-				hidden = true
-			} else if r, ok := strings.CutPrefix(n, rel+"/"); ok {
-				inner = append(inner, r)
-			}
-		}
-		if hidden {
-			continue // the placeholder hides it, and all it holds
-		}
+	for _, s := range m.kept() {
 		fd, err := unix.OpenTree(unix.AT_FDCWD, s, unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC|unix.AT_RECURSIVE)
 		if err != nil {
-			return step("hide "+dir+": clone the mount at "+s, err)
+			return nil, nil, step("hide "+m.dir+": clone the mount at "+s, err)
 		}
-		keep = append(keep, rebind{path: s, fd: fd, names: inner})
+		keep = append(keep, rebind{path: s, fd: fd})
 	}
-	var kept []string
-	for _, k := range keep {
-		kept = append(kept, k.path)
-	}
-	for _, n := range names {
-		if !within(filepath.Join(dir, n), kept) {
-			top = append(top, n)
-		}
-	}
-	plan, err := planMask(dir, top)
+	lower, err := unix.Open(m.dir, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
-		return step("hide "+dir, err)
-	}
-	*outside = append(*outside, plan.outside...)
-	layer, err := buildTopLayer(plan)
-	if err != nil {
-		return step("hide "+dir, err)
-	}
-	defer unix.Close(layer)
-	lower, err := unix.Open(dir, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return step("hide "+dir, err)
+		return nil, nil, step("hide "+m.dir, err)
 	}
 	defer unix.Close(lower)
-	opts := "lowerdir=/proc/self/fd/" + strconv.Itoa(layer) + ":/proc/self/fd/" + strconv.Itoa(lower)
+	opts := "lowerdir=/proc/self/fd/" + strconv.Itoa(m.layer) + ":/proc/self/fd/" + strconv.Itoa(lower)
 	if os.Geteuid() != 0 {
 		opts += ",userxattr" // a user namespace: trusted.* is not ours
 	}
-	if err := step("hide "+dir+": overlay", unix.Mount("overlay", dir, "overlay", unix.MS_RDONLY|unix.MS_NOSUID|unix.MS_NODEV, opts)); err != nil {
-		return err
+	if err := step("hide "+m.dir+": overlay", unix.Mount("overlay", m.dir, "overlay", unix.MS_RDONLY|unix.MS_NOSUID|unix.MS_NODEV, opts)); err != nil {
+		return nil, nil, err
 	}
-	id, err := mountID(dir)
-	if err != nil {
-		return step("hide "+dir, err)
-	}
-	*guards = append(*guards, guard{id: id, path: dir, verb: "read"})
+	guards := []guard{{path: m.dir, verb: "read"}}
+	outside := append([]string(nil), m.plan.outside...)
 	for i := range keep {
 		k := &keep[i]
 		err := unix.MoveMount(k.fd, "", unix.AT_FDCWD, k.path, unix.MOVE_MOUNT_F_EMPTY_PATH)
 		unix.Close(k.fd)
 		k.fd = -1
 		if err != nil {
-			return step("hide "+dir+": bind back "+k.path, err)
+			return nil, nil, step("hide "+m.dir+": bind back "+k.path, err)
 		}
-		if len(k.names) > 0 {
-			if err := maskDir(k.path, k.names, guards, outside, depth+1); err != nil {
-				return err
+		rel, _ := filepath.Rel(m.dir, k.path)
+		var inner []string
+		for _, n := range m.names {
+			if r, ok := strings.CutPrefix(n, rel+"/"); ok {
+				inner = append(inner, r)
 			}
 		}
+		if len(inner) > 0 {
+			g, o, err := applyMask(prepareMask(k.path, inner), depth+1)
+			if err != nil {
+				return nil, nil, err
+			}
+			guards, outside = append(guards, g...), append(outside, o...)
+		}
 	}
-	return nil
+	return guards, outside, nil
 }
 
 // submounts are the mount points of the mounts directly on dir's mount
@@ -445,14 +471,14 @@ type guardWatch struct {
 	guards []guard
 	fd     int // polled by the watching goroutine
 	final  int // polled once, when the shell has exited
-	before map[uint64]string
 	mu     sync.Mutex
+	before map[uint64]string // mount point by ID, once run has read them
 	why    atomic.Pointer[string]
 }
 
-// openWatch opens the namespace's mount table (twice) and checks that every
-// guard is still there: a change from now on, even before the command
-// starts, is seen.
+// openWatch opens the namespace's mount table (twice), checks that every
+// guard's path is still a mount's root and notes that mount's ID: a
+// change from now on, even before the command starts, is seen.
 func openWatch(guards []guard) (*guardWatch, error) {
 	w := &guardWatch{guards: guards, fd: -1, final: -1}
 	var err error
@@ -463,20 +489,24 @@ func openWatch(guards []guard) (*guardWatch, error) {
 		w.close()
 		return nil, step("watch mounts", err)
 	}
-	b, err := os.ReadFile("/proc/self/mountinfo")
-	if err != nil {
-		w.close()
-		return nil, step("watch mounts", err)
-	}
-	w.before = map[uint64]string{}
-	for _, m := range parseMountinfo(b) {
-		w.before[m.id] = m.point
-	}
-	for _, g := range guards {
-		if _, ok := w.before[g.id]; !ok {
+	for i := range w.guards {
+		// The mount the command will see there (a later bind of a
+		// folder holding it, such as a pinned ancestor, copies it).
+		g := &w.guards[i]
+		var st unix.Statx_t
+		err := unix.Statx(unix.AT_FDCWD, g.path, unix.AT_SYMLINK_NOFOLLOW, unix.STATX_MNT_ID, &st)
+		if err == nil && (st.Mask&unix.STATX_MNT_ID == 0 || st.Attributes_mask&unix.STATX_ATTR_MOUNT_ROOT == 0) {
+			err = errors.New("statx gives no mount ID or mount root attribute")
+		}
+		if err != nil {
+			w.close()
+			return nil, step("watch mounts: "+g.path, err)
+		}
+		if st.Attributes&unix.STATX_ATTR_MOUNT_ROOT == 0 {
 			w.close()
 			return nil, step("watch mounts", fmt.Errorf("%s was replaced on the host while the sandbox was set up", g.path))
 		}
+		g.id = st.Mnt_id
 	}
 	return w, nil
 }
@@ -500,6 +530,18 @@ func (w *guardWatch) start() {
 // run waits for the first change of the mount table, kills every process
 // of the namespace at once (PID 1 excepted) and records why.
 func (w *guardWatch) run() {
+	// What was mounted, to name a lost mount that is no guard. Read here,
+	// off the command's path: a loss before it is still seen (the poll),
+	// only not named.
+	before := map[uint64]string{}
+	if b, err := os.ReadFile("/proc/self/mountinfo"); err == nil {
+		for _, m := range parseMountinfo(b) {
+			before[m.id] = m.point
+		}
+	}
+	w.mu.Lock()
+	w.before = before
+	w.mu.Unlock()
 	fds := []unix.PollFd{{Fd: int32(w.fd), Events: unix.POLLPRI}}
 	for {
 		n, err := unix.Poll(fds, -1)
@@ -581,4 +623,13 @@ func stoppedResult(res *Result, why string) {
 	}
 	res.Stopped = why
 	res.Stdout, res.Stderr = "", ""
+}
+
+// resolved is p with its symlinks resolved (a bind lands on the target),
+// or p itself when that fails.
+func resolved(p string) string {
+	if r, err := filepath.EvalSymlinks(p); err == nil {
+		return r
+	}
+	return p
 }
