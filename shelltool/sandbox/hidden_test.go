@@ -348,3 +348,71 @@ func TestHiddenUnprivileged(t *testing.T) {
 		}
 	}
 }
+
+func TestParseMountinfo(t *testing.T) {
+	in := "27 1 254:0 / / rw,relatime - ext4 /dev/vda rw\n" +
+		"41 27 0:38 / /etc/a\\040b\\134c\\012 rw - tmpfs x rw\n" +
+		"bad line\n" +
+		"42 x 0:1 / /skipped rw - t s rw\n" +
+		"43 41 0:39 / /trailing\\04 rw - t s rw\n"
+	want := []mountEntry{{27, 1, "/"}, {41, 27, "/etc/a b\\c\n"}, {43, 41, "/trailing\\04"}}
+	got := parseMountinfo([]byte(in))
+	if len(got) != len(want) {
+		t.Fatalf("got %+v", got)
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Errorf("line %d: got %+v, want %+v", i, got[i], want[i])
+		}
+	}
+}
+
+// FuzzParseMountinfo: any input parses without panicking, and every entry
+// comes from a line with six fields or more.
+func FuzzParseMountinfo(f *testing.F) {
+	f.Add([]byte("27 1 254:0 / / rw - ext4 /dev/vda rw\n"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		lines := strings.Count(string(b), "\n") + 1
+		if got := parseMountinfo(b); len(got) > lines {
+			t.Fatalf("%d entries from %d lines", len(got), lines)
+		}
+	})
+}
+
+// TestPlanMask: what the top layer holds for each kind of name.
+func TestPlanMask(t *testing.T) {
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "shadow"), "x", 0o600)
+	writeFile(t, filepath.Join(dir, "ssl/private/k"), "x", 0o600)
+	writeFile(t, filepath.Join(dir, "ssh/ssh_host_a_key"), "x", 0o600)
+	writeFile(t, filepath.Join(dir, "ssh/ssh_config"), "x", 0o644)
+	writeFile(t, filepath.Join(dir, "afile"), "x", 0o644)
+	os.MkdirAll(filepath.Join(dir, "real"), 0o755)
+	os.Symlink("real", filepath.Join(dir, "pki"))
+	os.Symlink("/nonexistent-onellm/target", filepath.Join(dir, "outlink"))
+	writeFile(t, filepath.Join(filepath.Dir(dir), "elsewhere"), "x", 0o600)
+	os.Symlink("../elsewhere", filepath.Join(dir, "uplink"))
+	names := expandSecrets(dir, []string{"shadow", "ssl/private", "ssh/ssh_host_*", "krb5.keytab", "wg/secret", "afile/x", "pki/tls/private", "outlink", "uplink"})
+	p, err := planMask(dir, names)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]phKind{
+		"shadow": phFile, "ssl/private": phDir, "ssh/ssh_host_a_key": phFile, "krb5.keytab": phWhiteout,
+		"wg": phWhiteout, "real/tls": phWhiteout, "outlink": phFile, "uplink": phFile,
+	}
+	if len(p.entries) != len(want) {
+		t.Errorf("entries %v, want %v", p.entries, want)
+	}
+	for n, k := range want {
+		if got, ok := p.entries[n]; !ok || got != k {
+			t.Errorf("%s: got %v %v, want %v", n, got, ok, k)
+		}
+	}
+	if len(p.outside) != 1 || p.outside[0] != filepath.Join(filepath.Dir(dir), "elsewhere") {
+		t.Errorf("outside %v", p.outside)
+	}
+	if _, err := planMask(dir, []string{"../x"}); err == nil {
+		t.Error("a name outside the folder was planned")
+	}
+}
