@@ -489,12 +489,15 @@ func openWatch(guards []guard) (*guardWatch, error) {
 		w.close()
 		return nil, step("watch mounts", err)
 	}
-	for i := range w.guards {
+	var kept []guard
+	for _, g := range guards {
 		// The mount the command will see there (a later bind of a
 		// folder holding it, such as a pinned ancestor, copies it).
-		g := &w.guards[i]
 		var st unix.Statx_t
 		err := unix.Statx(unix.AT_FDCWD, g.path, unix.AT_SYMLINK_NOFOLLOW, unix.STATX_MNT_ID, &st)
+		if errors.Is(err, unix.ENOENT) && coveredBy(g.path, guards) {
+			continue // a hidden folder's placeholder holds it: nothing to see
+		}
 		if err == nil && (st.Mask&unix.STATX_MNT_ID == 0 || st.Attributes_mask&unix.STATX_ATTR_MOUNT_ROOT == 0) {
 			err = errors.New("statx gives no mount ID or mount root attribute")
 		}
@@ -507,8 +510,20 @@ func openWatch(guards []guard) (*guardWatch, error) {
 			return nil, step("watch mounts", fmt.Errorf("%s was replaced on the host while the sandbox was set up", g.path))
 		}
 		g.id = st.Mnt_id
+		kept = append(kept, g)
 	}
+	w.guards = kept
 	return w, nil
+}
+
+// coveredBy tells whether p lies beneath the path of another guard.
+func coveredBy(p string, guards []guard) bool {
+	for _, g := range guards {
+		if g.path != p && isBeneath(p, g.path) {
+			return true
+		}
+	}
+	return false
 }
 
 func (w *guardWatch) close() {

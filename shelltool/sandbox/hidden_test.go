@@ -154,8 +154,11 @@ mv .env x 2>/dev/null && echo moved-env; rm -f .env 2>/dev/null && echo removed-
 mv protected y 2>/dev/null && echo moved-protected
 touch started
 while [ ! -e go ]; do sleep 0.01; done
-cat host-new; cat .env 2>/dev/null; echo done`)
-	s.Hidden = []string{env}
+cat host-new; cat .env state/key 2>/dev/null; echo done`)
+	state := filepath.Join(ws.dir, "state")
+	writeFile(t, filepath.Join(state, "key"), "KEY\n", 0o600)
+	// A hidden folder holding a hidden file, in both orders.
+	s.Hidden = []string{env, filepath.Join(state, "key"), state, filepath.Join(state, "key")}
 	s.ReadOnly = append(s.ReadOnly, prot)
 	s.Timeout = 120 * time.Second
 	done := runAsync(s)
