@@ -563,7 +563,7 @@ func buildRuleset(abi int, hs *helperSpec) (*ruleset, error) {
 	if err := add([]string{"/tmp", "/dev/shm"}, all); err != nil {
 		return nil, err
 	}
-	// /etc as a whole: its secrets are hidden by hideEtcSecrets.
+	// /etc as a whole: its secrets are masked by an overlay (hidden.go).
 	if err := add([]string{"/etc"}, llRead); err != nil {
 		return nil, err
 	}

@@ -24,14 +24,15 @@ import (
 //
 // /etc: a read-only overlay whose top layer (a tmpfs mounted nowhere) holds,
 // for every secret name, an empty mode-0 file or an opaque mode-0 folder
-// where the secret exists at set-up and a whiteout where it does not (at the
-// first missing component of its path): the name is masked by the overlay
+// where the secret exists when the helper starts (before its spec) and a
+// whiteout where it does not (at the first missing component of its path):
+// the name is masked by the overlay
 // itself, not by a mount on the host's entry, so a host that renames a new
 // /etc/shadow into place or creates /etc/krb5.keytab mid-command changes
 // nothing the command can see. The mounts beneath /etc (a container's
 // resolv.conf, hosts, hostname binds), which an overlay does not show, are
 // bound back on top, unless they lie at or beneath a secret name; one that
-// holds a secret name gets the same overlay (maskDir again).
+// holds a secret name gets the same overlay (applyMask again).
 //
 // Elsewhere (Spec.Hidden: credential files inside the writable roots,
 // which must stay writable around them) a placeholder is bound over each
