@@ -60,6 +60,10 @@ type Output struct {
 	// before they ran (each with its rule and reason): their parent saw
 	// them die by SIGKILL.
 	RefusedPrograms []string `json:"refused_programs,omitempty"`
+	// Stopped says why the sandbox killed the command (a hidden file or a
+	// read-only path was replaced on the host while it ran); its output
+	// is then dropped.
+	Stopped string `json:"stopped,omitempty"`
 }
 
 // Tool is execute_terminal_command. The server starts it (Start) before
@@ -632,9 +636,11 @@ func run(ctx context.Context, env *toolkit.Env, spec sandbox.Spec, surface grant
 		return toolkit.Failed("%s: %v", Name, err)
 	}
 	out := Output{ExitCode: res.ExitCode, Stdout: res.Stdout, Stderr: res.Stderr, TimedOut: res.TimedOut,
-		Truncated: res.Truncated, DurationMS: res.Duration.Milliseconds(), Egress: egress.list(), RefusedPrograms: refused.list()}
+		Truncated: res.Truncated, DurationMS: res.Duration.Milliseconds(), Egress: egress.list(), RefusedPrograms: refused.list(), Stopped: res.Stopped}
 	text := fmt.Sprintf("exit code %d", out.ExitCode)
 	switch {
+	case out.Stopped != "":
+		text = "stopped: " + out.Stopped + " (its output was dropped)"
 	case out.TimedOut:
 		text = fmt.Sprintf("timed out after %s and was killed", spec.Timeout)
 	case err != nil:
@@ -662,7 +668,7 @@ func run(ctx context.Context, env *toolkit.Env, spec sandbox.Spec, surface grant
 			strings.Join(out.RefusedPrograms, "\n- ")
 	}
 	r := mcp.NewToolResultStructured(out, text)
-	r.IsError = out.ExitCode != 0 || out.TimedOut || err != nil
+	r.IsError = out.ExitCode != 0 || out.TimedOut || out.Stopped != "" || err != nil
 	code := out.ExitCode
 	return toolkit.Result{Tool: r, Outcome: toolkit.Outcome{ExitCode: &code, Bytes: int64(len(out.Stdout) + len(out.Stderr)), SandboxStart: res.Started}}
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/onellm/onellm-mcp/grants"
+	"github.com/onellm/onellm-mcp/internal/testkit"
 	"github.com/onellm/onellm-mcp/internal/toolkit"
 	"github.com/onellm/onellm-mcp/shelltool/sandbox"
 	"github.com/onellm/onellm-mcp/webtools"
@@ -306,6 +307,48 @@ func TestHiddenCredentialsAreDecided(t *testing.T) {
 	}
 	if len(seen) != 1 || seen[0].Target.Path != filepath.Join(f.ws, ".env") || !seen[0].HasClass(grants.DataCredential) {
 		t.Fatalf("gate saw %+v", seen)
+	}
+}
+
+// TestHiddenReplacedStops: a hidden credential file the host replaces by a
+// rename while the command reads it stops the command, and the result says
+// so, with no output.
+func TestHiddenReplacedStops(t *testing.T) {
+	f := newFixture(t, `profile = "interactive-dev"`)
+	env := filepath.Join(f.ws, ".env")
+	os.WriteFile(env, []byte("OLD=1\n"), 0o600)
+	raw, _ := json.Marshal(map[string]any{"command": "touch started; while :; do read -r l < .env && echo \"$l\"; done 2>/dev/null", "timeout_seconds": 120})
+	deny := func(_ context.Context, r grants.Request, _ grants.Stage) (grants.Decision, error) {
+		if !r.Capability.IsFile() {
+			return grants.Decision{Request: r, Effect: grants.Allow, Reason: grants.ReasonMatchedAllow}, nil
+		}
+		d := grants.Decision{Request: r, Effect: grants.Deny, Reason: grants.ReasonMatchedDeny, RuleID: grants.RuleDenyCredentialFlow}
+		return d, &toolkit.MidActionRefused{Decision: d}
+	}
+	plan, err := f.tool.Plan(context.Background(), &toolkit.Env{Policy: f.p, Principal: "stdio", MidAction: deny}, raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := testkit.WatchDir(t, f.ws)
+	done := make(chan toolkit.Result, 1)
+	go func() { done <- plan.Run(context.Background(), grantAll(plan)) }()
+	for deadline := time.Now().Add(60 * time.Second); ; w.Wait(100 * time.Millisecond) {
+		if _, err := os.Stat(filepath.Join(f.ws, "started")); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the command did not start within 60 s")
+		}
+	}
+	os.WriteFile(env+".new", []byte("NEW=SECRET\n"), 0o644)
+	if err := os.Rename(env+".new", env); err != nil {
+		t.Fatal(err)
+	}
+	res := <-done
+	out := output(t, res)
+	want := "stopped: " + env + " was replaced or removed on the host while the command ran; the command was killed so it could not read it (its output was dropped)"
+	if !strings.HasPrefix(text(res.Tool), want) || out.Stopped == "" || out.Stdout != "" || !res.Tool.IsError {
+		t.Fatalf("got %q %+v", text(res.Tool), out)
 	}
 }
 

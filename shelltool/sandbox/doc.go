@@ -23,13 +23,17 @@
 //
 //  1. makes the mount tree private, mounts a fresh /proc, a private tmpfs on
 //     /tmp (binding back any Writable/Readable root that lives under /tmp,
-//     then making Spec.Home there) and on /dev/shm, hides the secrets of /etc (shadow, gshadow, sudoers, ssh
-//     host keys, ssl/private, … see etcSecrets) under empty, mode 000,
-//     read-only placeholders, binds every Writable root nosuid,nodev,
-//     overlays every git directory of GitDirs (gitdirs.go; their stage is a
-//     tmpfs mounted nowhere, handed to the server over fd 7), bind-mounts
-//     every ReadOnly path read-only (and self-binds its ancestors inside the
-//     writable root so they cannot be renamed away);
+//     then making Spec.Home there) and on /dev/shm, binds every Writable
+//     root nosuid,nodev, overlays every git directory of GitDirs
+//     (gitdirs.go; their stage is a tmpfs mounted nowhere, handed to the
+//     server over fd 7), masks the secrets of /etc (shadow, gshadow,
+//     sudoers, ssh host keys, ssl/private, … see etcSecrets) with a
+//     read-only overlay over /etc whose top layer was made before the spec
+//     arrived, binds an empty, mode 000, read-only placeholder over every
+//     Spec.Hidden path, bind-mounts every ReadOnly path read-only (and
+//     self-binds its ancestors inside the writable root so they cannot be
+//     renamed away), and opens the mount table for PID 1's watch (see
+//     "Hidden files");
 //  2. brings lo up in the new network namespace; for Network "proxy" binds
 //     a TCP listener on 127.0.0.1:ProxyPort there, sends it to the server
 //     over an inherited socketpair (fd 5, SCM_RIGHTS) and closes its own
@@ -147,6 +151,65 @@
 // running a command whose exec it must see. The cost is about four stops
 // per fork+exec and one round trip to the server per exec.
 //
+// # Hidden files
+//
+// A hidden file must stay hidden for the whole command, whatever the host
+// does to it meanwhile (hidden.go). A bind mount on the host's entry does
+// not do that: a host that renames a new file over it (useradd and passwd
+// do so with /etc/shadow, editors with .env) or removes it makes the kernel
+// detach every mount on the old entry, in every namespace.
+//
+// /etc is therefore masked by a read-only overlay, lowerdir=TOP:/etc, where
+// TOP is a tmpfs mounted nowhere holding, for every secret name, an empty
+// mode-0 file (or an opaque mode-0 folder) where the secret exists and a
+// whiteout where it does not (at the first missing component of its path,
+// so a folder such as /etc/wireguard made later is hidden whole): the
+// overlay, not a mount on the host's entry, masks the name, so a renamed or
+// newly created secret is as hidden as the one it replaced. TOP is made by
+// the helper before it reads its spec (a warm helper, while it waits), so
+// a name's state is read then; the masking does not depend on it. A
+// symlink among the names is followed (its target is masked too: in /etc
+// by the overlay, elsewhere by a placeholder bind). The overlay does not
+// show the mounts beneath /etc (a container's resolv.conf, hosts and
+// hostname binds), so each is cloned and bound back on top (with what is
+// mounted beneath it), unless it lies at or beneath a secret name; one that
+// holds a secret name is masked the same way. Folders on a secret's path
+// show TOP's copy of their mode (and owner, except in a user namespace,
+// where they show the helper's uid). The overlay caches: a host file in
+// /etc replaced mid-command (resolv.conf renamed into place) may show its
+// old content, and a name created mid-command may stay absent, until the
+// next command. A failure to mount it fails the set-up (ErrUnavailable).
+// In a user namespace (the server not root) whose /etc has mounts beneath
+// it (a container), those mounts are locked and the kernel refuses an
+// overlay layer holding locked mounts (clone_private_mount: EINVAL): there
+// each secret present gets a placeholder bind, guarded as below, and a
+// secret created mid-command is not hidden (the command's uid is the
+// server's, not 0, so root-only files such as shadow stay unreadable by
+// their mode).
+//
+// Spec.Hidden paths (credential files inside writable roots, which must
+// stay writable around them) and ReadOnly paths keep their binds, and are
+// guarded: PID 1 polls /proc/self/mountinfo (POLLPRI, raised on every
+// change of the namespace's mount table; after the set-up, in this private
+// namespace where the command cannot mount, only a mount lost to the host
+// changes it) from a goroutine given a processor of its own (the helper
+// runs with GOMAXPROCS=1 and its main thread blocks in raw wait4). At the
+// first change it kills every process of the namespace (kill(-1, SIGKILL)
+// from PID 1) and reports why; once the shell has exited, PID 1 kills what
+// is left and checks the table once more (a second descriptor) before it
+// reports. The server then drops the command's output and sets
+// Result.Stopped ("….env was replaced or removed on the host while the
+// command ran; the command was killed so it could not read it"). No mount
+// can keep the name masked once the host replaced the entry, and the
+// kernel offers no earlier signal than the detach itself (it comes before
+// the new name is linked). What remains is a window: from the host's
+// rename until the watching thread runs and the SIGKILL lands (its
+// wake-up: microseconds when a core is free, up to a scheduling slice on
+// a loaded machine), a process of the command can open and read the new
+// file and copy it to a file it may write or, with Network "full" or
+// "proxy", send it out; its output is dropped, and a system call under way
+// when SIGKILL arrives (a write) completes.
+//
 // With Network "proxy" the server receives the listener while the helper
 // sets up and runs Spec.Proxy on it in a goroutine; when the command ends
 // the handler's context is cancelled and the listener closed, and Run waits
@@ -182,7 +245,8 @@
 //     (landlock; even as root, since capabilities are gone);
 //   - read outside the system folders (/usr, /bin, /sbin, /lib*, /opt, /etc
 //     minus secrets such as shadow, gshadow, sudoers, ssh host keys,
-//     ssl/private), Readable and Writable roots (a symlink or a hard link
+//     ssl/private, including ones the host renames into place or creates
+//     while the command runs), Readable and Writable roots (a symlink or a hard link
 //     made by the command does not help: landlock checks the real path, and
 //     linking across into a writable root needs the refer right);
 //   - modify ReadOnly carve-outs inside a writable root (read-only bind
@@ -228,6 +292,14 @@
 //     secret list, /usr, /opt and the Readable roots is readable, and secrets
 //     inside the workspace are readable and writable (so is a hard link to a
 //     secret that already exists inside a writable root);
+//   - a hidden or read-only path the host replaces or removes while the
+//     command runs, in the moment before PID 1 kills the command (see
+//     "Hidden files": what it read then can reach a file it writes or, with
+//     a network, the outside; not its output, which is dropped);
+//   - /etc secrets matched by a pattern (ssh/ssh_host_*) under a name that
+//     did not exist when the helper started (a host key made later), and,
+//     in a user namespace whose /etc has mounts beneath it, any secret
+//     created mid-command;
 //   - listing names: directory listing of /dev and of PID 1's /proc entries
 //     is allowed (opening them is not);
 //   - UDP and other non-TCP traffic when Network is "full" (landlock ABI <= 9

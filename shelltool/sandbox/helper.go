@@ -12,7 +12,6 @@ import (
 	"runtime"
 	"sort"
 	"strconv"
-	"strings"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -63,6 +62,9 @@ type helperSpec struct {
 	// HashSizes are Spec.IdentitySizes: a written executable of one of
 	// these sizes is hashed (ExecEvent.SHA256).
 	HashSizes []int64 `json:"hash_sizes,omitempty"`
+	// EtcDir and EtcSecrets (tests only) replace /etc and etcSecrets.
+	EtcDir     string   `json:"etc_dir,omitempty"`
+	EtcSecrets []string `json:"etc_secrets,omitempty"`
 }
 
 // statusMsg is one line the helper writes on fd 4.
@@ -75,6 +77,9 @@ type statusMsg struct {
 	Signal int    `json:"signal,omitempty"`
 	// TracerNS is the exec gate tracer thread's own CPU time (exit only).
 	TracerNS int64 `json:"tracer_ns,omitempty"`
+	// Stopped says why PID 1 killed the command (exit only): a mount of
+	// the set-up was lost (guardWatch).
+	Stopped string `json:"stopped,omitempty"`
 }
 
 // MaybeRunHelper must be called first thing in main (and in TestMain of any
@@ -169,6 +174,8 @@ func helperSetupAndStart() (*supervisor, error) {
 		}
 	}()
 	primeCodecs()
+	etc := prepareMask("/etc", etcSecrets())
+	defer func() { etc.close() }()
 	specFile := os.NewFile(fdSpec, "spec")
 	data, err := io.ReadAll(specFile)
 	specFile.Close()
@@ -186,9 +193,24 @@ func helperSetupAndStart() (*supervisor, error) {
 	if err != nil || abi < 1 {
 		return nil, step("landlock abi", fmt.Errorf("landlock ABI %d: %v", abi, err))
 	}
-	if err := setupMounts(&hs); err != nil {
+	if hs.EtcDir != "" { // tests
+		etc.close()
+		etc = prepareMask(hs.EtcDir, hs.EtcSecrets)
+	}
+	guards, err := setupMounts(&hs, etc)
+	if err != nil {
 		return nil, err
 	}
+	// Opened before the command starts: a mount lost from now on is seen.
+	watch, err := openWatch(guards)
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		if !started {
+			watch.close()
+		}
+	}()
 	if hs.NewNet {
 		if err := step("loopback up", loopbackUp()); err != nil {
 			return nil, err
@@ -216,7 +238,8 @@ func helperSetupAndStart() (*supervisor, error) {
 	if err != nil {
 		return nil, err
 	}
-	sup := &supervisor{shell: st.pid}
+	sup := &supervisor{shell: st.pid, watch: watch}
+	watch.start()
 	if hs.Gate {
 		seizeErr := seize(st.pid)
 		if hs.NoPtrace {
@@ -248,12 +271,14 @@ func primeCodecs() {
 	_, _ = json.Marshal(statusMsg{})
 }
 
-func setupMounts(hs *helperSpec) error {
+// setupMounts makes the sandbox's mounts and returns the guards to watch
+// while the command runs (hidden.go).
+func setupMounts(hs *helperSpec, etc *maskPrep) ([]guard, error) {
 	if err := step("mount private", unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, "")); err != nil {
-		return err
+		return nil, err
 	}
 	if err := step("mount proc", unix.Mount("proc", "/proc", "proc", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, "")); err != nil {
-		return err
+		return nil, err
 	}
 	gitMounts := openGitMounts(hs)
 	defer closeGitMounts(gitMounts)
@@ -287,7 +312,7 @@ func setupMounts(hs *helperSpec) error {
 		var st unix.Stat_t
 		if err := unix.Fstat(fd, &st); err != nil {
 			unix.Close(fd)
-			return step("stat "+r, err)
+			return nil, step("stat "+r, err)
 		}
 		under = append(under, keep{path: r, fd: fd, dir: st.Mode&unix.S_IFMT == unix.S_IFDIR})
 	}
@@ -298,123 +323,119 @@ func setupMounts(hs *helperSpec) error {
 	}()
 	opts := "mode=1777,size=" + strconv.FormatInt(hs.TmpSize, 10)
 	if err := step("mount tmpfs /tmp", unix.Mount("tmpfs", "/tmp", "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, opts)); err != nil {
-		return err
+		return nil, err
 	}
 	for _, k := range under {
 		if k.path != "/tmp" {
 			if k.dir {
 				if err := os.MkdirAll(k.path, 0o755); err != nil {
-					return step("mkdir "+k.path, err)
+					return nil, step("mkdir "+k.path, err)
 				}
 			} else {
 				if err := os.MkdirAll(filepath.Dir(k.path), 0o755); err != nil {
-					return step("mkdir "+k.path, err)
+					return nil, step("mkdir "+k.path, err)
 				}
 				f, err := os.OpenFile(k.path, os.O_CREATE|os.O_WRONLY, 0o600)
 				if err != nil {
-					return step("create "+k.path, err)
+					return nil, step("create "+k.path, err)
 				}
 				f.Close()
 			}
 		}
 		src := "/proc/self/fd/" + strconv.Itoa(k.fd)
 		if err := step("bind "+k.path, unix.Mount(src, k.path, "", unix.MS_BIND|unix.MS_REC, "")); err != nil {
-			return err
+			return nil, err
 		}
 	}
 	if hs.Home != "" {
 		// Validated by normalize: no root holds it, so this is the
 		// private tmpfs, and it cannot exist yet.
 		if err := step("mkdir home "+hs.Home, os.Mkdir(hs.Home, 0o700)); err != nil {
-			return err
+			return nil, err
 		}
 	}
 	if fi, err := os.Stat("/dev/shm"); err == nil && fi.IsDir() {
 		if err := step("mount tmpfs /dev/shm", unix.Mount("tmpfs", "/dev/shm", "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, opts)); err != nil {
-			return err
+			return nil, err
 		}
 	}
 	if err := nosuidRoots(hs.Writable); err != nil {
-		return err
+		return nil, err
 	}
 	pinned := map[string]bool{} // folders bound onto themselves: never again
 	if len(gitMounts) > 0 {
 		stage, err := makeGitStage(gitMounts, hs.TmpSize)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		err = mountGitOverlays(gitMounts, stage, hs.Writable, pinned)
 		unix.Close(stage) // the overlays and the server hold it now
 		if err != nil {
-			return err
+			return nil, err
 		}
 	} else {
 		unix.Close(fdGitStage) // nothing to hand over
 	}
-	if err := hideSecrets(etcSecrets(), hs.Hidden); err != nil {
-		return err
+	guards, err := hideSecrets(hs, etc)
+	if err != nil {
+		return nil, err
 	}
-	return readOnlyBinds(hs, pinned)
+	ro, err := readOnlyBinds(hs, pinned)
+	return append(guards, ro...), err
 }
 
-// hideSecrets mounts an empty, mode 000, read-only placeholder over every
-// secret in /etc that exists, and over each extra path (absolute: credential
-// files the caller found in the writable roots). Without capabilities not
-// even uid 0 can open it (EACCES), and the read-only mount stops chmod. One
-// bind per secret present is much cheaper than a landlock rule per /etc
-// entry.
-func hideSecrets(secrets, extra []string) error {
+// hideSecrets masks the secrets of /etc (applyMask: an overlay, its top
+// layer prepared before the spec arrived) and binds an
+// empty, mode 000, read-only placeholder over every other path that exists
+// (absolute: credential files the caller found in the writable roots, and
+// targets outside /etc of symlinks among /etc's secrets). Without
+// capabilities not even uid 0 can open one (EACCES), and the read-only
+// mount stops chmod. It returns the guards of what it mounted (guardWatch).
+func hideSecrets(hs *helperSpec, etc *maskPrep) ([]guard, error) {
+	guards, outside, err := applyMask(etc, 0)
+	if err != nil {
+		return nil, err
+	}
+	paths := append(append([]string(nil), hs.Hidden...), outside...)
+	if len(paths) == 0 {
+		return guards, nil
+	}
 	ph, err := os.MkdirTemp("/tmp", ".onellm-hidden-")
 	if err != nil {
-		return step("hide /etc secrets", err)
+		return nil, step("hide secrets", err)
 	}
 	phFile, phDir := filepath.Join(ph, "f"), filepath.Join(ph, "d")
 	if err := os.WriteFile(phFile, nil, 0); err != nil {
-		return step("hide /etc secrets", err)
+		return nil, step("hide secrets", err)
 	}
 	if err := os.Mkdir(phDir, 0); err != nil {
-		return step("hide /etc secrets", err)
+		return nil, step("hide secrets", err)
 	}
 	if err := os.Chmod(phFile, 0); err != nil {
-		return step("hide /etc secrets", err)
+		return nil, step("hide secrets", err)
 	}
 	if err := os.Chmod(phDir, 0); err != nil {
-		return step("hide /etc secrets", err)
-	}
-	paths := append([]string(nil), extra...)
-	for _, s := range secrets {
-		p := filepath.Join("/etc", s)
-		prefix, ok := strings.CutSuffix(p, "*")
-		if !ok {
-			paths = append(paths, p)
-			continue
-		}
-		ents, _ := os.ReadDir(filepath.Dir(prefix))
-		for _, e := range ents {
-			q := filepath.Join(filepath.Dir(prefix), e.Name())
-			if strings.HasPrefix(q, prefix) {
-				paths = append(paths, q)
-			}
-		}
+		return nil, step("hide secrets", err)
 	}
 	for _, p := range paths {
 		hidden, err := hideOne(p, phFile, phDir)
 		if err != nil {
-			return step("hide "+p, err)
+			return nil, step("hide "+p, err)
 		}
 		if !hidden {
 			continue
 		}
 		ro := uint64(unix.MOUNT_ATTR_RDONLY | unix.MOUNT_ATTR_NOSUID | unix.MOUNT_ATTR_NODEV | unix.MOUNT_ATTR_NOEXEC)
 		if err := step("hide "+p, addMountAttrs(p, ro)); err != nil {
-			return err
+			return nil, err
 		}
+		guards = append(guards, guard{path: resolved(p), verb: "read"})
 	}
 	// The placeholders stay referenced by their mounts only.
 	_ = os.Remove(phFile)
 	_ = os.Remove(phDir)
 	_ = os.Remove(ph)
-	return nil
+	return guards, nil
 }
 
 // hideOne binds the placeholder file or folder over p, if p exists. The
@@ -444,7 +465,8 @@ func hideOne(p, phFile, phDir string) (hidden bool, err error) {
 // inside a folder closed to writes are closed too). Its ancestors inside
 // the writable root are bound onto themselves first: a mount point cannot
 // be renamed or removed, so `mv .git x` cannot move the carve-out away.
-func readOnlyBinds(hs *helperSpec, pinned map[string]bool) error {
+func readOnlyBinds(hs *helperSpec, pinned map[string]bool) ([]guard, error) {
+	var guards []guard
 	ro := append([]string{}, hs.ReadOnly...)
 	sort.Strings(ro)
 	for _, p := range ro {
@@ -452,17 +474,18 @@ func readOnlyBinds(hs *helperSpec, pinned map[string]bool) error {
 			continue
 		}
 		if err := pinAncestors(p, hs.Writable, pinned); err != nil {
-			return err
+			return nil, err
 		}
 		if err := step("bind "+p, unix.Mount(p, p, "", unix.MS_BIND|unix.MS_REC, "")); err != nil {
-			return err
+			return nil, err
 		}
 		if err := step("read-only "+p, addMountAttrs(p, unix.MOUNT_ATTR_RDONLY|unix.MOUNT_ATTR_NOSUID)); err != nil {
-			return err
+			return nil, err
 		}
 		pinned[p] = true // a mount point already: never bind over it again
+		guards = append(guards, guard{path: resolved(p), verb: "write"})
 	}
-	return nil
+	return guards, nil
 }
 
 func loopbackUp() error {
@@ -540,7 +563,7 @@ func buildRuleset(abi int, hs *helperSpec) (*ruleset, error) {
 	if err := add([]string{"/tmp", "/dev/shm"}, all); err != nil {
 		return nil, err
 	}
-	// /etc as a whole: its secrets are hidden by hideEtcSecrets.
+	// /etc as a whole: its secrets are masked by an overlay (hidden.go).
 	if err := add([]string{"/etc"}, llRead); err != nil {
 		return nil, err
 	}

@@ -195,8 +195,10 @@ func devRW() []string {
 	return []string{"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom", "/dev/tty"}
 }
 
-// etcSecrets are paths relative to /etc hidden from the command (a trailing
-// "*" makes a prefix pattern).
+// etcSecrets are paths relative to /etc masked by the /etc overlay
+// (hidden.go; a trailing "*" makes a prefix pattern, expanded when the
+// helper starts). Tests replace /etc and this list through
+// helperSpec.EtcDir and EtcSecrets; production always uses these.
 func etcSecrets() []string {
 	return []string{
 		"shadow", "shadow-", "gshadow", "gshadow-", "sudoers", "sudoers.d",

@@ -355,6 +355,7 @@ func drive(ctx context.Context, s *Spec, st *launched) (res Result, err error) {
 			NoPtrace:   s.simulateNoPtrace,
 			Gate:       s.ExecGate != nil,
 			HashSizes:  s.IdentitySizes,
+			EtcDir:     s.etcDir, EtcSecrets: s.etcSecrets,
 		}
 		b, _ := json.Marshal(hs)
 		inWG.Add(1)
@@ -464,6 +465,7 @@ func drive(ctx context.Context, s *Spec, st *launched) (res Result, err error) {
 		case exit != nil:
 			res.ExitCode = exit.Code
 			res.GateCPU = time.Duration(exit.TracerNS)
+			stoppedResult(&res, exit.Stopped)
 			if exit.Signal != 0 {
 				res.Signal = unix.SignalName(syscall.Signal(exit.Signal))
 			}

@@ -145,7 +145,7 @@ func TestSandboxProperties(t *testing.T) {
 		check    func(t *testing.T, r Result)
 	}{
 		{name: "write in workspace", cmd: "echo hi > src/new.txt && cat src/new.txt", want: "hi"},
-		{name: "write /etc denied (EACCES)", cmd: "echo x > /etc/onellm-x", wantExit: 1, want: eacces},
+		{name: "write /etc denied (EROFS: a read-only overlay)", cmd: "echo x > /etc/onellm-x", wantExit: 1, want: erofs},
 		{name: "write /root denied (EACCES)", cmd: "echo x > /root/onellm-x", wantExit: 1, want: eacces},
 		{name: "mkdir /usr denied (EACCES)", cmd: "mkdir /usr/onellm-x", wantExit: 1, want: eacces},
 		{name: "write sibling /var/tmp dir denied (EACCES)", cmd: "echo x > " + varSib + "/x", wantExit: 1, want: eacces},

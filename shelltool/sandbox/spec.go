@@ -161,6 +161,9 @@ type Spec struct {
 	// simulateNoPtrace makes the helper behave as where ptrace is refused
 	// (Yama ptrace_scope 3): the exec gate cannot be applied (tests only).
 	simulateNoPtrace bool
+	// etcDir and etcSecrets replace /etc and etcSecrets (tests only).
+	etcDir     string
+	etcSecrets []string
 }
 
 // Result is what happened.
@@ -191,6 +194,11 @@ type Result struct {
 	// CPU (0 without the gate): the reads, waits and round trips of every
 	// stop of the command's processes.
 	GateCPU time.Duration
+	// Stopped, when set, says why the sandbox killed the command before
+	// it ended (a hidden file or read-only carve-out was replaced or
+	// removed on the host, so its mount was lost): Stdout and Stderr are
+	// then empty, whatever the command wrote being dropped.
+	Stopped string
 	// Started is the time from starting the sandbox (handing a warm helper
 	// the command) to the command running; 0 on the host or when unknown.
 	Started time.Duration

@@ -58,8 +58,9 @@ type supervisor struct {
 	send   func(statusMsg)
 	gate   int // fdGate when traced
 	facts  execFacts
-	buf    readBuf // the exec stops' reads, one at a time
-	out    []byte  // the event's frame, reused
+	buf    readBuf     // the exec stops' reads, one at a time
+	out    []byte      // the event's frame, reused
+	watch  *guardWatch // the mount table's watch (hidden.go)
 }
 
 // run supervises until the shell exits and returns the helper's exit code.
@@ -89,6 +90,7 @@ func (s *supervisor) run() int {
 			m.Signal = int(ws.Signal())
 			m.Code = 128 + m.Signal
 		}
+		m.Stopped = s.watch.stopped()
 		if s.traced {
 			m.TracerNS = threadCPU()
 		}
