@@ -108,9 +108,9 @@ type sideBySide struct {
 
 	start, first, read [2][]time.Duration
 	cpu                [2][]time.Duration // per read
-	conc               [2][]float64 // calls/s
-	concOwn            []float64    // onellm-mcp, an audit log per process
-	rss                [2][]int     // KiB
+	conc               [2][]float64       // calls/s
+	concOwn            []float64          // onellm-mcp, an audit log per process
+	rss                [2][]int           // KiB
 	peakKiB            [2]int
 }
 
