@@ -26,6 +26,10 @@ import (
 //     host waits for before its first tool result, including any start-up
 //     work a server defers past the initialize response;
 //   - read: one read_file of a 4 KiB file, round trip;
+//   - cpu: the server's CPU time per read of the 4 KiB file (every thread's
+//     run time from /proc/PID/task/*/schedstat, over a round's reads): on
+//     a machine busy with other work the round trip waits for a core, the
+//     CPU a call costs does not;
 //   - conc: 4 processes × 500 small reads at once, calls per second (the
 //     four onellm-mcp share one audit log, as servers on the default path
 //     do; conc-own-log gives each its own);
@@ -103,9 +107,10 @@ type sideBySide struct {
 	rounds                 int
 
 	start, first, read [2][]time.Duration
-	conc               [2][]float64 // calls/s
-	concOwn            []float64    // onellm-mcp, an audit log per process
-	rss                [2][]int     // KiB
+	cpu                [2][]time.Duration // per read
+	conc               [2][]float64       // calls/s
+	concOwn            []float64          // onellm-mcp, an audit log per process
+	rss                [2][]int           // KiB
 	peakKiB            [2]int
 }
 
@@ -143,8 +148,13 @@ func (w *sideBySide) round() error {
 		w.first[i] = append(w.first[i], time.Since(s.started))
 		w.rss[i] = append(w.rss[i], rss)
 	}
+	var cpu [2]time.Duration
 	for range 5 {
 		for _, i := range order {
+			c0, err := taskCPU(live[i].cmd.Process.Pid)
+			if err != nil {
+				return err
+			}
 			for range 20 {
 				t0 := time.Now()
 				if _, err := live[i].readFile(w.four, 0); err != nil {
@@ -152,7 +162,15 @@ func (w *sideBySide) round() error {
 				}
 				w.read[i] = append(w.read[i], time.Since(t0))
 			}
+			c1, err := taskCPU(live[i].cmd.Process.Pid)
+			if err != nil {
+				return err
+			}
+			cpu[i] += c1 - c0
 		}
+	}
+	for i := range cpu {
+		w.cpu[i] = append(w.cpu[i], cpu[i]/100)
 	}
 	for _, i := range order {
 		rate, err := w.concurrent(slices.Repeat([]sbsServer{w.servers[i]}, 4), 500)
@@ -255,6 +273,7 @@ func (w *sideBySide) peak(i int) error {
 func (w *sideBySide) report(b *testing.B) {
 	b.ReportMetric(0, "ns/op") // a round's time means nothing
 	ms := func(ds []time.Duration) float64 { return float64(median(ds)) / 1e6 }
+	us := func(ds []time.Duration) float64 { return float64(median(ds)) / 1e3 }
 	mib := func(kib int) float64 { return float64(kib) / 1024 }
 	rows := []struct {
 		unit      string
@@ -263,6 +282,7 @@ func (w *sideBySide) report(b *testing.B) {
 		{"start-ms", ms(w.start[0]), ms(w.start[1])},
 		{"first-call-ms", ms(w.first[0]), ms(w.first[1])},
 		{"read-ms", ms(w.read[0]), ms(w.read[1])},
+		{"cpu-us/read", us(w.cpu[0]), us(w.cpu[1])},
 		{"conc-calls/s", median(w.conc[0]), median(w.conc[1])},
 		{"conc-own-log-calls/s", median(w.conc[0]), median(w.concOwn)},
 		{"rss-MiB", mib(median(w.rss[0])), mib(median(w.rss[1]))},
@@ -276,7 +296,7 @@ func (w *sideBySide) report(b *testing.B) {
 		fmt.Fprintf(&t, "| %-20s | %10.3f | %10.3f | %5.2f× |\n", r.unit, r.one, r.base, ratio)
 		b.ReportMetric(r.one, "onellm-"+r.unit)
 		b.ReportMetric(r.base, "base-"+r.unit)
-		b.ReportMetric(ratio, strings.TrimSuffix(strings.TrimSuffix(strings.TrimSuffix(r.unit, "-ms"), "-calls/s"), "-MiB")+"-ratio")
+		b.ReportMetric(ratio, r.unit[:strings.LastIndex(r.unit, "-")]+"-ratio") // start-ms: start-ratio
 	}
 	b.Log(t.String())
 }
@@ -383,6 +403,32 @@ func (s *rpcProc) close() {
 		s.cmd.Process.Kill()
 		<-done
 	}
+}
+
+// taskCPU is the time every thread of process pid has run (the first
+// field of each /proc/PID/task/TID/schedstat, in ns).
+func taskCPU(pid int) (time.Duration, error) {
+	tasks, err := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/schedstat", pid))
+	if err != nil || len(tasks) == 0 {
+		return 0, fmt.Errorf("no threads of %d in /proc: %v", pid, err)
+	}
+	var sum time.Duration
+	for _, t := range tasks {
+		b, err := os.ReadFile(t)
+		if err != nil {
+			continue // a thread that ended meanwhile
+		}
+		fields := strings.Fields(string(b))
+		if len(fields) == 0 {
+			return 0, fmt.Errorf("%s: %q", t, b)
+		}
+		ns, err := strconv.ParseInt(fields[0], 10, 64)
+		if err != nil {
+			return 0, fmt.Errorf("%s: %v", t, err)
+		}
+		sum += time.Duration(ns)
+	}
+	return sum, nil
 }
 
 // procStatus reads one KiB field of /proc/PID/status.

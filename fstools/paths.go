@@ -145,13 +145,22 @@ func followDangling(abs, cur string, rest []string, links int) (string, bool, er
 	return real, false, err
 }
 
-// kernelRealPath asks the kernel for the real path of an existing file: it
-// opens the path (following symlinks) with O_PATH and reads the descriptor's
-// name back from /proc, a few system calls however deep the path is. A file
-// renamed meanwhile (an editor's save, another patch's exchange) would give
-// its new name, so the path is checked to still lead to the same file, and
-// read again if not. Without /proc it falls back to walking the path.
+// kernelRealPath asks the kernel for the real path of an existing file p
+// (absolute and clean). Most paths hold no symlink: opened with the kernel
+// refusing every symlink on the way (openat2 RESOLVE_NO_SYMLINKS, O_PATH),
+// such a path is its own real path, in two system calls. Any other error
+// of that open is the error following symlinks would give too: the walk
+// is the same up to the component that failed. A path with a symlink
+// (ELOOP) is opened following symlinks, with O_PATH, and the
+// descriptor's name read back from /proc, a few system calls however deep
+// the path is. A file renamed meanwhile (an editor's save, another patch's
+// exchange) would give its new name, so the path is checked to still lead
+// to the same file, and read again if not. Without /proc it falls back to
+// walking the path.
 func kernelRealPath(p string) (string, error) {
+	if real, err, ok := noSymlinkRealPath(p); ok {
+		return real, err
+	}
 	for range 8 {
 		real, again, err := kernelRealPathOnce(p)
 		if !again {
@@ -159,6 +168,26 @@ func kernelRealPath(p string) (string, error) {
 		}
 	}
 	return filepath.EvalSymlinks(p)
+}
+
+// noSymlinkRealPath is p when it exists and no component of it is a
+// symlink, the error when the open fails as it would following symlinks;
+// ok is false when p has a symlink, is not absolute and clean, or the
+// kernel has no openat2.
+func noSymlinkRealPath(p string) (real string, err error, ok bool) {
+	if !filepath.IsAbs(p) || filepath.Clean(p) != p {
+		return "", nil, false // "..", "." and "//" are not their own real path
+	}
+	how := unix.OpenHow{Flags: unix.O_PATH | unix.O_CLOEXEC, Resolve: unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS}
+	fd, err := unix.Openat2(unix.AT_FDCWD, p, &how)
+	switch {
+	case err == nil:
+		unix.Close(fd)
+		return p, nil, true
+	case errors.Is(err, unix.ELOOP), errors.Is(err, unix.ENOSYS), errors.Is(err, unix.EINTR), errors.Is(err, unix.EAGAIN):
+		return "", nil, false
+	}
+	return "", &os.PathError{Op: "open", Path: p, Err: err}, true
 }
 
 func kernelRealPathOnce(p string) (real string, again bool, err error) {

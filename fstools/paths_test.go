@@ -3,12 +3,15 @@ package fstools
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/onellm/onellm-mcp/grants"
 	"github.com/onellm/onellm-mcp/internal/toolkit"
@@ -237,4 +240,62 @@ func FuzzResolve(f *testing.F) {
 			t.Fatalf("Resolve(%q): InWorkspace=%v but lexical path %q inside=%v", arg, res.InWorkspace, lexical, inside)
 		}
 	})
+}
+
+// TestNoSymlinkRealPath checks the symlink-free shortcut against the
+// descriptor's name the kernel reports (/proc): it answers only for a
+// path that is its own real path, and falls back for every other.
+func TestNoSymlinkRealPath(t *testing.T) {
+	root, _ := filepath.EvalSymlinks(t.TempDir())
+	mustWrite(t, filepath.Join(root, "d/f.txt"), "x")
+	if err := os.Symlink("d", filepath.Join(root, "link")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("d/f.txt", filepath.Join(root, "flink")); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		path    string
+		handled bool // the shortcut answers (no symlink, or an error as following them gives)
+		errIs   error
+	}{
+		{path: "/", handled: true},
+		{path: root, handled: true},
+		{path: root + "/d", handled: true},
+		{path: root + "/d/f.txt", handled: true},
+		{path: root + "/d/missing", handled: true, errIs: os.ErrNotExist},
+		{path: root + "/missing/f.txt", handled: true, errIs: os.ErrNotExist},
+		{path: root + "/d/f.txt/x", handled: true, errIs: unix.ENOTDIR},
+		{path: root + "/link/f.txt"},
+		{path: root + "/link"},
+		{path: root + "/flink"},
+		{path: root + "/d/../d/f.txt"},
+		{path: root + "//d/f.txt"},
+		{path: "d/f.txt"},
+		{path: "/proc/self/fd"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.path, func(t *testing.T) {
+			real, err, ok := noSymlinkRealPath(tt.path)
+			if ok != tt.handled {
+				t.Fatalf("noSymlinkRealPath(%q) handled = %v, want %v (%q, %v)", tt.path, ok, tt.handled, real, err)
+			}
+			if !ok {
+				return
+			}
+			if tt.errIs != nil {
+				if !errors.Is(err, tt.errIs) {
+					t.Fatalf("err = %v, want %v", err, tt.errIs)
+				}
+				if _, _, slowErr := kernelRealPathOnce(tt.path); !errors.Is(slowErr, tt.errIs) {
+					t.Fatalf("the /proc way gives %v, the shortcut %v", slowErr, err)
+				}
+				return
+			}
+			slow, again, slowErr := kernelRealPathOnce(tt.path)
+			if err != nil || slowErr != nil || again || real != slow {
+				t.Fatalf("shortcut %q (%v), /proc %q (%v, again %v)", real, err, slow, slowErr, again)
+			}
+		})
+	}
 }

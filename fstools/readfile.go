@@ -102,6 +102,20 @@ func (ReadFile) Plan(_ context.Context, env *toolkit.Env, raw json.RawMessage) (
 // imageTypes are the image formats returned as image content.
 var imageTypes = map[string]bool{"image/png": true, "image/jpeg": true, "image/gif": true, "image/webp": true}
 
+// mayBeImage reports whether head starts as every file does that
+// http.DetectContentType names one of imageTypes (PNG, JPEG, GIF, WebP
+// signatures, none after leading space): only such a head is sniffed, so a
+// text file is not matched against every signature the sniffer knows
+// (TestMayBeImage).
+func mayBeImage(head []byte) bool {
+	for _, magic := range [...]string{"\x89PNG", "\xFF\xD8\xFF", "GIF8", "RIFF"} {
+		if bytes.HasPrefix(head, []byte(magic)) {
+			return true
+		}
+	}
+	return false
+}
+
 func readFile(ctx context.Context, real string, args ReadFileArgs, limits grants.Limits) toolkit.Result {
 	fd, err := openNoSymlinksFD(real, os.O_RDONLY|0x800 /* O_NONBLOCK: a FIFO must not hang the call */, 0)
 	if err != nil {
@@ -134,12 +148,13 @@ func readFile(ctx context.Context, real string, args ReadFileArgs, limits grants
 	if !atEOF {
 		src.rest = f
 	}
-	ctype := http.DetectContentType(head)
-	if imageTypes[ctype] {
-		return readImage(src, real, ctype, size, limits.ReadMaxBytes)
+	if mayBeImage(head) {
+		if ctype := http.DetectContentType(head); imageTypes[ctype] {
+			return readImage(src, real, ctype, size, limits.ReadMaxBytes)
+		}
 	}
 	if isBinary(head) {
-		return toolkit.Failed("read_file %s: binary file (%s, %d bytes); only text and PNG/JPEG/GIF/WebP images are returned", real, ctype, size)
+		return toolkit.Failed("read_file %s: binary file (%s, %d bytes); only text and PNG/JPEG/GIF/WebP images are returned", real, http.DetectContentType(head), size)
 	}
 	bufSize := max(len(head), 16)
 	if !atEOF {
@@ -231,6 +246,9 @@ func readImage(r io.Reader, real, ctype string, size, max int64) toolkit.Result 
 func isBinary(head []byte) bool {
 	if bytes.IndexByte(head, 0) >= 0 {
 		return true
+	}
+	if utf8.Valid(head) {
+		return false // most text: checked many bytes at a time
 	}
 	for len(head) > 0 {
 		r, size := utf8.DecodeRune(head)

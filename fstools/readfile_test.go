@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -313,6 +314,60 @@ func TestReadFileAroundHead(t *testing.T) {
 					t.Fatalf("text %d bytes (want %d), total %d (want %d), size %d", len(got), len(want), out.TotalLines, len(lines), out.SizeBytes)
 				}
 			})
+		}
+	}
+}
+
+// TestMayBeImage: every head the sniffer names one of imageTypes passes
+// mayBeImage, for each signature, cut short, mutated byte by byte and
+// with text before it; text and other binary formats do not.
+func TestMayBeImage(t *testing.T) {
+	webp := "RIFF\x10\x00\x00\x00WEBPVP8 "
+	heads := []string{"\x89PNG\r\n\x1a\n\x00\x00", "\xFF\xD8\xFF\xE0", "GIF87a", "GIF89a\x01", webp,
+		"hello", " \x89PNG\r\n\x1a\n", "%PDF-1.7", "<html>", "\xEF\xBB\xBFtext", "\xFF\xFEx", "PK\x03\x04", ""}
+	var all []string
+	for _, h := range heads {
+		for cut := 0; cut <= len(h); cut++ {
+			all = append(all, h[:cut])
+		}
+		for i := range len(h) {
+			for _, c := range []byte{0x00, ' ', 'A', 0xFF, h[i] ^ 0x20} {
+				b := []byte(h)
+				b[i] = c
+				all = append(all, string(b))
+			}
+		}
+	}
+	for _, h := range all {
+		if sniffed := http.DetectContentType([]byte(h)); imageTypes[sniffed] && !mayBeImage([]byte(h)) {
+			t.Errorf("%q is sniffed as %s but mayBeImage says no", h, sniffed)
+		}
+	}
+	for _, h := range []string{"hello", "%PDF-1.7", "<html>", "PK\x03\x04", ""} {
+		if mayBeImage([]byte(h)) {
+			t.Errorf("mayBeImage(%q) = true", h)
+		}
+	}
+}
+
+// TestIsBinary covers the text fast path and the rune-by-rune rest.
+func TestIsBinary(t *testing.T) {
+	tests := []struct {
+		head string
+		want bool
+	}{
+		{"plain text\n", false},
+		{"héllo wörld ✓", false},
+		{"", false},
+		{"nul\x00byte", true},
+		{"bad \xff utf8 here", true},
+		{"cut rune at the end \xe2\x9c", false},
+		{"\xe2\x9c", false}, // shorter than UTFMax: may be a cut rune
+		{"bad \xc3\x28 pair", true},
+	}
+	for _, tt := range tests {
+		if got := isBinary([]byte(tt.head)); got != tt.want {
+			t.Errorf("isBinary(%q) = %v, want %v", tt.head, got, tt.want)
 		}
 	}
 }

@@ -228,6 +228,10 @@ type peek struct {
 	// reply is set when the message holds "result" or "error" (an answer
 	// to a request of the server's).
 	reply bool
+	// nullID: the first "id" is JSON null (allowed only in some error
+	// responses; the strict shape decides the rest).
+	nullID bool
+	idSeen bool // an "id" key was read (nullID is set from the first)
 }
 
 func peekMessage(msg []byte) peek {
@@ -244,7 +248,11 @@ func peekMessage(msg []byte) peek {
 				params = raw
 			}
 		case "id":
-			if raw, err := value(); err == nil && !p.hasID {
+			raw, err := value()
+			if !p.idSeen {
+				p.idSeen, p.nullID = true, err == nil && string(raw) == "null"
+			}
+			if err == nil && !p.hasID {
 				p.hasID = true
 				p.id = validID(raw)
 			}
@@ -273,21 +281,6 @@ func validID(raw []byte) json.RawMessage {
 		return json.RawMessage(raw)
 	}
 	return nil
-}
-
-// isNullID reports whether the message's id is JSON null (allowed only in
-// some error responses; the strict shape decides the rest).
-func isNullID(msg []byte) bool {
-	null := false
-	_ = strictjson.Members(msg, func(key []byte, value func() ([]byte, error)) bool {
-		if string(key) == "id" {
-			raw, err := value()
-			null = err == nil && string(raw) == "null"
-			return false
-		}
-		return true
-	})
-	return null
 }
 
 // shapeFor is the shape p's message is read by; an error when it cannot be
@@ -336,12 +329,12 @@ func (s *Server) admit(principal string, msg []byte) admission {
 		// it for an answer (an approval) while the strict shape read it as a
 		// request. JSON-RPC forbids it; refused.
 		return admission{reply: rpcError(nil, rpcInvalidRequest, "refused: a message is a request or a response, never both (method with result or error)"), peek: p}
-	case p.method != "" && p.hasID && isNullID(msg):
+	case p.method != "" && p.hasID && p.nullID:
 		// MCP: unlike base JSON-RPC, a request id is never null. mcp-go
 		// would take it for a notification and answer nothing, so the
 		// request would stay in flight for ever.
 		return admission{reply: rpcError(nil, rpcInvalidRequest, "refused: a request id is a string or a number, never null"), peek: p}
-	case p.hasID && p.id == nil && !isNullID(msg):
+	case p.hasID && p.id == nil && !p.nullID:
 		return admission{reply: rpcError(nil, rpcInvalidRequest, "refused: a JSON-RPC id is a string or a number"), peek: p}
 	}
 	shape, err := s.ingress.shapeFor(p)

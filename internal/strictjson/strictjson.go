@@ -153,14 +153,17 @@ func (w *walker) syntax(msg string) *Error {
 }
 
 func (w *walker) space() {
-	for w.pos < len(w.data) {
-		switch w.data[w.pos] {
+	i := w.pos
+	for i < len(w.data) {
+		switch w.data[i] {
 		case ' ', '\t', '\n', '\r':
-			w.pos++
+			i++
 		default:
+			w.pos = i
 			return
 		}
 	}
+	w.pos = i
 }
 
 func (w *walker) value(s *Shape, depth int) *Error {
@@ -355,44 +358,64 @@ func (w *walker) array(s *Shape, depth int) *Error {
 // str scans a string and returns its raw bytes (quotes included) and
 // whether it is plain: no escapes, valid UTF-8, so its value is the bytes
 // between the quotes.
+// plainByte[c] is 1 for a byte a string holds as it is: printable ASCII
+// other than " and \\ (a constant, so str's scan is one load per byte).
+const plainByte = "\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00" +
+	"\x01\x01\x00\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01" +
+	"\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x00\x01\x01\x01" +
+	"\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01" +
+	"\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00" +
+	"\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00" +
+	"\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00" +
+	"\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00"
+
 func (w *walker) str() ([]byte, bool, *Error) {
-	start := w.pos
-	w.pos++ // "
-	plain := true
-	for w.pos < len(w.data) {
-		c := w.data[w.pos]
+	// The scan keeps its position in a local (the walker's field is
+	// written back on return): every message's strings pass here, and a
+	// field written per byte costs several times the comparisons.
+	data, start := w.data, w.pos
+	i, plain := start+1, true // after the "
+	for i < len(data) {
+		c := data[i]
+		if plainByte[c] == 1 {
+			i++
+			continue
+		}
 		switch {
 		case c == '"':
-			w.pos++
-			return w.data[start:w.pos], plain, nil
+			w.pos = i + 1
+			return data[start:w.pos], plain, nil
 		case c == '\\':
 			plain = false
-			if w.pos+1 >= len(w.data) {
+			w.pos = i
+			if i+1 >= len(data) {
 				return nil, false, w.syntax("unterminated escape")
 			}
-			switch w.data[w.pos+1] {
+			switch data[i+1] {
 			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
-				w.pos += 2
+				i += 2
 			case 'u':
-				if w.pos+6 > len(w.data) || !isHex4(w.data[w.pos+2:w.pos+6]) {
+				if i+6 > len(data) || !isHex4(data[i+2:i+6]) {
 					return nil, false, w.syntax("invalid \\u escape")
 				}
-				w.pos += 6
+				i += 6
 			default:
 				return nil, false, w.syntax("invalid escape")
 			}
 		case c < 0x20:
+			w.pos = i
 			return nil, false, w.syntax("control character in a string")
 		case c < utf8.RuneSelf:
-			w.pos++
+			i++
 		default:
-			r, n := utf8.DecodeRune(w.data[w.pos:])
+			r, n := utf8.DecodeRune(data[i:])
 			if r == utf8.RuneError && n == 1 {
 				plain = false // encoding/json replaces it with U+FFFD
 			}
-			w.pos += n
+			i += n
 		}
 	}
+	w.pos = i
 	return nil, false, w.syntax("unterminated string")
 }
 
@@ -489,11 +512,12 @@ func (w *walker) number(s *Shape) *Error {
 }
 
 func (w *walker) digits() bool {
-	start := w.pos
-	for w.pos < len(w.data) && w.data[w.pos] >= '0' && w.data[w.pos] <= '9' {
-		w.pos++
+	start, i := w.pos, w.pos
+	for i < len(w.data) && w.data[i] >= '0' && w.data[i] <= '9' {
+		i++
 	}
-	return w.pos > start
+	w.pos = i
+	return i > start
 }
 
 // Members calls fn with each key of a top-level object, in order, until fn

@@ -59,6 +59,23 @@ func TestRemovedRenamedReplaced(t *testing.T) {
 			}
 		}
 	})
+	t.Run("replaced by a file renamed over it", func(t *testing.T) {
+		e := newEnv(t)
+		l := e.open(t, nil)
+		defer l.Close()
+		appendN(t, l, 0, 2)
+		if err := os.WriteFile(e.path+".new", nil, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Rename(e.path+".new", e.path); err != nil {
+			t.Fatal(err)
+		}
+		appendN(t, l, 2, 1)
+		ls := lines(t, e.path)
+		if len(ls) != 2 || firstSeq(t, e.path) != 3 || !strings.Contains(ls[1], `"n":2`) {
+			t.Fatalf("new file:\n%s", strings.Join(ls, "\n"))
+		}
+	})
 	t.Run("reopen (SIGHUP) after a rename", func(t *testing.T) {
 		e := newEnv(t)
 		l := e.open(t, nil)

@@ -45,6 +45,8 @@ type Log struct {
 
 	mu  sync.Mutex
 	f   *os.File
+	dev uint64 // f's device and inode, to tell whether the path still names it
+	ino uint64
 	end int64 // where the last record this Log saw ends in f
 	// followBuf and aheadBuf are reused for the records other writers
 	// appended (follow, lookAhead); pre is what lookAhead walked.
@@ -213,9 +215,11 @@ func (l *Log) ensure() error {
 	if err := unix.Flock(int(l.f.Fd()), unix.LOCK_EX); err != nil {
 		return fmt.Errorf("audit log %s: lock: %w", l.opts.Path, err)
 	}
-	var ps, fs unix.Stat_t
-	if unix.Fstat(int(l.f.Fd()), &fs) != nil || unix.Lstat(l.opts.Path, &ps) != nil ||
-		fs.Nlink == 0 || ps.Dev != fs.Dev || ps.Ino != fs.Ino {
+	// One stat of the path: when it names the open file (the device and
+	// inode it was opened as), that file has a name, and the size is the
+	// open file's.
+	var fs unix.Stat_t
+	if unix.Lstat(l.opts.Path, &fs) != nil || fs.Nlink == 0 || uint64(fs.Dev) != l.dev || fs.Ino != l.ino {
 		// Renamed, removed or replaced: the path is opened again.
 		l.unlock()
 		l.detach()
@@ -397,7 +401,7 @@ func (l *Log) attach() error {
 		f.Close()
 		return fmt.Errorf("audit log %s: lock: %w", l.opts.Path, err)
 	}
-	l.f, l.end = f, 0
+	l.f, l.dev, l.ino, l.end = f, uint64(st.Dev), st.Ino, 0
 	if err := l.load(st.Size); err != nil {
 		l.unlock()
 		l.detach()
