@@ -4,6 +4,7 @@ import (
 	"context"
 	"path/filepath"
 	"slices"
+	"strings"
 
 	"github.com/onellm/onellm-mcp/grants"
 	"github.com/onellm/onellm-mcp/internal/toolkit"
@@ -27,12 +28,19 @@ const OptionUnverifiable = "exec gate: unverifiable program"
 // that one too, with the words after the script's path. Each is classified
 // like a simple command of a line with that name as its first word. The
 // host programs the file is (id: the same file, or for a written one the
-// same build-id or content) add their names, with the same words. All are
-// decided and the stricter answer wins. A program the command may have
+// same build-id or content) add their names, with the same words. A git
+// program is decided by its subcommand too, as git finds it (gitForms). All
+// are decided and the stricter answer wins. A program the command may have
 // written carries its path (Target.Exe), so no approval given for the
 // program a line names holds for it; a dynamic loader (however it is
 // called) and a program that cannot be identified are unverifiable.
-func execRequests(ev sandbox.ExecEvent, id identity) []grants.Request {
+//
+// ws is the workspace: a program whose working folder lies outside it
+// (cd /tmp; rm -r x) is classified with its relative operands made
+// absolute too, since the classifier takes a relative path to lie inside
+// the workspace (what a line starting there means); a critical answer
+// then holds. An empty ws skips that (tests of the rest).
+func execRequests(ev sandbox.ExecEvent, id identity, ws string) []grants.Request {
 	// Argv and Cwd make the request's identity exact, as the line's are
 	// (an approval given for the line's `git push origin main` holds for
 	// the same words run by the program in that folder).
@@ -62,22 +70,13 @@ func execRequests(ev sandbox.ExecEvent, id identity) []grants.Request {
 			Risk: grants.RiskCritical, Argv: words,
 		})}
 	}
-	type named struct {
-		name string
-		rest []string
-	}
 	names := []named{{exeName, rest}}
 	add := func(p string, rest []string) {
 		n := filepath.Base(p)
 		if p == "" || n == "." || n == "/" {
 			return
 		}
-		for _, o := range names {
-			if o.name == n {
-				return
-			}
-		}
-		names = append(names, named{n, rest})
+		names = addNamed(names, named{n, rest})
 	}
 	if len(ev.Argv) > 0 {
 		add(ev.Argv[0], rest)
@@ -93,19 +92,28 @@ func execRequests(ev sandbox.ExecEvent, id identity) []grants.Request {
 	for _, n := range id.names {
 		add(n, rest)
 	}
+	for _, n := range names {
+		for _, g := range gitForms(n) {
+			names = addNamed(names, g)
+		}
+	}
+	outside := ws != "" && ev.Cwd != "" && ev.Cwd != ws && !strings.HasPrefix(ev.Cwd, ws+"/")
 	var reqs []grants.Request
 	seen := map[string]bool{}
 	for _, nr := range names {
 		n, rest := nr.name, nr.rest
-		cmds, err := cmdline.AnalyzeArgv(append([]string{n}, rest...))
+		words := append([]string{n}, rest...)
+		cmds, err := cmdline.AnalyzeArgv(words)
 		if err != nil {
-			words := append([]string{n}, rest...)
 			reqs = append(reqs, base(grants.Request{
 				Target: grants.Target{Resource: n, Command: joinWords(words),
 					Option: OptionUnverifiable + " (" + err.Error() + ")"},
 				Risk: grants.RiskCritical, Argv: words,
 			}))
 			continue
+		}
+		if outside {
+			raiseOutside(cmds, words, ev.Cwd)
 		}
 		for _, c := range cmds {
 			words := append([]string{programName(c.Name)}, c.Words[1:]...)
@@ -120,6 +128,84 @@ func execRequests(ev sandbox.ExecEvent, id identity) []grants.Request {
 		}
 	}
 	return reqs
+}
+
+// named is one name a program is decided by, with the words after it.
+type named struct {
+	name string
+	rest []string
+}
+
+// addNamed appends n unless names holds the same name and words.
+func addNamed(names []named, n named) []named {
+	for _, o := range names {
+		if o.name == n.name && slices.Equal(o.rest, n.rest) {
+			return names
+		}
+	}
+	return append(names, n)
+}
+
+// gitForms are the other forms n is git by: git runs the builtin its
+// argv[0] names after "git-" (git's dashed programs such as
+// /usr/lib/git-core/git-push, or exec -a git-push git) and reads its
+// subcommand after its global options (git -C dir push, git --no-pager
+// push). Each form is "git SUB …", so a rule on `git push*` holds for all
+// of them. (An alias, given with -c or in a configuration file, git runs by
+// executing itself again with the alias expanded: that exec is decided as
+// any other.)
+func gitForms(n named) []named {
+	var out []named
+	if sub, ok := strings.CutPrefix(n.name, "git-"); ok && sub != "" {
+		n = named{"git", append([]string{sub}, n.rest...)}
+		out = append(out, n)
+	}
+	if n.name != "git" {
+		return out
+	}
+	if i := cmdline.GitSubcommand(n.rest); i > 0 && i < len(n.rest) {
+		out = append(out, named{"git", n.rest[i:]})
+	}
+	return out
+}
+
+// raiseOutside raises to critical each of cmds (the analysis of words)
+// that is critical when its relative operands are taken from cwd, a
+// folder outside the workspace: rm -r x there removes cwd/x. Only a
+// critical answer is taken (it is what refuses a program at exec time);
+// an option word (starting with "-") is left as it is.
+func raiseOutside(cmds []cmdline.Command, words []string, cwd string) {
+	abs := make([]string, len(words))
+	changed := false
+	for i, w := range words {
+		abs[i] = w
+		if i > 0 && w != "" && w[0] != '-' && !filepath.IsAbs(w) {
+			abs[i], changed = cwd+"/"+w, true
+		}
+	}
+	if !changed {
+		return
+	}
+	alt, err := cmdline.AnalyzeArgv(abs)
+	if err != nil {
+		return
+	}
+	for i, c := range alt {
+		if c.Risk < grants.RiskCritical {
+			continue
+		}
+		// The same command of the original analysis when the two line up,
+		// else every one (stricter).
+		targets := cmds
+		if len(alt) == len(cmds) {
+			targets = cmds[i : i+1]
+		}
+		for j := range targets {
+			if targets[j].Risk < grants.RiskCritical {
+				targets[j].Risk, targets[j].Option = grants.RiskCritical, c.Option+" (relative to "+cwd+", outside the workspace)"
+			}
+		}
+	}
 }
 
 // programName is the base name a rule on programs matches (Dynamic stays).
@@ -172,7 +258,7 @@ func joinWords(w []string) string {
 // everywhere): what is decided, audited and listed never holds them.
 func execGate(ctx context.Context, env *toolkit.Env, refused *lineLog, secrets []webtools.Secret, programs *programTable) sandbox.ExecGate {
 	return func(ev sandbox.ExecEvent) bool {
-		reqs := execRequests(redactEvent(ev, secrets), programs.identify(ev))
+		reqs := execRequests(redactEvent(ev, secrets), programs.identify(ev), env.Policy.Workspace)
 		if len(reqs) == 0 {
 			return false
 		}

@@ -61,3 +61,16 @@ func KnownProgram(name string) bool {
 	}
 	return has(bashLike, norm) || has(otherShells, norm) || strings.HasPrefix(name, "mkfs")
 }
+
+// GitSubcommand returns the index in args (git's arguments after its
+// name) of the word git takes as its subcommand, past its global options
+// (-C dir, -c name=value, --git-dir=…, --no-pager, …), as the analysis
+// reads them; len(args) when there is none. The exec gate uses it to
+// decide a git program by its subcommand wherever the options put it.
+func GitSubcommand(args []string) int {
+	k := &call{args: make([]arg, len(args))}
+	for i, w := range args {
+		k.args[i] = arg{text: w, lit: true}
+	}
+	return min(k.gitGlobals(), len(args))
+}
