@@ -99,6 +99,7 @@ func TestExecGateKillsDenied(t *testing.T) {
 	ws := newWorkspace(t)
 	evil := buildProbe(t, ws.dir, "evil")
 	vfork := buildProbe(t, ws.dir, "vfork")
+	attack := buildProbe(t, ws.dir, "attack")
 	victim := filepath.Join(ws.dir, "victim")
 	marker := filepath.Join(ws.dir, "marker")
 	writeExec(t, filepath.Join(ws.dir, "script.sh"), "#!/bin/sh\nrm "+victim+"\necho rc=$?\n")
@@ -122,6 +123,14 @@ func TestExecGateKillsDenied(t *testing.T) {
 		{"marker never written", evil + " " + marker + "; echo rc=$?", "rc=137", []string{"evil"}},
 		{"memfd", `python3 -c 'import os; f=os.memfd_create("x"); os.write(f, open("/usr/bin/true","rb").read()); os.execv("/proc/self/fd/%d" % f, ["true"])'; echo rc=$?`, "rc=137", nil},
 		{"dynamic loader run directly", "/lib64/ld-linux-x86-64.so.2 /usr/bin/true; echo rc=$?", "rc=137", nil},
+		// The exec of a thread that is not the leader is reported (and
+		// killed) as the process; so is the vfork child of one.
+		{"non-leader thread execs", attack + " thread /usr/bin/rm rm " + victim + "; echo rc=$?", "rc=137", []string{"rm"}},
+		{"vfork from a non-leader thread", attack + " threadvfork /usr/bin/rm rm " + victim, "child status 9", []string{"rm"}},
+		{"argc 0", attack + " argc0 /usr/bin/rm; echo rc=$?", "rc=137", []string{"rm"}},
+		{"execveat of a descriptor", attack + " emptypath /usr/bin/rm x " + victim + "; echo rc=$?", "rc=137", []string{"rm"}},
+		{"execveat of a deleted file", attack + " deleted /usr/bin/true /tmp/cp true; echo rc=$?", "rc=137", nil},
+		{"exec through /proc/self/fd", "(exec 3</usr/bin/rm; /proc/self/fd/3 " + victim + "); echo rc=$?", "rc=137", []string{"rm"}},
 	}
 	eachPath(t, func(t *testing.T, run runFunc) {
 		for _, tc := range tests {
