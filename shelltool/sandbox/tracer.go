@@ -65,6 +65,10 @@ type supervisor struct {
 // run supervises until the shell exits and returns the helper's exit code.
 func (s *supervisor) run() int {
 	s.send(statusMsg{T: "started"})
+	if err := quietChildSignals(); err != nil {
+		s.send(statusMsg{T: "err", Step: "sigaction SIGCHLD", Msg: err.Error()})
+		return exitSetup
+	}
 	for {
 		wpid, ws, err := rawWait4()
 		if err == syscall.EINTR {
@@ -135,6 +139,30 @@ func (s *supervisor) allowExec(pid int) bool {
 	}
 	var reply [2]byte
 	return rawReadFull(s.gate, reply[:]) == nil && string(reply[:]) == "y\n"
+}
+
+// saNoCldStop is SA_NOCLDSTOP: no SIGCHLD for a child's (or tracee's) stop.
+const saNoCldStop = 1
+
+// quietChildSignals sets SIGCHLD to its default action (ignored, without
+// reaping children automatically, as SIG_IGN would) with SA_NOCLDSTOP, so
+// the kernel sends PID 1 no signal for a stop or an exit of the command's
+// processes: wait4 learns of each anyway, and the Go runtime's handler
+// would otherwise run for every ptrace stop (about four per fork+exec,
+// each a signal frame and a return from it on the tracer's thread). The
+// helper uses no os/signal, so nothing of its own waits for SIGCHLD; the
+// programs it starts begin with the default action whatever PID 1 has.
+func quietChildSignals() error {
+	// The kernel's struct sigaction (amd64, arm64): handler, flags,
+	// restorer, mask.
+	act := struct {
+		handler, flags, restorer, mask uint64
+	}{handler: 0 /* SIG_DFL */, flags: saNoCldStop}
+	_, _, e := unix.RawSyscall6(unix.SYS_RT_SIGACTION, uintptr(unix.SIGCHLD), uintptr(unsafe.Pointer(&act)), 0, 8, 0, 0)
+	if e != 0 {
+		return e
+	}
+	return nil
 }
 
 // threadCPU is the calling thread's CPU time in nanoseconds (the
