@@ -250,15 +250,35 @@ func joinWords(w []string) string {
 	return string(b)
 }
 
+// maxCachedEvents bounds the requests execGate keeps per call.
+const maxCachedEvents = 256
+
 // execGate is the sandbox's exec gate for one call: the program is
 // identified against the host programs that matter by name (programs),
 // every request of it is decided (and audited) by decideExec; the program runs only
 // when every one is allowed. The values of the secrets brokered into the
 // command are redacted from the event first ("[REDACTED:NAME]", as
 // everywhere): what is decided, audited and listed never holds them.
+//
+// The requests of an event depend on nothing but the event (its PID
+// aside), the call's secrets, table and workspace, so they are kept for
+// the call by the event's key (maxCachedEvents of them): a loop running
+// the same program with the same words skips building them again. Every
+// exec is still decided and audited; a different argv, folder or file is
+// a different key.
 func execGate(ctx context.Context, env *toolkit.Env, refused *lineLog, secrets []webtools.Secret, programs *programTable) sandbox.ExecGate {
+	cache := map[string][]grants.Request{} // one goroutine per call calls the gate
+	var key []byte
 	return func(ev sandbox.ExecEvent) bool {
-		reqs := execRequests(redactEvent(ev, secrets), programs.identify(ev), env.Policy.Workspace)
+		key = sandbox.AppendEventKey(key[:0], &ev)
+		reqs, ok := cache[string(key)]
+		if !ok {
+			reqs = execRequests(redactEvent(ev, secrets), programs.identify(ev), env.Policy.Workspace)
+			if len(cache) >= maxCachedEvents {
+				clear(cache)
+			}
+			cache[string(key)] = reqs
+		}
 		if len(reqs) == 0 {
 			return false
 		}

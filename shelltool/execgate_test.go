@@ -403,3 +403,41 @@ func TestExecGateRedactsSecrets(t *testing.T) {
 		t.Errorf("the event itself was changed")
 	}
 }
+
+// TestExecGateDecidesEveryExec: the requests an event makes are kept for
+// the call, but every exec is decided (and so audited) again, and another
+// argv, folder or file is never taken for a kept one.
+func TestExecGateDecidesEveryExec(t *testing.T) {
+	ws, _ := filepath.EvalSymlinks(t.TempDir())
+	p := policyFor(t, ws, "profile = \"interactive-dev\"\n[[rules.deny]]\nrule_id = \"no-rm-x\"\ncapability = \"process.exec\"\ntarget = { command = \"rm x\" }\n")
+	g := &gateCall{}
+	gate := execGate(context.Background(), g.env(p), &lineLog{}, nil, &programTable{byFile: map[fileID]*hostProgram{}})
+	ev := sandbox.ExecEvent{PID: 7, Exe: "/usr/bin/rm", Dev: 1, Ino: 2, Argv: []string{"rm", "y"}, ExecPath: "/usr/bin/rm", Cwd: ws}
+	for i := range 3 {
+		ev.PID = 7 + i
+		if !gate(ev) {
+			t.Fatalf("rm y refused")
+		}
+	}
+	if n := len(g.decisions); n != 3 {
+		t.Errorf("%d decisions for 3 execs of rm y", n)
+	}
+	denied := ev
+	denied.Argv = []string{"rm", "x"}
+	if gate(denied) {
+		t.Errorf("rm x allowed after rm y")
+	}
+	other := ev
+	other.Cwd = "/"
+	other.Argv = []string{"rm", "-r", "y"}
+	for _, e := range []sandbox.ExecEvent{other, ev} {
+		before := len(g.decisions)
+		gate(e)
+		if len(g.decisions) == before {
+			t.Errorf("%+v not decided", e)
+		}
+	}
+	if d := g.decisions[len(g.decisions)-2]; d.Request.Cwd != "/" || d.Request.Risk != grants.RiskCritical {
+		t.Errorf("rm -r y from / decided as %+v", d.Request)
+	}
+}

@@ -3,8 +3,6 @@ package cmdline
 import (
 	"errors"
 	"strings"
-
-	"mvdan.cc/sh/v3/syntax"
 )
 
 // AnalyzeArgv classifies one program as the kernel starts it: argv is the
@@ -29,7 +27,7 @@ func AnalyzeArgv(argv []string) ([]Command, error) {
 		}
 		args[i] = arg{text: w, lit: true}
 	}
-	a := &analyzer{printer: syntax.NewPrinter(syntax.SingleLine(true)), parent: -1}
+	a := &analyzer{parent: -1}
 	a.simple(args, ctx{}, -1, riskNote{})
 	if a.err != nil {
 		return nil, a.err
