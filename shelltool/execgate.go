@@ -97,7 +97,7 @@ func execRequests(ev sandbox.ExecEvent, id identity, ws string) []grants.Request
 			names = addNamed(names, g)
 		}
 	}
-	outside := ws != "" && ev.Cwd != "" && ev.Cwd != ws && !strings.HasPrefix(ev.Cwd, ws+"/")
+	outside := ws != "" && ev.Cwd != "" && !inWorkspace(ev.Cwd, ws)
 	var reqs []grants.Request
 	seen := map[string]bool{}
 	for _, nr := range names {
@@ -112,10 +112,10 @@ func execRequests(ev sandbox.ExecEvent, id identity, ws string) []grants.Request
 			}))
 			continue
 		}
-		if outside {
-			raiseOutside(cmds, words, ev.Cwd)
-		}
 		for _, c := range cmds {
+			if outside {
+				raiseOutside(&c, ev.Cwd)
+			}
 			words := append([]string{programName(c.Name)}, c.Words[1:]...)
 			r := base(grants.Request{
 				Target: grants.Target{Resource: programName(c.Name), Command: joinWords(words), Option: c.Option},
@@ -169,15 +169,20 @@ func gitForms(n named) []named {
 	return out
 }
 
-// raiseOutside raises to critical each of cmds (the analysis of words)
-// that is critical when its relative operands are taken from cwd, a
-// folder outside the workspace: rm -r x there removes cwd/x. Only a
-// critical answer is taken (it is what refuses a program at exec time);
-// an option word (starting with "-") is left as it is.
-func raiseOutside(cmds []cmdline.Command, words []string, cwd string) {
-	abs := make([]string, len(words))
+// raiseOutside raises c (a simple command run from cwd, a folder outside
+// the workspace) to critical when it is critical with its relative
+// operands taken from cwd: rm -r x there removes cwd/x. Only a critical
+// answer is taken (it is what refuses a program at exec time); an option
+// word (starting with "-") is left as it is. The line's requests (tool.go)
+// and the exec gate's go through it alike, so an approval given for the
+// line holds for the program.
+func raiseOutside(c *cmdline.Command, cwd string) {
+	if c.Risk >= grants.RiskCritical || len(c.Words) < 2 {
+		return
+	}
+	abs := make([]string, len(c.Words))
 	changed := false
-	for i, w := range words {
+	for i, w := range c.Words {
 		abs[i] = w
 		if i > 0 && w != "" && w[0] != '-' && !filepath.IsAbs(w) {
 			abs[i], changed = cwd+"/"+w, true
@@ -186,26 +191,17 @@ func raiseOutside(cmds []cmdline.Command, words []string, cwd string) {
 	if !changed {
 		return
 	}
-	alt, err := cmdline.AnalyzeArgv(abs)
-	if err != nil {
-		return
+	// The command itself is the analysis's first (what a wrapper runs
+	// comes after, with words of its own).
+	if alt, err := cmdline.AnalyzeArgv(abs); err == nil && len(alt) > 0 && alt[0].Risk >= grants.RiskCritical {
+		c.Risk, c.Option = grants.RiskCritical, alt[0].Option
 	}
-	for i, c := range alt {
-		if c.Risk < grants.RiskCritical {
-			continue
-		}
-		// The same command of the original analysis when the two line up,
-		// else every one (stricter).
-		targets := cmds
-		if len(alt) == len(cmds) {
-			targets = cmds[i : i+1]
-		}
-		for j := range targets {
-			if targets[j].Risk < grants.RiskCritical {
-				targets[j].Risk, targets[j].Option = grants.RiskCritical, c.Option+" (relative to "+cwd+", outside the workspace)"
-			}
-		}
-	}
+}
+
+// inWorkspace reports whether the folder dir is the workspace ws or lies
+// beneath it.
+func inWorkspace(dir, ws string) bool {
+	return dir == ws || strings.HasPrefix(dir, ws+"/")
 }
 
 // programName is the base name a rule on programs matches (Dynamic stays).

@@ -441,3 +441,27 @@ func TestExecGateDecidesEveryExec(t *testing.T) {
 		t.Errorf("rm -r y from / decided as %+v", d.Request)
 	}
 }
+
+// TestOutsideCwdLineAndExec: a line run from a folder outside the
+// workspace is classified as the exec gate classifies its programs there
+// (rm -r of a relative path is rm -r outside), so the line's request and
+// the program's are the same approval; from the workspace both stay as
+// they were.
+func TestOutsideCwdLineAndExec(t *testing.T) {
+	ws, _ := filepath.EvalSymlinks(t.TempDir())
+	p := policyFor(t, ws, `profile = "interactive-dev"`)
+	for _, tc := range []struct {
+		cwd  string
+		risk grants.Risk
+	}{{"/tmp/build", grants.RiskCritical}, {ws + "/sub", grants.RiskHigh}, {ws, grants.RiskHigh}} {
+		reqs, err := LineRequests(p, "rm -r out", tc.cwd, grants.SurfaceSandbox)
+		if err != nil || len(reqs) != 1 || reqs[0].Risk != tc.risk {
+			t.Fatalf("from %s: %+v %v, want risk %v", tc.cwd, reqs, err, tc.risk)
+		}
+		ev := sandbox.ExecEvent{Exe: "/usr/bin/rm", Argv: []string{"rm", "-r", "out"}, ExecPath: "/usr/bin/rm", Cwd: tc.cwd}
+		got := execRequests(ev, identity{}, ws)
+		if len(got) != 1 || got[0].KeyInCall() != reqs[0].KeyInCall() || got[0].Risk != reqs[0].Risk {
+			t.Errorf("from %s: the exec gate decides %+v, the line %+v", tc.cwd, got, reqs[0])
+		}
+	}
+}
