@@ -4,6 +4,7 @@ import (
 	"context"
 	"path/filepath"
 	"slices"
+	"strings"
 
 	"github.com/onellm/onellm-mcp/grants"
 	"github.com/onellm/onellm-mcp/internal/toolkit"
@@ -27,12 +28,19 @@ const OptionUnverifiable = "exec gate: unverifiable program"
 // that one too, with the words after the script's path. Each is classified
 // like a simple command of a line with that name as its first word. The
 // host programs the file is (id: the same file, or for a written one the
-// same build-id or content) add their names, with the same words. All are
-// decided and the stricter answer wins. A program the command may have
+// same build-id or content) add their names, with the same words. A git
+// program is decided by its subcommand too, as git finds it (gitForms). All
+// are decided and the stricter answer wins. A program the command may have
 // written carries its path (Target.Exe), so no approval given for the
 // program a line names holds for it; a dynamic loader (however it is
 // called) and a program that cannot be identified are unverifiable.
-func execRequests(ev sandbox.ExecEvent, id identity) []grants.Request {
+//
+// ws is the workspace: a program whose working folder lies outside it
+// (cd /tmp; rm -r x) is classified with its relative operands made
+// absolute too, since the classifier takes a relative path to lie inside
+// the workspace (what a line starting there means); a critical answer
+// then holds. An empty ws skips that (tests of the rest).
+func execRequests(ev sandbox.ExecEvent, id identity, ws string) []grants.Request {
 	// Argv and Cwd make the request's identity exact, as the line's are
 	// (an approval given for the line's `git push origin main` holds for
 	// the same words run by the program in that folder).
@@ -62,22 +70,13 @@ func execRequests(ev sandbox.ExecEvent, id identity) []grants.Request {
 			Risk: grants.RiskCritical, Argv: words,
 		})}
 	}
-	type named struct {
-		name string
-		rest []string
-	}
 	names := []named{{exeName, rest}}
 	add := func(p string, rest []string) {
 		n := filepath.Base(p)
 		if p == "" || n == "." || n == "/" {
 			return
 		}
-		for _, o := range names {
-			if o.name == n {
-				return
-			}
-		}
-		names = append(names, named{n, rest})
+		names = addNamed(names, named{n, rest})
 	}
 	if len(ev.Argv) > 0 {
 		add(ev.Argv[0], rest)
@@ -93,13 +92,19 @@ func execRequests(ev sandbox.ExecEvent, id identity) []grants.Request {
 	for _, n := range id.names {
 		add(n, rest)
 	}
+	for _, n := range names {
+		for _, g := range gitForms(n) {
+			names = addNamed(names, g)
+		}
+	}
+	outside := ws != "" && ev.Cwd != "" && !inWorkspace(ev.Cwd, ws)
 	var reqs []grants.Request
 	seen := map[string]bool{}
 	for _, nr := range names {
 		n, rest := nr.name, nr.rest
-		cmds, err := cmdline.AnalyzeArgv(append([]string{n}, rest...))
+		words := append([]string{n}, rest...)
+		cmds, err := cmdline.AnalyzeArgv(words)
 		if err != nil {
-			words := append([]string{n}, rest...)
 			reqs = append(reqs, base(grants.Request{
 				Target: grants.Target{Resource: n, Command: joinWords(words),
 					Option: OptionUnverifiable + " (" + err.Error() + ")"},
@@ -108,6 +113,9 @@ func execRequests(ev sandbox.ExecEvent, id identity) []grants.Request {
 			continue
 		}
 		for _, c := range cmds {
+			if outside {
+				raiseOutside(&c, ev.Cwd)
+			}
 			words := append([]string{programName(c.Name)}, c.Words[1:]...)
 			r := base(grants.Request{
 				Target: grants.Target{Resource: programName(c.Name), Command: joinWords(words), Option: c.Option},
@@ -120,6 +128,80 @@ func execRequests(ev sandbox.ExecEvent, id identity) []grants.Request {
 		}
 	}
 	return reqs
+}
+
+// named is one name a program is decided by, with the words after it.
+type named struct {
+	name string
+	rest []string
+}
+
+// addNamed appends n unless names holds the same name and words.
+func addNamed(names []named, n named) []named {
+	for _, o := range names {
+		if o.name == n.name && slices.Equal(o.rest, n.rest) {
+			return names
+		}
+	}
+	return append(names, n)
+}
+
+// gitForms are the other forms n is git by: git runs the builtin its
+// argv[0] names after "git-" (git's dashed programs such as
+// /usr/lib/git-core/git-push, or exec -a git-push git) and reads its
+// subcommand after its global options (git -C dir push, git --no-pager
+// push). Each form is "git SUB …", so a rule on `git push*` holds for all
+// of them. (An alias, given with -c or in a configuration file, git runs by
+// executing itself again with the alias expanded: that exec is decided as
+// any other.)
+func gitForms(n named) []named {
+	var out []named
+	if sub, ok := strings.CutPrefix(n.name, "git-"); ok && sub != "" {
+		n = named{"git", append([]string{sub}, n.rest...)}
+		out = append(out, n)
+	}
+	if n.name != "git" {
+		return out
+	}
+	if i := cmdline.GitSubcommand(n.rest); i > 0 && i < len(n.rest) {
+		out = append(out, named{"git", n.rest[i:]})
+	}
+	return out
+}
+
+// raiseOutside raises c (a simple command run from cwd, a folder outside
+// the workspace) to critical when it is critical with its relative
+// operands taken from cwd: rm -r x there removes cwd/x. Only a critical
+// answer is taken (it is what refuses a program at exec time); an option
+// word (starting with "-") is left as it is. The line's requests (tool.go)
+// and the exec gate's go through it alike, so an approval given for the
+// line holds for the program.
+func raiseOutside(c *cmdline.Command, cwd string) {
+	if c.Risk >= grants.RiskCritical || len(c.Words) < 2 {
+		return
+	}
+	abs := make([]string, len(c.Words))
+	changed := false
+	for i, w := range c.Words {
+		abs[i] = w
+		if i > 0 && w != "" && w[0] != '-' && !filepath.IsAbs(w) {
+			abs[i], changed = cwd+"/"+w, true
+		}
+	}
+	if !changed {
+		return
+	}
+	// The command itself is the analysis's first (what a wrapper runs
+	// comes after, with words of its own).
+	if alt, err := cmdline.AnalyzeArgv(abs); err == nil && len(alt) > 0 && alt[0].Risk >= grants.RiskCritical {
+		c.Risk, c.Option = grants.RiskCritical, alt[0].Option
+	}
+}
+
+// inWorkspace reports whether the folder dir is the workspace ws or lies
+// beneath it.
+func inWorkspace(dir, ws string) bool {
+	return dir == ws || strings.HasPrefix(dir, ws+"/")
 }
 
 // programName is the base name a rule on programs matches (Dynamic stays).
@@ -164,15 +246,35 @@ func joinWords(w []string) string {
 	return string(b)
 }
 
+// maxCachedEvents bounds the requests execGate keeps per call.
+const maxCachedEvents = 256
+
 // execGate is the sandbox's exec gate for one call: the program is
 // identified against the host programs that matter by name (programs),
 // every request of it is decided (and audited) by decideExec; the program runs only
 // when every one is allowed. The values of the secrets brokered into the
 // command are redacted from the event first ("[REDACTED:NAME]", as
 // everywhere): what is decided, audited and listed never holds them.
+//
+// The requests of an event depend on nothing but the event (its PID
+// aside), the call's secrets, table and workspace, so they are kept for
+// the call by the event's key (maxCachedEvents of them): a loop running
+// the same program with the same words skips building them again. Every
+// exec is still decided and audited; a different argv, folder or file is
+// a different key.
 func execGate(ctx context.Context, env *toolkit.Env, refused *lineLog, secrets []webtools.Secret, programs *programTable) sandbox.ExecGate {
+	cache := map[string][]grants.Request{} // one goroutine per call calls the gate
+	var key []byte
 	return func(ev sandbox.ExecEvent) bool {
-		reqs := execRequests(redactEvent(ev, secrets), programs.identify(ev))
+		key = sandbox.AppendEventKey(key[:0], &ev)
+		reqs, ok := cache[string(key)]
+		if !ok {
+			reqs = execRequests(redactEvent(ev, secrets), programs.identify(ev), env.Policy.Workspace)
+			if len(cache) >= maxCachedEvents {
+				clear(cache)
+			}
+			cache[string(key)] = reqs
+		}
 		if len(reqs) == 0 {
 			return false
 		}

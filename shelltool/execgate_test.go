@@ -143,6 +143,15 @@ func TestExecGateDenyRules(t *testing.T) {
 		{"hashed cat", "BASH_CMDS[cat]=/bin/rm; cat " + victim + "; echo rc=$?", "rc=137", "no-rm"},
 		{"git push from a script", "./push.sh", "rc=137", "no-push"},
 		{"script by its shebang, from make", "make -s -f deploy.mk; echo rc=$?", "rc=2", "no-deploy"},
+		// git runs the builtin argv[0] names after "git-", reads its
+		// subcommand past its global options and runs a -c alias as what
+		// it stands for: each is git push.
+		{"git push by argv[0]", "(exec -a git-push git origin main); echo rc=$?", "rc=137", "no-push"},
+		{"git's dashed program", `"$(git --exec-path)"/git-push origin main; echo rc=$?`, "rc=137", "no-push"},
+		{"git option before push", "git -C . --no-pager push origin main; echo rc=$?", "rc=137", "no-push"},
+		// An alias: git executes itself again with it expanded.
+		{"git alias given with -c", "git -c alias.p=push p origin main; echo rc=$?", "rc=137", "no-push"},
+		{"git alias in the repository's configuration", "git init -q r && cd r && git config alias.p push && git p origin main; echo rc=$?", "rc=137", "no-push"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -208,6 +217,8 @@ func TestExecGateBuildsRun(t *testing.T) {
 		"x.c":      "int main(void) { return 0; }\n",
 		"Makefile": "all:\n\tmkdir -p build\n\tcc -c x.c -o build/x.o\n\tsh -c 'echo built'\n\trm -f build/x.o\n",
 		"nuke.sh":  "#!/bin/sh\nrm -r /tmp/outside\necho rc=$?\n",
+		// The same by a relative path from outside the workspace.
+		"nuke-relative.sh": "#!/bin/sh\ncd /tmp && rm -r outside\necho rc=$?\n",
 	}
 	for name, body := range files {
 		if err := os.WriteFile(filepath.Join(ws, name), []byte(body), 0o755); err != nil {
@@ -239,9 +250,11 @@ func TestExecGateBuildsRun(t *testing.T) {
 	} else if os.Getenv("CI") == "true" {
 		t.Fatal("npm not found")
 	}
-	out := runTool(t, tool, (&gateCall{}).env(p), "mkdir -p /tmp/outside && ./nuke.sh")
-	if !strings.Contains(out.Stdout, "rc=137") || len(out.RefusedPrograms) != 1 || !strings.Contains(out.RefusedPrograms[0], "critical") {
-		t.Errorf("rm -r outside: %+v", out)
+	for _, script := range []string{"./nuke.sh", "./nuke-relative.sh"} {
+		out := runTool(t, tool, (&gateCall{}).env(p), "mkdir -p /tmp/outside && "+script+" && test -d /tmp/outside && echo kept")
+		if !strings.Contains(out.Stdout, "rc=137\nkept") || len(out.RefusedPrograms) != 1 || !strings.Contains(out.RefusedPrograms[0], "critical") {
+			t.Errorf("%s (rm -r outside): %+v", script, out)
+		}
 	}
 }
 
@@ -253,24 +266,44 @@ func TestExecRequests(t *testing.T) {
 		name string
 		ev   sandbox.ExecEvent
 		want []string // resource|command|risk
+		ws   string   // the workspace ("": not checked)
 	}{
 		{"plain", sandbox.ExecEvent{Exe: "/usr/bin/rm", Argv: []string{"/bin/rm", "-f", "x"}, Cwd: "/ws"},
-			[]string{"rm|rm -f x|high"}},
+			[]string{"rm|rm -f x|high"}, ""},
 		{"argv0 differs", sandbox.ExecEvent{Exe: "/usr/bin/busybox", Argv: []string{"rm", "x"}},
-			[]string{"busybox|busybox x|medium", "x|x|medium", "rm|rm x|high"}},
+			[]string{"busybox|busybox x|medium", "x|x|medium", "rm|rm x|high"}, ""},
 		{"wrapper", sandbox.ExecEvent{Exe: "/usr/bin/env", Argv: []string{"env", "git", "push"}},
-			[]string{"env|env git push|medium", "git|git push|medium"}},
+			[]string{"env|env git push|medium", "git|git push|medium"}, ""},
 		{"critical", sandbox.ExecEvent{Exe: "/usr/bin/git", Argv: []string{"git", "push", "--force"}},
-			[]string{"git|git push --force|critical"}},
+			[]string{"git|git push --force|critical"}, ""},
 		{"unverifiable", sandbox.ExecEvent{Exe: "/memfd:x (deleted)", Argv: []string{"x"}, Problem: "memfd"},
-			[]string{"memfd:x (deleted)|/memfd:x (deleted)|critical"}},
-		{"empty argv", sandbox.ExecEvent{Exe: "/usr/bin/true"}, []string{"true|true|medium"}},
+			[]string{"memfd:x (deleted)|/memfd:x (deleted)|critical"}, ""},
+		{"empty argv", sandbox.ExecEvent{Exe: "/usr/bin/true"}, []string{"true|true|medium"}, ""},
 		{"shebang script", sandbox.ExecEvent{Exe: "/usr/bin/dash", ExecPath: "./deploy.sh", Argv: []string{"/bin/sh", "./deploy.sh", "prod"}},
-			[]string{"dash|dash ./deploy.sh prod|medium", "sh|sh ./deploy.sh prod|medium", "deploy.sh|deploy.sh prod|medium"}},
+			[]string{"dash|dash ./deploy.sh prod|medium", "sh|sh ./deploy.sh prod|medium", "deploy.sh|deploy.sh prod|medium"}, ""},
+		// git runs the builtin argv[0] names after "git-": decided as git SUB.
+		{"git dashed by argv[0]", sandbox.ExecEvent{Exe: "/usr/bin/git", Argv: []string{"git-push", "origin", "main"}},
+			[]string{"git|git origin main|medium", "git-push|git-push origin main|medium", "git|git push origin main|medium"}, ""},
+		{"git-core dashed program", sandbox.ExecEvent{Exe: "/usr/lib/git-core/git", ExecPath: "/usr/lib/git-core/git-push", Argv: []string{"/usr/lib/git-core/git-push", "-f"}},
+			[]string{"git|git -f|medium", "git-push|git-push -f|medium", "git|git push -f|critical"}, ""},
+		// The subcommand past git's global options.
+		{"git global options", sandbox.ExecEvent{Exe: "/usr/bin/git", Argv: []string{"git", "-C", "x", "--no-pager", "push", "origin"}},
+			[]string{"git|git -C x --no-pager push origin|medium", "git|git push origin|medium"}, ""},
+		// A relative operand from a folder outside the workspace is outside.
+		{"rm -r relative, cwd outside", sandbox.ExecEvent{Exe: "/usr/bin/rm", Argv: []string{"rm", "-r", "x"}, Cwd: "/tmp"},
+			[]string{"rm|rm -r x|critical"}, "/ws"},
+		{"rm -r relative, cwd the workspace's parent", sandbox.ExecEvent{Exe: "/usr/bin/rm", Argv: []string{"rm", "-rf", "ws/a", "ws/b"}, Cwd: "/"},
+			[]string{"rm|rm -rf ws/a ws/b|critical"}, "/ws"},
+		{"rm -r relative, cwd inside", sandbox.ExecEvent{Exe: "/usr/bin/rm", Argv: []string{"rm", "-r", "x"}, Cwd: "/ws/sub"},
+			[]string{"rm|rm -r x|high"}, "/ws"},
+		{"rm -r relative, cwd a sibling", sandbox.ExecEvent{Exe: "/usr/bin/rm", Argv: []string{"rm", "-r", "x"}, Cwd: "/wsx"},
+			[]string{"rm|rm -r x|critical"}, "/ws"},
+		{"cc, cwd outside", sandbox.ExecEvent{Exe: "/usr/bin/cc", Argv: []string{"cc", "-c", "x.c", "-o", "x.o"}, Cwd: "/tmp/b"},
+			[]string{"cc|cc -c x.c -o x.o|medium"}, "/ws"},
 	}
 	for _, tc := range tests {
 		var got []string
-		for _, r := range execRequests(tc.ev, identity{}) {
+		for _, r := range execRequests(tc.ev, identity{}, tc.ws) {
 			if r.Capability != grants.CapProcessExec || r.Surface != grants.SurfaceSandbox || r.Target.ToolName != Name ||
 				r.Cwd != tc.ev.Cwd || strings.Join(r.Argv, " ") != r.Target.Command {
 				t.Errorf("%s: request %+v", tc.name, r)
@@ -297,14 +330,14 @@ func FuzzExecRequests(f *testing.F) {
 		if json.Unmarshal([]byte(data), &ev) != nil {
 			return
 		}
-		reqs := execRequests(ev, identity{})
+		reqs := execRequests(ev, identity{}, "")
 		if len(reqs) == 0 {
 			t.Fatalf("%s: no request", data)
 		}
 		// What the identity adds: names (decided too), a loader or a
 		// problem (critical), the written path on every request.
 		for _, id := range []identity{{names: []string{"rm", "git"}}, {loader: true}, {problem: "x"}} {
-			more := execRequests(ev, id)
+			more := execRequests(ev, id, "")
 			for _, r := range more {
 				if r.Target.Exe != ev.Written {
 					t.Fatalf("%s: written path lost: %+v", data, r)
@@ -347,7 +380,7 @@ func BenchmarkExecDecision(b *testing.B) {
 		if err := json.Unmarshal(line, &ev); err != nil {
 			b.Fatal(err)
 		}
-		for _, r := range execRequests(ev, identity{}) {
+		for _, r := range execRequests(ev, identity{}, "") {
 			if d := p.DecideExec(r); d.Effect != grants.Allow {
 				b.Fatal(d.Explain())
 			}
@@ -360,7 +393,7 @@ func BenchmarkExecDecision(b *testing.B) {
 func TestExecGateRedactsSecrets(t *testing.T) {
 	secrets := []webtools.Secret{{Name: "tok", Value: "s3cr3t-v4lue"}}
 	ev := sandbox.ExecEvent{Exe: "/usr/bin/curl", Argv: []string{"curl", "https://x/s3cr3t-v4lue"}, Cwd: "/ws/s3cr3t-v4lue"}
-	for _, r := range execRequests(redactEvent(ev, secrets), identity{}) {
+	for _, r := range execRequests(redactEvent(ev, secrets), identity{}, "") {
 		b, _ := json.Marshal(r)
 		if strings.Contains(string(b), "s3cr3t-v4lue") || !strings.Contains(string(b), "[REDACTED:tok]") {
 			t.Errorf("request %s", b)
@@ -368,5 +401,67 @@ func TestExecGateRedactsSecrets(t *testing.T) {
 	}
 	if ev.Argv[1] != "https://x/s3cr3t-v4lue" {
 		t.Errorf("the event itself was changed")
+	}
+}
+
+// TestExecGateDecidesEveryExec: the requests an event makes are kept for
+// the call, but every exec is decided (and so audited) again, and another
+// argv, folder or file is never taken for a kept one.
+func TestExecGateDecidesEveryExec(t *testing.T) {
+	ws, _ := filepath.EvalSymlinks(t.TempDir())
+	p := policyFor(t, ws, "profile = \"interactive-dev\"\n[[rules.deny]]\nrule_id = \"no-rm-x\"\ncapability = \"process.exec\"\ntarget = { command = \"rm x\" }\n")
+	g := &gateCall{}
+	gate := execGate(context.Background(), g.env(p), &lineLog{}, nil, &programTable{byFile: map[fileID]*hostProgram{}})
+	ev := sandbox.ExecEvent{PID: 7, Exe: "/usr/bin/rm", Dev: 1, Ino: 2, Argv: []string{"rm", "y"}, ExecPath: "/usr/bin/rm", Cwd: ws}
+	for i := range 3 {
+		ev.PID = 7 + i
+		if !gate(ev) {
+			t.Fatalf("rm y refused")
+		}
+	}
+	if n := len(g.decisions); n != 3 {
+		t.Errorf("%d decisions for 3 execs of rm y", n)
+	}
+	denied := ev
+	denied.Argv = []string{"rm", "x"}
+	if gate(denied) {
+		t.Errorf("rm x allowed after rm y")
+	}
+	other := ev
+	other.Cwd = "/"
+	other.Argv = []string{"rm", "-r", "y"}
+	for _, e := range []sandbox.ExecEvent{other, ev} {
+		before := len(g.decisions)
+		gate(e)
+		if len(g.decisions) == before {
+			t.Errorf("%+v not decided", e)
+		}
+	}
+	if d := g.decisions[len(g.decisions)-2]; d.Request.Cwd != "/" || d.Request.Risk != grants.RiskCritical {
+		t.Errorf("rm -r y from / decided as %+v", d.Request)
+	}
+}
+
+// TestOutsideCwdLineAndExec: a line run from a folder outside the
+// workspace is classified as the exec gate classifies its programs there
+// (rm -r of a relative path is rm -r outside), so the line's request and
+// the program's are the same approval; from the workspace both stay as
+// they were.
+func TestOutsideCwdLineAndExec(t *testing.T) {
+	ws, _ := filepath.EvalSymlinks(t.TempDir())
+	p := policyFor(t, ws, `profile = "interactive-dev"`)
+	for _, tc := range []struct {
+		cwd  string
+		risk grants.Risk
+	}{{"/tmp/build", grants.RiskCritical}, {ws + "/sub", grants.RiskHigh}, {ws, grants.RiskHigh}} {
+		reqs, err := LineRequests(p, "rm -r out", tc.cwd, grants.SurfaceSandbox)
+		if err != nil || len(reqs) != 1 || reqs[0].Risk != tc.risk {
+			t.Fatalf("from %s: %+v %v, want risk %v", tc.cwd, reqs, err, tc.risk)
+		}
+		ev := sandbox.ExecEvent{Exe: "/usr/bin/rm", Argv: []string{"rm", "-r", "out"}, ExecPath: "/usr/bin/rm", Cwd: tc.cwd}
+		got := execRequests(ev, identity{}, ws)
+		if len(got) != 1 || got[0].KeyInCall() != reqs[0].KeyInCall() || got[0].Risk != reqs[0].Risk {
+			t.Errorf("from %s: the exec gate decides %+v, the line %+v", tc.cwd, got, reqs[0])
+		}
 	}
 }

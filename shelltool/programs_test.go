@@ -167,7 +167,7 @@ func TestProgramTable(t *testing.T) {
 // a problem.
 func TestExecRequestsIdentity(t *testing.T) {
 	ev := sandbox.ExecEvent{Exe: "/tmp/x", Written: "/tmp/x", Argv: []string{"/tmp/x", "-rf", "/etc"}, Cwd: "/ws"}
-	reqs := execRequests(ev, identity{names: []string{"rm"}})
+	reqs := execRequests(ev, identity{names: []string{"rm"}}, "")
 	var got []string
 	for _, r := range reqs {
 		if r.Target.Exe != "/tmp/x" {
@@ -179,12 +179,12 @@ func TestExecRequestsIdentity(t *testing.T) {
 		t.Errorf("got %q, want %q", got, want)
 	}
 	for _, id := range []identity{{loader: true}, {problem: "cannot compare"}} {
-		reqs := execRequests(sandbox.ExecEvent{Exe: "/tmp/l", Written: "/tmp/l", Argv: []string{"/tmp/l", "/usr/bin/true"}}, id)
+		reqs := execRequests(sandbox.ExecEvent{Exe: "/tmp/l", Written: "/tmp/l", Argv: []string{"/tmp/l", "/usr/bin/true"}}, id, "")
 		if len(reqs) != 1 || reqs[0].Risk != grants.RiskCritical || !strings.HasPrefix(reqs[0].Target.Option, OptionUnverifiable) {
 			t.Errorf("%+v: %+v", id, reqs)
 		}
 	}
-	if r := execRequests(sandbox.ExecEvent{Exe: "/usr/bin/git", Argv: []string{"git", "push"}}, identity{names: []string{"git"}}); len(r) != 1 || r[0].Target.Exe != "" {
+	if r := execRequests(sandbox.ExecEvent{Exe: "/usr/bin/git", Argv: []string{"git", "push"}}, identity{names: []string{"git"}}, ""); len(r) != 1 || r[0].Target.Exe != "" {
 		t.Errorf("host git: %+v", r)
 	}
 }

@@ -334,6 +334,9 @@ func LineRequests(p *grants.Policy, line, cwd string, surface grants.Surface) ([
 func requests(p *grants.Policy, a cmdline.Analysis, cwd string, surface grants.Surface) ([]grants.Request, error) {
 	var reqs []grants.Request
 	for _, c := range a.Commands {
+		if !inWorkspace(cwd, p.Workspace) {
+			raiseOutside(&c, cwd) // as the exec gate classifies it
+		}
 		risk := max(c.Risk, grants.BaseRisk(grants.CapProcessExec, surface))
 		reqs = append(reqs, grants.Request{
 			Capability: grants.CapProcessExec,

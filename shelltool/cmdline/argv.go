@@ -3,8 +3,6 @@ package cmdline
 import (
 	"errors"
 	"strings"
-
-	"mvdan.cc/sh/v3/syntax"
 )
 
 // AnalyzeArgv classifies one program as the kernel starts it: argv is the
@@ -29,7 +27,7 @@ func AnalyzeArgv(argv []string) ([]Command, error) {
 		}
 		args[i] = arg{text: w, lit: true}
 	}
-	a := &analyzer{printer: syntax.NewPrinter(syntax.SingleLine(true)), parent: -1}
+	a := &analyzer{parent: -1}
 	a.simple(args, ctx{}, -1, riskNote{})
 	if a.err != nil {
 		return nil, a.err
@@ -60,4 +58,17 @@ func KnownProgram(name string) bool {
 		return true
 	}
 	return has(bashLike, norm) || has(otherShells, norm) || strings.HasPrefix(name, "mkfs")
+}
+
+// GitSubcommand returns the index in args (git's arguments after its
+// name) of the word git takes as its subcommand, past its global options
+// (-C dir, -c name=value, --git-dir=…, --no-pager, …), as the analysis
+// reads them; len(args) when there is none. The exec gate uses it to
+// decide a git program by its subcommand wherever the options put it.
+func GitSubcommand(args []string) int {
+	k := &call{args: make([]arg, len(args))}
+	for i, w := range args {
+		k.args[i] = arg{text: w, lit: true}
+	}
+	return min(k.gitGlobals(), len(args))
 }

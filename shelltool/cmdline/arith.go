@@ -288,7 +288,7 @@ func isName(s string) bool {
 // print renders a node as written.
 func (a *analyzer) print(n syntax.Node) string {
 	a.sb.Reset()
-	if err := a.printer.Print(&a.sb, n); err != nil {
+	if err := a.printerOnce().Print(&a.sb, n); err != nil {
 		return Dynamic
 	}
 	return a.sb.String()

@@ -103,7 +103,7 @@ func Analyze(line string) (Analysis, error) {
 	if len(f.Stmts) == 0 {
 		return Analysis{}, errors.New("empty command line")
 	}
-	a := &analyzer{printer: syntax.NewPrinter(syntax.SingleLine(true)), parent: -1, src: line}
+	a := &analyzer{parent: -1, src: line}
 	a.stmts(f.Stmts, ctx{})
 	if a.err != nil {
 		return Analysis{}, a.err
@@ -197,7 +197,7 @@ type ctx struct {
 
 type analyzer struct {
 	out       Analysis
-	printer   *syntax.Printer
+	printer   *syntax.Printer // made on first use (printerOnce): most argvs never print
 	sb        strings.Builder
 	depth     int
 	err       error
@@ -221,6 +221,16 @@ type analyzer struct {
 	unsets      []string
 	allEnvUnset bool
 	installs    []*install // package installs, resolved to Packages after the walk
+}
+
+// printerOnce returns the analyzer's printer, made on first use (a new
+// one allocates a 4 KiB buffer: most of what the exec gate's AnalyzeArgv
+// of a plain argv cost).
+func (a *analyzer) printerOnce() *syntax.Printer {
+	if a.printer == nil {
+		a.printer = syntax.NewPrinter(syntax.SingleLine(true))
+	}
+	return a.printer
 }
 
 // setEnv records a value assigned to name.
@@ -690,7 +700,7 @@ func (a *analyzer) assign(as *syntax.Assign) string {
 	}
 	if as.Index != nil || as.Array != nil {
 		a.sb.Reset()
-		_ = a.printer.Print(&a.sb, as)
+		_ = a.printerOnce().Print(&a.sb, as)
 		return a.sb.String()
 	}
 	op := "="
@@ -887,7 +897,7 @@ func (a *analyzer) wordFrom(w *syntax.Word, heredoc, synth bool) arg {
 		return r
 	}
 	a.sb.Reset()
-	if err := a.printer.Print(&a.sb, w); err != nil {
+	if err := a.printerOnce().Print(&a.sb, w); err != nil {
 		r.text = Dynamic
 	} else {
 		r.text = a.sb.String()

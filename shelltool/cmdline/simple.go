@@ -123,15 +123,21 @@ func trimVersion(s string) string {
 
 // has reports whether s is one of the space-separated words of list.
 func has(list, s string) bool {
-	if s == "" {
+	if s == "" || strings.IndexByte(s, ' ') >= 0 {
 		return false
 	}
-	for list != "" {
-		var tok string
-		tok, list, _ = strings.Cut(list, " ")
-		if tok == s {
+	// Find s as a whole word (the search is the fast part: the exec gate
+	// asks this tens of times per program).
+	for i := 0; i <= len(list)-len(s); {
+		j := strings.Index(list[i:], s)
+		if j < 0 {
+			return false
+		}
+		j += i
+		if end := j + len(s); (j == 0 || list[j-1] == ' ') && (end == len(list) || list[end] == ' ') {
 			return true
 		}
+		i = j + 1
 	}
 	return false
 }

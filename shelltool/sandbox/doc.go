@@ -88,11 +88,14 @@
 // gated command is traced from birth, so TRACEME fails, and none traces
 // anything, so DETACH has nothing to act on. PID 1 waits for every stop (wait4(-1, __WALL), the only
 // waiter of the process, raw system calls on its locked thread, which makes
-// every ptrace request): fork, vfork and clone events continue; a group-stop
+// every ptrace request; SIGCHLD is left at its default action with
+// SA_NOCLDSTOP, so no stop or exit of the command signals it, wait4 alone
+// learns of them): fork, vfork and clone events continue; a group-stop
 // is listened to (PTRACE_LISTEN, so job control behaves as untraced); a
 // signal is delivered; at every PTRACE_EVENT_EXEC (the shell's own exec
 // came before the seize) it reads /proc/PID/exe (the real path), its device and inode,
-// and cwd, and from the new image's stack (its stack pointer by
+// and cwd (by their paths: each exec is a new process, so each entry is a
+// lookup anyway), and from the new image's stack (its stack pointer by
 // PTRACE_GETREGS, then usually one process_vm_readv) argc, the argv
 // pointers and strings and the auxiliary vector's AT_EXECFN (the path
 // given to execve), checking the kernel's layout (contiguous argument
@@ -148,8 +151,11 @@
 // namespace ignores SIGKILL and SIGSTOP from inside it anyway), and ptrace
 // is denied to the command. SEIZE failing (Yama ptrace_scope 3, a kernel
 // without ptrace) fails the setup: ErrUnavailable. Probe proves the gate by
-// running a command whose exec it must see. The cost is about four stops
-// per fork+exec and one round trip to the server per exec.
+// running a command whose exec it must see. The cost is five stops per
+// fork+exec (the parent's fork event, the child's first stop, its exec,
+// its exit, the parent's SIGCHLD; ptrace has no way to skip any) and one
+// round trip to the server per exec, which reads the channel with raw
+// calls through the runtime's poller (gate.go).
 //
 // # Hidden files
 //

@@ -49,6 +49,15 @@ func appendEvent(b []byte, ev *ExecEvent) []byte {
 	return b
 }
 
+// AppendEventKey appends what identifies ev but its PID (its frame, with
+// the PID zero): two events with the same key are the same program, run
+// with the same argv from the same folder, as far as the gate can tell.
+func AppendEventKey(b []byte, ev *ExecEvent) []byte {
+	k := *ev
+	k.PID = 0
+	return appendEvent(b, &k)
+}
+
 func appendWireString(b []byte, s string) []byte {
 	b = binary.NativeEndian.AppendUint32(b, uint32(len(s)))
 	return append(b, s...)

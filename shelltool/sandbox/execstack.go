@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
@@ -76,21 +77,23 @@ func (rb *readBuf) execStack(pid int) (argv []string, execFn string, err error) 
 // vmRead reads len(buf) bytes of pid's memory at addr, or fewer where the
 // mapping ends (a partial read stops at the first page it cannot reach).
 func vmRead(pid int, addr uint64, buf []byte) (int, error) {
-	local := [1]unix.Iovec{{Base: &buf[0]}}
-	local[0].SetLen(len(buf))
-	remote := [1]unix.RemoteIovec{{Base: uintptr(addr), Len: len(buf)}}
+	local := unix.Iovec{Base: &buf[0]}
+	local.SetLen(len(buf))
+	remote := unix.RemoteIovec{Base: uintptr(addr), Len: len(buf)}
 	for {
-		n, err := unix.ProcessVMReadv(pid, local[:], remote[:], 0)
-		if err == unix.EINTR {
+		// Raw, like every call of the tracer's loop: it never blocks.
+		n, _, e := unix.RawSyscall6(unix.SYS_PROCESS_VM_READV, uintptr(pid),
+			uintptr(unsafe.Pointer(&local)), 1, uintptr(unsafe.Pointer(&remote)), 1, 0)
+		if e == unix.EINTR {
 			continue
 		}
-		if n <= 0 {
-			if err == nil {
-				err = errors.New("nothing readable")
-			}
-			return 0, err
+		if e != 0 {
+			return 0, e
 		}
-		return n, nil
+		if int(n) <= 0 {
+			return 0, errors.New("nothing readable")
+		}
+		return int(n), nil
 	}
 }
 

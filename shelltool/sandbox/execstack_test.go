@@ -373,3 +373,41 @@ func TestExecGateArgv(t *testing.T) {
 		})
 	}
 }
+
+// FuzzParseExecStack: whatever the stack holds, parsing never panics, and
+// what it returns lies inside what was read: argv's strings with their
+// NULs within the memory and the cap, the exec path under PATH_MAX.
+// Stacks laid out as the kernel does parse back exactly.
+func FuzzParseExecStack(f *testing.F) {
+	const sp = 0x7ffc00001000
+	f.Add(stackImage(sp, []string{"/bin/true", "a"}, []string{"A=b"}, "/bin/true", nil), false)
+	f.Add(stackImage(sp, nil, nil, "/x", nil), false)
+	f.Add(stackImage(sp, []string{"", ""}, nil, "", nil), true)
+	f.Fuzz(func(t *testing.T, mem []byte, asArgv bool) {
+		if asArgv { // the bytes as NUL-separated argv, laid out by the kernel's rules
+			argv := strings.Split(string(mem), "\x00")
+			img := stackImage(sp, argv, []string{"E=1"}, "/p", nil)
+			got, fn, err := parseExecStack(img, sp)
+			if err != nil || !slices.Equal(got, argv) || fn != "/p" {
+				if len(mem) < maxArgvBytes {
+					t.Fatalf("kernel layout of %q: %q %q %v", argv, got, fn, err)
+				}
+			}
+			return
+		}
+		argv, fn, err := parseExecStack(mem, sp)
+		if err != nil {
+			if argv != nil || fn != "" {
+				t.Fatalf("error %v with argv %q, exec path %q", err, argv, fn)
+			}
+			return
+		}
+		n := 0
+		for _, a := range argv {
+			n += len(a) + 1
+		}
+		if n > len(mem) || n > maxArgvBytes || len(fn) >= unix.PathMax {
+			t.Fatalf("argv of %d bytes, exec path of %d, from %d bytes", n, len(fn), len(mem))
+		}
+	})
+}

@@ -99,6 +99,7 @@ func TestExecGateKillsDenied(t *testing.T) {
 	ws := newWorkspace(t)
 	evil := buildProbe(t, ws.dir, "evil")
 	vfork := buildProbe(t, ws.dir, "vfork")
+	attack := buildProbe(t, ws.dir, "attack")
 	victim := filepath.Join(ws.dir, "victim")
 	marker := filepath.Join(ws.dir, "marker")
 	writeExec(t, filepath.Join(ws.dir, "script.sh"), "#!/bin/sh\nrm "+victim+"\necho rc=$?\n")
@@ -122,6 +123,17 @@ func TestExecGateKillsDenied(t *testing.T) {
 		{"marker never written", evil + " " + marker + "; echo rc=$?", "rc=137", []string{"evil"}},
 		{"memfd", `python3 -c 'import os; f=os.memfd_create("x"); os.write(f, open("/usr/bin/true","rb").read()); os.execv("/proc/self/fd/%d" % f, ["true"])'; echo rc=$?`, "rc=137", nil},
 		{"dynamic loader run directly", "/lib64/ld-linux-x86-64.so.2 /usr/bin/true; echo rc=$?", "rc=137", nil},
+		// The exec of a thread that is not the leader is reported (and
+		// killed) as the process; so is the vfork child of one.
+		{"non-leader thread execs", attack + " thread /usr/bin/rm rm " + victim + "; echo rc=$?", "rc=137", []string{"rm"}},
+		{"vfork from a non-leader thread", attack + " threadvfork /usr/bin/rm rm " + victim, "child status 9", []string{"rm"}},
+		{"argc 0", attack + " argc0 /usr/bin/rm; echo rc=$?", "rc=137", []string{"rm"}},
+		{"execveat of a descriptor", attack + " emptypath /usr/bin/rm x " + victim + "; echo rc=$?", "rc=137", []string{"rm"}},
+		{"execveat of a deleted file", attack + " deleted /usr/bin/true /tmp/cp true; echo rc=$?", "rc=137", nil},
+		// The kernel reads clone's flags as 32 bits: CLONE_UNTRACED above
+		// them is no flag, and the child is traced like any other.
+		{"CLONE_UNTRACED in clone's high word", `perl -e 'my $r = syscall(56, (0x00800000 << 32) | 17, 0, 0, 0, 0); exec("/usr/bin/rm", "` + victim + `") if $r == 0; waitpid($r, 0); print "status $?\n"'`, "status 9", []string{"rm"}},
+		{"exec through /proc/self/fd", "(exec 3</usr/bin/rm; /proc/self/fd/3 " + victim + "); echo rc=$?", "rc=137", []string{"rm"}},
 	}
 	eachPath(t, func(t *testing.T, run runFunc) {
 		for _, tc := range tests {
@@ -255,6 +267,10 @@ func TestExecGateCoverage(t *testing.T) {
 		// while the gate reads it; refused. A plain fork still works.
 		struct{ cmd, want string }{`perl -e 'my $r = syscall(56, 0x211, 0, 0, 0, 0); exit 0 if $r == 0; waitpid($r, 0) if $r > 0; print $r == -1 ? "$!\n" : "ok\n"'`, "Operation not permitted\n"},
 		struct{ cmd, want string }{`perl -e 'my $r = syscall(56, 17, 0, 0, 0, 0); exit 0 if $r == 0; waitpid($r, 0) if $r > 0; print $r == -1 ? "$!\n" : "ok\n"'`, "ok\n"},
+		// clone3 (its flags in memory, out of seccomp's sight) is ENOSYS,
+		// so libc falls back to clone; an x32 system call is refused.
+		struct{ cmd, want string }{`perl -e 'my $r = syscall(435, 0, 0); print $r == -1 ? "$!\n" : "ok\n"'`, "Function not implemented\n"},
+		struct{ cmd, want string }{`perl -e 'my $r = syscall(0x40000027); print $r == -1 ? "$!\n" : "ok\n"'`, "Operation not permitted\n"},
 	)
 	if abi >= 6 { // landlock signal scoping
 		// The tracer (PID 1) is out of reach: no signal, no memory.

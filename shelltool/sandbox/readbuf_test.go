@@ -57,13 +57,24 @@ func TestReadBuf(t *testing.T) {
 			}
 		}
 		for _, l := range []struct{ name, want string }{{"long", long}, {"short", "short"}} {
-			if got, err := rb.readlinkAt(fd, l.name); err != nil || got != l.want {
-				t.Errorf("readlinkAt %s = %d bytes, %v", l.name, len(got), err)
+			if got, err := rb.readlink(rb.cpath(filepath.Join(dir, l.name))); err != nil || got != l.want {
+				t.Errorf("readlink %s = %d bytes, %v", l.name, len(got), err)
 			}
 		}
 	}
 	if _, err := rb.readCappedAt(fd, "missing", 10); !errors.Is(err, unix.ENOENT) {
 		t.Errorf("missing file: err %v, want ENOENT", err)
+	}
+	if _, err := rb.readlink(rb.cpath(filepath.Join(dir, "missing"))); !errors.Is(err, unix.ENOENT) {
+		t.Errorf("missing link: err %v, want ENOENT", err)
+	}
+	// A process's entries: "/proc/PID/name", NUL-terminated.
+	p := procEntries(1234567)
+	if got := string(p.path("exe")); got != "/proc/1234567/exe\x00" {
+		t.Errorf("path %q", got)
+	}
+	if got := string(p.path("cwd")); got != "/proc/1234567/cwd\x00" || string(p.dir()) != "/proc/1234567" {
+		t.Errorf("path %q, dir %q", got, p.dir())
 	}
 }
 

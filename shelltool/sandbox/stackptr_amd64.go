@@ -29,7 +29,7 @@ const userCS64 = 0x33
 func stackPointer(pid int) (uint64, error) {
 	var regs unix.PtraceRegs
 	for {
-		_, _, e := unix.Syscall6(unix.SYS_PTRACE, unix.PTRACE_GETREGS, uintptr(pid), 0, uintptr(unsafe.Pointer(&regs)), 0, 0)
+		_, _, e := unix.RawSyscall6(unix.SYS_PTRACE, unix.PTRACE_GETREGS, uintptr(pid), 0, uintptr(unsafe.Pointer(&regs)), 0, 0)
 		if e == unix.EINTR {
 			continue
 		}

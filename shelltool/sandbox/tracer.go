@@ -66,6 +66,10 @@ type supervisor struct {
 // run supervises until the shell exits and returns the helper's exit code.
 func (s *supervisor) run() int {
 	s.send(statusMsg{T: "started"})
+	if err := quietChildSignals(); err != nil {
+		s.send(statusMsg{T: "err", Step: "sigaction SIGCHLD", Msg: err.Error()})
+		return exitSetup
+	}
 	for {
 		wpid, ws, err := rawWait4()
 		if err == syscall.EINTR {
@@ -137,6 +141,30 @@ func (s *supervisor) allowExec(pid int) bool {
 	}
 	var reply [2]byte
 	return rawReadFull(s.gate, reply[:]) == nil && string(reply[:]) == "y\n"
+}
+
+// saNoCldStop is SA_NOCLDSTOP: no SIGCHLD for a child's (or tracee's) stop.
+const saNoCldStop = 1
+
+// quietChildSignals sets SIGCHLD to its default action (ignored, without
+// reaping children automatically, as SIG_IGN would) with SA_NOCLDSTOP, so
+// the kernel sends PID 1 no signal for a stop or an exit of the command's
+// processes: wait4 learns of each anyway, and the Go runtime's handler
+// would otherwise run for every ptrace stop (about four per fork+exec,
+// each a signal frame and a return from it on the tracer's thread). The
+// helper uses no os/signal, so nothing of its own waits for SIGCHLD; the
+// programs it starts begin with the default action whatever PID 1 has.
+func quietChildSignals() error {
+	// The kernel's struct sigaction (amd64, arm64): handler, flags,
+	// restorer, mask.
+	act := struct {
+		handler, flags, restorer, mask uint64
+	}{handler: 0 /* SIG_DFL */, flags: saNoCldStop}
+	_, _, e := unix.RawSyscall6(unix.SYS_RT_SIGACTION, uintptr(unix.SIGCHLD), uintptr(unsafe.Pointer(&act)), 0, 8, 0, 0)
+	if e != 0 {
+		return e
+	}
+	return nil
 }
 
 // threadCPU is the calling thread's CPU time in nanoseconds (the
@@ -216,7 +244,6 @@ func readExecEvent(pid int, facts *execFacts, buf *readBuf) ExecEvent {
 }
 
 func readExec(pid int, facts *execFacts, buf *readBuf) ExecEvent {
-	proc := "/proc/" + strconv.Itoa(pid)
 	ev := ExecEvent{PID: pid}
 	fail := func(f string, a ...any) ExecEvent {
 		if ev.Problem == "" {
@@ -224,14 +251,11 @@ func readExec(pid int, facts *execFacts, buf *readBuf) ExecEvent {
 		}
 		return ev
 	}
-	// The process's folder once, its entries relative to it: one lookup of
-	// /proc/PID instead of one per entry.
-	dir, err := unix.Open(proc, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return fail("process unreadable: %v", err)
-	}
-	defer unix.Close(dir)
-	exe, err := buf.readlinkAt(dir, "exe")
+	// /proc/PID's entries by their full paths, with raw calls: every
+	// exec is a new process, so each entry is a lookup the kernel makes
+	// anyway; a descriptor of the folder would add an open and a close.
+	proc := procEntries(pid)
+	exe, err := buf.readlink(proc.path("exe"))
 	if err != nil {
 		return fail("executable unreadable: %v", err)
 	}
@@ -241,11 +265,11 @@ func readExec(pid int, facts *execFacts, buf *readBuf) ExecEvent {
 	if ev.Argv, ev.ExecPath, err = buf.execStack(pid); err != nil {
 		return fail("%v", err)
 	}
-	if ev.Cwd, err = buf.readlinkAt(dir, "cwd"); err != nil {
+	if ev.Cwd, err = buf.readlink(proc.path("cwd")); err != nil {
 		return fail("working folder unreadable: %v", err)
 	}
 	var running unix.Stat_t
-	if err := unix.Fstatat(dir, "exe", &running, 0); err != nil {
+	if err := statPath(proc.path("exe"), &running); err != nil {
 		return fail("executable unreadable: %v", err)
 	}
 	ev.Dev, ev.Ino, ev.Size = running.Dev, running.Ino, running.Size
@@ -260,13 +284,66 @@ func readExec(pid int, facts *execFacts, buf *readBuf) ExecEvent {
 		return fail("the dynamic loader run as a program")
 	}
 	var named unix.Stat_t
-	if err := unix.Stat(exe, &named); err != nil || named.Dev != running.Dev || named.Ino != running.Ino {
+	if err := statPath(buf.cpath(exe), &named); err != nil || named.Dev != running.Dev || named.Ino != running.Ino {
 		return fail("executable path no longer names the running file")
+	}
+	// identify reads through the process's folder only for an executable
+	// in a writable place (its content and maps); for any other, a
+	// descriptor it would use is -1, which fails (closed).
+	dir := -1
+	if facts.places.holds(ev.Exe, ev.Dev) {
+		if dir, err = unix.Open(string(proc.dir()), unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0); err != nil {
+			return fail("process unreadable: %v", err)
+		}
+		defer unix.Close(dir)
 	}
 	if p := facts.identify(dir, buf, &ev); p != "" {
 		return fail("%s", p)
 	}
 	return ev
+}
+
+// procEntry builds the NUL-terminated paths of one process's /proc
+// entries without allocating.
+type procEntry struct {
+	b [48]byte
+	n int // length of "/proc/PID/"
+}
+
+func procEntries(pid int) *procEntry {
+	p := &procEntry{}
+	n := copy(p.b[:], "/proc/")
+	n += len(strconv.AppendInt(p.b[n:n], int64(pid), 10))
+	p.b[n] = '/'
+	p.n = n + 1
+	return p
+}
+
+// path returns "/proc/PID/name" and a NUL (valid until the next call).
+func (p *procEntry) path(name string) []byte {
+	n := p.n + copy(p.b[p.n:len(p.b)-1], name)
+	p.b[n] = 0
+	return p.b[:n+1]
+}
+
+// dir returns "/proc/PID" (without a NUL).
+func (p *procEntry) dir() []byte { return p.b[:p.n-1] }
+
+// atFDCWD is AT_FDCWD as a system call argument.
+const atFDCWD = ^uintptr(99) // -100
+
+// statPath is stat(2) of the NUL-terminated path (raw).
+func statPath(path []byte, st *unix.Stat_t) error {
+	for {
+		_, _, e := unix.RawSyscall6(unix.SYS_NEWFSTATAT, atFDCWD, uintptr(unsafe.Pointer(&path[0])), uintptr(unsafe.Pointer(st)), 0, 0, 0)
+		if e == unix.EINTR {
+			continue
+		}
+		if e != 0 {
+			return e
+		}
+		return nil
+	}
 }
 
 // validText keeps s as is when it is valid UTF-8 and otherwise writes each
@@ -301,7 +378,10 @@ var errTooBig = errors.New("over the size limit")
 // readBuf is the one buffer an exec stop's reads go through, one after
 // the other (each result is copied out or parsed before the next read), so
 // a stop allocates only what it keeps.
-type readBuf struct{ b []byte }
+type readBuf struct {
+	b []byte
+	p []byte // cpath's
+}
 
 // get returns the buffer at length n, grown when needed.
 func (rb *readBuf) get(n int) []byte {
@@ -311,18 +391,19 @@ func (rb *readBuf) get(n int) []byte {
 	return rb.b[:n]
 }
 
-// readlinkAt reads the symbolic link name in the folder dir.
-func (rb *readBuf) readlinkAt(dir int, name string) (string, error) {
+// readlink reads the symbolic link at the NUL-terminated path.
+func (rb *readBuf) readlink(path []byte) (string, error) {
 	buf := rb.get(max(unix.PathMax, cap(rb.b)))
 	for {
-		n, err := unix.Readlinkat(dir, name, buf)
-		if err == unix.EINTR {
+		n, _, e := unix.RawSyscall6(unix.SYS_READLINKAT, atFDCWD, uintptr(unsafe.Pointer(&path[0])),
+			uintptr(unsafe.Pointer(&buf[0])), uintptr(len(buf)), 0, 0)
+		if e == unix.EINTR {
 			continue
 		}
-		if err != nil {
-			return "", err
+		if e != 0 {
+			return "", e
 		}
-		if n < len(buf) {
+		if int(n) < len(buf) {
 			return string(buf[:n]), nil
 		}
 		if len(buf) >= 1<<20 {
@@ -330,6 +411,13 @@ func (rb *readBuf) readlinkAt(dir int, name string) (string, error) {
 		}
 		buf = rb.get(2 * len(buf))
 	}
+}
+
+// cpath returns s and a NUL in the buffer's path space (valid until the
+// next cpath).
+func (rb *readBuf) cpath(s string) []byte {
+	rb.p = append(append(rb.p[:0], s...), 0)
+	return rb.p
 }
 
 // readCappedAt reads the file name in the folder dir, at most limit bytes
@@ -377,10 +465,11 @@ func openAt(dir int, name string) (int, error) {
 func ptraceCont(pid, sig int) { ptraceRequest(unix.PTRACE_CONT, pid, sig) }
 
 // ptraceRequest issues a ptrace request that takes a signal as its data;
-// ESRCH (the tracee died meanwhile) is expected and ignored.
+// ESRCH (the tracee died meanwhile) is expected and ignored. (Raw, like
+// every call of the tracer's loop: it never blocks.)
 func ptraceRequest(req, pid, sig int) {
 	for {
-		_, _, e := unix.Syscall6(unix.SYS_PTRACE, uintptr(req), uintptr(pid), 0, uintptr(sig), 0, 0)
+		_, _, e := unix.RawSyscall6(unix.SYS_PTRACE, uintptr(req), uintptr(pid), 0, uintptr(sig), 0, 0)
 		if e != unix.EINTR {
 			return
 		}
