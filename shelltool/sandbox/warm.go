@@ -38,6 +38,7 @@ import (
 // helpers run cold. Close kills the idle helpers; commands running then
 // finish normally, and Run after Close runs cold.
 type Runner struct {
+	prog   *HelperProgram // what every helper, warm or cold, is started from
 	mu     sync.Mutex
 	closed bool
 	slots  map[Network]*warmSlot
@@ -56,10 +57,16 @@ type warmSlot struct {
 
 var runnerModes = []Network{NetworkNone, NetworkFull, NetworkProxy}
 
-// NewRunner returns a Runner and starts a warm helper for each mode in
-// prewarm (unknown modes are ignored) in the background.
-func NewRunner(prewarm ...Network) *Runner {
+// NewRunner returns a Runner whose helpers are the running binary
+// (NewRunnerWith).
+func NewRunner(prewarm ...Network) *Runner { return NewRunnerWith(SelfHelper(), prewarm...) }
+
+// NewRunnerWith returns a Runner whose helpers start from prog and starts
+// a warm helper for each mode in prewarm (unknown modes are ignored) in
+// the background.
+func NewRunnerWith(prog *HelperProgram, prewarm ...Network) *Runner {
 	r := &Runner{
+		prog:  prog,
 		slots: make(map[Network]*warmSlot, len(runnerModes)),
 		reqs:  make(chan Network, len(runnerModes)),
 		quit:  make(chan struct{}),
@@ -111,7 +118,7 @@ func (r *Runner) spawner() {
 		r.mu.Unlock()
 		var st *launched
 		if !closed {
-			st, _ = startHelper(m, DefaultPidsMax, DefaultMemoryMax)
+			st, _ = startHelper(r.prog, m, DefaultPidsMax, DefaultMemoryMax)
 		}
 		if st != nil {
 			st.warm = true
@@ -163,7 +170,7 @@ func (r *Runner) Run(ctx context.Context, s Spec) (Result, error) {
 			return res, err
 		}
 	}
-	return execute(ctx, &n, true)
+	return execute(ctx, &n, r.prog)
 }
 
 // runWarm drives st for s; ok is false when st turned out unusable and

@@ -262,7 +262,7 @@ func TestWarmDeadBeforeSpec(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			st, err := startHelper(network, n.PidsMax, n.MemoryMax)
+			st, err := startHelper(SelfHelper(), network, n.PidsMax, n.MemoryMax)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -279,7 +279,7 @@ func TestWarmDeadBeforeSpec(t *testing.T) {
 				t.Fatalf("the command ran (handler called %v)", called.Load())
 			}
 			// The same on a cold helper is a plain failure (never retried).
-			st, err = startHelper(network, n.PidsMax, n.MemoryMax)
+			st, err = startHelper(SelfHelper(), network, n.PidsMax, n.MemoryMax)
 			if err != nil {
 				t.Fatal(err)
 			}
