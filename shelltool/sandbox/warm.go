@@ -23,11 +23,18 @@ import (
 // started (its mount namespace is a copy of the server's taken then: a mount
 // made on the host afterwards reaches it only through shared propagation).
 //
-// After a warm helper is handed out the next one for that mode is started
-// in the background, so at most one helper per mode is idle. A mode that
-// was not named to NewRunner gets its first warm helper on its first
-// command (which runs cold). A warm helper found dead (or whose spec cannot
-// be written) is discarded and the command starts cold; nothing ever runs
+// The next helper for a mode is started in the background when a command
+// of that mode ends, not when its helper is handed out: on two cores a
+// helper's start (fork, exec, runtime start-up, capability drop) would
+// otherwise compete with the command it replaces, which is the one being
+// waited for; started at the end, it overlaps the result's way back to the
+// client and the next request's way in instead. A command that finds its
+// mode's helper on its way (requested, not yet started) waits for it,
+// which is never longer than starting one itself; a command that finds
+// none (concurrent commands beyond the idle helper, or the first of a mode
+// that was not named to NewRunner) runs cold. At most one helper per mode
+// is idle or on its way. A warm helper found dead (or whose spec cannot be
+// written) is discarded and the command starts cold; nothing ever runs
 // outside the sandbox.
 //
 // Helpers are started from one goroutine locked to its OS thread for the
@@ -53,6 +60,9 @@ type Runner struct {
 type warmSlot struct {
 	idle     *launched // nil when none is ready
 	spawning bool      // a start is requested or under way
+	// ready is closed when the start requested last is over (sl.idle is
+	// then set, or the start failed); nil before the first request.
+	ready chan struct{}
 }
 
 var runnerModes = []Network{NetworkNone, NetworkFull, NetworkProxy}
@@ -96,7 +106,16 @@ func (r *Runner) requestLocked(m Network, sl *warmSlot) {
 		return
 	}
 	sl.spawning = true
+	sl.ready = make(chan struct{})
 	r.reqs <- m // buffered for every mode; at most one request per mode
+}
+
+// spawned ends the start of mode m's helper (st nil: it failed, or it is
+// not wanted any more). r.mu is held.
+func (r *Runner) spawnedLocked(sl *warmSlot, st *launched) {
+	sl.spawning = false
+	sl.idle = st
+	close(sl.ready)
 }
 
 // spawner starts the requested helpers from its own locked OS thread.
@@ -125,33 +144,57 @@ func (r *Runner) spawner() {
 		}
 		r.mu.Lock()
 		sl := r.slots[m]
-		sl.spawning = false
 		if r.closed || st == nil {
 			// A failed start leaves the slot empty: the next command runs
 			// cold and asks again.
+			r.spawnedLocked(sl, nil)
 			r.mu.Unlock()
 			if st != nil {
 				st.discard()
 			}
 			continue
 		}
-		sl.idle = st
+		r.spawnedLocked(sl, st)
 		r.mu.Unlock()
 	}
 }
 
-// take returns the idle helper for mode m, if any, and asks for the next.
-func (r *Runner) take(m Network) *launched {
+// take returns the idle helper for mode m, waiting for the one on its way
+// if there is one (until ctx ends), or nil.
+func (r *Runner) take(ctx context.Context, m Network) *launched {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if r.closed {
-		return nil
+	for {
+		if r.closed {
+			return nil
+		}
+		sl := r.slots[m]
+		if st := sl.idle; st != nil {
+			sl.idle = nil
+			return st
+		}
+		if !sl.spawning {
+			return nil
+		}
+		ready := sl.ready
+		r.mu.Unlock()
+		select {
+		case <-ready:
+		case <-ctx.Done():
+		}
+		r.mu.Lock()
+		if ctx.Err() != nil {
+			return nil
+		}
 	}
-	sl := r.slots[m]
-	st := sl.idle
-	sl.idle = nil
-	r.requestLocked(m, sl)
-	return st
+}
+
+// replenish asks for mode m's next helper, when a command of that mode
+// is over.
+func (r *Runner) replenish(m Network) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.requestLocked(m, r.slots[m])
 }
 
 // Run runs s under the sandbox exactly as the package-level Run does, on a
@@ -164,7 +207,8 @@ func (r *Runner) Run(ctx context.Context, s Spec) (Result, error) {
 	if err := ctx.Err(); err != nil {
 		return Result{}, err
 	}
-	if st := r.take(n.Network); st != nil {
+	defer r.replenish(n.Network)
+	if st := r.take(ctx, n.Network); st != nil {
 		if res, ok, err := runWarm(ctx, &n, st); ok {
 			r.warmRuns.Add(1)
 			return res, err

@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -15,6 +17,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 type runFunc func(context.Context, Spec) (Result, error)
@@ -325,18 +329,137 @@ func TestRunnerConcurrent(t *testing.T) {
 
 func BenchmarkRunnerTrue(b *testing.B) {
 	needSandbox(b)
-	dir := b.TempDir()
-	r := NewRunner(NetworkNone)
+	benchRunnerTrue(b, NewRunner(NetworkNone), 0)
+}
+
+// BenchmarkRunnerTrueHelperBinary is BenchmarkRunnerTrue with helpers
+// started from the helper binary's sealed copy (as make build's server
+// does), back to back and with a pause between commands (the next
+// command's helper has then long been waiting).
+func BenchmarkRunnerTrueHelperBinary(b *testing.B) {
+	needSandbox(b)
+	path, sum := buildHelperBinary(b)
+	h, err := LoadHelperProgram(path, sum)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, pause := range []time.Duration{0, 20 * time.Millisecond} {
+		b.Run("pause="+pause.String(), func(b *testing.B) { benchRunnerTrue(b, NewRunnerWith(h, NetworkNone), pause) })
+	}
+}
+
+// benchRunnerTrue runs `true` on r (closing it after), pausing between
+// commands. Besides the median it reports warm/op, the share of commands
+// that ran warm, and helper-cpu-us/op, the median processor time of a
+// command's helper (its start included) and the shell.
+func benchRunnerTrue(b *testing.B, r *Runner, pause time.Duration) {
 	defer r.Close()
+	dir := b.TempDir()
 	s := Spec{Command: "true", Dir: dir, Writable: []string{dir}, Env: []string{"PATH=/usr/bin:/bin"}}
 	waitWarm(b, r, NetworkNone)
 	before := r.warmRuns.Load()
-	benchMedian(b, func() error {
+	var wall, cpu []time.Duration
+	for b.Loop() {
+		if pause > 0 {
+			b.StopTimer()
+			time.Sleep(pause)
+			b.StartTimer()
+		}
+		t0 := time.Now()
 		res, err := r.Run(context.Background(), s)
+		wall = append(wall, time.Since(t0))
 		if err == nil && res.ExitCode != 0 {
 			err = fmt.Errorf("exit %d", res.ExitCode)
 		}
-		return err
-	})
+		if err != nil {
+			b.Fatal(err)
+		}
+		cpu = append(cpu, res.CPU)
+	}
+	slices.Sort(wall)
+	b.ReportMetric(float64(wall[len(wall)/2].Nanoseconds()), "median-ns/op")
 	b.ReportMetric(float64(r.warmRuns.Load()-before)/float64(b.N), "warm/op")
+	slices.Sort(cpu)
+	b.ReportMetric(float64(cpu[len(cpu)/2].Microseconds()), "helper-cpu-us/op")
+}
+
+// slotState is whether mode m has an idle helper and one on its way.
+func slotState(r *Runner, m Network) (idle, spawning bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.slots[m].idle != nil, r.slots[m].spawning
+}
+
+// TestRunnerReplacesAtTheEnd: while a warm command runs, no helper of its
+// mode is idle or on its way (nothing competes with it); once it is over,
+// the next one is.
+func TestRunnerReplacesAtTheEnd(t *testing.T) {
+	needSandbox(t)
+	ws := newWorkspace(t)
+	fifo := filepath.Join(ws.dir, "go")
+	if err := unix.Mkfifo(fifo, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := NewRunner(NetworkNone)
+	defer r.Close()
+	waitWarm(t, r, NetworkNone)
+	// The command says it runs (a line in started), then waits for the
+	// test to open the FIFO.
+	started := filepath.Join(ws.dir, "started")
+	done := make(chan error, 1)
+	go func() {
+		res, err := r.Run(context.Background(), ws.spec("echo > started; read x < go; echo $x"))
+		if err == nil && res.Stdout != "on\n" {
+			err = fmt.Errorf("result %+v", res)
+		}
+		done <- err
+	}()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		if _, err := os.Stat(started); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the command did not start")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if idle, spawning := slotState(r, NetworkNone); idle || spawning {
+		t.Errorf("while the command runs: idle %v, on its way %v; want neither", idle, spawning)
+	}
+	w, err := os.OpenFile(fifo, os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _ = w.WriteString("on\n")
+	w.Close()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if idle, spawning := slotState(r, NetworkNone); !idle && !spawning {
+		t.Error("after the command: no helper idle or on its way")
+	}
+	if r.warmRuns.Load() != 1 {
+		t.Errorf("warm runs %d, want 1", r.warmRuns.Load())
+	}
+}
+
+// TestRunnerWaitsForHelperOnItsWay: a command that finds its mode's helper
+// requested but not yet started waits for it instead of starting cold.
+func TestRunnerWaitsForHelperOnItsWay(t *testing.T) {
+	needSandbox(t)
+	ws := newWorkspace(t)
+	r := NewRunner()
+	defer r.Close()
+	for i := range 3 {
+		r.mu.Lock()
+		r.requestLocked(NetworkNone, r.slots[NetworkNone])
+		r.mu.Unlock()
+		if res, err := r.Run(context.Background(), ws.spec("echo ok")); err != nil || res.Stdout != "ok\n" {
+			t.Fatalf("%d: %v %+v", i, err, res)
+		}
+		if got := r.warmRuns.Load(); got != int64(i+1) {
+			t.Fatalf("%d: warm runs %d, want %d: the command did not wait for the helper on its way", i, got, i+1)
+		}
+	}
 }
