@@ -53,14 +53,14 @@
 //  4. sets rlimits (core 0, file size, open files, CPU time: per process,
 //     so the helper has them too);
 //  5. on a new OS thread of its own, locked to it for its short life (made,
-//     with this step done, before the spec is read: it depends on none):
-//     locks securebits, empties the bounding, ambient, effective, permitted
-//     and inheritable capability sets (even as uid 0);
-//  6. sets no_new_privs and calls landlock_restrict_self (that thread);
-//  7. checks a canary (opening "/" must now fail with EACCES);
-//  8. installs a seccomp filter on that thread (system calls through any
-//     other ABI than x86_64, such as int 0x80, kill the process; x32 ones
-//     get EPERM);
+//     with this step and the next done, before the spec is read: they
+//     depend on none): locks securebits, empties the bounding, ambient,
+//     effective, permitted and inheritable capability sets (even as uid 0);
+//  6. sets no_new_privs and installs a seccomp filter on that thread
+//     (system calls through any other ABI than x86_64, such as int 0x80,
+//     kill the process; x32 ones get EPERM);
+//  7. calls landlock_restrict_self (that thread);
+//  8. checks a canary (opening "/" must now fail with EACCES);
 //  9. forks the shell (`SHELL -c COMMAND`) from that thread, so it has
 //     exactly that thread's restrictions (with Spec.ExecGate, traced by
 //     the thread until PID 1 takes it over, see "Exec gate"), and the

@@ -204,15 +204,11 @@ func helperSetupAndStart() (*supervisor, error) {
 		return nil, err
 	}
 	defer rs.close()
-	prog, err := seccompProgram()
-	if err != nil {
-		return nil, step("seccomp program", err)
-	}
 	if err := setRlimits(&hs); err != nil {
 		return nil, err
 	}
 	started = true
-	st, err := rt.start(&hs, rs, prog)
+	st, err := rt.start(&hs, rs)
 	if err != nil {
 		return nil, err
 	}
