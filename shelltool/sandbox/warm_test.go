@@ -390,10 +390,10 @@ func slotState(r *Runner, m Network) (idle, spawning bool) {
 	return r.slots[m].idle != nil, r.slots[m].spawning
 }
 
-// TestRunnerReplacesAtTheEnd: while a warm command runs, no helper of its
-// mode is idle or on its way (nothing competes with it); once it is over,
-// the next one is.
-func TestRunnerReplacesAtTheEnd(t *testing.T) {
+// TestRunnerReplaces: a command's replacement helper is asked for when its
+// helper is handed out, so while the command runs it is idle or on its
+// way; so it is after a command whose set-up failed (it never started).
+func TestRunnerReplaces(t *testing.T) {
 	needSandbox(t)
 	ws := newWorkspace(t)
 	fifo := filepath.Join(ws.dir, "go")
@@ -403,8 +403,8 @@ func TestRunnerReplacesAtTheEnd(t *testing.T) {
 	r := NewRunner(NetworkNone)
 	defer r.Close()
 	waitWarm(t, r, NetworkNone)
-	// The command says it runs (a line in started), then waits for the
-	// test to open the FIFO.
+	// The command says it runs (a file), then waits for the test to open
+	// the FIFO.
 	started := filepath.Join(ws.dir, "started")
 	done := make(chan error, 1)
 	go func() {
@@ -424,8 +424,8 @@ func TestRunnerReplacesAtTheEnd(t *testing.T) {
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
-	if idle, spawning := slotState(r, NetworkNone); idle || spawning {
-		t.Errorf("while the command runs: idle %v, on its way %v; want neither", idle, spawning)
+	if idle, spawning := slotState(r, NetworkNone); !idle && !spawning {
+		t.Error("while the command runs: no replacement idle or on its way")
 	}
 	w, err := os.OpenFile(fifo, os.O_WRONLY, 0)
 	if err != nil {
@@ -436,11 +436,18 @@ func TestRunnerReplacesAtTheEnd(t *testing.T) {
 	if err := <-done; err != nil {
 		t.Fatal(err)
 	}
-	if idle, spawning := slotState(r, NetworkNone); !idle && !spawning {
-		t.Error("after the command: no helper idle or on its way")
-	}
 	if r.warmRuns.Load() != 1 {
 		t.Errorf("warm runs %d, want 1", r.warmRuns.Load())
+	}
+	// A set-up that fails: the shell cannot be executed.
+	waitWarm(t, r, NetworkNone)
+	s := ws.spec("true")
+	s.Shell = filepath.Join(ws.dir, "no-such-shell")
+	if _, err := r.Run(context.Background(), s); !errors.Is(err, ErrUnavailable) {
+		t.Fatalf("a missing shell: %v, want ErrUnavailable", err)
+	}
+	if idle, spawning := slotState(r, NetworkNone); !idle && !spawning {
+		t.Error("after a failed set-up: no replacement idle or on its way")
 	}
 }
 
