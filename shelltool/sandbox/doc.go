@@ -37,7 +37,9 @@
 //     tmpfs mounted nowhere, handed to the server over fd 7), bind-mounts
 //     every ReadOnly path read-only (and self-binds its ancestors inside the
 //     writable root so they cannot be renamed away);
-//  2. brings lo up in the new network namespace; for Network "proxy" binds
+//  2. has brought lo up in the new network namespace (before the spec: its
+//     environment says it was cloned into one, and the spec's NewNet must
+//     agree); for Network "proxy" binds
 //     a TCP listener on 127.0.0.1:ProxyPort there, sends it to the server
 //     over an inherited socketpair (fd 5, SCM_RIGHTS) and closes its own
 //     copy: the server, not the namespace, now holds the only one;

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -35,6 +36,9 @@ const (
 	// handed over on (makeGitStage); fd 6 is fdGate.
 	fdGitStage = 7
 	exitSetup  = 125
+	// helperNewNetEnv is in the helper's environment when it was cloned
+	// into a network namespace of its own.
+	helperNewNetEnv = "ONELLM_SANDBOX_NEWNET=1"
 )
 
 // helperSpec is what the server sends the helper (JSON on fd 3).
@@ -169,6 +173,14 @@ func helperSetupAndStart() (*supervisor, error) {
 		}
 	}()
 	primeCodecs()
+	// Its own, empty network namespace (the spec must agree): lo comes up
+	// now, before the spec.
+	newNet := slices.Contains(os.Environ(), helperNewNetEnv)
+	if newNet {
+		if err := step("loopback up", loopbackUp()); err != nil {
+			return nil, err
+		}
+	}
 	specFile := os.NewFile(fdSpec, "spec")
 	data, err := io.ReadAll(specFile)
 	specFile.Close()
@@ -189,10 +201,8 @@ func helperSetupAndStart() (*supervisor, error) {
 	if err := setupMounts(&hs); err != nil {
 		return nil, err
 	}
-	if hs.NewNet {
-		if err := step("loopback up", loopbackUp()); err != nil {
-			return nil, err
-		}
+	if hs.NewNet != newNet {
+		return nil, step("network namespace", fmt.Errorf("the spec's new_net is %v, the helper was cloned with %v", hs.NewNet, newNet))
 	}
 	if hs.Proxy {
 		if err := step("proxy listener", handOverListener()); err != nil {

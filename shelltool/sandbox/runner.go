@@ -201,6 +201,11 @@ func startHelper(prog *HelperProgram, network Network, pidsMax int, memoryMax in
 	}
 	// The helper needs nothing; these only trim its runtime start-up.
 	env := []string{"GOMAXPROCS=1", "GOGC=off", "GODEBUG=containermaxprocs=0,updatemaxprocs=0"}
+	if network != NetworkFull {
+		// Its own network namespace: it brings lo up before the spec
+		// arrives (and checks the spec says so).
+		env = append(env, helperNewNetEnv)
+	}
 	st.start = time.Now()
 	st.proc, err = os.StartProcess(prog.path, []string{helperName, helperGuard, helperArg},
 		&os.ProcAttr{Dir: "/", Env: env, Files: child, Sys: sys})
