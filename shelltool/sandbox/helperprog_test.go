@@ -33,6 +33,17 @@ func buildHelperBinary(t testing.TB) (path, sum string) {
 	return path, fileSHA256(t, path)
 }
 
+// builtHelper is the helper binary, built and loaded; path is its file.
+func builtHelper(t testing.TB) (h *HelperProgram, path string) {
+	t.Helper()
+	path, sum := buildHelperBinary(t)
+	h, err := LoadHelperProgram(path, sum)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h, path
+}
+
 func fileSHA256(t testing.TB, path string) string {
 	t.Helper()
 	data, err := os.ReadFile(path)
@@ -145,11 +156,7 @@ func TestLoadHelperProgramSealed(t *testing.T) {
 // and a helper is that memfd, not a file anyone can write.
 func TestHelperBinaryRunsCommands(t *testing.T) {
 	needSandbox(t)
-	path, sum := buildHelperBinary(t)
-	h, err := LoadHelperProgram(path, sum)
-	if err != nil {
-		t.Fatal(err)
-	}
+	h, path := builtHelper(t)
 	abi, used, err := ProbeHelper(h)
 	if err != nil || used != h || abi < 1 {
 		t.Fatalf("ProbeHelper = %d, %s, %v", abi, used, err)

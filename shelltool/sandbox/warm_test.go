@@ -338,11 +338,7 @@ func BenchmarkRunnerTrue(b *testing.B) {
 // command's helper has then long been waiting).
 func BenchmarkRunnerTrueHelperBinary(b *testing.B) {
 	needSandbox(b)
-	path, sum := buildHelperBinary(b)
-	h, err := LoadHelperProgram(path, sum)
-	if err != nil {
-		b.Fatal(err)
-	}
+	h, _ := builtHelper(b)
 	for _, pause := range []time.Duration{0, 20 * time.Millisecond} {
 		b.Run("pause="+pause.String(), func(b *testing.B) { benchRunnerTrue(b, NewRunnerWith(h, NetworkNone), pause) })
 	}
