@@ -112,8 +112,9 @@ func (r *Runner) requestLocked(m Network, sl *warmSlot) {
 	r.reqs <- m // buffered for every mode; at most one request per mode
 }
 
-// spawned ends the start of mode m's helper (st nil: it failed, or it is
-// not wanted any more). r.mu is held.
+// spawnedLocked ends the start of a slot's helper (st nil: it failed, or
+// it is not wanted any more) and wakes the commands waiting for it. r.mu is
+// held.
 func (r *Runner) spawnedLocked(sl *warmSlot, st *launched) {
 	sl.spawning = false
 	sl.idle = st
@@ -248,6 +249,11 @@ func (r *Runner) Close() {
 		if sl.idle != nil {
 			idle = append(idle, sl.idle)
 			sl.idle = nil
+		}
+		if sl.spawning {
+			// A request the spawner left: a command waiting for it
+			// (take) goes on, and runs cold.
+			r.spawnedLocked(sl, nil)
 		}
 	}
 	r.mu.Unlock()

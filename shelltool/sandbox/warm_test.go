@@ -466,3 +466,37 @@ func TestRunnerWaitsForHelperOnItsWay(t *testing.T) {
 		}
 	}
 }
+
+// TestRunnerCloseWakesWaiters: a command waiting for a helper on its way
+// when the Runner closes goes on and runs cold. (The helper here is "on
+// its way" with no start requested, so only Close can end the wait.)
+func TestRunnerCloseWakesWaiters(t *testing.T) {
+	needSandbox(t)
+	ws := newWorkspace(t)
+	r := NewRunner()
+	r.mu.Lock()
+	sl := r.slots[NetworkNone]
+	sl.spawning, sl.ready = true, make(chan struct{})
+	r.mu.Unlock()
+	done := make(chan error, 1)
+	go func() {
+		res, err := r.Run(context.Background(), ws.spec("echo cold"))
+		if err == nil && res.Stdout != "cold\n" {
+			err = fmt.Errorf("result %+v", res)
+		}
+		done <- err
+	}()
+	time.Sleep(50 * time.Millisecond) // most likely waiting by now; either way it must end
+	r.Close()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("a command waiting for a helper on its way was not released by Close")
+	}
+	if r.warmRuns.Load() != 0 {
+		t.Errorf("warm runs %d after Close, want 0", r.warmRuns.Load())
+	}
+}
