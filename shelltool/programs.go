@@ -263,17 +263,15 @@ const maxProgramTables = 8
 
 // table returns the program table for p and the sandbox's PATH, built on
 // first use and again when a folder it searched (PATH's, binDirs, the
-// loaders') has changed.
+// loaders') has changed (its identity or change time). Two changes within
+// one tick of the file system's clock, the table built between them, are
+// not told apart.
 func (c *programCache) table(p *grants.Policy, path string) *programTable {
 	dirs := filepath.SplitList(path)
-	key := fmt.Sprintf("%p", p)
-	watched := slices.Concat(dirs, binDirs(), c.loaders.dirs())
-	for _, d := range watched {
-		key += "\x00" + d
-		if fi, err := os.Stat(d); err == nil {
-			key += "@" + strconv.FormatInt(fi.ModTime().UnixNano(), 10)
-		}
-	}
+	// Each folder by identity and change time (a modification time can be
+	// set back to what it was).
+	stats, _ := folderStats(slices.Concat(dirs, binDirs(), c.loaders.dirs()))
+	key := fmt.Sprintf("%p", p) + "\x00" + stats
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if e, ok := c.tables[key]; ok && e.p == p {

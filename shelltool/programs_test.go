@@ -227,6 +227,19 @@ func TestProgramCache(t *testing.T) {
 	if other := c.table(policyFor(t, t.TempDir(), denyTouchTOML), dir); other == b {
 		t.Error("another policy shares the table")
 	}
+	// A change whose folder's modification time is set back to what it
+	// was is a change all the same.
+	fi, err := os.Stat(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	copyTo(t, "/usr/bin/true", filepath.Join(dir, "sneaky"))
+	if err := os.Chtimes(dir, fi.ModTime(), fi.ModTime()); err != nil {
+		t.Fatal(err)
+	}
+	if d := c.table(p, dir); d == b {
+		t.Error("a change hidden behind the old modification time did not rebuild the table")
+	}
 }
 
 // TestProgramTableNil: without a table every program is unverifiable.
