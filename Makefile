@@ -2,9 +2,14 @@
 # runs every test (unit with -race, fuzz seeds, e2e).
 GO      ?= go
 BIN     ?= bin/onellm-mcp
+# The sandbox helper alone (cmd/onellm-sandbox), built beside $(BIN): the
+# server reads it once into a sealed memfd and starts every helper from
+# there when its SHA-256 is the one linked into the server (README, "Build").
+HELPER  := $(dir $(BIN))onellm-sandbox
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 COMMIT  ?= $(shell git rev-parse HEAD 2>/dev/null)
 LDFLAGS := -X main.version=$(VERSION) -X main.commit=$(COMMIT)
+HELPER_DIGEST_VAR := github.com/onellm/onellm-mcp/shelltool/sandbox.helperSHA256
 FUZZTIME ?= 10s
 
 # A host may run `make -C /path/to/onellm-mcp run`: make's "Entering
@@ -16,8 +21,10 @@ MAKEFLAGS += --no-print-directory
 
 .PHONY: build run run-http test test-unit test-e2e bench fuzz-short vet clean
 
+# The helper first: the server is linked with its digest.
 build:
-	CGO_ENABLED=0 $(GO) build -trimpath -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/onellm-mcp
+	CGO_ENABLED=0 $(GO) build -trimpath -o $(HELPER) ./cmd/onellm-sandbox
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags "$(LDFLAGS) -X $(HELPER_DIGEST_VAR)=$$(sha256sum $(HELPER) | cut -d' ' -f1)" -o $(BIN) ./cmd/onellm-mcp
 
 # Serve the embedded default (profile interactive-dev, workspace = this folder) over stdio.
 # stdout carries only the server's MCP messages: make echoes nothing, and the

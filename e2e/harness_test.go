@@ -4,6 +4,8 @@ package e2e
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -28,17 +30,40 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	binary = filepath.Join(dir, "onellm-mcp")
-	// Built as `make build` builds it: static, so what is measured is what ships.
-	build := exec.Command("go", "build", "-trimpath", "-o", binary, "../cmd/onellm-mcp")
-	build.Env = append(os.Environ(), "CGO_ENABLED=0")
-	build.Stdout, build.Stderr = os.Stderr, os.Stderr
-	if err := build.Run(); err != nil {
-		fmt.Fprintln(os.Stderr, "building onellm-mcp:", err)
+	if err := buildServer(binary); err != nil {
+		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
 	code := m.Run()
 	os.RemoveAll(dir)
 	os.Exit(code)
+}
+
+// buildServer builds the server at binary as `make build` builds it:
+// static, the sandbox helper (cmd/onellm-sandbox) first beside it and its
+// SHA-256 linked into the server, so what is measured is what ships.
+func buildServer(binary string) error {
+	helper := filepath.Join(filepath.Dir(binary), "onellm-sandbox")
+	if err := goBuild(helper, "../cmd/onellm-sandbox"); err != nil {
+		return err
+	}
+	data, err := os.ReadFile(helper)
+	if err != nil {
+		return err
+	}
+	sum := sha256.Sum256(data)
+	return goBuild(binary, "../cmd/onellm-mcp", "-ldflags", "-X github.com/onellm/onellm-mcp/shelltool/sandbox.helperSHA256="+hex.EncodeToString(sum[:]))
+}
+
+func goBuild(out, pkg string, flags ...string) error {
+	args := append(append([]string{"build", "-trimpath"}, flags...), "-o", out, pkg)
+	build := exec.Command("go", args...)
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	build.Stdout, build.Stderr = os.Stderr, os.Stderr
+	if err := build.Run(); err != nil {
+		return fmt.Errorf("building %s: %w", pkg, err)
+	}
+	return nil
 }
 
 // Era selects the protocol era a client speaks.
@@ -226,7 +251,18 @@ func runCLI(t testing.TB, dir string, args ...string) (string, string, int) {
 // runCLIEnv is runCLI with variables added to the environment.
 func runCLIEnv(t testing.TB, dir string, env []string, args ...string) (string, string, int) {
 	t.Helper()
-	cmd := exec.Command(binary, args...)
+	return runCLIBinary(t, binary, dir, env, args...)
+}
+
+// runCLIWith is runCLI for another binary.
+func runCLIWith(t testing.TB, bin, dir string, args ...string) (string, string, int) {
+	t.Helper()
+	return runCLIBinary(t, bin, dir, nil, args...)
+}
+
+func runCLIBinary(t testing.TB, bin, dir string, env []string, args ...string) (string, string, int) {
+	t.Helper()
+	cmd := exec.Command(bin, args...)
 	cmd.Dir = dir
 	if env != nil {
 		cmd.Env = append(os.Environ(), env...)

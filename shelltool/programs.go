@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"syscall"
+	"time"
 
 	"github.com/onellm/onellm-mcp/grants"
 	"github.com/onellm/onellm-mcp/shelltool/cmdline"
@@ -245,6 +246,9 @@ func buildIDKeys(gnu, goID string) []string {
 type programCache struct {
 	mu     sync.Mutex
 	tables map[string]cachedTable
+	// loaders is loaderDirs' last answer (listing /usr/lib and /lib was
+	// most of a command's server-side CPU).
+	loaders loaderDirCache
 }
 
 // cachedTable holds its policy, so the policy's address in the key is
@@ -259,17 +263,15 @@ const maxProgramTables = 8
 
 // table returns the program table for p and the sandbox's PATH, built on
 // first use and again when a folder it searched (PATH's, binDirs, the
-// loaders') has changed.
+// loaders') has changed (its identity or change time). Two changes within
+// one tick of the file system's clock, the table built between them, are
+// not told apart.
 func (c *programCache) table(p *grants.Policy, path string) *programTable {
 	dirs := filepath.SplitList(path)
-	key := fmt.Sprintf("%p", p)
-	watched := slices.Concat(dirs, binDirs(), loaderDirs())
-	for _, d := range watched {
-		key += "\x00" + d
-		if fi, err := os.Stat(d); err == nil {
-			key += "@" + strconv.FormatInt(fi.ModTime().UnixNano(), 10)
-		}
-	}
+	// Each folder by identity and change time (a modification time can be
+	// set back to what it was).
+	stats, _ := folderStats(slices.Concat(dirs, binDirs(), c.loaders.dirs()))
+	key := fmt.Sprintf("%p", p) + "\x00" + stats
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if e, ok := c.tables[key]; ok && e.p == p {
@@ -284,10 +286,87 @@ func (c *programCache) table(p *grants.Policy, path string) *programTable {
 	return t
 }
 
-// loaderDirs are the folders loaderGlobs search in.
-func loaderDirs() []string {
+// loaderDirCache remembers loaderDirs. The answer depends only on the
+// listings of the folders its globs read: "/" and "/usr" (for lib*) and
+// each lib* folder found there (for *-linux-*). So those folders are
+// stat'ed instead of listed, and listed again when one of them is not the
+// same folder with the same change time (an entry added, removed or
+// renamed changes it, and no one can set it back, unlike the modification
+// time) or the set of lib* folders found changed. Their stats are taken
+// before the listing, so a change during it shows at the next call; a
+// listing made within settle of a folder's change is not kept (two changes
+// within one tick of the file system's clock share a time), so a folder
+// that just changed is listed again.
+type loaderDirCache struct {
+	mu     sync.Mutex
+	settle time.Duration // 0: a second
+	key    string        // the stats of listed, "" when nothing is kept
+	listed []string      // "/", "/usr" and the lib* folders found
+	out    []string
+}
+
+// loaderListedRoots are the folders loaderGlobs' first wildcard (lib*)
+// lists.
+func loaderListedRoots() []string { return []string{"/", "/usr"} }
+
+// dirs is loaderDirs, from the cache while the folders it lists are
+// unchanged.
+func (c *loaderDirCache) dirs() []string { return c.dirsFor(loaderListedRoots(), loaderGlobs()) }
+
+// dirsFor is dirs for globs whose folder parts are root/lib*/… for one of
+// roots.
+func (c *loaderDirCache) dirsFor(roots, globs []string) []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.key != "" {
+		if key, _ := folderStats(c.listed); key == c.key {
+			return c.out
+		}
+	}
+	// The lib* folders beneath the roots, by their own listing; stat'ed
+	// before loaderDirs lists them again.
+	listed := slices.Clone(roots)
+	for _, r := range roots {
+		m, _ := filepath.Glob(filepath.Join(r, "lib*"))
+		listed = append(listed, m...)
+	}
+	key, newest := folderStats(listed)
+	c.out = loaderDirs(globs)
+	c.listed, c.key = listed, key
+	settle := c.settle
+	if settle == 0 {
+		settle = time.Second
+	}
+	if time.Since(newest) < settle {
+		c.key = "" // too fresh to trust its time: list again next time
+	}
+	return c.out
+}
+
+// folderStats is a key of the identity and change time of each of dirs
+// (or of its absence), and the newest of those times.
+func folderStats(dirs []string) (key string, newest time.Time) {
+	var b strings.Builder
+	for _, d := range dirs {
+		b.WriteString(d)
+		var st syscall.Stat_t
+		if syscall.Stat(d, &st) != nil {
+			b.WriteString("\x00-\x00")
+			continue
+		}
+		ct := time.Unix(st.Ctim.Unix())
+		if ct.After(newest) {
+			newest = ct
+		}
+		fmt.Fprintf(&b, "\x00%d:%d:%d\x00", st.Dev, st.Ino, ct.UnixNano())
+	}
+	return b.String(), newest
+}
+
+// loaderDirs are the folders globs (loaderGlobs) search in.
+func loaderDirs(globs []string) []string {
 	var out []string
-	for _, g := range loaderGlobs() {
+	for _, g := range globs {
 		m, _ := filepath.Glob(filepath.Dir(g)) // the patterns are valid
 		out = append(out, m...)
 	}

@@ -4,6 +4,7 @@ package shelltool
 
 import (
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -226,6 +227,19 @@ func TestProgramCache(t *testing.T) {
 	if other := c.table(policyFor(t, t.TempDir(), denyTouchTOML), dir); other == b {
 		t.Error("another policy shares the table")
 	}
+	// A change whose folder's modification time is set back to what it
+	// was is a change all the same.
+	fi, err := os.Stat(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	copyTo(t, "/usr/bin/true", filepath.Join(dir, "sneaky"))
+	if err := os.Chtimes(dir, fi.ModTime(), fi.ModTime()); err != nil {
+		t.Fatal(err)
+	}
+	if d := c.table(p, dir); d == b {
+		t.Error("a change hidden behind the old modification time did not rebuild the table")
+	}
 }
 
 // TestProgramTableNil: without a table every program is unverifiable.
@@ -234,4 +248,92 @@ func TestProgramTableNil(t *testing.T) {
 	if id := tab.identify(sandbox.ExecEvent{Exe: "/usr/bin/true"}); id.problem == "" || tab.sizes() != nil {
 		t.Errorf("nil table: %+v", id)
 	}
+}
+
+// TestLoaderDirCache: the loader folders are listed again when a folder
+// the globs list changes (a loader folder added, removed or replaced, at
+// either level), whatever its modification time says, and kept while none
+// does; a folder changed within the settling time is listed again at every
+// call.
+func TestLoaderDirCache(t *testing.T) {
+	root := t.TempDir()
+	usr := filepath.Join(root, "usr")
+	globs := []string{root + "/lib*/ld-*.so*", usr + "/lib*/ld-*.so*", root + "/lib*/*-linux-*/ld-*.so*", usr + "/lib*/*-linux-*/ld-*.so*"}
+	roots := []string{root, usr}
+	mk := func(p string) {
+		if err := os.MkdirAll(filepath.Join(root, p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Every folder's modification time set back to the same instant: the
+	// cache must not rely on it.
+	old := time.Now().Add(-time.Hour)
+	backdate := func() {
+		err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+			if err == nil {
+				err = os.Chtimes(p, old, old)
+			}
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	rel := func(dirs []string) string {
+		var out []string
+		for _, d := range dirs {
+			r, _ := filepath.Rel(root, d)
+			out = append(out, r)
+		}
+		return strings.Join(out, " ")
+	}
+	mk("lib/x86_64-linux-gnu")
+	mk("usr/lib")
+	backdate()
+	fresh := loaderDirCache{} // the default settling time: just made, so never kept
+	if got := rel(fresh.dirsFor(roots, globs)); got != "lib lib/x86_64-linux-gnu usr/lib" || fresh.key != "" {
+		t.Errorf("just made: %q, kept %v", got, fresh.key != "")
+	}
+	c := loaderDirCache{settle: -1} // every listing kept
+	for _, st := range []struct {
+		name   string
+		change func()
+		want   string
+	}{
+		{"first", func() {}, "lib lib/x86_64-linux-gnu usr/lib"},
+		{"a multiarch folder added", func() { mk("lib/aarch64-linux-gnu") }, "lib lib/aarch64-linux-gnu lib/x86_64-linux-gnu usr/lib"},
+		{"a lib folder added", func() { mk("lib64") }, "lib lib/aarch64-linux-gnu lib/x86_64-linux-gnu lib64 usr/lib"},
+		{"one beneath /usr added", func() { mk("usr/lib32/i386-linux-gnu") }, "lib lib/aarch64-linux-gnu lib/x86_64-linux-gnu lib64 usr/lib usr/lib32 usr/lib32/i386-linux-gnu"},
+		{"one removed", func() { os.Remove(filepath.Join(root, "lib/aarch64-linux-gnu")) }, "lib lib/x86_64-linux-gnu lib64 usr/lib usr/lib32 usr/lib32/i386-linux-gnu"},
+		{"a lib folder replaced", func() {
+			os.RemoveAll(filepath.Join(root, "lib64"))
+			mk("lib64/x-linux-y")
+		}, "lib lib/x86_64-linux-gnu lib64 lib64/x-linux-y usr/lib usr/lib32 usr/lib32/i386-linux-gnu"},
+	} {
+		st.change()
+		backdate()
+		got := rel(c.dirsFor(roots, globs))
+		if got != st.want || c.key == "" {
+			t.Errorf("%s: %q (kept %v), want %q", st.name, got, c.key != "", st.want)
+		}
+		// The next call, nothing changed, answers the same from the cache.
+		listed := c.key
+		if again := rel(c.dirsFor(roots, globs)); again != st.want || c.key != listed {
+			t.Errorf("%s, again: %q, want %q from the cache", st.name, again, st.want)
+		}
+	}
+}
+
+func BenchmarkLoaderDirs(b *testing.B) {
+	var c loaderDirCache
+	b.Run("listed", func(b *testing.B) {
+		for b.Loop() {
+			loaderDirs(loaderGlobs())
+		}
+	})
+	b.Run("cached", func(b *testing.B) {
+		for b.Loop() {
+			c.dirs()
+		}
+	})
 }

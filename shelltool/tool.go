@@ -104,8 +104,11 @@ func (t *Tool) Start(p *grants.Policy) {
 	}
 	t.started = true
 	t.proxy = webtools.NewClient(webtools.Options{})
-	if _, t.probeErr = sandbox.Probe(); t.probeErr == nil {
-		t.runner = sandbox.NewRunner(sandbox.Network(p.Sandbox.Network))
+	// The helper binary is read, checked and sealed here, once per server
+	// (sandbox.DefaultHelper), and proven by the probe.
+	var helper *sandbox.HelperProgram
+	if _, helper, t.probeErr = sandbox.ProbeHelper(sandbox.DefaultHelper()); t.probeErr == nil {
+		t.runner = sandbox.NewRunnerWith(helper, sandbox.Network(p.Sandbox.Network))
 	}
 }
 

@@ -34,7 +34,7 @@ type fixture struct {
 	ws   string
 }
 
-func newFixture(t *testing.T, src string) fixture {
+func newFixture(t testing.TB, src string) fixture {
 	t.Helper()
 	root, err := filepath.EvalSymlinks(t.TempDir())
 	if err != nil {
@@ -85,10 +85,15 @@ func (g *allowAll) decide(_ context.Context, r grants.Request, _ grants.Stage) (
 func (f fixture) plan(t *testing.T, args map[string]any) (*toolkit.Plan, *toolkit.Env, error) {
 	t.Helper()
 	raw, _ := json.Marshal(args)
-	g := &allowAll{}
-	env := &toolkit.Env{Policy: f.p, Principal: "stdio", MidAction: g.decide}
+	env := envFor(f, &allowAll{})
 	plan, err := f.tool.Plan(context.Background(), env, raw)
 	return plan, env, err
+}
+
+// envFor is a call's environment under f's policy with g as its mid-action
+// gate.
+func envFor(f fixture, g *allowAll) *toolkit.Env {
+	return &toolkit.Env{Policy: f.p, Principal: "stdio", MidAction: g.decide}
 }
 
 // grantAll is the grant of a plan whose every request was allowed.

@@ -30,7 +30,8 @@ func doctor(args []string, stdout, stderr io.Writer) error {
 	}
 	var problems []string
 	fmt.Fprintf(stdout, "sandbox:\n")
-	abi, probeErr := sandbox.Probe()
+	abi, helper, probeErr := sandbox.ProbeHelper(sandbox.DefaultHelper())
+	fmt.Fprintf(stdout, "  helper         %s\n", helper)
 	if abi > 0 {
 		fmt.Fprintf(stdout, "  landlock       ABI %d\n", abi)
 	} else {

@@ -54,8 +54,8 @@ Start here: onellm-mcp init --host claude-code   (or claude-desktop, cursor, vsc
 `
 
 func main() {
-	// The sandbox helper is this binary re-executed: dispatch before anything
-	// else runs.
+	// The sandbox helper is this binary re-executed when the helper binary
+	// (cmd/onellm-sandbox) is not used: dispatch before anything else runs.
 	sandbox.MaybeRunHelper()
 	closeInheritedFDsOnExec()
 	server.Version = version
@@ -556,10 +556,11 @@ func printVersion(args []string, stdout io.Writer) error {
 	}
 	// The sandbox with its exec gate, proven by running a command in it.
 	gate := "available"
-	if _, err := sandbox.Probe(); err != nil {
+	_, helper, err := sandbox.ProbeHelper(sandbox.DefaultHelper())
+	if err != nil {
 		gate = "unavailable (" + err.Error() + ")"
 	}
-	fmt.Fprintf(stdout, "onellm-mcp %s\ncommit:   %s\ngo:       %s %s/%s\nlandlock: ABI %s\nexec gate: %s\n", version, c, runtime.Version(), runtime.GOOS, runtime.GOARCH, abi, gate)
+	fmt.Fprintf(stdout, "onellm-mcp %s\ncommit:   %s\ngo:       %s %s/%s\nlandlock: ABI %s\nexec gate: %s\nhelper:   %s\n", version, c, runtime.Version(), runtime.GOOS, runtime.GOARCH, abi, gate, helper)
 	return nil
 }
 

@@ -3,12 +3,19 @@
 //
 // # How it runs
 //
-// Run re-executes the server's own binary (/proc/self/exe) as a small helper
-// (argv "onellm-sandbox -test.run=^$ __onellm_sandbox_helper"; the program's
-// main, and TestMain of any test binary that calls Run or Probe, must call
-// MaybeRunHelper first thing; a binary that does not gets ErrUnavailable, and
-// the leading -test.run=^$ keeps a Go test binary from running its tests
-// again inside the helper). The helper is cloned into fresh mount, pid and
+// Each command runs in a helper process (argv "onellm-sandbox -test.run=^$
+// __onellm_sandbox_helper") started from a HelperProgram: the server's own
+// binary re-executed (/proc/self/exe: Run, Probe, NewRunner; the program's
+// main, and TestMain of any test binary that calls them, must call
+// MaybeRunHelper first thing; a binary that does not gets ErrUnavailable,
+// and the leading -test.run=^$ keeps a Go test binary from running its
+// tests again inside the helper), or the helper binary cmd/onellm-sandbox
+// (DefaultHelper, NewRunnerWith), which links this package alone and so
+// runs none of the server's package initialisers. That binary is never run
+// from its path, which a command may be able to write: it is copied once
+// into a sealed, close-on-exec memfd whose SHA-256 must equal the one
+// linked into the server (helperprog.go), and helpers are exec'd from the
+// memfd; any failure leaves the server's own binary as the helper. The helper is cloned into fresh mount, pid and
 // ipc namespaces (and a network namespace unless Network is "full"), in its
 // own session, with Pdeathsig SIGKILL and an empty environment (when the
 // server is not root, a user namespace mapping its own uid is added and the
@@ -34,7 +41,9 @@
 //     self-binds its ancestors inside the writable root so they cannot be
 //     renamed away), and opens the mount table for PID 1's watch (see
 //     "Hidden files");
-//  2. brings lo up in the new network namespace; for Network "proxy" binds
+//  2. has brought lo up in the new network namespace (before the spec: its
+//     environment says it was cloned into one, and the spec's NewNet must
+//     agree); for Network "proxy" binds
 //     a TCP listener on 127.0.0.1:ProxyPort there, sends it to the server
 //     over an inherited socketpair (fd 5, SCM_RIGHTS) and closes its own
 //     copy: the server, not the namespace, now holds the only one;
@@ -50,14 +59,14 @@
 //  4. sets rlimits (core 0, file size, open files, CPU time: per process,
 //     so the helper has them too);
 //  5. on a new OS thread of its own, locked to it for its short life (made,
-//     with this step done, before the spec is read: it depends on none):
-//     locks securebits, empties the bounding, ambient, effective, permitted
-//     and inheritable capability sets (even as uid 0);
-//  6. sets no_new_privs and calls landlock_restrict_self (that thread);
-//  7. checks a canary (opening "/" must now fail with EACCES);
-//  8. installs a seccomp filter on that thread (system calls through any
-//     other ABI than x86_64, such as int 0x80, kill the process; x32 ones
-//     get EPERM);
+//     with this step and the next done, before the spec is read: they
+//     depend on none): locks securebits, empties the bounding, ambient,
+//     effective, permitted and inheritable capability sets (even as uid 0);
+//  6. sets no_new_privs and installs a seccomp filter on that thread
+//     (system calls through any other ABI than x86_64, such as int 0x80,
+//     kill the process; x32 ones get EPERM);
+//  7. calls landlock_restrict_self (that thread);
+//  8. checks a canary (opening "/" must now fail with EACCES);
 //  9. forks the shell (`SHELL -c COMMAND`) from that thread, so it has
 //     exactly that thread's restrictions (with Spec.ExecGate, traced by
 //     the thread until PID 1 takes it over, see "Exec gate"), and the
@@ -230,9 +239,9 @@
 // pgid is never hit; the wait for end-of-file on the output pipes is bounded;
 // every goroutine and descriptor is released before Run returns.
 //
-// The helper runs the server binary's package initialisers before
-// MaybeRunHelper is reached: keep them cheap, they are paid on every command
-// Run starts. A Runner takes them off the command's path: it keeps one
+// A helper re-executing the server's binary runs all its package
+// initialisers before MaybeRunHelper is reached (the helper binary runs
+// only this package's and the standard library's): keep them cheap. A Runner takes them off the command's path: it keeps one
 // helper per network mode started in advance (by the same code, with the
 // same clone flags, pipes and cgroup) and blocked reading its spec, writes
 // the spec only when a command arrives, and drives it exactly as Run does;

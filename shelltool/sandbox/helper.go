@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"sort"
 	"strconv"
 	"syscall"
@@ -34,6 +35,9 @@ const (
 	// handed over on (makeGitStage); fd 6 is fdGate.
 	fdGitStage = 7
 	exitSetup  = 125
+	// helperNewNetEnv is in the helper's environment when it was cloned
+	// into a network namespace of its own.
+	helperNewNetEnv = "ONELLM_SANDBOX_NEWNET=1"
 )
 
 // helperSpec is what the server sends the helper (JSON on fd 3).
@@ -176,6 +180,14 @@ func helperSetupAndStart() (*supervisor, error) {
 	primeCodecs()
 	etc := prepareMask("/etc", etcSecrets())
 	defer func() { etc.close() }()
+	// Its own, empty network namespace (the spec must agree): lo comes up
+	// now, before the spec.
+	newNet := slices.Contains(os.Environ(), helperNewNetEnv)
+	if newNet {
+		if err := step("loopback up", loopbackUp()); err != nil {
+			return nil, err
+		}
+	}
 	specFile := os.NewFile(fdSpec, "spec")
 	data, err := io.ReadAll(specFile)
 	specFile.Close()
@@ -211,10 +223,8 @@ func helperSetupAndStart() (*supervisor, error) {
 			watch.close()
 		}
 	}()
-	if hs.NewNet {
-		if err := step("loopback up", loopbackUp()); err != nil {
-			return nil, err
-		}
+	if hs.NewNet != newNet {
+		return nil, step("network namespace", fmt.Errorf("the spec's new_net is %v, the helper was cloned with %v", hs.NewNet, newNet))
 	}
 	if hs.Proxy {
 		if err := step("proxy listener", handOverListener()); err != nil {
@@ -226,15 +236,11 @@ func helperSetupAndStart() (*supervisor, error) {
 		return nil, err
 	}
 	defer rs.close()
-	prog, err := seccompProgram()
-	if err != nil {
-		return nil, step("seccomp program", err)
-	}
 	if err := setRlimits(&hs); err != nil {
 		return nil, err
 	}
 	started = true
-	st, err := rt.start(&hs, rs, prog)
+	st, err := rt.start(&hs, rs)
 	if err != nil {
 		return nil, err
 	}

@@ -12,6 +12,7 @@ import (
 	"io"
 	"net"
 	"os"
+	"runtime"
 	"sync"
 	"syscall"
 	"time"
@@ -111,12 +112,12 @@ func (st *launched) exited() bool {
 	}
 }
 
-// startHelper starts the sandbox helper for a command in network mode
-// network, blocked reading its spec (fd 3): pipes, socketpair (NetworkProxy),
+// startHelper starts the sandbox helper from prog for a command in network
+// mode network, blocked reading its spec (fd 3): pipes, socketpair (NetworkProxy),
 // per-command cgroup (when available, with these limits; the helper is
 // cloned straight into it) and clone flags. Cold and warm helpers are
 // started by this function only.
-func startHelper(network Network, pidsMax int, memoryMax int64) (st *launched, err error) {
+func startHelper(prog *HelperProgram, network Network, pidsMax int, memoryMax int64) (st *launched, err error) {
 	st = &launched{sandboxed: true, network: network}
 	var child []*os.File // the helper's ends, closed here once it has them
 	defer func() {
@@ -200,9 +201,15 @@ func startHelper(network Network, pidsMax int, memoryMax int64) (st *launched, e
 	}
 	// The helper needs nothing; these only trim its runtime start-up.
 	env := []string{"GOMAXPROCS=1", "GOGC=off", "GODEBUG=containermaxprocs=0,updatemaxprocs=0"}
+	if network != NetworkFull {
+		// Its own network namespace: it brings lo up before the spec
+		// arrives (and checks the spec says so).
+		env = append(env, helperNewNetEnv)
+	}
 	st.start = time.Now()
-	st.proc, err = os.StartProcess("/proc/self/exe", []string{helperName, helperGuard, helperArg},
+	st.proc, err = os.StartProcess(prog.path, []string{helperName, helperGuard, helperArg},
 		&os.ProcAttr{Dir: "/", Env: env, Files: child, Sys: sys})
+	runtime.KeepAlive(prog) // its memfd, which prog.path names, stays open until the exec is done
 	if err != nil {
 		return nil, fmt.Errorf("%w: start helper: %v", ErrUnavailable, err)
 	}
@@ -246,15 +253,16 @@ func startHost(s *Spec) (*launched, error) {
 	return st, nil
 }
 
-// execute starts the helper (sandboxed) or the shell (host) and drives it.
-func execute(ctx context.Context, s *Spec, sandboxed bool) (Result, error) {
+// execute starts the helper from prog (sandboxed) or, with prog nil, the
+// shell on the host, and drives it.
+func execute(ctx context.Context, s *Spec, prog *HelperProgram) (Result, error) {
 	if err := ctx.Err(); err != nil {
 		return Result{}, err
 	}
 	var st *launched
 	var err error
-	if sandboxed {
-		st, err = startHelper(s.Network, s.PidsMax, s.MemoryMax)
+	if prog != nil {
+		st, err = startHelper(prog, s.Network, s.PidsMax, s.MemoryMax)
 	} else {
 		st, err = startHost(s)
 	}

@@ -21,7 +21,7 @@ func Run(ctx context.Context, s Spec) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	return execute(ctx, &n, true)
+	return execute(ctx, &n, SelfHelper())
 }
 
 // RunHost runs s on the host without restrictions (sandbox.required =
@@ -33,14 +33,17 @@ func RunHost(ctx context.Context, s Spec) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	return execute(ctx, &n, false)
+	return execute(ctx, &n, nil)
 }
 
 // Probe returns the landlock ABI of the running kernel and nil when the
 // sandbox, exec gate included, can be applied here; it runs a command that
 // execs a program in the sandbox to prove it (a few milliseconds): the gate
-// must have seen that exec. Callers cache the answer.
-func Probe() (int, error) {
+// must have seen that exec. Callers cache the answer. Its helper is the
+// running binary (ProbeHelper probes another).
+func Probe() (int, error) { return probe(SelfHelper()) }
+
+func probe(h *HelperProgram) (int, error) {
 	abi, err := landlockABI()
 	if err != nil {
 		return 0, fmt.Errorf("%w: landlock: %v", ErrUnavailable, err)
@@ -55,7 +58,11 @@ func Probe() (int, error) {
 		seen.Store(true)
 		return ev.Problem == ""
 	}
-	r, err := Run(ctx, Spec{Command: "/bin/sh -c 'exit 0'", Dir: "/tmp", Timeout: 10 * time.Second, ExecGate: gate})
+	n, err := normalize(Spec{Command: "/bin/sh -c 'exit 0'", Dir: "/tmp", Timeout: 10 * time.Second, ExecGate: gate}, true)
+	if err != nil {
+		return abi, err
+	}
+	r, err := execute(ctx, &n, h)
 	if err != nil {
 		return abi, err
 	}

@@ -34,6 +34,27 @@ func NewRunner(prewarm ...Network) *Runner { return &Runner{} }
 // Run is unavailable outside Linux.
 func (*Runner) Run(ctx context.Context, s Spec) (Result, error) { return Result{}, errOS() }
 
+// HelperProgram is the program helpers start from (Linux only).
+type HelperProgram struct{}
+
+// DefaultHelper is a placeholder outside Linux: no helper ever starts.
+func DefaultHelper() *HelperProgram { return &HelperProgram{} }
+
+// Sealed is false outside Linux.
+func (*HelperProgram) Sealed() bool { return false }
+
+// Fallback says the sandbox is unavailable outside Linux.
+func (*HelperProgram) Fallback() error { return errOS() }
+
+// String says there is no helper outside Linux.
+func (*HelperProgram) String() string { return "none (" + errOS().Error() + ")" }
+
+// ProbeHelper is unavailable outside Linux.
+func ProbeHelper(h *HelperProgram) (int, *HelperProgram, error) { return 0, h, errOS() }
+
+// NewRunnerWith returns a Runner whose Run is unavailable outside Linux.
+func NewRunnerWith(*HelperProgram, ...Network) *Runner { return &Runner{} }
+
 // Close does nothing outside Linux.
 func (*Runner) Close() {}
 

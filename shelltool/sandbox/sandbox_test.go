@@ -241,6 +241,10 @@ func TestSandboxProperties(t *testing.T) {
 		}},
 		{name: "no_new_privs set", cmd: "grep NoNewPrivs /proc/self/status", want: "NoNewPrivs:\t1"},
 		{name: "seccomp filter on", cmd: "grep ^Seccomp: /proc/self/status", want: "Seccomp:\t2"},
+		// The restricted thread gets its seccomp filter and no_new_privs
+		// before the spec, while PID 1 idles: its main thread, the exec
+		// gate's tracer and the one that made the mounts, has neither.
+		{name: "PID 1's main thread unrestricted", cmd: "grep -E '^(NoNewPrivs|Seccomp):' /proc/1/status", want: "NoNewPrivs:\t0\nSeccomp:\t0\n"},
 		{name: "chown denied without CAP_CHOWN", cmd: "touch f && chown 1:1 f", wantExit: 1, want: "chown: changing ownership"},
 		{name: "unix socket denied (EPERM)", cmd: perlSock(1, 1, 0), want: eperm},
 		{name: "vsock socket denied (EPERM)", cmd: perlSock(40, 1, 0), want: eperm},

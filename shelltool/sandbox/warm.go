@@ -23,11 +23,20 @@ import (
 // started (its mount namespace is a copy of the server's taken then: a mount
 // made on the host afterwards reaches it only through shared propagation).
 //
-// After a warm helper is handed out the next one for that mode is started
-// in the background, so at most one helper per mode is idle. A mode that
-// was not named to NewRunner gets its first warm helper on its first
-// command (which runs cold). A warm helper found dead (or whose spec cannot
-// be written) is discarded and the command starts cold; nothing ever runs
+// When a warm helper is handed out the next one for that mode is started
+// in the background, so at most one helper per mode is idle or on its way.
+// (Starting it when the command had started or ended instead, so it would
+// not compete with the command on two cores, was measured: with the
+// helper binary a start costs ~1 ms of CPU and overlaps the command on the
+// other core, while a later start lands on the next command's path when
+// calls come back to back: `true` back to back took 8-16 ms median at
+// hand-out, 12-23 ms from the shell's start, 17-25 ms from the end; spaced
+// calls did not differ.) A command that finds its mode's helper on its way
+// (requested, not yet started) waits for it, which is never longer than
+// starting one itself; a command that finds none (concurrent commands
+// beyond the idle helper, or the first of a mode that was not named to
+// NewRunner) runs cold. A warm helper found dead (or whose spec cannot be
+// written) is discarded and the command starts cold; nothing ever runs
 // outside the sandbox.
 //
 // Helpers are started from one goroutine locked to its OS thread for the
@@ -38,6 +47,7 @@ import (
 // helpers run cold. Close kills the idle helpers; commands running then
 // finish normally, and Run after Close runs cold.
 type Runner struct {
+	prog   *HelperProgram // what every helper, warm or cold, is started from
 	mu     sync.Mutex
 	closed bool
 	slots  map[Network]*warmSlot
@@ -52,14 +62,23 @@ type Runner struct {
 type warmSlot struct {
 	idle     *launched // nil when none is ready
 	spawning bool      // a start is requested or under way
+	// ready is closed when the start requested last is over (sl.idle is
+	// then set, or the start failed); nil before the first request.
+	ready chan struct{}
 }
 
 var runnerModes = []Network{NetworkNone, NetworkFull, NetworkProxy}
 
-// NewRunner returns a Runner and starts a warm helper for each mode in
-// prewarm (unknown modes are ignored) in the background.
-func NewRunner(prewarm ...Network) *Runner {
+// NewRunner returns a Runner whose helpers are the running binary
+// (NewRunnerWith).
+func NewRunner(prewarm ...Network) *Runner { return NewRunnerWith(SelfHelper(), prewarm...) }
+
+// NewRunnerWith returns a Runner whose helpers start from prog and starts
+// a warm helper for each mode in prewarm (unknown modes are ignored) in
+// the background.
+func NewRunnerWith(prog *HelperProgram, prewarm ...Network) *Runner {
 	r := &Runner{
+		prog:  prog,
 		slots: make(map[Network]*warmSlot, len(runnerModes)),
 		reqs:  make(chan Network, len(runnerModes)),
 		quit:  make(chan struct{}),
@@ -89,7 +108,17 @@ func (r *Runner) requestLocked(m Network, sl *warmSlot) {
 		return
 	}
 	sl.spawning = true
+	sl.ready = make(chan struct{})
 	r.reqs <- m // buffered for every mode; at most one request per mode
+}
+
+// spawnedLocked ends the start of a slot's helper (st nil: it failed, or
+// it is not wanted any more) and wakes the commands waiting for it. r.mu is
+// held.
+func (r *Runner) spawnedLocked(sl *warmSlot, st *launched) {
+	sl.spawning = false
+	sl.idle = st
+	close(sl.ready)
 }
 
 // spawner starts the requested helpers from its own locked OS thread.
@@ -111,40 +140,53 @@ func (r *Runner) spawner() {
 		r.mu.Unlock()
 		var st *launched
 		if !closed {
-			st, _ = startHelper(m, DefaultPidsMax, DefaultMemoryMax)
+			st, _ = startHelper(r.prog, m, DefaultPidsMax, DefaultMemoryMax)
 		}
 		if st != nil {
 			st.warm = true
 		}
 		r.mu.Lock()
 		sl := r.slots[m]
-		sl.spawning = false
 		if r.closed || st == nil {
 			// A failed start leaves the slot empty: the next command runs
 			// cold and asks again.
+			r.spawnedLocked(sl, nil)
 			r.mu.Unlock()
 			if st != nil {
 				st.discard()
 			}
 			continue
 		}
-		sl.idle = st
+		r.spawnedLocked(sl, st)
 		r.mu.Unlock()
 	}
 }
 
-// take returns the idle helper for mode m, if any, and asks for the next.
-func (r *Runner) take(m Network) *launched {
+// take returns the idle helper for mode m, waiting for the one on its way
+// if there is one (until ctx ends), or nil; either way it asks for the
+// next.
+func (r *Runner) take(ctx context.Context, m Network) *launched {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if r.closed {
-		return nil
+	for {
+		if r.closed {
+			return nil
+		}
+		sl := r.slots[m]
+		if !sl.spawning || sl.idle != nil || ctx.Err() != nil {
+			st := sl.idle
+			sl.idle = nil
+			r.requestLocked(m, sl)
+			return st
+		}
+		ready := sl.ready
+		r.mu.Unlock()
+		select {
+		case <-ready:
+		case <-ctx.Done():
+		}
+		r.mu.Lock()
 	}
-	sl := r.slots[m]
-	st := sl.idle
-	sl.idle = nil
-	r.requestLocked(m, sl)
-	return st
 }
 
 // Run runs s under the sandbox exactly as the package-level Run does, on a
@@ -157,13 +199,13 @@ func (r *Runner) Run(ctx context.Context, s Spec) (Result, error) {
 	if err := ctx.Err(); err != nil {
 		return Result{}, err
 	}
-	if st := r.take(n.Network); st != nil {
+	if st := r.take(ctx, n.Network); st != nil {
 		if res, ok, err := runWarm(ctx, &n, st); ok {
 			r.warmRuns.Add(1)
 			return res, err
 		}
 	}
-	return execute(ctx, &n, true)
+	return execute(ctx, &n, r.prog)
 }
 
 // runWarm drives st for s; ok is false when st turned out unusable and
@@ -207,6 +249,11 @@ func (r *Runner) Close() {
 		if sl.idle != nil {
 			idle = append(idle, sl.idle)
 			sl.idle = nil
+		}
+		if sl.spawning {
+			// A request the spawner left: a command waiting for it
+			// (take) goes on, and runs cold.
+			r.spawnedLocked(sl, nil)
 		}
 	}
 	r.mu.Unlock()

@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -15,6 +17,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 type runFunc func(context.Context, Spec) (Result, error)
@@ -262,7 +266,7 @@ func TestWarmDeadBeforeSpec(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			st, err := startHelper(network, n.PidsMax, n.MemoryMax)
+			st, err := startHelper(SelfHelper(), network, n.PidsMax, n.MemoryMax)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -279,7 +283,7 @@ func TestWarmDeadBeforeSpec(t *testing.T) {
 				t.Fatalf("the command ran (handler called %v)", called.Load())
 			}
 			// The same on a cold helper is a plain failure (never retried).
-			st, err = startHelper(network, n.PidsMax, n.MemoryMax)
+			st, err = startHelper(SelfHelper(), network, n.PidsMax, n.MemoryMax)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -325,18 +329,174 @@ func TestRunnerConcurrent(t *testing.T) {
 
 func BenchmarkRunnerTrue(b *testing.B) {
 	needSandbox(b)
-	dir := b.TempDir()
-	r := NewRunner(NetworkNone)
+	benchRunnerTrue(b, NewRunner(NetworkNone), 0)
+}
+
+// BenchmarkRunnerTrueHelperBinary is BenchmarkRunnerTrue with helpers
+// started from the helper binary's sealed copy (as make build's server
+// does), back to back and with a pause between commands (the next
+// command's helper has then long been waiting).
+func BenchmarkRunnerTrueHelperBinary(b *testing.B) {
+	needSandbox(b)
+	h, _ := builtHelper(b)
+	for _, pause := range []time.Duration{0, 20 * time.Millisecond} {
+		b.Run("pause="+pause.String(), func(b *testing.B) { benchRunnerTrue(b, NewRunnerWith(h, NetworkNone), pause) })
+	}
+}
+
+// benchRunnerTrue runs `true` on r (closing it after), pausing between
+// commands. Besides the median it reports warm/op, the share of commands
+// that ran warm, and helper-cpu-us/op, the median processor time of a
+// command's helper (its start included) and the shell.
+func benchRunnerTrue(b *testing.B, r *Runner, pause time.Duration) {
 	defer r.Close()
+	dir := b.TempDir()
 	s := Spec{Command: "true", Dir: dir, Writable: []string{dir}, Env: []string{"PATH=/usr/bin:/bin"}}
 	waitWarm(b, r, NetworkNone)
 	before := r.warmRuns.Load()
-	benchMedian(b, func() error {
+	var wall, cpu []time.Duration
+	for b.Loop() {
+		if pause > 0 {
+			b.StopTimer()
+			time.Sleep(pause)
+			b.StartTimer()
+		}
+		t0 := time.Now()
 		res, err := r.Run(context.Background(), s)
+		wall = append(wall, time.Since(t0))
 		if err == nil && res.ExitCode != 0 {
 			err = fmt.Errorf("exit %d", res.ExitCode)
 		}
-		return err
-	})
+		if err != nil {
+			b.Fatal(err)
+		}
+		cpu = append(cpu, res.CPU)
+	}
+	slices.Sort(wall)
+	b.ReportMetric(float64(wall[len(wall)/2].Nanoseconds()), "median-ns/op")
 	b.ReportMetric(float64(r.warmRuns.Load()-before)/float64(b.N), "warm/op")
+	slices.Sort(cpu)
+	b.ReportMetric(float64(cpu[len(cpu)/2].Microseconds()), "helper-cpu-us/op")
+}
+
+// slotState is whether mode m has an idle helper and one on its way.
+func slotState(r *Runner, m Network) (idle, spawning bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.slots[m].idle != nil, r.slots[m].spawning
+}
+
+// TestRunnerReplaces: a command's replacement helper is asked for when its
+// helper is handed out, so while the command runs it is idle or on its
+// way; so it is after a command whose set-up failed (it never started).
+func TestRunnerReplaces(t *testing.T) {
+	needSandbox(t)
+	ws := newWorkspace(t)
+	fifo := filepath.Join(ws.dir, "go")
+	if err := unix.Mkfifo(fifo, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := NewRunner(NetworkNone)
+	defer r.Close()
+	waitWarm(t, r, NetworkNone)
+	// The command says it runs (a file), then waits for the test to open
+	// the FIFO.
+	started := filepath.Join(ws.dir, "started")
+	done := make(chan error, 1)
+	go func() {
+		res, err := r.Run(context.Background(), ws.spec("echo > started; read x < go; echo $x"))
+		if err == nil && res.Stdout != "on\n" {
+			err = fmt.Errorf("result %+v", res)
+		}
+		done <- err
+	}()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		if _, err := os.Stat(started); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the command did not start")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if idle, spawning := slotState(r, NetworkNone); !idle && !spawning {
+		t.Error("while the command runs: no replacement idle or on its way")
+	}
+	w, err := os.OpenFile(fifo, os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _ = w.WriteString("on\n")
+	w.Close()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if r.warmRuns.Load() != 1 {
+		t.Errorf("warm runs %d, want 1", r.warmRuns.Load())
+	}
+	// A set-up that fails: the shell cannot be executed.
+	waitWarm(t, r, NetworkNone)
+	s := ws.spec("true")
+	s.Shell = filepath.Join(ws.dir, "no-such-shell")
+	if _, err := r.Run(context.Background(), s); !errors.Is(err, ErrUnavailable) {
+		t.Fatalf("a missing shell: %v, want ErrUnavailable", err)
+	}
+	if idle, spawning := slotState(r, NetworkNone); !idle && !spawning {
+		t.Error("after a failed set-up: no replacement idle or on its way")
+	}
+}
+
+// TestRunnerWaitsForHelperOnItsWay: a command that finds its mode's helper
+// requested but not yet started waits for it instead of starting cold.
+func TestRunnerWaitsForHelperOnItsWay(t *testing.T) {
+	needSandbox(t)
+	ws := newWorkspace(t)
+	r := NewRunner()
+	defer r.Close()
+	for i := range 3 {
+		r.mu.Lock()
+		r.requestLocked(NetworkNone, r.slots[NetworkNone])
+		r.mu.Unlock()
+		if res, err := r.Run(context.Background(), ws.spec("echo ok")); err != nil || res.Stdout != "ok\n" {
+			t.Fatalf("%d: %v %+v", i, err, res)
+		}
+		if got := r.warmRuns.Load(); got != int64(i+1) {
+			t.Fatalf("%d: warm runs %d, want %d: the command did not wait for the helper on its way", i, got, i+1)
+		}
+	}
+}
+
+// TestRunnerCloseWakesWaiters: a command waiting for a helper on its way
+// when the Runner closes goes on and runs cold. (The helper here is "on
+// its way" with no start requested, so only Close can end the wait.)
+func TestRunnerCloseWakesWaiters(t *testing.T) {
+	needSandbox(t)
+	ws := newWorkspace(t)
+	r := NewRunner()
+	r.mu.Lock()
+	sl := r.slots[NetworkNone]
+	sl.spawning, sl.ready = true, make(chan struct{})
+	r.mu.Unlock()
+	done := make(chan error, 1)
+	go func() {
+		res, err := r.Run(context.Background(), ws.spec("echo cold"))
+		if err == nil && res.Stdout != "cold\n" {
+			err = fmt.Errorf("result %+v", res)
+		}
+		done <- err
+	}()
+	time.Sleep(50 * time.Millisecond) // most likely waiting by now; either way it must end
+	r.Close()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("a command waiting for a helper on its way was not released by Close")
+	}
+	if r.warmRuns.Load() != 0 {
+		t.Errorf("warm runs %d after Close, want 0", r.warmRuns.Load())
+	}
 }
