@@ -67,7 +67,7 @@ type install struct {
 	// anyHost: an option lets the tool fetch from hosts the line does not
 	// name (anyHostOpts); offline: it uses no index (--no-index).
 	anyHost, offline bool
-	links            bool // a linkOpts URL: Dynamic besides the index, offline too
+	links            bool     // a linkOpts URL: Dynamic besides the index, offline too
 	files            []string // manifestOpts' and fileOpts' files, as written
 	elsewhere        bool     // a dirOpts option names the folder it works in
 	family           string   // the configuration it reads (configFiles): the spec's, uv's for uv pip
