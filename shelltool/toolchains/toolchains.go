@@ -416,6 +416,9 @@ func (s Set) Prepare(cache string, workspaceRoots []string, home string) (*Call,
 		}
 		dirs[d] = p
 	}
+	if err := clearCargoConfig(dirs["cargo"]); err != nil {
+		return nil, err
+	}
 	c := &Call{Readable: s.Readable()}
 	c.Writable = []string{dirs["go-build"], dirs["go-mod"], dirs["npm"], dirs["pip"], dirs["pyuser"], dirs["cargo"]}
 	if home == "" {
@@ -474,6 +477,23 @@ func (s Set) Prepare(cache string, workspaceRoots []string, home string) (*Call,
 	return c, nil
 }
 
+// cargoConfigs are the files cargo reads its configuration from in
+// CARGO_HOME (source replacement, registries, [patch]).
+var cargoConfigs = []string{"config.toml", "config"}
+
+// clearCargoConfig removes the configuration files in the private
+// CARGO_HOME: only a command (of an earlier call) can have put one there,
+// and one would move the index of every later cargo install of the
+// workspace (`[source.crates-io] replace-with`). The cache itself stays.
+func clearCargoConfig(cargoHome string) error {
+	for _, name := range cargoConfigs {
+		if err := os.RemoveAll(filepath.Join(cargoHome, name)); err != nil {
+			return fmt.Errorf("toolchains: cargo config: %w", err)
+		}
+	}
+	return nil
+}
+
 // IndexPin is one setting of a sandboxed command's environment that holds
 // an installer to the index its command line decided (package.install).
 type IndexPin struct {
@@ -490,12 +510,18 @@ type IndexPin struct {
 // config), and a lockfile's resolved URLs are fetched from that registry,
 // not their own host. pip reads no configuration file (os.DevNull skips
 // them all): a pip.conf in a virtualenv, the call's HOME or /etc cannot add
-// an index the line did not name, nor hand pip a token.
+// an index the line did not name, nor hand pip a token. uv reads no
+// persistent configuration (UV_NO_CONFIG: no uv.toml, no pyproject.toml
+// [tool.uv] table, so no [[tool.uv.index]] the line does not show); what
+// a project's lockfile and [tool.uv.sources] name is read by the caller
+// (shelltool's project configuration). Cargo's own config in CARGO_HOME
+// is removed at each call (Prepare).
 func IndexPins() []IndexPin {
 	return []IndexPin{
 		{"npm_config_registry", NpmRegistry, "npm's registry is the one the line decided: a project's .npmrc cannot move it (`--registry URL` on the line is decided as an install from that host)"},
 		{"npm_config_replace_registry_host", "always", "a lockfile's resolved URLs are fetched from that registry, not from their own host"},
 		{"PIP_CONFIG_FILE", os.DevNull, "pip reads no pip.conf (a virtualenv's, the home folder's, /etc's): none can add an index or a token (`--index-url` on the line is decided)"},
+		{"UV_NO_CONFIG", "1", "uv reads no uv.toml and no [tool.uv] table of a pyproject.toml (a project's or /etc's): none can add an index (`--index-url`, `--default-index` on the line are decided)"},
 	}
 }
 

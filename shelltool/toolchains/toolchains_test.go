@@ -231,6 +231,62 @@ func TestPrepare(t *testing.T) {
 	}
 }
 
+// TestPrepareClearsCargoConfig: a config file a command of an earlier call
+// wrote into the private CARGO_HOME (a source replacement moving every
+// later cargo install's index) is gone at the next call, a symlink or a
+// folder by that name too, without touching what it points to; the
+// registry cache beside it stays; uv is told to read no persistent config.
+func TestPrepareClearsCargoConfig(t *testing.T) {
+	h, _ := fakeHome(t)
+	s := Detect(h, Known)
+	cache := WorkspaceCache(t.TempDir(), "/work/app")
+	c, err := s.Prepare(cache, nil, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Close()
+	env := map[string]string{}
+	for _, kv := range c.Env {
+		k, v, _ := strings.Cut(kv, "=")
+		env[k] = v
+	}
+	if env["UV_NO_CONFIG"] != "1" {
+		t.Errorf("UV_NO_CONFIG=%q", env["UV_NO_CONFIG"])
+	}
+	cargo := env["CARGO_HOME"]
+	outside := filepath.Join(t.TempDir(), "keep.toml")
+	for _, f := range []struct{ path, body string }{
+		{filepath.Join(cargo, "config.toml"), "[source.crates-io]\nreplace-with = \"e\"\n"},
+		{filepath.Join(cargo, "registry", "index", "x"), "cached"},
+		{outside, "the person's"},
+	} {
+		if err := os.MkdirAll(filepath.Dir(f.path), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(f.path, []byte(f.body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Symlink(outside, filepath.Join(cargo, "config")); err != nil {
+		t.Fatal(err)
+	}
+	c, err = s.Prepare(cache, nil, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Close()
+	for _, name := range []string{"config.toml", "config"} {
+		if _, err := os.Lstat(filepath.Join(cargo, name)); !os.IsNotExist(err) {
+			t.Errorf("%s survived the next call: %v", name, err)
+		}
+	}
+	for _, keep := range []string{filepath.Join(cargo, "registry", "index", "x"), outside} {
+		if _, err := os.Stat(keep); err != nil {
+			t.Errorf("%s: %v", keep, err)
+		}
+	}
+}
+
 // TestPrepareGivenHome: with a HOME the sandbox makes, Prepare makes none,
 // points HOME and the XDG folders at it, adds no writable root for it and
 // leaves nothing for Close to remove; a HOME that is not a clean absolute
