@@ -227,6 +227,8 @@ type analyzer struct {
 	// name a configuration file (pkgconfig.go).
 	cfgWritten map[string]bool
 	cfgWords   []string
+	// dirMoved: a wrapper runs its command in another folder (env -C).
+	dirMoved bool
 }
 
 // setEnv records a value assigned to name.

@@ -293,7 +293,7 @@ func (a *analyzer) packages() {
 			// What the tool will read is written by the line: any index.
 			hosts, index, moved = []string{Dynamic}, Dynamic, true
 		}
-		base := Package{Manager: in.manager, Command: in.cmd, Files: in.files, Elsewhere: a.cwdMoved || in.elsewhere}
+		base := Package{Manager: in.manager, Command: in.cmd, Files: in.files, Elsewhere: a.cwdMoved || a.dirMoved || in.elsewhere}
 		for _, n := range in.names {
 			p := base
 			p.Name = n

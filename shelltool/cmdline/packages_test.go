@@ -2,6 +2,7 @@ package cmdline
 
 import (
 	"fmt"
+	"net/url"
 	"slices"
 	"testing"
 
@@ -394,5 +395,70 @@ func TestPackages(t *testing.T) {
 		if !slices.Equal(got, tc.want) {
 			t.Errorf("Analyze(%q) packages:\n got  %q\n want %q", tc.line, got, tc.want)
 		}
+	}
+}
+
+// TestPackageFilesElsewhere: an install names the files it reads options
+// from, and says when it may run in another folder than the line's, for
+// the caller to read the project configuration there.
+func TestPackageFilesElsewhere(t *testing.T) {
+	for _, tc := range []struct {
+		line      string
+		files     []string
+		elsewhere bool
+	}{
+		{"npm ci", nil, false},
+		{"pip install -r a.txt -c c.txt --constraint=d.txt x", []string{"a.txt", "c.txt", "d.txt"}, false},
+		{"uv pip install -r r.txt", []string{"r.txt"}, false},
+		{"uv add -r r.txt", []string{"r.txt"}, false},
+		{"cd web && npm ci", nil, true},
+		{"(pushd web; npm ci)", nil, true},
+		{"npm --prefix web ci", nil, true},
+		{"npm ci --prefix=web", nil, true},
+		{"pnpm -C web install", nil, true},
+		{"yarn --cwd web add x", nil, true},
+		{"uv sync --directory sub", nil, true},
+		{"cargo add serde --manifest-path sub/Cargo.toml", nil, true},
+		{"env -C web npm ci", nil, true},
+		{"env --chdir=web npm ci", nil, true},
+		{"sudo -D web npm ci", nil, true},
+		{"chroot /x npm ci", nil, true},
+		{"env -u X npm ci", nil, false},
+	} {
+		an, err := Analyze(tc.line)
+		if err != nil || len(an.Packages) == 0 {
+			t.Fatalf("Analyze(%q): %v %+v", tc.line, err, an.Packages)
+		}
+		p := an.Packages[len(an.Packages)-1]
+		if !slices.Equal(p.Files, tc.files) || p.Elsewhere != tc.elsewhere {
+			t.Errorf("%q: files %q elsewhere %v, want %q %v", tc.line, p.Files, p.Elsewhere, tc.files, tc.elsewhere)
+		}
+	}
+}
+
+// TestSandboxDefaultsDecided: the indexes the sandbox gives npm and go
+// (toolchains.NpmRegistry, toolchains.GoProxy, with no direct fallback)
+// are the ones an install naming none is decided from.
+func TestSandboxDefaultsDecided(t *testing.T) {
+	for line, index := range map[string]string{"npm i x": toolchains.NpmRegistry, "go get a.org/m": toolchains.GoProxy} {
+		an, err := Analyze(line)
+		if err != nil {
+			t.Fatal(err)
+		}
+		u, err := url.Parse(index)
+		if err != nil || len(an.Packages) != 1 || an.Packages[0].Host != u.Hostname() {
+			t.Errorf("%q: %+v, want the one index %s (%v)", line, an.Packages, index, err)
+		}
+	}
+	var env []string
+	s := toolchains.Set{}
+	c, err := s.Prepare(t.TempDir(), nil, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	env = c.Env
+	if !slices.Contains(env, "GOPROXY="+toolchains.GoProxy) {
+		t.Errorf("without a host module cache GOPROXY is not %s alone: %q", toolchains.GoProxy, env)
 	}
 }

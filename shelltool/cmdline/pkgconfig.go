@@ -2,6 +2,7 @@ package cmdline
 
 import (
 	"path"
+	"slices"
 	"strings"
 )
 
@@ -41,6 +42,12 @@ const allFamilies = "*"
 // noteConfigWrites records what command k may write of the installers'
 // configuration.
 func (a *analyzer) noteConfigWrites(k *call) {
+	if has(chdirWrappers, k.name) && (k.name == "chroot" || slices.ContainsFunc(k.args, func(w arg) bool {
+		name, _, _ := strings.Cut(w.text, "=")
+		return w.lit && has(chdirOpts, name)
+	})) {
+		a.dirMoved = true
+	}
 	if len(k.pkgs) > 0 {
 		return // the install itself (its own config options are read by parse)
 	}

@@ -392,7 +392,8 @@ var installers = map[string]*installerSpec{
 	"uv": {subs: "add sync", manifestSubs: "sync", manifest: "(pyproject.toml)", host: "pypi.org",
 		hostOpts: "-i --index-url --default-index", extraOpts: "--extra-index-url --index", offlineOpts: "--no-index --offline",
 		argOpts: pipArgOpts + " --package --extra --optional --dev-group --branch --tag --rev --script --directory --project", env: pipEnv,
-		linkOpts: "-f --find-links", extraEnv: pipExtraEnv, configEnv: pipConfigEnv, family: "uv", dirOpts: "--directory --project"},
+		linkOpts: "-f --find-links", extraEnv: pipExtraEnv, configEnv: pipConfigEnv, family: "uv", dirOpts: "--directory --project",
+		fileOpts: "-r --requirements -c --constraints --constraint"},
 	"poetry": {subs: "add install", manifestSubs: "install", manifest: "(pyproject.toml)", host: "pypi.org",
 		argOpts: "-G --group --source --python -E --extras --with --without --only", family: "poetry", dirOpts: "--directory -C"},
 	"go": {subs: "get install", versionSubs: "install", manifest: "(go.mod)", host: "proxy.golang.org",
@@ -453,6 +454,14 @@ var treeWriters = map[string]string{
 // or a glob may be a configuration file (sed and perl with -i; curl and
 // wget are read in pkgconfig.go).
 const pathWriters = "cp mv ln install tee dd sed gsed perl rsync"
+
+// chdirWrappers run their command in another folder when given one of
+// chdirOpts (env -C, sudo -D, bwrap --chdir, unshare --wd; chroot always):
+// an install there reads that folder's project configuration.
+const (
+	chdirWrappers = "env sudo run0 bwrap unshare nsenter chroot"
+	chdirOpts     = "-C --chdir -D --wd -w"
+)
 
 // riskyEnvNames are assignments that change which programs run or how:
 // PATH and the dynamic loader; bash's own (BASH_CMDS is the command hash

@@ -460,10 +460,8 @@ func (s Set) Prepare(cache string, workspaceRoots []string, home string) (*Call,
 	if gen.goTelemetry != "" {
 		c.Env = append(c.Env, "TEST_TELEMETRY_DIR="+gen.goTelemetry)
 	}
+	c.Env = append(c.Env, "GOPROXY="+s.goProxy())
 	for _, t := range s.Found {
-		if t.hostModCache != "" {
-			c.Env = append(c.Env, "GOPROXY=file://"+t.hostModCache)
-		}
 		if t.rustupHome != "" {
 			c.Env = append(c.Env, "RUSTUP_HOME="+t.rustupHome)
 		}
@@ -492,6 +490,24 @@ func clearCargoConfig(cargoHome string) error {
 		}
 	}
 	return nil
+}
+
+// GoProxy is the module proxy go uses in the sandbox unless the line
+// names another (GOPROXY=, GOPRIVATE=): the default index package.install
+// decides for go. Go's own default adds ",direct", fetching a module the
+// proxy does not have from its own host, which the decision does not name.
+const GoProxy = "https://proxy.golang.org"
+
+// goProxy is GOPROXY for commands: the host's module download cache first
+// (read-only, as a file:// proxy: what the host has builds offline), then
+// GoProxy; never direct.
+func (s Set) goProxy() string {
+	for _, t := range s.Found {
+		if t.hostModCache != "" {
+			return "file://" + t.hostModCache + "," + GoProxy
+		}
+	}
+	return GoProxy
 }
 
 // IndexPin is one setting of a sandboxed command's environment that holds

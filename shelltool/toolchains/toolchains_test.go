@@ -164,7 +164,7 @@ func TestPrepare(t *testing.T) {
 			t.Errorf("%s=%q is not writable", k, env[k])
 		}
 	}
-	if env["GOPROXY"] != "file://"+filepath.Join(home, "go/pkg/mod/cache/download") || env["RUSTUP_HOME"] != filepath.Join(home, ".rustup") {
+	if env["GOPROXY"] != "file://"+filepath.Join(home, "go/pkg/mod/cache/download")+","+GoProxy || env["RUSTUP_HOME"] != filepath.Join(home, ".rustup") {
 		t.Errorf("GOPROXY=%q RUSTUP_HOME=%q", env["GOPROXY"], env["RUSTUP_HOME"])
 	}
 	if env["PIP_CONFIG_FILE"] != os.DevNull || filepath.Dir(env["npm_config_globalconfig"]) != filepath.Dir(env["npm_config_userconfig"]) || env["npm_config_globalconfig"] == env["npm_config_userconfig"] {
