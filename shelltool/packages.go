@@ -1,9 +1,11 @@
 package shelltool
 
 import (
+	"encoding/json"
 	"errors"
 	"io"
 	"io/fs"
+	"maps"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -65,10 +67,13 @@ const (
 // projectFiles are the files each manager's project configuration lies
 // in (relative to a folder), by Package.Manager.
 var projectFiles = map[string][]string{
-	"npm": {".npmrc"}, "pnpm": {".npmrc"}, "yarn": {".npmrc", ".yarnrc", ".yarnrc.yml"}, "bun": {".npmrc", "bunfig.toml"},
+	"npm":      {".npmrc", "package.json", "package-lock.json", "npm-shrinkwrap.json"},
+	"pnpm":     {".npmrc", "package.json", "pnpm-lock.yaml"},
+	"yarn":     {".npmrc", ".yarnrc", ".yarnrc.yml", "package.json", "yarn.lock"},
+	"bun":      {".npmrc", "bunfig.toml", "package.json", "bun.lock", "bun.lockb"},
 	"uv":       {"pyproject.toml", "uv.lock"},
 	"poetry":   {"pyproject.toml", "poetry.lock"},
-	"cargo":    {".cargo/config.toml", ".cargo/config"},
+	"cargo":    {".cargo/config.toml", ".cargo/config", "Cargo.toml", "Cargo.lock"},
 	"bundle":   {"Gemfile", ".bundle/config"},
 	"composer": {"composer.json"},
 }
@@ -235,6 +240,10 @@ func (pc *projectConfig) file(manager, path string) []string {
 		h = []string{cmdline.Dynamic}
 	case base == ".npmrc":
 		h = npmrcIndexes(b, pc.pinned)
+	case base == "package.json":
+		h = npmManifestHosts(b, manager == "npm" && pc.pinned)
+	case base == "package-lock.json" || base == "npm-shrinkwrap.json" || base == "yarn.lock" || base == "pnpm-lock.yaml" || strings.HasPrefix(base, "bun.lock"):
+		h = lockfileHosts(b, manager == "npm" && pc.pinned)
 	case base == ".yarnrc" || base == ".yarnrc.yml" || base == "bunfig.toml":
 		h = []string{cmdline.Dynamic}
 	case filepath.Base(filepath.Dir(path)) == ".cargo":
@@ -330,7 +339,9 @@ var (
 	// come from.
 	cargoMovesIndex = regexp.MustCompile(`(?m)^\s*\[*\s*"?(source|registries|registry|patch|http|net|include)\b`)
 	// tomlSource: a TOML key naming an index or a package's source.
-	tomlSource  = regexp.MustCompile(`(?m)\b(registry|git|url|index-url|extra-index-url|default-index|find-links)\s*=\s*(\[|"[^"\n]*"|'[^'\n]*')`)
+	tomlSource = regexp.MustCompile(`(?m)\b(registry|git|url|index-url|extra-index-url|default-index|find-links|registry-index|source)\s*=\s*(\[|"[^"\n]*"|'[^'\n]*')`)
+	// lockURL: a URL a lockfile records (resolved, tarball, repo, …).
+	lockURL     = regexp.MustCompile(`(?:git\+)?[A-Za-z][A-Za-z0-9+.-]*://[^\s"'<>,)}\]]+`)
 	gemSource   = regexp.MustCompile(`(?m)^\s*source\s*\(?\s*["']([^"'\n]*)["']`)
 	composerURL = regexp.MustCompile(`"url"\s*:\s*"([^"\n]*)"`)
 )
@@ -347,7 +358,9 @@ func tomlSourceHosts(b []byte) []string {
 		for _, m := range tomlSource.FindAllStringSubmatch(line, -1) {
 			v := m[2]
 			switch {
-			case v == "[" || m[1] == "find-links":
+			case m[1] == "source" && v == `"`+cratesIOGitIndex+`"`:
+				out = append(out, "index.crates.io") // Cargo.lock's name for crates.io
+			case m[1] != "source" && (v == "[" || m[1] == "find-links"):
 				out = append(out, cmdline.Dynamic)
 			case strings.Contains(v, "://") || strings.Contains(v, "$"):
 				out = append(out, urlHost(v[1:len(v)-1]))
@@ -355,6 +368,58 @@ func tomlSourceHosts(b []byte) []string {
 		}
 	}
 	return out
+}
+
+// cratesIOGitIndex is how a Cargo.lock names crates.io.
+const cratesIOGitIndex = "registry+https://github.com/rust-lang/crates.io-index"
+
+// npmManifestHosts are the hosts a package.json's dependencies are
+// fetched from when not from the registry (a git host, a tarball URL's:
+// npm held to its registry asks the registry for a tarball instead); a
+// manifest that does not parse is <dynamic>.
+func npmManifestHosts(b []byte, heldToRegistry bool) []string {
+	var m struct {
+		Deps     map[string]string `json:"dependencies"`
+		Dev      map[string]string `json:"devDependencies"`
+		Optional map[string]string `json:"optionalDependencies"`
+		Peer     map[string]string `json:"peerDependencies"`
+	}
+	if err := json.Unmarshal(b, &m); err != nil {
+		return []string{cmdline.Dynamic}
+	}
+	var out []string
+	for _, deps := range []map[string]string{m.Deps, m.Dev, m.Optional, m.Peer} {
+		for _, name := range slices.Sorted(maps.Keys(deps)) {
+			u, h, ok := cmdline.NPMDependencyHost(deps[name])
+			if ok && h != "" && !(heldToRegistry && isHTTP(u)) {
+				out = append(out, h)
+			}
+		}
+	}
+	return out
+}
+
+// lockfileHosts are the hosts of the URLs a lockfile records: an
+// installer following its lockfile fetches from them (npm held to its
+// registry asks the registry for http(s) tarballs instead; git URLs it
+// clones).
+func lockfileHosts(b []byte, heldToRegistry bool) []string {
+	var out []string
+	for _, u := range lockURL.FindAll(b, -1) {
+		s := string(u)
+		if heldToRegistry && isHTTP(s) {
+			continue
+		}
+		if h := urlHost(s); h != "" {
+			out = append(out, h)
+		}
+	}
+	return out
+}
+
+func isHTTP(u string) bool {
+	scheme, _, _ := strings.Cut(strings.ToLower(u), "://")
+	return scheme == "http" || scheme == "https"
 }
 
 // matchedHosts are the hosts of re's first group in b.

@@ -132,6 +132,12 @@ func TestProjectIndexes(t *testing.T) {
 	write("cargo/.cargo/config.toml", "[source.crates-io]\nreplace-with = \"e\"\n")
 	write("cargobuild/.cargo/config.toml", "[build]\nrustflags = [\"-C\", \"target-cpu=native\"]\n")
 	write("gem/Gemfile", "source \"https://rubygems.org\"\nsource 'https://gems.example' do\nend\n")
+	write("deps/package.json", `{"dependencies": {"a": "^1", "b": "github:u/b", "c": "https://tar.example/c.tgz", "d": "file:../d"}, "devDependencies": {"e": "git+https://git.example/e.git"}}`)
+	write("deps/package-lock.json", `{"packages": {"node_modules/a": {"resolved": "https://registry.npmjs.org/a/-/a-1.tgz"}, "node_modules/f": {"resolved": "git+ssh://git@lockgit.example/u/f.git#abc"}}}`)
+	write("deps/yarn.lock", "a@^1:\n  resolved \"https://mirror.example/a/-/a-1.tgz#sha\"\n")
+	write("badjson/package.json", "{")
+	write("crate/Cargo.toml", "[dependencies]\nx = { git = \"https://github.com/a/x\" }\nserde = \"1\"\n")
+	write("crate/Cargo.lock", "[[package]]\nname = \"serde\"\nsource = \"registry+https://github.com/rust-lang/crates.io-index\"\n[[package]]\nname = \"y\"\nsource = \"git+https://gitlab.example/y?rev=1#abc\"\n")
 	write("far/deep/.npmrc", "@far:registry=https://far.example/\n")
 	// A symlink may lead where the server, not the command, can read.
 	write("npmlink/package.json", "{}")
@@ -173,9 +179,16 @@ func TestProjectIndexes(t *testing.T) {
 		{grants.SurfaceSandbox, "cargo", "cargo add serde", "index.crates.io <dynamic>"},
 		{grants.SurfaceSandbox, "cargobuild", "cargo add serde", "index.crates.io"},
 		{grants.SurfaceSandbox, "gem", "bundle install", "rubygems.org gems.example"},
+		// A manifest's or lockfile's git and URL dependencies come from
+		// their hosts (npm in the sandbox asks its registry for tarballs).
+		{grants.SurfaceSandbox, "deps", "npm ci", "registry.npmjs.org github.com git.example lockgit.example"},
+		{grants.SurfaceHost, "deps", "npm ci", "registry.npmjs.org github.com tar.example git.example lockgit.example"},
+		{grants.SurfaceSandbox, "deps", "yarn", "registry.yarnpkg.com github.com tar.example git.example mirror.example"},
+		{grants.SurfaceSandbox, "badjson", "npm ci", "registry.npmjs.org <dynamic>"},
+		{grants.SurfaceSandbox, "crate", "cargo add serde", "index.crates.io github.com gitlab.example"},
 		{grants.SurfaceSandbox, "", "npm i @far/x", "registry.npmjs.org"},
-		{grants.SurfaceSandbox, "", "cd far/deep && npm i @far/x", "registry.npmjs.org far.example npm.acme.example <dynamic>"},
-		{grants.SurfaceSandbox, "", "npm --prefix far/deep i @far/x", "registry.npmjs.org far.example npm.acme.example <dynamic>"},
+		{grants.SurfaceSandbox, "", "cd far/deep && npm i @far/x", "registry.npmjs.org <dynamic> lockgit.example github.com git.example far.example npm.acme.example"},
+		{grants.SurfaceSandbox, "", "npm --prefix far/deep i @far/x", "registry.npmjs.org <dynamic> lockgit.example github.com git.example far.example npm.acme.example"},
 	} {
 		reqs, err := LineRequests(p, tc.line, filepath.Join(ws, tc.dir), tc.surface)
 		if err != nil {
