@@ -19,7 +19,11 @@ import (
 // in the line names (npm_config_registry=, PIP_INDEX_URL=, GOPROXY=, ...),
 // else the tool's default index. An install from the project's manifest
 // (npm ci, npm install with no names, pip install -r f) names the
-// manifest in parentheses: "(package.json)", "(requirements.txt)".
+// manifest in parentheses: "(package.json)", "(requirements.txt)". The
+// index is Dynamic when the line may write the configuration the tool
+// reads first (pkgconfig.go). What the project's files already name is
+// the caller's to add (Package.Files, Package.Elsewhere): this package
+// reads no file.
 
 // Package is one package a command installs from one index.
 type Package struct {

@@ -20,9 +20,14 @@
 // as a read-only file:// proxy. npm and pip fetch from the index the
 // command line decided (package.install): npm's registry is set in the
 // environment, above a project's .npmrc, with a lockfile's URLs sent to it,
-// and pip reads no pip.conf; their installations' own token-bearing config
-// files (npm's global npmrc, pip's site config) are reported for hiding
-// wherever they lie (Configs). Detection only looks at the file system
+// and pip reads no pip.conf, uv no uv.toml or [tool.uv] table, go uses the
+// host's module cache then proxy.golang.org and never a module's own host
+// (GoProxy), and a cargo config a command left in the private CARGO_HOME is
+// removed at each call; what a project's files name beyond that (an
+// .npmrc's scope registries, lockfiles, requirement files) is read into
+// the decision by the caller. Their installations' own token-bearing
+// config files (npm's global npmrc, pip's site config) are reported for
+// hiding wherever they lie (Configs). Detection only looks at the file system
 // (stat, readlink, small reads of the git config and npm's global config):
 // it starts no process.
 package toolchains
