@@ -82,9 +82,27 @@ var projectFiles = map[string][]string{
 // tool reads them.
 var unpinnedFiles = map[string][]string{"uv": {"uv.toml"}, "poetry": {"poetry.toml"}}
 
+// pinnedIndexes is pkgs with each PinnedHost in force where the sandbox's
+// pins hold (a pip.conf the line writes is not read there), each request
+// once.
+func pinnedIndexes(pinned bool, pkgs []cmdline.Package) []cmdline.Package {
+	var out []cmdline.Package
+	for _, pk := range pkgs {
+		if pinned && pk.PinnedHost != "" {
+			pk.Host = pk.PinnedHost
+		}
+		if n := len(out); n > 0 && out[n-1].Command == pk.Command && out[n-1].Name == pk.Name && out[n-1].Host == pk.Host {
+			continue
+		}
+		out = append(out, pk)
+	}
+	return out
+}
+
 // projectIndexes returns pkgs with the indexes the project's configuration
 // adds to each: a Package per added host after the package's own.
 func projectIndexes(p *grants.Policy, cwd string, pinned bool, pkgs []cmdline.Package) []cmdline.Package {
+	pkgs = pinnedIndexes(pinned, pkgs)
 	pc := &projectConfig{cwd: cwd, pinned: pinned, roots: slices.Concat([]string{p.Workspace}, p.Sandbox.Writable), hosts: map[string][]string{}}
 	var out []cmdline.Package
 	for i, pk := range pkgs {

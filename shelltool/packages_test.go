@@ -174,6 +174,10 @@ func TestProjectIndexes(t *testing.T) {
 		{grants.SurfaceSandbox, "pip", "pip install -r missing.txt", "pypi.org"},
 		{grants.SurfaceSandbox, "pip", "cd .. && pip install -r requirements.txt", "pypi.org <dynamic>"},
 		{grants.SurfaceSandbox, "uv", "uv sync", "pypi.org github.com evil.example"},
+		// A pip.conf the line writes is not read where the pins hold.
+		{grants.SurfaceSandbox, "", "echo x > pip.conf; pip install -i https://a.example/ -i https://a.example/simple x", "a.example"},
+		{grants.SurfaceHost, "", "echo x > pip.conf; pip install x", "<dynamic>"},
+		{grants.SurfaceSandbox, "", "echo x > .npmrc; npm i x", "<dynamic>"},
 		{grants.SurfaceSandbox, "uvcfg", "uv add x", "pypi.org"}, // UV_NO_CONFIG: uv.toml is not read
 		{grants.SurfaceHost, "uvcfg", "uv add x", "pypi.org uvtoml.example"},
 		{grants.SurfaceSandbox, "cargo", "cargo add serde", "index.crates.io <dynamic>"},

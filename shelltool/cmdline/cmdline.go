@@ -225,7 +225,7 @@ type analyzer struct {
 	// cfgWritten are the installer families whose configuration the line
 	// may write ("*": any), cfgWords the words and write targets that may
 	// name a configuration file (pkgconfig.go).
-	cfgWritten map[string]bool
+	cfgWritten map[string]int
 	cfgWords   []string
 	// dirMoved: a wrapper runs its command in another folder (env -C).
 	dirMoved bool

@@ -57,6 +57,11 @@ type Package struct {
 	// configuration files (pkgconfig.go says what the line may write).
 	Files     []string
 	Elsewhere bool
+	// PinnedHost is set when Host is Dynamic only because the line may
+	// write configuration the sandbox's pins make the tool ignore
+	// (pip.conf, uv.toml, pip config set, go env -w): where the pins hold
+	// (toolchains.IndexPins), the index is PinnedHost.
+	PinnedHost string
 }
 
 // install is what an installing command asked for, resolved to Packages
@@ -293,7 +298,7 @@ func (a *analyzer) packages() {
 			hosts = append(slices.Clip(hosts), Dynamic)
 		}
 		written := a.configWritten(in)
-		if written {
+		if written == cfgUnpinned {
 			// What the tool will read is written by the line: any index.
 			hosts, index, moved = []string{Dynamic}, Dynamic, true
 		}
@@ -306,19 +311,29 @@ func (a *analyzer) packages() {
 				u, host, ok = npmSpec(n)
 			}
 			if ok {
-				if moved && host != "" && (u != "" || written) {
+				if moved && host != "" && (u != "" || written == cfgUnpinned) {
 					host = Dynamic // the line may send it to an index it does not name
 				}
 				p.Host, p.URL, p.Index = host, u, index
-				a.out.Packages = append(a.out.Packages, p)
+				a.out.Packages = append(a.out.Packages, p.pinned(written))
 				continue
 			}
 			for _, h := range hosts {
 				p.Host = indexHost(h, n)
-				a.out.Packages = append(a.out.Packages, p)
+				a.out.Packages = append(a.out.Packages, p.pinned(written))
 			}
 		}
 	}
+}
+
+// pinned is p as decided when the line may write only configuration the
+// sandbox's pins make the tool ignore: Dynamic, but PinnedHost where the
+// pins hold.
+func (p Package) pinned(written int) Package {
+	if written == cfgPinned && p.Host != "" && p.Host != Dynamic {
+		p.PinnedHost, p.Host = p.Host, Dynamic
+	}
+	return p
 }
 
 // indexes are the install's indexes as written: its options', else the

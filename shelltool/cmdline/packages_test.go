@@ -300,6 +300,33 @@ var packageCases = []struct {
 	{"unset UV_NO_CONFIG; uv pip install x", []string{"x <dynamic> pip ^1"}},
 }
 
+// TestPinnedHost: a write of configuration the sandbox's pins make the
+// tool ignore (pip.conf, uv.toml, pip config set, go env -w) leaves the
+// index decided where the pins hold, and <dynamic> elsewhere; one with any
+// other configuration write is <dynamic> everywhere.
+func TestPinnedHost(t *testing.T) {
+	for line, want := range map[string]string{
+		"echo '[global]' > pip.conf; pip install x":                                         "x <dynamic> pypi.org",
+		"pip config set global.index-url https://e/ && pip install -i https://i.example/ x": "x <dynamic> i.example",
+		"echo 'index-url = \"https://e/\"' > uv.toml; uv pip install x":                     "x <dynamic> pypi.org",
+		"go env -w GOPROXY=https://e; go get a.org/m":                                       "a.org/m <dynamic> proxy.golang.org",
+		"echo x > pip.conf; cp y .npmrc; pip install x":                                     "x <dynamic> pypi.org",
+		"echo x > pip.conf; git config url.a.insteadOf b; pip install x":                    "x <dynamic> ",
+		"echo x > uv.toml; echo y >> pyproject.toml; uv pip install x":                      "x <dynamic> ",
+		"echo x > pip.conf; uv pip install x":                                               "x pypi.org ",
+		"pip install x":                                                                     "x pypi.org ",
+	} {
+		an, err := Analyze(line)
+		if err != nil || len(an.Packages) != 1 {
+			t.Fatalf("Analyze(%q): %v %+v", line, err, an.Packages)
+		}
+		p := an.Packages[0]
+		if got := p.Name + " " + p.Host + " " + p.PinnedHost; got != want {
+			t.Errorf("%q: %q, want %q", line, got, want)
+		}
+	}
+}
+
 // TestNPMSpec: npm operands are read as npm-package-arg 13 reads them
 // (the host column is what npa gives: the git host, the URL's, "" for a
 // local path, REGISTRY for a registry package; Dynamic where npa throws).

@@ -30,6 +30,10 @@ import (
 //     config set, go env -w, poetry source add, git config other than a
 //     read: configSetter).
 //
+// A write of only what the sandbox's pins make the tool ignore
+// (pinnedConfigFiles, pip config set, go env -w) is Dynamic with
+// Package.PinnedHost, the index where the pins hold.
+//
 // A program's own writes (a script, make, node -e with a computed name)
 // are not seen: what the sandbox pins (toolchains.IndexPins) and the
 // egress proxy, which lets a fetch reach only a host a rule allows, hold
@@ -51,11 +55,11 @@ func (a *analyzer) noteConfigWrites(k *call) {
 	if len(k.pkgs) > 0 {
 		return // the install itself (its own config options are read by parse)
 	}
-	if f := k.configSetter(); f != "" {
-		a.configWrite(f)
+	if f, pinned := k.configSetter(); f != "" {
+		a.configWrite(f, pinned)
 	}
 	if k.writesTree() {
-		a.configWrite(allFamilies)
+		a.configWrite(allFamilies, false)
 	}
 	if has(configReaders, k.name) {
 		return
@@ -63,18 +67,30 @@ func (a *analyzer) noteConfigWrites(k *call) {
 	pw := has(pathWriters, k.norm) && (!has("sed gsed perl", k.norm) || anyShort(k.args, "i") || hasWordPrefix(k.args, "--in-place"))
 	for _, w := range k.args {
 		if pw && (!w.lit || w.glob) {
-			a.configWrite(allFamilies)
+			a.configWrite(allFamilies, false)
 		}
 		a.cfgWords = append(a.cfgWords, strings.ToLower(w.text))
 	}
 }
 
-// configWrite records a write that may reach family's configuration.
-func (a *analyzer) configWrite(family string) {
+// Levels of what the line may write of an install's configuration.
+const (
+	cfgNone     = iota
+	cfgPinned   // only files the sandbox's pins make the tool ignore
+	cfgUnpinned // anything else
+)
+
+// configWrite records a write that may reach family's configuration
+// (pinned: only what the sandbox's pins make the tool ignore).
+func (a *analyzer) configWrite(family string, pinned bool) {
 	if a.cfgWritten == nil {
-		a.cfgWritten = map[string]bool{}
+		a.cfgWritten = map[string]int{}
 	}
-	a.cfgWritten[family] = true
+	level := cfgUnpinned
+	if pinned {
+		level = cfgPinned
+	}
+	a.cfgWritten[family] = max(a.cfgWritten[family], level)
 }
 
 // noteRedirectWrites records the write redirections as configuration
@@ -84,26 +100,24 @@ func (a *analyzer) noteRedirectWrites() {
 		switch {
 		case !r.Write:
 		case r.Path == Dynamic:
-			a.configWrite(allFamilies)
+			a.configWrite(allFamilies, false)
 		default:
 			a.cfgWords = append(a.cfgWords, strings.ToLower(r.Path))
 		}
 	}
 }
 
-// configWritten reports whether the line may write configuration the
-// install reads before it runs.
-func (a *analyzer) configWritten(in *install) bool {
+// configWritten is what the line may write of the configuration the
+// install reads before it runs (cfgNone, cfgPinned, cfgUnpinned).
+func (a *analyzer) configWritten(in *install) int {
 	fam := in.family
 	if fam == "" {
-		return false // the system's package managers: the host is its sources
+		return cfgNone // the system's package managers: the host is its sources
 	}
-	if a.cfgWritten[allFamilies] || a.cfgWritten[fam] {
-		return true
-	}
+	level := max(a.cfgWritten[allFamilies], a.cfgWritten[fam])
 	for _, c := range a.out.Commands {
 		if c.Name == Dynamic {
-			return true // an unknown program may write any file
+			return cfgUnpinned // an unknown program may write any file
 		}
 	}
 	names := strings.Fields(configFiles[fam] + " " + gitConfigFiles)
@@ -112,20 +126,24 @@ func (a *analyzer) configWritten(in *install) bool {
 			names = append(names, b)
 		}
 	}
+	pinned := strings.Fields(pinnedConfigFiles[fam])
 	for _, w := range a.cfgWords {
-		for _, n := range names {
-			if strings.Contains(w, n) {
-				return true
-			}
+		if slices.ContainsFunc(names, func(n string) bool { return strings.Contains(w, n) }) {
+			return cfgUnpinned
+		}
+		if slices.ContainsFunc(pinned, func(n string) bool { return strings.Contains(w, n) }) {
+			level = max(level, cfgPinned)
 		}
 	}
-	return false
+	return level
 }
 
 // configSetter is the family whose configuration the command's
 // subcommand changes ("*" for git's, which every installer fetching from
-// git reads), "" when it changes none.
-func (k *call) configSetter() string {
+// git reads), "" when it changes none; pinned when the sandbox's pins
+// make the change moot (pip config writes a pip.conf pip does not read
+// there; go env -w fails with GOENV=off).
+func (k *call) configSetter() (family string, pinned bool) {
 	name, args := k.norm, k.args
 	if (name == "python" || name == "pypy") && len(args) >= 2 && args[0].text == "-m" && has("pip pip3", args[1].text) {
 		name, args = "pip", args[2:]
@@ -133,9 +151,9 @@ func (k *call) configSetter() string {
 	if name == "git" {
 		i := k.gitGlobals()
 		if i < len(args) && args[i].text == "config" && !gitConfigReads(args[i+1:]) {
-			return allFamilies
+			return allFamilies, false
 		}
-		return ""
+		return "", false
 	}
 	sub, i := firstOperand(args, "-C --directory --prefix --cwd --dir")
 	next := ""
@@ -145,19 +163,19 @@ func (k *call) configSetter() string {
 	reads := has("get list ls debug", next) || hasWord(args, "--list") || hasWord(args, "-l")
 	switch {
 	case has("npm pnpm yarn", name) && (has("config c", sub) && !reads || sub == "set"):
-		return "npm"
+		return "npm", false
 	case name == "pip" && sub == "config" && !reads:
-		return "pip"
+		return "pip", true
 	case name == "go" && sub == "env" && (hasWordPrefix(args, "-w") || hasWordPrefix(args, "-u")):
-		return "go"
+		return "go", true
 	case name == "poetry" && (sub == "config" && !reads || sub == "source"):
-		return "poetry"
+		return "poetry", false
 	case name == "gem" && sub == "sources", name == "bundle" && sub == "config" && !reads:
-		return "gem"
+		return "gem", false
 	case name == "composer" && sub == "config", name == "conda" && sub == "config":
-		return name
+		return name, false
 	}
-	return ""
+	return "", false
 }
 
 // gitConfigReads reports whether git config's words only read.

@@ -424,8 +424,8 @@ var installers = map[string]*installerSpec{
 // from git hosts reads (url.*.insteadOf).
 var configFiles = map[string]string{
 	"npm":      "npmrc yarnrc bunfig.toml .pnpmfile pnpm-workspace.yaml",
-	"pip":      "pip.conf pip.ini",
-	"uv":       "uv.toml pyproject.toml",
+	"pip":      "",
+	"uv":       "pyproject.toml",
 	"poetry":   "poetry.toml pyproject.toml",
 	"go":       "go.env",
 	"cargo":    ".cargo/config config.toml cargo_home",
@@ -437,6 +437,15 @@ var configFiles = map[string]string{
 }
 
 const gitConfigFiles = "gitconfig .git/config"
+
+// pinnedConfigFiles are configuration files the sandbox's pins make the
+// tool ignore (toolchains.IndexPins: PIP_CONFIG_FILE=/dev/null,
+// UV_NO_CONFIG=1): a write of one leaves the index where the pins hold
+// (Package.PinnedHost), and makes it Dynamic elsewhere.
+var pinnedConfigFiles = map[string]string{
+	"pip": "pip.conf pip.ini",
+	"uv":  "uv.toml",
+}
 
 // configReaders are programs that only read the files their words name:
 // a config file's name there is no write.
