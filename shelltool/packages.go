@@ -33,13 +33,16 @@ import (
 //     `@scope:registry=URL` adds that host (the pinned registry does not
 //     outrank a scope's); without the pins (on the host, toolchains off),
 //     `registry=URL` too. A value with ${…} is <dynamic>. yarn with a
-//     .yarnrc or .yarnrc.yml and bun with a bunfig.toml are <dynamic>:
-//     those name registries the sandbox does not pin.
+//     .yarnrc or .yarnrc.yml, bun with a bunfig.toml, pnpm with a
+//     .pnpmfile.cjs or a pnpm-workspace.yaml naming registries are
+//     <dynamic>: those name registries the sandbox does not pin, or run
+//     code that rewrites them. A package.json's git and URL dependencies
+//     and a lockfile's URLs add their hosts.
 //   - pip: the requirement and constraint files the line names (-r, -c):
 //     their --index-url, --extra-index-url and URL requirements add hosts,
 //     --find-links and ${…} are <dynamic>, nested -r/-c files are read.
 //   - uv and poetry: pyproject.toml and the lockfile (uv.lock,
-//     poetry.lock; without the pins uv.toml and poetry.toml): every
+//     poetry.lock), poetry.toml, and without the pins uv.toml: every
 //     registry, git or url source adds its host (a lockfile's package
 //     files, with a hash, are its index's).
 //   - cargo: a .cargo/config.toml (or .cargo/config) from the folder up
@@ -68,11 +71,11 @@ const (
 // in (relative to a folder), by Package.Manager.
 var projectFiles = map[string][]string{
 	"npm":      {".npmrc", "package.json", "package-lock.json", "npm-shrinkwrap.json"},
-	"pnpm":     {".npmrc", "package.json", "pnpm-lock.yaml"},
+	"pnpm":     {".npmrc", "package.json", "pnpm-lock.yaml", "pnpm-workspace.yaml", ".pnpmfile.cjs"},
 	"yarn":     {".npmrc", ".yarnrc", ".yarnrc.yml", "package.json", "yarn.lock"},
 	"bun":      {".npmrc", "bunfig.toml", "package.json", "bun.lock", "bun.lockb"},
 	"uv":       {"pyproject.toml", "uv.lock"},
-	"poetry":   {"pyproject.toml", "poetry.lock"},
+	"poetry":   {"pyproject.toml", "poetry.lock", "poetry.toml"},
 	"cargo":    {".cargo/config.toml", ".cargo/config", "Cargo.toml", "Cargo.lock"},
 	"bundle":   {"Gemfile", ".bundle/config"},
 	"composer": {"composer.json"},
@@ -80,7 +83,7 @@ var projectFiles = map[string][]string{
 
 // unpinnedFiles are read only where the sandbox's pins are off: there the
 // tool reads them.
-var unpinnedFiles = map[string][]string{"uv": {"uv.toml"}, "poetry": {"poetry.toml"}}
+var unpinnedFiles = map[string][]string{"uv": {"uv.toml"}}
 
 // pinnedIndexes is pkgs with each PinnedHost in force where the sandbox's
 // pins hold (a pip.conf the line writes is not read there), each request
@@ -262,8 +265,12 @@ func (pc *projectConfig) file(manager, path string) []string {
 		h = npmManifestHosts(b, manager == "npm" && pc.pinned)
 	case base == "package-lock.json" || base == "npm-shrinkwrap.json" || base == "yarn.lock" || base == "pnpm-lock.yaml" || strings.HasPrefix(base, "bun.lock"):
 		h = lockfileHosts(b, manager == "npm" && pc.pinned)
-	case base == ".yarnrc" || base == ".yarnrc.yml" || base == "bunfig.toml":
-		h = []string{cmdline.Dynamic}
+	case base == ".yarnrc" || base == ".yarnrc.yml" || base == "bunfig.toml" || base == ".pnpmfile.cjs":
+		h = []string{cmdline.Dynamic} // registries the sandbox does not pin, or code that rewrites them
+	case base == "pnpm-workspace.yaml":
+		if pnpmRegistry.Match(b) {
+			h = []string{cmdline.Dynamic}
+		}
 	case filepath.Base(filepath.Dir(path)) == ".cargo":
 		if cargoMovesIndex.Match(b) {
 			h = []string{cmdline.Dynamic}
@@ -359,9 +366,10 @@ var (
 	// tomlSource: a TOML key naming an index or a package's source.
 	tomlSource = regexp.MustCompile(`(?m)\b(registry|git|url|index-url|extra-index-url|default-index|find-links|registry-index|source)\s*=\s*(\[|"[^"\n]*"|'[^'\n]*')`)
 	// lockURL: a URL a lockfile records (resolved, tarball, repo, …).
-	lockURL     = regexp.MustCompile(`(?:git\+)?[A-Za-z][A-Za-z0-9+.-]*://[^\s"'<>,)}\]]+`)
-	gemSource   = regexp.MustCompile(`(?m)^\s*source\s*\(?\s*["']([^"'\n]*)["']`)
-	composerURL = regexp.MustCompile(`"url"\s*:\s*"([^"\n]*)"`)
+	lockURL      = regexp.MustCompile(`(?:git\+)?[A-Za-z][A-Za-z0-9+.-]*://[^\s"'<>,)}\]]+`)
+	pnpmRegistry = regexp.MustCompile(`(?m)^\s*["']?(registry|registries|@[^:\s]+:registry)["']?\s*:`)
+	gemSource    = regexp.MustCompile(`(?m)^\s*source\s*\(?\s*["']([^"'\n]*)["']`)
+	composerURL  = regexp.MustCompile(`"url"\s*:\s*"([^"\n]*)"`)
 )
 
 // tomlSourceHosts are the hosts a pyproject.toml's or lockfile's sources

@@ -138,6 +138,10 @@ func TestProjectIndexes(t *testing.T) {
 	write("badjson/package.json", "{")
 	write("crate/Cargo.toml", "[dependencies]\nx = { git = \"https://github.com/a/x\" }\nserde = \"1\"\n")
 	write("crate/Cargo.lock", "[[package]]\nname = \"serde\"\nsource = \"registry+https://github.com/rust-lang/crates.io-index\"\n[[package]]\nname = \"y\"\nsource = \"git+https://gitlab.example/y?rev=1#abc\"\n")
+	write("pnpmws/pnpm-workspace.yaml", "packages:\n  - 'a/*'\nregistries:\n  default: https://p.example/\n")
+	write("pnpmplain/pnpm-workspace.yaml", "packages:\n  - 'a/*'\n")
+	write("pnpmfile/.pnpmfile.cjs", "module.exports = {hooks: {readPackage (p) { return p }}}\n")
+	write("poetry/poetry.toml", "[repositories.e]\nurl = \"https://poetry.example/simple\"\n")
 	write("far/deep/.npmrc", "@far:registry=https://far.example/\n")
 	// A symlink may lead where the server, not the command, can read.
 	write("npmlink/package.json", "{}")
@@ -183,6 +187,10 @@ func TestProjectIndexes(t *testing.T) {
 		{grants.SurfaceSandbox, "cargo", "cargo add serde", "index.crates.io <dynamic>"},
 		{grants.SurfaceSandbox, "cargobuild", "cargo add serde", "index.crates.io"},
 		{grants.SurfaceSandbox, "gem", "bundle install", "rubygems.org gems.example"},
+		{grants.SurfaceSandbox, "pnpmws", "pnpm install", "registry.npmjs.org <dynamic>"},
+		{grants.SurfaceSandbox, "pnpmplain", "pnpm install", "registry.npmjs.org"},
+		{grants.SurfaceSandbox, "pnpmfile", "pnpm add x", "registry.npmjs.org <dynamic>"},
+		{grants.SurfaceSandbox, "poetry", "poetry add x", "pypi.org poetry.example"},
 		// A manifest's or lockfile's git and URL dependencies come from
 		// their hosts (npm in the sandbox asks its registry for tarballs).
 		{grants.SurfaceSandbox, "deps", "npm ci", "registry.npmjs.org github.com git.example lockgit.example"},

@@ -68,6 +68,8 @@ var packageCases = []struct {
 	{"go get -u ./...", []string{"./... proxy.golang.org go ^0"}},
 	{"go install golang.org/x/tools/gopls@latest", []string{"golang.org/x/tools/gopls@latest proxy.golang.org go ^0"}},
 	{"go install -ldflags '-s -w' ./cmd/x", nil},
+	{"go run golang.org/x/tools/cmd/stringer@v0.20.0 -type=T", []string{"golang.org/x/tools/cmd/stringer@v0.20.0 proxy.golang.org go ^0"}},
+	{"go run . && go run ./cmd/x", nil},
 	{"go build ./...", nil},
 	{"GOPROXY=https://goproxy.example,direct go get github.com/a/b@v1",
 		[]string{"github.com/a/b@v1 goproxy.example go ^0", "github.com/a/b@v1 github.com go ^0"}},

@@ -396,7 +396,7 @@ var installers = map[string]*installerSpec{
 		fileOpts: "-r --requirements -c --constraints --constraint"},
 	"poetry": {subs: "add install", manifestSubs: "install", manifest: "(pyproject.toml)", host: "pypi.org",
 		argOpts: "-G --group --source --python -E --extras --with --without --only", family: "poetry", dirOpts: "--directory -C"},
-	"go": {subs: "get install", versionSubs: "install", manifest: "(go.mod)", host: "proxy.golang.org",
+	"go": {subs: "get install run", versionSubs: "install run", manifest: "(go.mod)", host: "proxy.golang.org",
 		argOpts: "-C -o -modfile -pgo -tags -ldflags -gcflags -asmflags -p -toolexec -exec -overlay -mod -buildmode -compiler -installsuffix -pkgdir", env: "GOPROXY",
 		directEnv: "GOPRIVATE GONOPROXY", configEnv: "GOENV GOROOT", family: "go", dirOpts: "-C"},
 	"cargo": {subs: "add install", manifest: "(Cargo.toml)", host: "index.crates.io", hostOpts: "--index --registry --git",
