@@ -3,7 +3,6 @@ package shelltool
 import (
 	"encoding/json"
 	"errors"
-	"io"
 	"io/fs"
 	"maps"
 	"net/url"
@@ -12,10 +11,10 @@ import (
 	"regexp"
 	"slices"
 	"strings"
-	"syscall"
 
 	"github.com/onellm/onellm-mcp/grants"
 	"github.com/onellm/onellm-mcp/shelltool/cmdline"
+	"github.com/onellm/onellm-mcp/shelltool/toolchains"
 )
 
 // Project configuration of package installs (package.install).
@@ -253,7 +252,7 @@ func (pc *projectConfig) file(manager, path string) []string {
 	if h, ok := pc.hosts[key]; ok {
 		return h
 	}
-	b, err := readProjectFile(path)
+	b, err := toolchains.ReadProjectFile(path, maxProjectFile)
 	var h []string
 	switch base := filepath.Base(path); {
 	case errors.Is(err, fs.ErrNotExist):
@@ -288,25 +287,6 @@ func (pc *projectConfig) file(manager, path string) []string {
 	}
 	pc.hosts[key] = h
 	return h
-}
-
-// readProjectFile reads a project file the installer would read: a symlink
-// (which may lead out of the workspace, where the server, not the
-// command, can read) or a file over maxProjectFile is an error.
-func readProjectFile(path string) ([]byte, error) {
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
-		return nil, errors.New("not a regular file")
-	}
-	b, err := io.ReadAll(io.LimitReader(f, maxProjectFile+1))
-	if err == nil && len(b) > maxProjectFile {
-		err = errors.New("too large")
-	}
-	return b, err
 }
 
 // npmrcIndexes are the hosts an .npmrc's top-level scope registries name
@@ -467,7 +447,7 @@ func (pc *projectConfig) requirements(path string, seen *int, depth int) []strin
 	if *seen > maxRequirements || depth > 8 {
 		return []string{cmdline.Dynamic}
 	}
-	b, err := readProjectFile(path)
+	b, err := toolchains.ReadProjectFile(path, maxProjectFile)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		return nil // pip fails
