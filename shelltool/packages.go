@@ -1,6 +1,7 @@
 package shelltool
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"io/fs"
@@ -344,9 +345,7 @@ var (
 	// come from.
 	cargoMovesIndex = regexp.MustCompile(`(?m)^\s*\[*\s*"?(source|registries|registry|patch|http|net|include)\b`)
 	// tomlSource: a TOML key naming an index or a package's source.
-	tomlSource = regexp.MustCompile(`(?m)\b(registry|git|url|index-url|extra-index-url|default-index|find-links|registry-index|source)\s*=\s*(\[|"[^"\n]*"|'[^'\n]*')`)
-	// lockURL: a URL a lockfile records (resolved, tarball, repo, …).
-	lockURL      = regexp.MustCompile(`(?:git\+)?[A-Za-z][A-Za-z0-9+.-]*://[^\s"'<>,)}\]]+`)
+	tomlSource   = regexp.MustCompile(`(?m)\b(registry|git|url|index-url|extra-index-url|default-index|find-links|registry-index|source)\s*=\s*(\[|"[^"\n]*"|'[^'\n]*')`)
 	pnpmRegistry = regexp.MustCompile(`(?m)^\s*["']?(registry|registries|@[^:\s]+:registry)["']?\s*:`)
 	gemSource    = regexp.MustCompile(`(?m)^\s*source\s*\(?\s*["']([^"'\n]*)["']`)
 	composerURL  = regexp.MustCompile(`"url"\s*:\s*"([^"\n]*)"`)
@@ -358,8 +357,8 @@ var (
 func tomlSourceHosts(b []byte) []string {
 	var out []string
 	for _, line := range strings.Split(string(b), "\n") {
-		if strings.Contains(line, "hash =") || strings.Contains(line, "hash=") {
-			continue
+		if !strings.Contains(line, "=") || !strings.ContainsAny(line, ":$[") || strings.Contains(line, "hash =") || strings.Contains(line, "hash=") {
+			continue // no source value (a URL, a variable, a list) can be on it
 		}
 		for _, m := range tomlSource.FindAllStringSubmatch(line, -1) {
 			v := m[2]
@@ -411,17 +410,61 @@ func npmManifestHosts(b []byte, heldToRegistry bool) []string {
 // clones).
 func lockfileHosts(b []byte, heldToRegistry bool) []string {
 	var out []string
-	for _, u := range lockURL.FindAll(b, -1) {
-		s := string(u)
+	seen := map[string]bool{}
+	for _, s := range scanURLs(b) {
 		if heldToRegistry && isHTTP(s) {
 			continue
 		}
+		// Each origin once: a lockfile names thousands of one registry's.
+		key := s
+		if i := strings.Index(s, "://"); i >= 0 {
+			if j := strings.IndexByte(s[i+3:], '/'); j >= 0 {
+				key = s[:i+3+j]
+			}
+		}
+		if seen[key] {
+			continue
+		}
+		seen[key] = true
 		if h := urlHost(s); h != "" {
 			out = append(out, h)
 		}
 	}
 	return out
 }
+
+// urlEnd are the bytes that end a URL in a lockfile.
+const urlEnd = " \t\r\n\"'<>,)}]"
+
+// scanURLs finds the URLs in text: a scheme (a letter, then
+// [A-Za-z0-9+.-]), "://" and what follows up to urlEnd.
+func scanURLs(b []byte) []string {
+	var out []string
+	for off := 0; ; {
+		i := bytes.Index(b[off:], []byte("://"))
+		if i < 0 {
+			return out
+		}
+		i += off
+		start := i
+		for start > off && isSchemeByte(b[start-1]) {
+			start--
+		}
+		for start < i && !isAlpha(b[start]) {
+			start++
+		}
+		end := i + 3
+		for end < len(b) && strings.IndexByte(urlEnd, b[end]) < 0 {
+			end++
+		}
+		if start < i {
+			out = append(out, string(b[start:end]))
+		}
+		off = end
+	}
+}
+
+func isAlpha(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' }
 
 func isHTTP(u string) bool {
 	scheme, _, _ := strings.Cut(strings.ToLower(u), "://")

@@ -218,3 +218,30 @@ func TestProjectIndexes(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkProjectIndexes: what reading the project configuration adds to
+// deciding an install (this repository as the workspace): in the working
+// folder and up, and, after a cd, walking the whole workspace.
+func BenchmarkProjectIndexes(b *testing.B) {
+	root, err := filepath.Abs("..")
+	if err != nil {
+		b.Fatal(err)
+	}
+	cfg, err := grants.Parse([]byte(`profile = "interactive-dev"`), "t.toml", root)
+	if err != nil {
+		b.Fatal(err)
+	}
+	p, err := grants.Compile(cfg, grants.CompileOptions{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, line := range []string{"echo hi", "npm ci", "cd e2e && npm ci"} {
+		b.Run(line, func(b *testing.B) {
+			for b.Loop() {
+				if _, err := LineRequests(p, line, filepath.Join(root, "e2e", "ts"), grants.SurfaceSandbox); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
