@@ -83,6 +83,11 @@ type install struct {
 	// needVersion: only operands with @version are packages (go install
 	// X@V; without a version it builds a local package).
 	needVersion bool
+	// exec: it fetches one package to run it (npx X, npm exec X, uvx X,
+	// pipx run X): the first operand is the package, or the values of
+	// execPkgOpts; stopAtFirst: what follows the package is its own
+	// arguments (npx, uvx, and npm exec after "--").
+	exec, stopAtFirst, execNamed bool
 }
 
 // installs records the packages the command installs, if it is a package
@@ -90,11 +95,22 @@ type install struct {
 func (k *call) installs() {
 	name, args := k.norm, k.args
 	family := ""
+	exec, stop := false, false
 	switch {
 	case (name == "python" || name == "pypy") && len(args) >= 2 && args[0].text == "-m" && has("pip pip3", args[1].text):
 		name, args = "pip", args[2:]
 	case name == "uv" && len(args) > 0 && args[0].text == "pip":
 		name, args, family = "pip", args[1:], "uv"
+	case name == "uv" && len(args) > 1 && args[0].text == "tool" && has("run install", args[1].text):
+		// uv tool run X: X's arguments follow it (uv tool install takes
+		// options anywhere).
+		stop = args[1].text == "run"
+		args = slices.Concat([]arg{{text: "tool-" + args[1].text, lit: true}}, args[2:])
+	case execRunners[name] != "":
+		// npx X is npm exec X, its arguments after X being X's own.
+		name, stop = execRunners[name], true
+		sub, _, _ := strings.Cut(installers[name].execSubs, " ")
+		args = slices.Concat([]arg{{text: sub, lit: true}}, args)
 	}
 	sp, ok := installers[name]
 	if !ok {
@@ -111,6 +127,8 @@ func (k *call) installs() {
 	rest := slices.Concat(args[:min(i, len(args))], args[min(i+1, len(args)):])
 	switch {
 	case has(sp.subs, sub):
+	case has(sp.execSubs, sub):
+		exec = true
 	case sp.bareInstall && sub == "" && i >= len(args):
 		rest = args
 	case sub == "" && i < len(args):
@@ -121,7 +139,7 @@ func (k *call) installs() {
 	default:
 		return
 	}
-	in := &install{manager: name, spec: sp, needVersion: has(sp.versionSubs, sub), family: cmp.Or(family, sp.family)}
+	in := &install{manager: name, spec: sp, needVersion: has(sp.versionSubs, sub), family: cmp.Or(family, sp.family), exec: exec, stopAtFirst: stop}
 	in.parse(rest, has(sp.manifestSubs, sub))
 	if len(in.names) > 0 {
 		k.pkgs = append(k.pkgs, in)
@@ -134,10 +152,22 @@ func (in *install) parse(args []arg, manifestOnly bool) {
 	sp := in.spec
 	version := ""
 	var manifests []string
+	valueOpts := sp.valueOpts()
+	if in.exec {
+		valueOpts += " " + sp.execPkgOpts
+	}
 	for i := 0; i < len(args); i++ {
 		a := args[i]
 		t := a.text
+		if in.exec && in.stopAtFirst && len(in.names) > 0 {
+			break // the package's own arguments
+		}
 		if a.lit && t == "--" {
+			in.stopAtFirst = in.stopAtFirst || in.exec
+			if in.exec && i+1 < len(args) {
+				in.operand(args[i+1])
+				break
+			}
 			continue
 		}
 		var opt, val string
@@ -156,7 +186,7 @@ func (in *install) parse(args []arg, manifestOnly bool) {
 			in.hosts = append(in.hosts, Dynamic)
 			continue
 		default:
-			opt, val = optionValue(args, &i, sp.valueOpts())
+			opt, val = optionValue(args, &i, valueOpts)
 		}
 		switch {
 		case sp.scoped && scopedRegistry(opt):
@@ -178,11 +208,12 @@ func (in *install) parse(args []arg, manifestOnly bool) {
 			in.files = append(in.files, val)
 		case has(sp.dirOpts, opt):
 			in.elsewhere = true
-		case has(sp.pkgOpts, opt):
+		case has(sp.pkgOpts, opt), in.exec && has(sp.execPkgOpts, opt):
 			if val == "" {
 				val = Dynamic
 			}
 			in.names = append(in.names, val)
+			in.execNamed = in.execNamed || has(sp.execPkgOpts, opt)
 		case has(sp.offlineOpts, opt):
 			in.offline = true
 		case has(sp.linkOpts, opt):
@@ -197,6 +228,9 @@ func (in *install) parse(args []arg, manifestOnly bool) {
 	in.names = append(in.names, manifests...)
 	if len(in.names) == 0 && in.needVersion {
 		return // go install ./cmd/x builds a local package
+	}
+	if len(in.names) == 0 && in.exec {
+		return // runs nothing it fetches
 	}
 	if len(in.names) == 0 || manifestOnly {
 		in.names = nil
@@ -216,6 +250,9 @@ func (in *install) operand(a arg) {
 	}
 	if in.needVersion && !strings.Contains(a.text, "@") {
 		return
+	}
+	if in.exec && (in.execNamed || len(in.names) > 0) {
+		return // a command of the package named, or the package's arguments
 	}
 	in.names = append(in.names, a.text)
 }

@@ -288,6 +288,27 @@ var packageCases = []struct {
 	{"pip install -r requirements.txt && cat requirements.txt", []string{"(requirements.txt) pypi.org pip ^0"}},
 	{"pip install -r requirements.txt && cp /tmp/r requirements.txt", []string{"(requirements.txt) <dynamic> pip ^0"}},
 	{"cp /tmp/r dev.txt; pip install -r reqs/dev.txt", []string{"(reqs/dev.txt) <dynamic> pip ^1"}},
+	// Fetching a package to run it is an install of that package only:
+	// what follows it is its own arguments (npx, uvx, npm exec after --).
+	{"npx cowsay hi --registry https://e.example", []string{"cowsay registry.npmjs.org npm ^0"}},
+	{"npx --registry https://r.example -y create-vite@5 app", []string{"create-vite@5 r.example npm ^0"}},
+	{"npx -p typescript tsc --init", []string{"typescript registry.npmjs.org npm ^0"}},
+	{"npm exec --package=cowsay -- cowsay hi", []string{"cowsay registry.npmjs.org npm ^0"}},
+	{"npm x eslint src --registry https://r.example", []string{"eslint r.example npm ^0"}},
+	{"npm exec -- eslint --registry https://e.example", []string{"eslint registry.npmjs.org npm ^0"}},
+	{"npx", nil},
+	{"pnpm dlx create-vite app", []string{"create-vite registry.npmjs.org pnpm ^0"}},
+	{"pnpx create-vite app", []string{"create-vite registry.npmjs.org pnpm ^0"}},
+	{"yarn dlx -p typescript tsc", []string{"typescript registry.yarnpkg.com yarn ^0"}},
+	{"bunx cowsay hi", []string{"cowsay registry.npmjs.org bun ^0"}},
+	{"uvx ruff check --index-url https://e.example .", []string{"ruff pypi.org uv ^0"}},
+	{"uvx --from 'httpie>=3' http GET x", []string{"httpie>=3 pypi.org uv ^0"}},
+	{"uv tool run --index-url https://i.example/simple ruff", []string{"ruff i.example uv ^0"}},
+	{"uv tool install ruff --index-url https://i.example/simple", []string{"ruff i.example uv ^0"}},
+	{"pipx run black .", []string{"black pypi.org pipx ^0"}},
+	{"pipx run --spec black==24 black .", []string{"black==24 pypi.org pipx ^0"}},
+	{"echo x > .npmrc; npx cowsay", []string{"cowsay <dynamic> npm ^1"}},
+	{"uv run pytest", nil},
 	// Go: GOPRIVATE and GONOPROXY fetch matching modules from their own
 	// host; GOENV and GOROOT name the files go reads its settings from.
 	{"GOPRIVATE=* go get evil.example/m@v1", []string{"evil.example/m@v1 proxy.golang.org go ^0", "evil.example/m@v1 evil.example go ^0"}},

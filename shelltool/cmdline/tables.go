@@ -337,7 +337,16 @@ type installerSpec struct {
 	// dirOpts name the folder the tool works in (npm --prefix, uv
 	// --directory): the project configuration it reads is that folder's.
 	dirOpts string
+	// execSubs fetch one package to run it (npm exec, pnpm dlx, pipx
+	// run): the first operand is the package, unless an execPkgOpts
+	// option names it (npx -p X cmd); execRunners are the programs that
+	// are such a subcommand (npx is npm exec).
+	execSubs, execPkgOpts string
 }
+
+// execRunners maps a program that fetches a package to run it to the
+// package manager whose execSubs it is.
+var execRunners = map[string]string{"npx": "npm", "pnpx": "pnpm", "bunx": "bun", "uvx": "uv"}
 
 const (
 	npmArgOpts = "--prefix --tag -w --workspace --omit --include --install-strategy --cache --filter -C --dir --cwd " +
@@ -371,16 +380,19 @@ var installers = map[string]*installerSpec{
 		hostOpts: "--registry", argOpts: npmArgOpts, env: "npm_config_registry NPM_CONFIG_REGISTRY",
 		anyHostOpts: "--replace-registry-host " + npmConfigOpts, anyHostEnv: "npm_config_replace_registry_host", scoped: true,
 		configEnv: npmConfigEnv, npmSpecs: true, abbrevOpts: npmAbbrevOpts, abbrevOwn: "global", abbrevDashes: true,
-		family: "npm", dirOpts: npmDirOpts},
+		family: "npm", dirOpts: npmDirOpts, execSubs: "exec x", execPkgOpts: "-p --package"},
 	"pnpm": {subs: "install i add", manifest: "(package.json)", host: "registry.npmjs.org", hostOpts: "--registry",
 		argOpts: npmArgOpts, env: "npm_config_registry NPM_CONFIG_REGISTRY", scoped: true, configEnv: npmConfigEnv, npmSpecs: true,
-		anyHostOpts: npmConfigOpts, abbrevOpts: npmAbbrevOpts, abbrevOwn: "global", abbrevDashes: true, family: "npm", dirOpts: npmDirOpts},
+		anyHostOpts: npmConfigOpts, abbrevOpts: npmAbbrevOpts, abbrevOwn: "global", abbrevDashes: true, family: "npm", dirOpts: npmDirOpts,
+		execSubs: "dlx", execPkgOpts: "--package"},
 	"yarn": {subs: "install add", bareInstall: true, manifest: "(package.json)", host: "registry.yarnpkg.com", hostOpts: "--registry",
 		argOpts: npmArgOpts + " --modules-folder --network-timeout", env: "YARN_REGISTRY YARN_NPM_REGISTRY_SERVER npm_config_registry",
-		configEnv: npmConfigEnv, npmSpecs: true, anyHostOpts: npmConfigOpts, family: "npm", dirOpts: npmDirOpts},
+		configEnv: npmConfigEnv, npmSpecs: true, anyHostOpts: npmConfigOpts, family: "npm", dirOpts: npmDirOpts,
+		execSubs: "dlx", execPkgOpts: "-p --package"},
 	"bun": {subs: "install i add a", manifest: "(package.json)", host: "registry.npmjs.org", hostOpts: "--registry",
 		argOpts: npmArgOpts + " --backend --concurrent-scripts", env: "BUN_CONFIG_REGISTRY NPM_CONFIG_REGISTRY npm_config_registry",
-		configEnv: npmConfigEnv, npmSpecs: true, anyHostOpts: npmConfigOpts, family: "npm", dirOpts: npmDirOpts},
+		configEnv: npmConfigEnv, npmSpecs: true, anyHostOpts: npmConfigOpts, family: "npm", dirOpts: npmDirOpts,
+		execSubs: "x", execPkgOpts: "-p --package"},
 	"pip": {subs: "install download wheel", manifest: "(requirements)", host: "pypi.org",
 		hostOpts: "-i --index-url --default-index", extraOpts: "--extra-index-url --index", offlineOpts: "--no-index",
 		manifestOpts: "-r --requirement", pkgOpts: "-e --editable", linkOpts: "-f --find-links", argOpts: pipArgOpts, env: pipEnv,
@@ -388,8 +400,8 @@ var installers = map[string]*installerSpec{
 	// pipx --pip-args hands pip options the line shows only as one word
 	// (--index-url among them): the index is Dynamic.
 	"pipx": {subs: "install inject", host: "pypi.org", hostOpts: "-i --index-url", argOpts: "--python --suffix --spec", env: "PIP_INDEX_URL",
-		anyHostOpts: "--pip-args", abbrevOpts: "index-url pip-args", family: "pip"},
-	"uv": {subs: "add sync", manifestSubs: "sync", manifest: "(pyproject.toml)", host: "pypi.org",
+		anyHostOpts: "--pip-args", abbrevOpts: "index-url pip-args", family: "pip", execSubs: "run", execPkgOpts: "--spec"},
+	"uv": {subs: "add sync tool-install", execSubs: "tool-run", execPkgOpts: "--from", pkgOpts: "--with", manifestSubs: "sync", manifest: "(pyproject.toml)", host: "pypi.org",
 		hostOpts: "-i --index-url --default-index", extraOpts: "--extra-index-url --index", offlineOpts: "--no-index --offline",
 		argOpts: pipArgOpts + " --package --extra --optional --dev-group --branch --tag --rev --script --directory --project", env: pipEnv,
 		linkOpts: "-f --find-links", extraEnv: pipExtraEnv, configEnv: pipConfigEnv, family: "uv", dirOpts: "--directory --project",
