@@ -52,8 +52,11 @@ import (
 //     with a mirror is <dynamic>. composer: composer.json's repository
 //     URLs add hosts.
 //
-// A file that is a symlink, too large, or unreadable for another reason
-// than its absence is <dynamic> (the installer would read it). When the
+// Only files inside the writable roots are read: one outside (pip -r
+// /etc/x, a working folder elsewhere) is <dynamic>, so the server reads
+// nothing a command could not. A file that is a symlink, too large, or
+// unreadable for another reason than its absence is <dynamic> (the
+// installer would read it). When the
 // install may run in another folder (Package.Elsewhere: the line changes
 // folder, or --prefix, -C, --directory name one), every such file in the
 // writable roots counts, up to maxProjectEntries entries walked (beyond:
@@ -192,10 +195,21 @@ func (pc *projectConfig) abs(f string) string {
 
 // chain is each of names in the working folder and every folder above it
 // that exists (or is not a plain file: a symlink is read as <dynamic>).
+//
+// Only folders inside the writable roots are read (the server reads what
+// a command might not: a file above them is the person's, such as
+// ~/.npmrc, which commands cannot read); a working folder outside them is
+// <dynamic>.
 func (pc *projectConfig) chain(names []string) []string {
 	var out []string
 	dir := filepath.Clean(pc.cwd)
+	if !pc.inRoots(dir) {
+		return []string{cmdline.Dynamic}
+	}
 	for range maxChainDepth {
+		if !pc.inRoots(dir) {
+			break
+		}
 		for _, n := range names {
 			f := filepath.Join(dir, filepath.FromSlash(n))
 			if _, err := os.Lstat(f); err == nil {
@@ -209,6 +223,14 @@ func (pc *projectConfig) chain(names []string) []string {
 		dir = up
 	}
 	return out
+}
+
+// inRoots reports whether path is a writable root or inside one.
+func (pc *projectConfig) inRoots(path string) bool {
+	return slices.ContainsFunc(pc.roots, func(r string) bool {
+		r = filepath.Clean(r)
+		return path == r || strings.HasPrefix(path, r+string(filepath.Separator)) || r == string(filepath.Separator)
+	})
 }
 
 // walk lists the project configuration files in the writable roots, once;
@@ -249,6 +271,9 @@ func (pc *projectConfig) walk() ([]string, bool) {
 
 // file is what one project file adds to a manager's install.
 func (pc *projectConfig) file(manager, path string) []string {
+	if path == cmdline.Dynamic {
+		return []string{cmdline.Dynamic} // the working folder is outside the roots
+	}
 	key := manager + "\x00" + path
 	if h, ok := pc.hosts[key]; ok {
 		return h
@@ -487,8 +512,8 @@ func matchedHosts(re *regexp.Regexp, b []byte) []string {
 // maxRequirements); --find-links with a URL and ${…} are <dynamic>.
 func (pc *projectConfig) requirements(path string, seen *int, depth int) []string {
 	*seen++
-	if *seen > maxRequirements || depth > 8 {
-		return []string{cmdline.Dynamic}
+	if *seen > maxRequirements || depth > 8 || !pc.inRoots(filepath.Clean(path)) {
+		return []string{cmdline.Dynamic} // too many, or a file outside the roots, not read
 	}
 	b, err := toolchains.ReadProjectFile(path, maxProjectFile)
 	switch {

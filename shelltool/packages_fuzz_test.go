@@ -23,7 +23,7 @@ func FuzzProjectConfig(f *testing.F) {
 		if err := os.WriteFile(req, b, 0o600); err != nil {
 			t.Fatal(err)
 		}
-		pc := &projectConfig{cwd: dir, hosts: map[string][]string{}}
+		pc := &projectConfig{cwd: dir, roots: []string{dir}, hosts: map[string][]string{}}
 		seen := 0
 		var hosts []string
 		for _, pinned := range []bool{false, true} {
