@@ -151,8 +151,8 @@ type projectConfig struct {
 func (pc *projectConfig) indexes(pk cmdline.Package) []string {
 	var out []string
 	for _, f := range pk.Files {
-		if pk.Elsewhere && !filepath.IsAbs(f) {
-			return []string{cmdline.Dynamic} // relative to a folder the line moves to
+		if f == cmdline.Dynamic || f == "" || pk.Elsewhere && !filepath.IsAbs(f) {
+			return []string{cmdline.Dynamic} // named at run time, or relative to a folder the line moves to
 		}
 		seen := 0
 		out = append(out, pc.requirements(pc.abs(f), &seen, 0)...)

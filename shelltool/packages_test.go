@@ -177,6 +177,7 @@ func TestProjectIndexes(t *testing.T) {
 		{grants.SurfaceSandbox, "pip", "uv pip install -r var.txt", "pypi.org <dynamic>"},
 		{grants.SurfaceSandbox, "pip", "pip install -r missing.txt", "pypi.org"},
 		{grants.SurfaceSandbox, "pip", "pip install -r /etc/passwd", "pypi.org <dynamic>"}, // outside the roots: not read
+		{grants.SurfaceSandbox, "pip", "pip install -r \"$F\"", "pypi.org <dynamic>"},
 		{grants.SurfaceSandbox, "pip", "cd .. && pip install -r requirements.txt", "pypi.org <dynamic>"},
 		{grants.SurfaceSandbox, "uv", "uv sync", "pypi.org github.com evil.example"},
 		// A pip.conf the line writes is not read where the pins hold.
