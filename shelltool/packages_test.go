@@ -1,6 +1,8 @@
 package shelltool
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -96,5 +98,152 @@ func TestNPMTarballURLs(t *testing.T) {
 		if len(hosts) != 1 || hosts[0] != tc.host {
 			t.Errorf("%q: package.install hosts %q, want %q", tc.line, hosts, tc.host)
 		}
+	}
+}
+
+// TestProjectIndexes: the project configuration an installer reads when
+// the line starts (written by the person or an earlier command) adds its
+// indexes to the decision, in the sandbox (npm's registry pinned: only a
+// scope's registry counts) and on the host (the project's registry too);
+// what cannot be read as the installer would is <dynamic>.
+func TestProjectIndexes(t *testing.T) {
+	ws := t.TempDir()
+	write := func(rel, body string) {
+		t.Helper()
+		p := filepath.Join(ws, rel)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("npm/.npmrc", "; comment\nregistry=https://mirror.example/\n@acme:registry = \"https://npm.acme.example/\"\n//npm.acme.example/:_authToken=${TOKEN}\n[section]\n@late:registry=https://late.example/\n")
+	write("npm/sub/package.json", "{}")
+	write("npmvar/.npmrc", "@s:registry=${EVIL}/\n")
+	write("yarn/.yarnrc.yml", "npmRegistryServer: https://y.example\n")
+	write("pip/requirements.txt", "requests==2 # see https://comment.example/\n--extra-index-url https://extra.example/simple\n-r more.txt\nx @ https://files.example/x.whl\ngit+https://git.example/a/b#egg=b\n")
+	write("pip/more.txt", "-ihttps://more.example/simple\n--extra-index=https://abbrev.example/simple\n")
+	write("pip/links.txt", "--find-links https://links.example/\n")
+	write("pip/var.txt", "--index-url ${IDX}\n")
+	write("uv/pyproject.toml", "[project]\nname = \"p\"\nurls = { Homepage = \"https://home.example\" }\n[tool.uv.sources]\nb = { git = \"https://github.com/a/b\" }\n")
+	write("uv/uv.lock", "[[package]]\nname = \"x\"\nsource = { registry = \"https://pypi.org/simple\" }\nwheels = [\n { url = \"https://files.pythonhosted.org/x.whl\", hash = \"sha256:00\" },\n]\n[[package]]\nname = \"y\"\nsource = { registry = \"https://evil.example/simple\" }\n")
+	write("uvcfg/uv.toml", "index-url = \"https://uvtoml.example/simple\"\n")
+	write("cargo/.cargo/config.toml", "[source.crates-io]\nreplace-with = \"e\"\n")
+	write("cargobuild/.cargo/config.toml", "[build]\nrustflags = [\"-C\", \"target-cpu=native\"]\n")
+	write("gem/Gemfile", "source \"https://rubygems.org\"\nsource 'https://gems.example' do\nend\n")
+	write("deps/package.json", `{"dependencies": {"a": "^1", "b": "github:u/b", "c": "https://tar.example/c.tgz", "d": "file:../d"}, "devDependencies": {"e": "git+https://git.example/e.git"}}`)
+	write("deps/package-lock.json", `{"packages": {"node_modules/a": {"resolved": "https://registry.npmjs.org/a/-/a-1.tgz"}, "node_modules/f": {"resolved": "git+ssh://git@lockgit.example/u/f.git#abc"}}}`)
+	write("deps/yarn.lock", "a@^1:\n  resolved \"https://mirror.example/a/-/a-1.tgz#sha\"\n")
+	write("badjson/package.json", "{")
+	write("crate/Cargo.toml", "[dependencies]\nx = { git = \"https://github.com/a/x\" }\nserde = \"1\"\n")
+	write("crate/Cargo.lock", "[[package]]\nname = \"serde\"\nsource = \"registry+https://github.com/rust-lang/crates.io-index\"\n[[package]]\nname = \"y\"\nsource = \"git+https://gitlab.example/y?rev=1#abc\"\n")
+	write("pnpmws/pnpm-workspace.yaml", "packages:\n  - 'a/*'\nregistries:\n  default: https://p.example/\n")
+	write("pnpmplain/pnpm-workspace.yaml", "packages:\n  - 'a/*'\n")
+	write("pnpmfile/.pnpmfile.cjs", "module.exports = {hooks: {readPackage (p) { return p }}}\n")
+	write("poetry/poetry.toml", "[repositories.e]\nurl = \"https://poetry.example/simple\"\n")
+	write("far/deep/.npmrc", "@far:registry=https://far.example/\n")
+	// A symlink may lead where the server, not the command, can read.
+	write("npmlink/package.json", "{}")
+	if err := os.Symlink(filepath.Join(ws, "npm", ".npmrc"), filepath.Join(ws, "npmlink", ".npmrc")); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := grants.Parse([]byte(`profile = "interactive-dev"`), "t.toml", ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := grants.Compile(cfg, grants.CompileOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		surface grants.Surface
+		dir     string
+		line    string
+		hosts   string
+	}{
+		{grants.SurfaceSandbox, "npm", "npm i @acme/x", "registry.npmjs.org npm.acme.example"},
+		{grants.SurfaceSandbox, "npm/sub", "npm ci", "registry.npmjs.org npm.acme.example"},
+		{grants.SurfaceHost, "npm", "npm i @acme/x", "registry.npmjs.org mirror.example npm.acme.example"},
+		{grants.SurfaceSandbox, "npm", "pnpm add --registry https://r.example x", "r.example npm.acme.example"},
+		{grants.SurfaceSandbox, "npm", "npm i ./local.tgz", ""},
+		{grants.SurfaceSandbox, "npm", "npm i https://registry.npmjs.org/x/-/x-1.tgz", "registry.npmjs.org"},
+		{grants.SurfaceSandbox, "npmvar", "npm ci", "registry.npmjs.org <dynamic>"},
+		{grants.SurfaceSandbox, "npmlink", "npm ci", "registry.npmjs.org <dynamic>"},
+		{grants.SurfaceSandbox, "yarn", "yarn add x", "registry.yarnpkg.com <dynamic>"},
+		{grants.SurfaceSandbox, "yarn", "npm i x", "registry.npmjs.org"},
+		{grants.SurfaceSandbox, "pip", "pip install -r requirements.txt", "pypi.org extra.example more.example abbrev.example files.example git.example"},
+		{grants.SurfaceSandbox, "pip", "pip install -c links.txt x", "pypi.org <dynamic>"},
+		{grants.SurfaceSandbox, "pip", "uv pip install -r var.txt", "pypi.org <dynamic>"},
+		{grants.SurfaceSandbox, "pip", "pip install -r missing.txt", "pypi.org"},
+		{grants.SurfaceSandbox, "pip", "pip install -r /etc/passwd", "pypi.org <dynamic>"}, // outside the roots: not read
+		{grants.SurfaceSandbox, "pip", "pip install -r \"$F\"", "pypi.org <dynamic>"},
+		{grants.SurfaceSandbox, "pip", "cd .. && pip install -r requirements.txt", "pypi.org <dynamic>"},
+		{grants.SurfaceSandbox, "uv", "uv sync", "pypi.org github.com evil.example"},
+		// A pip.conf the line writes is not read where the pins hold.
+		{grants.SurfaceSandbox, "", "echo x > pip.conf; pip install -i https://a.example/ -i https://a.example/simple x", "a.example"},
+		{grants.SurfaceHost, "", "echo x > pip.conf; pip install x", "<dynamic>"},
+		{grants.SurfaceSandbox, "", "echo x > .npmrc; npm i x", "<dynamic>"},
+		{grants.SurfaceSandbox, "uvcfg", "uv add x", "pypi.org"}, // UV_NO_CONFIG: uv.toml is not read
+		{grants.SurfaceHost, "uvcfg", "uv add x", "pypi.org uvtoml.example"},
+		{grants.SurfaceSandbox, "cargo", "cargo add serde", "index.crates.io <dynamic>"},
+		{grants.SurfaceSandbox, "cargobuild", "cargo add serde", "index.crates.io"},
+		{grants.SurfaceSandbox, "gem", "bundle install", "rubygems.org gems.example"},
+		{grants.SurfaceSandbox, "pnpmws", "pnpm install", "registry.npmjs.org <dynamic>"},
+		{grants.SurfaceSandbox, "pnpmplain", "pnpm install", "registry.npmjs.org"},
+		{grants.SurfaceSandbox, "pnpmfile", "pnpm add x", "registry.npmjs.org <dynamic>"},
+		{grants.SurfaceSandbox, "poetry", "poetry add x", "pypi.org poetry.example"},
+		// A manifest's or lockfile's git and URL dependencies come from
+		// their hosts (npm in the sandbox asks its registry for tarballs).
+		{grants.SurfaceSandbox, "deps", "npm ci", "registry.npmjs.org github.com git.example lockgit.example"},
+		{grants.SurfaceHost, "deps", "npm ci", "registry.npmjs.org github.com tar.example git.example lockgit.example"},
+		{grants.SurfaceSandbox, "deps", "yarn", "registry.yarnpkg.com github.com tar.example git.example mirror.example"},
+		{grants.SurfaceSandbox, "badjson", "npm ci", "registry.npmjs.org <dynamic>"},
+		{grants.SurfaceSandbox, "crate", "cargo add serde", "index.crates.io github.com gitlab.example"},
+		{grants.SurfaceSandbox, "", "npm i @far/x", "registry.npmjs.org"},
+		{grants.SurfaceSandbox, "", "cd far/deep && npm i @far/x", "registry.npmjs.org <dynamic> lockgit.example github.com git.example far.example npm.acme.example"},
+		{grants.SurfaceSandbox, "", "npm --prefix far/deep i @far/x", "registry.npmjs.org <dynamic> lockgit.example github.com git.example far.example npm.acme.example"},
+	} {
+		reqs, err := LineRequests(p, tc.line, filepath.Join(ws, tc.dir), tc.surface)
+		if err != nil {
+			t.Errorf("%s: %q: %v", tc.dir, tc.line, err)
+			continue
+		}
+		var hosts []string
+		for _, r := range reqs {
+			if r.Capability == grants.CapPackageInstall {
+				hosts = append(hosts, r.Target.Host)
+			}
+		}
+		if got := strings.Join(hosts, " "); got != tc.hosts {
+			t.Errorf("%s (%s): %q: hosts %q, want %q", tc.dir, tc.surface, tc.line, got, tc.hosts)
+		}
+	}
+}
+
+// BenchmarkProjectIndexes: what reading the project configuration adds to
+// deciding an install (this repository as the workspace): in the working
+// folder and up, and, after a cd, walking the whole workspace.
+func BenchmarkProjectIndexes(b *testing.B) {
+	root, err := filepath.Abs("..")
+	if err != nil {
+		b.Fatal(err)
+	}
+	cfg, err := grants.Parse([]byte(`profile = "interactive-dev"`), "t.toml", root)
+	if err != nil {
+		b.Fatal(err)
+	}
+	p, err := grants.Compile(cfg, grants.CompileOptions{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, line := range []string{"echo hi", "npm ci", "cd e2e && npm ci"} {
+		b.Run(line, func(b *testing.B) {
+			for b.Loop() {
+				if _, err := LineRequests(p, line, filepath.Join(root, "e2e", "ts"), grants.SurfaceSandbox); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }

@@ -400,8 +400,9 @@ func requests(p *grants.Policy, a cmdline.Analysis, cwd string, surface grants.S
 		}
 	}
 	// One package.install per package and index, besides the installing
-	// command's process.exec.
-	for _, pk := range a.Packages {
+	// command's process.exec; the project's configuration may add indexes
+	// (packages.go).
+	for _, pk := range projectIndexes(p, cwd, toolchainsApply(p, surface), a.Packages) {
 		if err := heldToRegistry(p, pk, surface); err != nil {
 			return nil, err
 		}

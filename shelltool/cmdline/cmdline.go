@@ -109,6 +109,7 @@ func Analyze(line string) (Analysis, error) {
 		return Analysis{}, a.err
 	}
 	a.taintedRefs()
+	a.noteRedirectWrites()
 	a.packages()
 	if a.configMoved {
 		// HOME= or XDG_CONFIG_HOME= anywhere in the line (a loop or a
@@ -221,6 +222,13 @@ type analyzer struct {
 	unsets      []string
 	allEnvUnset bool
 	installs    []*install // package installs, resolved to Packages after the walk
+	// cfgWritten are the installer families whose configuration the line
+	// may write ("*": any), cfgWords the words and write targets that may
+	// name a configuration file (pkgconfig.go).
+	cfgWritten map[string]int
+	cfgWords   []string
+	// dirMoved: a wrapper runs its command in another folder (env -C).
+	dirMoved bool
 }
 
 // printerOnce returns the analyzer's printer, made on first use (a new

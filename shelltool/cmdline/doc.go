@@ -23,7 +23,11 @@
 // here-document fed to a shell (parsed recursively), and a command after an
 // unquoted expansion that may vanish ($SUDO rm ...). Package installs (npm
 // install X, pip install X, go get X, ...) are also listed as Packages: the
-// package as written and the index it comes from (packages.go).
+// package as written and the index it comes from (packages.go), Dynamic
+// when the line may write the installer's configuration before it runs
+// (pkgconfig.go), with the files it reads options from and whether it may
+// run in another folder, for the caller to read the project's
+// configuration.
 //
 // # What bash runs that the text does not name
 //

@@ -1,7 +1,7 @@
 package cmdline
 
 import (
-	"slices"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -64,7 +64,7 @@ func FuzzAnalyze(f *testing.F) {
 				t.Fatalf("%q: package %+v of %d commands", line, p, len(an.Commands))
 			}
 		}
-		if again, _ := Analyze(line); !slices.Equal(again.Packages, an.Packages) {
+		if again, _ := Analyze(line); !reflect.DeepEqual(again.Packages, an.Packages) {
 			t.Fatalf("%q: packages differ between two analyses:\n%+v\n%+v", line, an.Packages, again.Packages)
 		}
 		for i, c := range an.Commands {

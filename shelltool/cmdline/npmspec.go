@@ -55,6 +55,17 @@ func npmSpec(word string) (u, host string, ok bool) {
 	return npmResolve(spec)
 }
 
+// NPMDependencyHost is where npm fetches a dependency a manifest lists
+// under a name (package.json's "x": SPEC): ok is false for a registry
+// package; host is the git host of a git spec, the URL's host, "" for a
+// local path, Dynamic for what npm cannot read.
+func NPMDependencyHost(spec string) (u, host string, ok bool) {
+	if spec == "" {
+		return "", "", false // "*"
+	}
+	return npmResolve(spec)
+}
+
 // npmResolve is npa's resolve of a spec (the part after "name@").
 func npmResolve(spec string) (u, host string, ok bool) {
 	lower := strings.ToLower(spec)

