@@ -318,8 +318,9 @@ func TestProtectedPaths(t *testing.T) {
 	e.cfg = e.in("onellm.toml")
 	e.audit = e.in("state/audit.jsonl")
 	exe := e.in("bin/onellm-mcp")
+	helper := e.in("bin/onellm-sandbox") // need not exist
 	allows := ""
-	for i, f := range []string{e.cfg, e.audit, exe} {
+	for i, f := range []string{e.cfg, e.audit, exe, helper} {
 		allows += fmt.Sprintf("[[rules.allow]]\nrule_id = \"exact-%d\"\ncapability = \"*\"\ntarget = { path = %q }\n", i, f)
 	}
 	src := fmt.Sprintf("workspace = %q\nprofile = \"permissive-dev\"\n%s\n[audit]\npath = %q\n", e.ws, allows, e.audit)
@@ -327,14 +328,14 @@ func TestProtectedPaths(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := Compile(cfg, CompileOptions{Executable: exe, Home: testHome})
+	p, err := Compile(cfg, CompileOptions{Executable: exe, Helper: helper, Home: testHome})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := p.Protected(); len(got) != 3 {
+	if got := p.Protected(); len(got) != 4 {
 		t.Fatalf("Protected() = %v", got)
 	}
-	for i, f := range []string{e.cfg, e.audit, exe} {
+	for i, f := range []string{e.cfg, e.audit, exe, helper} {
 		check(t, p, fileReq(CapWorkspaceWrite, f), protectDeny)
 		check(t, p, fileReq(CapWorkspaceDelete, f), protectDeny)
 		_ = i

@@ -86,7 +86,11 @@ type Policy struct {
 // can pin it.
 type CompileOptions struct {
 	Executable string // the server's own binary; protected from writes
-	Home       string // "~" in patterns; defaults to the user's home
+	// Helper is the sandbox helper binary beside it (it may not exist yet);
+	// protected from writes too, so no tool or command can plant the file
+	// a later start would check and run.
+	Helper string
+	Home   string // "~" in patterns; defaults to the user's home
 }
 
 // Compile resolves and checks every rule of cfg (profile rules first) and
@@ -154,7 +158,7 @@ func Compile(cfg *Config, opts CompileOptions) (*Policy, error) {
 		CheckpointInterval: seconds(orDefault(cfg.Audit.CheckpointSeconds, 60))}
 	p.Executable = opts.Executable
 	p.StateDir = p.realPath(StateDir(home))
-	for _, f := range []string{p.ConfigPath, p.AuditPath, p.Executable} {
+	for _, f := range []string{p.ConfigPath, p.AuditPath, p.Executable, opts.Helper} {
 		if f != "" {
 			p.protected = append(p.protected, p.realPath(f))
 		}

@@ -281,7 +281,7 @@ func loadPolicyTests(configPath string) (*grants.Policy, []grants.TestResult, []
 		return nil, nil, nil, err
 	}
 	exe, _ := os.Executable()
-	p, err := grants.Compile(cfg, grants.CompileOptions{Executable: exe})
+	p, err := grants.Compile(cfg, grants.CompileOptions{Executable: exe, Helper: sandbox.HelperBinaryPath(exe)})
 	if err != nil {
 		return nil, nil, nil, err
 	}

@@ -208,11 +208,15 @@
 // change of the namespace's mount table; after the set-up, in this private
 // namespace where the command cannot mount, only a mount lost to the host
 // changes it) from a goroutine given a processor of its own (the helper
-// runs with GOMAXPROCS=1 and its main thread blocks in raw wait4). At the
-// first change it kills every process of the namespace (kill(-1, SIGKILL)
-// from PID 1) and reports why; once the shell has exited, PID 1 kills what
-// is left and checks the table once more (a second descriptor) before it
-// reports. The server then drops the command's output and sets
+// runs with GOMAXPROCS=1 and its main thread blocks in raw wait4). At a
+// change that lost a mount the set-up made (a guard first, by one statx of
+// its path; then any other, by the table: the git overlays, the pinned
+// ancestors) it kills every process of the namespace (kill(-1, SIGKILL)
+// from PID 1) and reports why; a change that lost only a mount the
+// namespace inherited from the server's (the host removing a container's
+// folder, a test's temporary mount) hides nothing and is let pass. Once
+// the shell has exited, PID 1 kills what is left and checks the table once
+// more (a second descriptor) before it reports. The server then drops the command's output and sets
 // Result.Stopped ("….env was replaced or removed on the host while the
 // command ran; the command was killed so it could not read it"). No mount
 // can keep the name masked once the host replaced the entry, and the

@@ -209,12 +209,12 @@ func helperSetupAndStart() (*supervisor, error) {
 		etc.close()
 		etc = prepareMask(hs.EtcDir, hs.EtcSecrets)
 	}
-	guards, err := setupMounts(&hs, etc)
+	guards, inherited, err := setupMounts(&hs, etc)
 	if err != nil {
 		return nil, err
 	}
 	// Opened before the command starts: a mount lost from now on is seen.
-	watch, err := openWatch(guards)
+	watch, err := openWatch(guards, inherited)
 	if err != nil {
 		return nil, err
 	}
@@ -279,12 +279,18 @@ func primeCodecs() {
 
 // setupMounts makes the sandbox's mounts and returns the guards to watch
 // while the command runs (hidden.go).
-func setupMounts(hs *helperSpec, etc *maskPrep) ([]guard, error) {
+func setupMounts(hs *helperSpec, etc *maskPrep) (guards []guard, inherited map[uint64]bool, err error) {
 	if err := step("mount private", unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, "")); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if err := step("mount proc", unix.Mount("proc", "/proc", "proc", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, "")); err != nil {
-		return nil, err
+		return nil, nil, err
+	}
+	// What the namespace holds before the set-up mounts anything (nothing
+	// propagates in any more): only the loss of a mount made after this
+	// stops the command (guardWatch).
+	if inherited, err = mountIDs(); err != nil {
+		return nil, nil, step("read the mount table", err)
 	}
 	gitMounts := openGitMounts(hs)
 	defer closeGitMounts(gitMounts)
@@ -318,7 +324,7 @@ func setupMounts(hs *helperSpec, etc *maskPrep) ([]guard, error) {
 		var st unix.Stat_t
 		if err := unix.Fstat(fd, &st); err != nil {
 			unix.Close(fd)
-			return nil, step("stat "+r, err)
+			return nil, nil, step("stat "+r, err)
 		}
 		under = append(under, keep{path: r, fd: fd, dir: st.Mode&unix.S_IFMT == unix.S_IFDIR})
 	}
@@ -329,65 +335,65 @@ func setupMounts(hs *helperSpec, etc *maskPrep) ([]guard, error) {
 	}()
 	opts := "mode=1777,size=" + strconv.FormatInt(hs.TmpSize, 10)
 	if err := step("mount tmpfs /tmp", unix.Mount("tmpfs", "/tmp", "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, opts)); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	for _, k := range under {
 		if k.path != "/tmp" {
 			if k.dir {
 				if err := os.MkdirAll(k.path, 0o755); err != nil {
-					return nil, step("mkdir "+k.path, err)
+					return nil, nil, step("mkdir "+k.path, err)
 				}
 			} else {
 				if err := os.MkdirAll(filepath.Dir(k.path), 0o755); err != nil {
-					return nil, step("mkdir "+k.path, err)
+					return nil, nil, step("mkdir "+k.path, err)
 				}
 				f, err := os.OpenFile(k.path, os.O_CREATE|os.O_WRONLY, 0o600)
 				if err != nil {
-					return nil, step("create "+k.path, err)
+					return nil, nil, step("create "+k.path, err)
 				}
 				f.Close()
 			}
 		}
 		src := "/proc/self/fd/" + strconv.Itoa(k.fd)
 		if err := step("bind "+k.path, unix.Mount(src, k.path, "", unix.MS_BIND|unix.MS_REC, "")); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
 	if hs.Home != "" {
 		// Validated by normalize: no root holds it, so this is the
 		// private tmpfs, and it cannot exist yet.
 		if err := step("mkdir home "+hs.Home, os.Mkdir(hs.Home, 0o700)); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
 	if fi, err := os.Stat("/dev/shm"); err == nil && fi.IsDir() {
 		if err := step("mount tmpfs /dev/shm", unix.Mount("tmpfs", "/dev/shm", "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, opts)); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
 	if err := nosuidRoots(hs.Writable); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	pinned := map[string]bool{} // folders bound onto themselves: never again
 	if len(gitMounts) > 0 {
 		stage, err := makeGitStage(gitMounts, hs.TmpSize)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		err = mountGitOverlays(gitMounts, stage, hs.Writable, pinned)
 		unix.Close(stage) // the overlays and the server hold it now
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	} else {
 		unix.Close(fdGitStage) // nothing to hand over
 	}
-	guards, err := hideSecrets(hs, etc)
+	guards, err = hideSecrets(hs, etc)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	ro, err := readOnlyBinds(hs, pinned)
-	return append(guards, ro...), err
+	return append(guards, ro...), inherited, err
 }
 
 // hideSecrets masks the secrets of /etc (applyMask: an overlay, its top

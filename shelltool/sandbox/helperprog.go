@@ -82,7 +82,7 @@ func DefaultHelper() *HelperProgram {
 		h.fallback = fmt.Errorf("locating the executable: %w", err)
 		return h
 	}
-	path := filepath.Join(filepath.Dir(exe), HelperBinaryName)
+	path := HelperBinaryPath(exe)
 	h, err := LoadHelperProgram(path, helperSHA256)
 	if err != nil {
 		h = SelfHelper()
@@ -90,6 +90,15 @@ func DefaultHelper() *HelperProgram {
 		h.file = path
 	}
 	return h
+}
+
+// HelperBinaryPath is where the helper binary of the server at exe lies
+// ("" when exe is "").
+func HelperBinaryPath(exe string) string {
+	if exe == "" {
+		return ""
+	}
+	return filepath.Join(filepath.Dir(exe), HelperBinaryName)
 }
 
 // LoadHelperProgram copies the file at path into a sealed memfd and returns
@@ -110,7 +119,9 @@ func LoadHelperProgram(path, wantHex string) (*HelperProgram, error) {
 	}
 	if got := sum.Sum(nil); string(got) != string(want) {
 		memfd.Close()
-		return nil, fmt.Errorf("%s has SHA-256 %x, this server was built with %s", path, got, wantHex)
+		// Not its digest: the path may name any file (a symlink is refused,
+		// a hard link is not), whose digest is not for printing.
+		return nil, fmt.Errorf("%s is not the helper binary this server was built with (its SHA-256 differs)", path)
 	}
 	return &HelperProgram{path: "/proc/self/fd/" + strconv.Itoa(int(memfd.Fd())), memfd: memfd, file: path}, nil
 }
@@ -119,7 +130,8 @@ func LoadHelperProgram(path, wantHex string) (*HelperProgram, error) {
 func sealedCopy(path string) (_ *os.File, err error) {
 	// O_NONBLOCK: a FIFO put there opens (and is refused below) instead of
 	// blocking the server's start.
-	src, err := os.OpenFile(path, os.O_RDONLY|unix.O_NONBLOCK|unix.O_NOCTTY, 0)
+	// O_NOFOLLOW: a symlink planted there is refused, not followed.
+	src, err := os.OpenFile(path, os.O_RDONLY|unix.O_NONBLOCK|unix.O_NOCTTY|unix.O_NOFOLLOW, 0)
 	if err != nil {
 		return nil, fmt.Errorf("helper binary: %w", err)
 	}

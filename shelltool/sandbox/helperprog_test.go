@@ -79,22 +79,30 @@ func TestLoadHelperProgramRefuses(t *testing.T) {
 	if err := os.Symlink("/dev/zero", zero); err != nil {
 		t.Fatal(err)
 	}
+	link := filepath.Join(dir, "link")
+	if err := os.Symlink(good, link); err != nil {
+		t.Fatal(err)
+	}
 	for _, tc := range []struct {
 		name, path, digest, want string
 	}{
 		{"another digest", good, strings.Repeat("0", 64), "this server was built with"},
+		{"a symlink, even to the right file", link, sum, "too many levels of symbolic links"},
 		{"digest not hex", good, "zz" + sum[2:], "is not a SHA-256"},
 		{"digest too short", good, sum[:62], "is not a SHA-256"},
 		{"missing", filepath.Join(dir, "none"), sum, "no such file"},
 		{"a FIFO", fifo, sum, "not a regular file"},
 		{"a folder", dir, sum, "not a regular file"},
 		{"too large", big, sum, "not a regular file of at most"},
-		{"a device through a symlink", zero, sum, "not a regular file"},
+		{"a device through a symlink", zero, sum, "too many levels of symbolic links"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			h, err := LoadHelperProgram(tc.path, tc.digest)
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("LoadHelperProgram = %v, %v; want an error with %q", h, err, tc.want)
+			}
+			if !strings.Contains(tc.digest, sum[:16]) && strings.Contains(err.Error(), sum[:16]) {
+				t.Fatalf("the error names a file's digest: %v", err)
 			}
 		})
 	}

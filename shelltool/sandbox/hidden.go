@@ -41,9 +41,10 @@ import (
 // mount in every namespace; nothing can keep the name masked then. PID 1
 // therefore watches the namespace's mount table (/proc/self/mountinfo polls
 // with POLLPRI on every change; once the set-up is done the table of this
-// private namespace only changes when a mount is detached) and at the first
-// change kills every process of the command (kill(-1, SIGKILL)), and the
-// server drops the command's output: see guardWatch.
+// private namespace only changes when a mount is detached) and at a change
+// that lost a mount of the set-up kills every process of the command
+// (kill(-1, SIGKILL)), and the server drops the command's output: see
+// guardWatch.
 
 // guard is a mount of the set-up whose loss the command must not survive.
 type guard struct {
@@ -470,18 +471,34 @@ func submounts(dir string) ([]string, error) {
 // guardWatch is PID 1's watch over the mount table once the command runs.
 type guardWatch struct {
 	guards []guard
-	fd     int // polled by the watching goroutine
-	final  int // polled once, when the shell has exited
-	mu     sync.Mutex
-	before map[uint64]string // mount point by ID, once run has read them
-	why    atomic.Pointer[string]
+	// made are the mounts of the set-up (by ID: their mount points): the
+	// namespace's mounts that were not inherited from the server's.
+	made  map[uint64]string
+	fd    int // polled by the watching goroutine
+	final int // polled once, when the shell has exited
+	mu    sync.Mutex
+	why   atomic.Pointer[string]
 }
 
-// openWatch opens the namespace's mount table (twice), checks that every
-// guard's path is still a mount's root and notes that mount's ID: a
-// change from now on, even before the command starts, is seen.
-func openWatch(guards []guard) (*guardWatch, error) {
-	w := &guardWatch{guards: guards, fd: -1, final: -1}
+// mountIDs reads the IDs of the namespace's mounts.
+func mountIDs() (map[uint64]bool, error) {
+	b, err := os.ReadFile("/proc/self/mountinfo")
+	if err != nil {
+		return nil, err
+	}
+	ids := map[uint64]bool{}
+	for _, m := range parseMountinfo(b) {
+		ids[m.id] = true
+	}
+	return ids, nil
+}
+
+// openWatch opens the namespace's mount table (twice), notes the mounts
+// the set-up made (those not in inherited), checks that every guard's path
+// is still a mount's root and notes that mount's ID: a change from now on,
+// even before the command starts, is seen.
+func openWatch(guards []guard, inherited map[uint64]bool) (*guardWatch, error) {
+	w := &guardWatch{guards: guards, made: map[uint64]string{}, fd: -1, final: -1}
 	var err error
 	if w.fd, err = unix.Open("/proc/self/mountinfo", unix.O_RDONLY|unix.O_CLOEXEC, 0); err != nil {
 		return nil, step("watch mounts", err)
@@ -489,6 +506,16 @@ func openWatch(guards []guard) (*guardWatch, error) {
 	if w.final, err = unix.Open("/proc/self/mountinfo", unix.O_RDONLY|unix.O_CLOEXEC, 0); err != nil {
 		w.close()
 		return nil, step("watch mounts", err)
+	}
+	b, err := os.ReadFile("/proc/self/mountinfo")
+	if err != nil {
+		w.close()
+		return nil, step("watch mounts", err)
+	}
+	for _, m := range parseMountinfo(b) {
+		if !inherited[m.id] {
+			w.made[m.id] = m.point
+		}
 	}
 	var kept []guard
 	for _, g := range guards {
@@ -543,25 +570,19 @@ func (w *guardWatch) start() {
 	go w.run()
 }
 
-// run waits for the first change of the mount table, kills every process
-// of the namespace at once (PID 1 excepted) and records why.
+// run waits for a change of the mount table that loses a mount of the
+// set-up, then kills every process of the namespace at once (PID 1
+// excepted) and records why. A change that loses only mounts the namespace
+// inherited (the host removing a container's folder, say) hides nothing
+// and is ignored: the poll is re-armed by the poll itself.
 func (w *guardWatch) run() {
-	// What was mounted, to name a lost mount that is no guard. Read here,
-	// off the command's path: a loss before it is still seen (the poll),
-	// only not named.
-	before := map[uint64]string{}
-	if b, err := os.ReadFile("/proc/self/mountinfo"); err == nil {
-		for _, m := range parseMountinfo(b) {
-			before[m.id] = m.point
-		}
-	}
-	w.mu.Lock()
-	w.before = before
-	w.mu.Unlock()
 	fds := []unix.PollFd{{Fd: int32(w.fd), Events: unix.POLLPRI}}
 	for {
 		n, err := unix.Poll(fds, -1)
 		if err == unix.EINTR || (err == nil && n == 0) {
+			continue
+		}
+		if err == nil && fds[0].Revents&(unix.POLLNVAL|unix.POLLHUP) == 0 && w.lost() == "" {
 			continue
 		}
 		_ = unix.Kill(-1, unix.SIGKILL)
@@ -570,9 +591,32 @@ func (w *guardWatch) run() {
 	}
 }
 
+// lost names a mount of the set-up that is gone: a guard first (one statx
+// each, the quickest check), then any other by the mount table; "" when
+// none is. A table that cannot be read counts as lost.
+func (w *guardWatch) lost() string {
+	for _, g := range w.guards {
+		var st unix.Statx_t
+		err := unix.Statx(unix.AT_FDCWD, g.path, unix.AT_SYMLINK_NOFOLLOW, unix.STATX_MNT_ID, &st)
+		if err != nil || st.Mnt_id != g.id {
+			return g.path
+		}
+	}
+	now, err := mountIDs()
+	if err != nil {
+		return "/proc/self/mountinfo"
+	}
+	for id, p := range w.made {
+		if !now[id] {
+			return p
+		}
+	}
+	return ""
+}
+
 // stopped is called by PID 1 once the shell has exited: it kills what is
 // left of the command (so nothing reads after this check) and tells why
-// the command was stopped, or "" when the mount table never changed.
+// the command was stopped, or "" when no mount of the set-up was lost.
 func (w *guardWatch) stopped() string {
 	if w == nil {
 		return ""
@@ -580,7 +624,7 @@ func (w *guardWatch) stopped() string {
 	_ = unix.Kill(-1, unix.SIGKILL)
 	fds := []unix.PollFd{{Fd: int32(w.final), Events: unix.POLLPRI}}
 	n, err := unix.Poll(fds, 0)
-	if err != nil || n > 0 {
+	if err != nil || (n > 0 && w.lost() != "") {
 		w.record(err)
 	}
 	if p := w.why.Load(); p != nil {
@@ -590,7 +634,7 @@ func (w *guardWatch) stopped() string {
 }
 
 // record sets why the command was stopped (once): the first guard whose
-// mount is gone, else the first mount gone.
+// mount is gone, else the first mount of the set-up gone.
 func (w *guardWatch) record(pollErr error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -601,12 +645,7 @@ func (w *guardWatch) record(pollErr error) {
 	if pollErr != nil {
 		msg = fmt.Sprintf("the sandbox's mounts could not be watched (%v); the command was killed", pollErr)
 	}
-	now := map[uint64]bool{}
-	if b, err := os.ReadFile("/proc/self/mountinfo"); err == nil {
-		for _, m := range parseMountinfo(b) {
-			now[m.id] = true
-		}
-	}
+	now, _ := mountIDs()
 	gone := ""
 	for _, g := range w.guards {
 		if !now[g.id] {
@@ -617,7 +656,7 @@ func (w *guardWatch) record(pollErr error) {
 	}
 	if gone == "" {
 		var lost []string
-		for id, p := range w.before {
+		for id, p := range w.made {
 			if !now[id] {
 				lost = append(lost, p)
 			}

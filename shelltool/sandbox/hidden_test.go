@@ -136,6 +136,51 @@ func TestHiddenReadOnlyReplacedByHost(t *testing.T) {
 	}
 }
 
+// TestHiddenInheritedMountLost: a mount the namespace inherited from the
+// server's (a container's folder, say) that the host removes mid-command
+// hides nothing of the sandbox's: the command is not stopped. Only the
+// loss of a mount the set-up made is.
+func TestHiddenInheritedMountLost(t *testing.T) {
+	needSandbox(t)
+	if os.Geteuid() != 0 {
+		t.Skip("mounting on the host needs root") // the CI runs as root
+	}
+	ws := newWorkspace(t)
+	env := filepath.Join(ws.dir, ".env")
+	writeFile(t, env, "OLD-SECRET\n", 0o600)
+	host := t.TempDir()
+	point := filepath.Join(host, "m")
+	if err := os.Mkdir(point, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := unix.Mount("tmpfs", point, "tmpfs", 0, "size=64k"); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = unix.Unmount(point, unix.MNT_DETACH) })
+	w := testkit.WatchDir(t, ws.dir)
+	s := ws.spec(`touch started; while [ ! -e go ]; do sleep 0.01; done; echo done`)
+	s.Hidden = []string{env}
+	s.Timeout = 120 * time.Second
+	done := runAsync(s)
+	awaitName(t, w, ws.dir, "started", done)
+	// Gone from the host's table; the sandbox's private copy is detached
+	// when its mount point is removed.
+	if err := unix.Unmount(point, 0); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(point); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, filepath.Join(ws.dir, "go"), "", 0o644)
+	r := <-done
+	if r.err != nil {
+		t.Fatal(r.err)
+	}
+	if r.res.Stopped != "" || r.res.ExitCode != 0 || r.res.Stdout != "done\n" {
+		t.Errorf("an inherited mount's loss stopped the command: %+v", r.res)
+	}
+}
+
 // TestHiddenUnaffected: a command that makes, renames and removes files of
 // its own (and fails to move or remove the hidden and read-only ones),
 // while the host changes other files of the workspace, is not stopped.
