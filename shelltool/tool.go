@@ -532,9 +532,12 @@ func newGitDirs(roots []string, before sandbox.GitLayout) []string {
 }
 
 // noteNewRepositories adds the repositories a command made to its result's
-// text.
+// text, unless the command was stopped (their names are the command's).
 func noteNewRepositories(r *mcp.CallToolResult, repos []string) {
 	if len(repos) == 0 || len(r.Content) == 0 {
+		return
+	}
+	if out, ok := r.StructuredContent.(Output); !ok || out.Stopped != "" {
 		return
 	}
 	tc, ok := r.Content[0].(mcp.TextContent)
@@ -576,6 +579,23 @@ func (l *lineLog) add(line string) {
 	} else {
 		l.more++
 	}
+}
+
+// count is how many lines were added.
+func (l *lineLog) count() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return len(l.lines) + l.more
+}
+
+// stoppedCounts says how many egress decisions and refused programs a
+// stopped command's result leaves out (their text is the command's).
+func stoppedCounts(egress, refused *lineLog) string {
+	e, r := egress.count(), refused.count()
+	if e == 0 && r == 0 {
+		return ""
+	}
+	return fmt.Sprintf("; not listed, being the command's text: %d egress proxy decisions, %d programs refused by the policy", e, r)
 }
 
 func (l *lineLog) list() []string {
@@ -647,7 +667,12 @@ func run(ctx context.Context, env *toolkit.Env, spec sandbox.Spec, surface grant
 	text := fmt.Sprintf("exit code %d", out.ExitCode)
 	switch {
 	case out.Stopped != "":
-		text = "stopped: " + out.Stopped + " (its output was dropped)"
+		text = "stopped: " + out.Stopped + " (its output was dropped)" + stoppedCounts(egress, refused)
+		// The command may have read a file renamed in over a hidden one:
+		// nothing it chose (the argv of its refused programs, the URLs it
+		// asked for, the names it made in .git) reaches the model.
+		out.Stdout, out.Stderr, out.Egress, out.RefusedPrograms, out.Truncated = "", "", nil, nil, false
+		res.GitDropped = nil
 	case out.TimedOut:
 		text = fmt.Sprintf("timed out after %s and was killed", spec.Timeout)
 	case err != nil:

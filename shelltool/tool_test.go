@@ -357,6 +357,54 @@ func TestHiddenReplacedStops(t *testing.T) {
 	}
 }
 
+// TestStoppedResultHasNoCommandText: a stopped command may have read a file
+// renamed in over a hidden one, so its result carries nothing it chose:
+// not the argv of a program the policy refused, not the name of a
+// repository it made, only their counts.
+func TestStoppedResultHasNoCommandText(t *testing.T) {
+	needProgram(t, "git")
+	f := newFixture(t, `profile = "interactive-dev"`)
+	env := filepath.Join(f.ws, ".env")
+	os.WriteFile(env, []byte("OLD=1\n"), 0o600)
+	cmd := `/bin/true LEAKMARK-argv; git init -q LEAKMARK-repo; touch started; while :; do read -r l < .env && echo "$l"; done 2>/dev/null`
+	raw, _ := json.Marshal(map[string]any{"command": cmd, "timeout_seconds": 120})
+	decide := func(_ context.Context, r grants.Request, st grants.Stage) (grants.Decision, error) {
+		if r.Capability.IsFile() || st == grants.StageExec && strings.Contains(r.Target.Command, "LEAKMARK-argv") {
+			d := grants.Decision{Request: r, Effect: grants.Deny, Reason: grants.ReasonMatchedDeny, RuleID: "no-mark"}
+			return d, &toolkit.MidActionRefused{Decision: d}
+		}
+		return grants.Decision{Request: r, Effect: grants.Allow, Reason: grants.ReasonMatchedAllow}, nil
+	}
+	plan, err := f.tool.Plan(context.Background(), &toolkit.Env{Policy: f.p, Principal: "stdio", MidAction: decide}, raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := testkit.WatchDir(t, f.ws)
+	done := make(chan toolkit.Result, 1)
+	go func() { done <- plan.Run(context.Background(), grantAll(plan)) }()
+	for deadline := time.Now().Add(60 * time.Second); ; w.Wait(100 * time.Millisecond) {
+		if _, err := os.Stat(filepath.Join(f.ws, "started")); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the command did not start within 60 s")
+		}
+	}
+	os.WriteFile(env+".new", []byte("NEW=SECRET\n"), 0o644)
+	if err := os.Rename(env+".new", env); err != nil {
+		t.Fatal(err)
+	}
+	res := <-done
+	out := output(t, res)
+	blob, _ := json.Marshal(out)
+	if out.Stopped == "" || strings.Contains(text(res.Tool)+string(blob), "LEAKMARK") || len(out.RefusedPrograms) != 0 {
+		t.Fatalf("a stopped command's text reached the result: %q %s", text(res.Tool), blob)
+	}
+	if !strings.Contains(text(res.Tool), "0 egress proxy decisions, 1 programs refused by the policy") {
+		t.Errorf("the counts are missing: %q", text(res.Tool))
+	}
+}
+
 // TestNotStarted: a tool the server did not start plans nothing, whatever
 // [sandbox] required says: whether the sandbox works is unknown.
 func TestNotStarted(t *testing.T) {

@@ -227,7 +227,14 @@
 // a loaded machine), a process of the command can open and read the new
 // file and copy it to a file it may write or, with Network "full" or
 // "proxy", send it out; its output is dropped, and a system call under way
-// when SIGKILL arrives (a write) completes.
+// when SIGKILL arrives (a write) completes. Nothing else the command chose
+// survives a stop either: what it made in a .git directory is not merged
+// (Result.GitDropped stays empty), and shelltool gives the model only the
+// number of its egress decisions and refused programs. When the server
+// kills the helper itself (timeout, runaway output, cancel) PID 1's report
+// is lost with it, so whether a mount was lost is unknown: a command with
+// hidden files is then treated as stopped, its output dropped, fail closed
+// (Result.Stopped says it was killed before the sandbox could confirm).
 //
 // With Network "proxy" the server receives the listener while the helper
 // sets up and runs Spec.Proxy on it in a goroutine; when the command ends

@@ -347,9 +347,20 @@ func drive(ctx context.Context, s *Spec, st *launched) (res Result, err error) {
 		}()
 		// Runs when drive returns, after the helper and the whole command
 		// are gone (every return below follows the wait), before release
-		// closes the socketpair.
+		// closes the socketpair. A stopped command may have read a file
+		// that replaced a hidden one: nothing it staged in .git is kept
+		// (its names would reach the model, its content the repository).
 		if len(s.GitDirs) > 0 {
-			defer func() { res.GitDropped = mergeGitStages(s.GitDirs, receiveGitStage(st.gitConn), s.TmpSize) }()
+			defer func() {
+				stage := receiveGitStage(st.gitConn)
+				if res.Stopped != "" {
+					if stage != nil {
+						stage.Close()
+					}
+					return
+				}
+				res.GitDropped = mergeGitStages(s.GitDirs, stage, s.TmpSize)
+			}()
 		}
 		hs := helperSpec{
 			Shell: s.Shell, Command: s.Command, Dir: s.Dir, Env: s.Env,
@@ -485,11 +496,33 @@ func drive(ctx context.Context, s *Spec, st *launched) (res Result, err error) {
 			return Result{}, fmt.Errorf("%w: helper ended before starting the command (%s): %q", ErrUnavailable, ps.String(), msg)
 		default:
 			setFromWait(&res, ws)
+			// The server killed PID 1 (timeout, output, cancel) before its
+			// exit line, which says whether a hidden file's mount was
+			// lost, arrived: the command may have read a file renamed in
+			// over one. Fail closed.
+			if len(s.Hidden) > 0 {
+				stoppedResult(&res, unconfirmedStop(&res, ctxErr))
+			}
 		}
 	} else {
 		setFromWait(&res, ws)
 	}
 	return res, ctxErr
+}
+
+// unconfirmedStop is why the output of a command with hidden files that
+// the server killed (so PID 1 never reported on their mounts) is dropped.
+func unconfirmedStop(res *Result, ctxErr error) string {
+	why := "it ended"
+	switch {
+	case res.TimedOut:
+		why = "it timed out"
+	case res.OutputExceeded:
+		why = "its output passed the limit"
+	case ctxErr != nil:
+		why = "the call was cancelled"
+	}
+	return "the command was killed when " + why + ", before the sandbox could confirm that no hidden file was replaced on the host while it ran"
 }
 
 func setFromWait(res *Result, ws syscall.WaitStatus) {

@@ -196,8 +196,10 @@ type Result struct {
 	GateCPU time.Duration
 	// Stopped, when set, says why the sandbox killed the command before
 	// it ended (a hidden file or read-only carve-out was replaced or
-	// removed on the host, so its mount was lost): Stdout and Stderr are
-	// then empty, whatever the command wrote being dropped.
+	// removed on the host, so its mount was lost, or the server killed a
+	// command with hidden files before PID 1 could say): Stdout, Stderr
+	// and GitDropped are then empty, whatever the command wrote being
+	// dropped, and nothing it staged in .git is merged.
 	Stopped string
 	// Started is the time from starting the sandbox (handing a warm helper
 	// the command) to the command running; 0 on the host or when unknown.
