@@ -336,15 +336,15 @@ func isIdentityMap(b []byte) bool {
 // option by such a process would not see an opaque mark it cannot read
 // and would show the folder's contents.
 func trustedXattrs(mfd int) (bool, error) {
-	root := "/proc/self/fd/" + strconv.Itoa(mfd)
+	root := "/proc/self/fd/" + strconv.Itoa(mfd) // followed: the layer's root
 	const probe = "trusted.onellm-probe"
-	switch err := unix.Lsetxattr(root, probe, []byte("y"), 0); {
+	switch err := unix.Setxattr(root, probe, []byte("y"), 0); {
 	case errors.Is(err, unix.EPERM):
 		return false, nil
 	case err != nil:
 		return false, fmt.Errorf("probe trusted xattrs: %w", err)
 	}
-	if err := unix.Lremovexattr(root, probe); err != nil {
+	if err := unix.Removexattr(root, probe); err != nil {
 		return false, fmt.Errorf("probe trusted xattrs: %w", err)
 	}
 	return true, nil
@@ -354,10 +354,13 @@ func trustedXattrs(mfd int) (bool, error) {
 // submounts and its top layer, made before the spec arrives (a warm helper
 // makes it while it waits, off the command's path). A name's state is read
 // then: what the host changes later is masked all the same (a whiteout, a
-// placeholder and an opaque folder all mask a name whatever lies below),
-// but a secret pattern is expanded then too.
+// placeholder and an opaque folder all mask a name whatever lies below).
+// A secret pattern is expanded then, and again when the spec has arrived
+// (refresh: a warm helper may have waited for hours); a name it matches
+// that is made after that, mid-command, is not masked.
 type maskPrep struct {
 	dir   string
+	raw   []string // as given: patterns unexpanded
 	names []string // expanded
 	subs  []string
 	binds bool    // user namespace with mounts beneath dir: binds instead
@@ -370,7 +373,7 @@ type maskPrep struct {
 // prepareMask reads dir and makes its top layer for names (patterns
 // expanded now). Errors are kept for applyMask: nothing runs without it.
 func prepareMask(dir string, names []string) *maskPrep {
-	m := &maskPrep{dir: dir, names: expandSecrets(dir, names), layer: -1}
+	m := &maskPrep{dir: dir, raw: names, names: expandSecrets(dir, names), layer: -1}
 	m.subs, m.err = submounts(dir)
 	if m.err != nil {
 		return m
@@ -418,6 +421,17 @@ func (m *maskPrep) bindPaths() []string {
 	return paths
 }
 
+// refresh expands m's patterns again and remakes m when what they match
+// changed since prepareMask (one directory read per pattern otherwise).
+func (m *maskPrep) refresh() {
+	if m.err != nil || slices.Equal(expandSecrets(m.dir, m.raw), m.names) {
+		return
+	}
+	fresh := prepareMask(m.dir, m.raw)
+	m.close()
+	*m = *fresh
+}
+
 func (m *maskPrep) close() {
 	if m != nil && m.layer >= 0 {
 		unix.Close(m.layer)
@@ -432,6 +446,7 @@ func (m *maskPrep) close() {
 // folder; every secret in bind mode).
 func applyMask(m *maskPrep, depth int) ([]guard, []string, error) {
 	defer m.close()
+	m.refresh()
 	if m.err != nil {
 		return nil, nil, step("hide "+m.dir, m.err)
 	}

@@ -4,6 +4,7 @@ package sandbox
 
 import (
 	"context"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -479,6 +480,51 @@ func FuzzParseMountinfo(f *testing.F) {
 			t.Fatalf("%d entries from %d lines", len(got), lines)
 		}
 	})
+}
+
+// TestMaskRefresh: a name matching a secret pattern made after the top
+// layer (a warm helper's, long before its command) is masked all the same
+// once the spec arrives; with nothing changed the layer is kept.
+func TestMaskRefresh(t *testing.T) {
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "ssh/ssh_host_rsa_key"), "x", 0o600)
+	m := prepareMask(dir, []string{"ssh/ssh_host_*", "shadow"})
+	defer m.close()
+	if errors.Is(m.err, unix.EPERM) && os.Geteuid() != 0 {
+		missingDep(t, "cannot make a tmpfs here: %v", m.err)
+	}
+	if m.err != nil {
+		t.Fatal(m.err)
+	}
+	layer := m.layer
+	m.refresh()
+	if m.layer != layer {
+		t.Errorf("unchanged, but the layer was remade")
+	}
+	writeFile(t, filepath.Join(dir, "ssh/ssh_host_ed25519_key"), "x", 0o600)
+	m.refresh()
+	if m.err != nil {
+		t.Fatal(m.err)
+	}
+	if got := m.plan.entries["ssh/ssh_host_ed25519_key"]; got != phFile || m.layer < 0 {
+		t.Errorf("new key: %v (layer %d), names %v", got, m.layer, m.names)
+	}
+	if m.plan.entries["ssh/ssh_host_rsa_key"] != phFile || m.plan.entries["shadow"] != phWhiteout {
+		t.Errorf("entries %v", m.plan.entries)
+	}
+}
+
+// BenchmarkMaskRefresh: what refresh costs a command when /etc's secret
+// patterns match what they matched (the common case).
+func BenchmarkMaskRefresh(b *testing.B) {
+	m := prepareMask("/etc", etcSecrets())
+	defer m.close()
+	if m.err != nil {
+		b.Fatal(m.err)
+	}
+	for b.Loop() {
+		m.refresh()
+	}
 }
 
 func TestIsIdentityMap(t *testing.T) {
