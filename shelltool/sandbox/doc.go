@@ -178,7 +178,10 @@
 // TOP is a tmpfs mounted nowhere holding, for every secret name, an empty
 // mode-0 file (or an opaque mode-0 folder) where the secret exists and a
 // whiteout where it does not (at the first missing component of its path,
-// so a folder such as /etc/wireguard made later is hidden whole): the
+// so a folder such as /etc/wireguard made later is hidden whole), or where
+// the helper cannot look (the first component in a folder its uid cannot
+// search: the command, with that uid and no capabilities, could not reach
+// it either): the
 // overlay, not a mount on the host's entry, masks the name, so a renamed or
 // newly created secret is as hidden as the one it replaced. TOP is made by
 // the helper before it reads its spec (a warm helper, while it waits), so
@@ -194,13 +197,19 @@
 // /etc replaced mid-command (resolv.conf renamed into place) may show its
 // old content, and a name created mid-command may stay absent, until the
 // next command. A failure to mount it fails the set-up (ErrUnavailable).
-// In a user namespace (the server not root) whose /etc has mounts beneath
-// it (a container), those mounts are locked and the kernel refuses an
-// overlay layer holding locked mounts (clone_private_mount: EINVAL): there
-// each secret present gets a placeholder bind, guarded as below, and a
-// secret created mid-command is not hidden (the command's uid is the
-// server's, not 0, so root-only files such as shadow stay unreadable by
-// their mode).
+// Outside the initial user namespace (the server not root, or uid 0 of a
+// rootless container or of `unshare -Ur`) trusted.* xattrs are not the
+// helper's: TOP's opaque marks are user.overlay.opaque and the overlay is
+// mounted with userxattr (the helper probes whether it may set trusted.*
+// on TOP, so the mark and the option always agree). There, when /etc has
+// mounts beneath it (a container), those mounts are locked and the kernel
+// refuses an overlay layer holding locked mounts (clone_private_mount:
+// EINVAL): each secret present gets a placeholder bind instead, guarded as
+// below, and a secret created mid-command is not hidden (root-only files
+// such as shadow stay unreadable by their mode: the command's uid is not
+// the host's root). The helper picks binds when /proc/self/uid_map is not
+// the initial namespace's identity map, and falls back to them when the
+// overlay mount fails with EINVAL while mounts lie beneath.
 //
 // Spec.Hidden paths (credential files inside writable roots, which must
 // stay writable around them) and ReadOnly paths keep their binds, and are

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -25,7 +26,8 @@ import (
 // /etc: a read-only overlay whose top layer (a tmpfs mounted nowhere) holds,
 // for every secret name, an empty mode-0 file or an opaque mode-0 folder
 // where the secret exists when the helper starts (before its spec) and a
-// whiteout where it does not (at the first missing component of its path):
+// whiteout where it does not (at the first missing component of its path,
+// or the first the helper's uid cannot reach):
 // the name is masked by the overlay
 // itself, not by a mount on the host's entry, so a host that renames a new
 // /etc/shadow into place or creates /etc/krb5.keytab mid-command changes
@@ -171,7 +173,12 @@ func planMask(dir string, names []string) (*phPlan, error) {
 		for i := range comps {
 			rel := strings.Join(comps[:i+1], "/")
 			fi, err := os.Lstat(filepath.Join(dir, rel))
-			if errors.Is(err, fs.ErrNotExist) {
+			if errors.Is(err, fs.ErrNotExist) || errors.Is(err, fs.ErrPermission) {
+				// Absent, or in a folder the helper cannot search (a
+				// non-root server's): a whiteout masks the name and
+				// all beneath it whatever lies there, and the command,
+				// with the helper's uid and no capabilities, could not
+				// have reached it anyway.
 				p.entries[rel] = phWhiteout
 				break
 			}
@@ -215,34 +222,39 @@ func planMask(dir string, names []string) (*phPlan, error) {
 // nowhere (only the returned descriptor reaches it). Folders on the way
 // get the host's mode (and owner, where the helper can set it: the overlay
 // shows the top layer's attributes for a merged folder).
-func buildTopLayer(p *phPlan) (int, error) {
+// It tells whether the overlay must read user.* xattrs (trustedXattrs).
+func buildTopLayer(p *phPlan) (int, bool, error) {
 	fsfd, err := unix.Fsopen("tmpfs", unix.FSOPEN_CLOEXEC)
 	if err != nil {
-		return -1, fmt.Errorf("fsopen tmpfs: %w", err)
+		return -1, false, fmt.Errorf("fsopen tmpfs: %w", err)
 	}
 	defer unix.Close(fsfd)
 	for _, kv := range [][2]string{{"size", "1m"}, {"mode", "0755"}} {
 		if err := unix.FsconfigSetString(fsfd, kv[0], kv[1]); err != nil {
-			return -1, fmt.Errorf("tmpfs %s: %w", kv[0], err)
+			return -1, false, fmt.Errorf("tmpfs %s: %w", kv[0], err)
 		}
 	}
 	if err := unix.FsconfigCreate(fsfd); err != nil {
-		return -1, fmt.Errorf("tmpfs create: %w", err)
+		return -1, false, fmt.Errorf("tmpfs create: %w", err)
 	}
 	mfd, err := unix.Fsmount(fsfd, unix.FSMOUNT_CLOEXEC, unix.MOUNT_ATTR_NOSUID|unix.MOUNT_ATTR_NODEV|unix.MOUNT_ATTR_NOEXEC)
 	if err != nil {
-		return -1, fmt.Errorf("fsmount tmpfs: %w", err)
+		return -1, false, fmt.Errorf("fsmount tmpfs: %w", err)
 	}
-	if err := fillTopLayer(mfd, p); err != nil {
+	trusted, err := trustedXattrs(mfd)
+	if err == nil {
+		err = fillTopLayer(mfd, p, trusted)
+	}
+	if err != nil {
 		unix.Close(mfd)
-		return -1, err
+		return -1, false, err
 	}
-	return mfd, nil
+	return mfd, !trusted, nil
 }
 
-func fillTopLayer(mfd int, p *phPlan) error {
+func fillTopLayer(mfd int, p *phPlan, trusted bool) error {
 	opaque := "trusted.overlay.opaque"
-	if os.Geteuid() != 0 {
+	if !trusted {
 		opaque = "user.overlay.opaque" // with the userxattr option
 	}
 	names := make([]string, 0, len(p.entries))
@@ -300,31 +312,74 @@ func fillTopLayer(mfd int, p *phPlan) error {
 	return nil
 }
 
+// initialUserNS tells whether the process seems to run in the initial
+// user namespace, whose uid_map maps every ID to itself ("0 0
+// 4294967295"); uid 0 of a user namespace (a rootless container, unshare
+// -Ur) does not, and the mounts it inherited are locked. A namespace may
+// copy that map, so nothing that masks depends on this alone: it only
+// picks binds over an overlay that the kernel would refuse (EINVAL, which
+// applyMask answers with binds too); the xattrs follow a probe
+// (trustedXattrs).
+func initialUserNS() bool {
+	b, err := os.ReadFile("/proc/self/uid_map")
+	return err == nil && isIdentityMap(b)
+}
+
+// isIdentityMap tells whether b (a uid_map) is the initial namespace's.
+func isIdentityMap(b []byte) bool {
+	return slices.Equal(strings.Fields(string(b)), []string{"0", "0", "4294967295"})
+}
+
+// trustedXattrs tells whether the process may set trusted.* xattrs on the
+// top layer (at mfd), which takes CAP_SYS_ADMIN in the initial user
+// namespace: then the overlay reads trusted.overlay.*. Otherwise it must
+// read user.overlay.* (userxattr): an overlay mounted without that
+// option by such a process would not see an opaque mark it cannot read
+// and would show the folder's contents.
+func trustedXattrs(mfd int) (bool, error) {
+	root := "/proc/self/fd/" + strconv.Itoa(mfd) // followed: the layer's root
+	const probe = "trusted.onellm-probe"
+	switch err := unix.Setxattr(root, probe, []byte("y"), 0); {
+	case errors.Is(err, unix.EPERM):
+		return false, nil
+	case err != nil:
+		return false, fmt.Errorf("probe trusted xattrs: %w", err)
+	}
+	if err := unix.Removexattr(root, probe); err != nil {
+		return false, fmt.Errorf("probe trusted xattrs: %w", err)
+	}
+	return true, nil
+}
+
 // maskPrep is what masking a folder needs that no spec decides: its
 // submounts and its top layer, made before the spec arrives (a warm helper
 // makes it while it waits, off the command's path). A name's state is read
 // then: what the host changes later is masked all the same (a whiteout, a
-// placeholder and an opaque folder all mask a name whatever lies below),
-// but a secret pattern is expanded then too.
+// placeholder and an opaque folder all mask a name whatever lies below).
+// A secret pattern is expanded then, and again when the spec has arrived
+// (refresh: a warm helper may have waited for hours); a name it matches
+// that is made after that, mid-command, is not masked.
 type maskPrep struct {
 	dir   string
+	raw   []string // as given: patterns unexpanded
 	names []string // expanded
 	subs  []string
 	binds bool    // user namespace with mounts beneath dir: binds instead
 	plan  *phPlan // names outside the submounts kept
 	layer int     // the top layer's mount, -1 when none
+	user  bool    // the layer's xattrs are user.* (mount with userxattr)
 	err   error
 }
 
 // prepareMask reads dir and makes its top layer for names (patterns
 // expanded now). Errors are kept for applyMask: nothing runs without it.
 func prepareMask(dir string, names []string) *maskPrep {
-	m := &maskPrep{dir: dir, names: expandSecrets(dir, names), layer: -1}
+	m := &maskPrep{dir: dir, raw: names, names: expandSecrets(dir, names), layer: -1}
 	m.subs, m.err = submounts(dir)
 	if m.err != nil {
 		return m
 	}
-	if len(m.subs) > 0 && os.Geteuid() != 0 {
+	if len(m.subs) > 0 && !initialUserNS() {
 		// A user namespace: the mounts beneath dir are locked, and the
 		// kernel refuses a layer with locked mounts beneath it
 		// (clone_private_mount: EINVAL). Each secret present gets a bind
@@ -341,7 +396,7 @@ func prepareMask(dir string, names []string) *maskPrep {
 	if m.plan, m.err = planMask(dir, top); m.err != nil {
 		return m
 	}
-	m.layer, m.err = buildTopLayer(m.plan)
+	m.layer, m.user, m.err = buildTopLayer(m.plan)
 	return m
 }
 
@@ -358,6 +413,26 @@ func (m *maskPrep) kept() []string {
 	return out
 }
 
+// bindPaths are the paths to mask by binds in bind mode: every secret.
+func (m *maskPrep) bindPaths() []string {
+	var paths []string
+	for _, n := range m.names {
+		paths = append(paths, filepath.Join(m.dir, n))
+	}
+	return paths
+}
+
+// refresh expands m's patterns again and remakes m when what they match
+// changed since prepareMask (one directory read per pattern otherwise).
+func (m *maskPrep) refresh() {
+	if m.err != nil || slices.Equal(expandSecrets(m.dir, m.raw), m.names) {
+		return
+	}
+	fresh := prepareMask(m.dir, m.raw)
+	m.close()
+	*m = *fresh
+}
+
 func (m *maskPrep) close() {
 	if m != nil && m.layer >= 0 {
 		unix.Close(m.layer)
@@ -372,15 +447,12 @@ func (m *maskPrep) close() {
 // folder; every secret in bind mode).
 func applyMask(m *maskPrep, depth int) ([]guard, []string, error) {
 	defer m.close()
+	m.refresh()
 	if m.err != nil {
 		return nil, nil, step("hide "+m.dir, m.err)
 	}
 	if m.binds {
-		var paths []string
-		for _, n := range m.names {
-			paths = append(paths, filepath.Join(m.dir, n))
-		}
-		return nil, paths, nil
+		return nil, m.bindPaths(), nil
 	}
 	if depth > 8 {
 		return nil, nil, step("hide "+m.dir, errors.New("mounts nested too deep beneath the secret folder"))
@@ -410,11 +482,17 @@ func applyMask(m *maskPrep, depth int) ([]guard, []string, error) {
 	}
 	defer unix.Close(lower)
 	opts := "lowerdir=/proc/self/fd/" + strconv.Itoa(m.layer) + ":/proc/self/fd/" + strconv.Itoa(lower)
-	if os.Geteuid() != 0 {
+	if m.user {
 		opts += ",userxattr" // a user namespace: trusted.* is not ours
 	}
-	if err := step("hide "+m.dir+": overlay", unix.Mount("overlay", m.dir, "overlay", unix.MS_RDONLY|unix.MS_NOSUID|unix.MS_NODEV, opts)); err != nil {
-		return nil, nil, err
+	err = unix.Mount("overlay", m.dir, "overlay", unix.MS_RDONLY|unix.MS_NOSUID|unix.MS_NODEV, opts)
+	if errors.Is(err, unix.EINVAL) && len(m.subs) > 0 {
+		// Locked mounts beneath dir (a user namespace initialUserNS
+		// did not tell): binds instead, as prepareMask decides there.
+		return nil, m.bindPaths(), nil
+	}
+	if err != nil {
+		return nil, nil, step("hide "+m.dir+": overlay", err)
 	}
 	guards := []guard{{path: m.dir, verb: "read"}}
 	outside := append([]string(nil), m.plan.outside...)

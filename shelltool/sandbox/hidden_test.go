@@ -4,6 +4,7 @@ package sandbox
 
 import (
 	"context"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -348,10 +349,14 @@ func submountEtc(t *testing.T) string {
 	return etc
 }
 
+// hiddenTests are the tests rerunHidden runs again in another setting.
+var hiddenTests = []string{"TestHiddenFileReplacedByHost", "TestHiddenReadOnlyReplacedByHost", "TestHiddenUnaffected", "TestHiddenEtcReplacedByHost", "TestHiddenEtcSubmounts", "TestSandboxProperties"}
+
 // TestHiddenUnprivileged runs the tests above again as an unprivileged
 // user (the sandbox then runs in a user namespace: the overlay needs
 // userxattr, its whiteouts are made there, and the mounts beneath the
-// stand-in /etc are locked), when the tests run as root.
+// stand-in /etc are locked), when the tests run as root; and
+// TestHiddenEtcUnsearchable, which needs a folder that user cannot search.
 func TestHiddenUnprivileged(t *testing.T) {
 	needSandbox(t)
 	if os.Getuid() != 0 {
@@ -360,8 +365,56 @@ func TestHiddenUnprivileged(t *testing.T) {
 	if os.Getenv("ONELLM_HIDDEN_UNPRIVILEGED") != "" {
 		return // the copy itself
 	}
-	etc := submountEtc(t)
-	dir, err := os.MkdirTemp("", "hidden-unpriv-")
+	sys := &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+	rerunHidden(t, nil, sys, append(hiddenTests, "TestHiddenEtcUnsearchable"),
+		"ONELLM_HIDDEN_ETC="+submountEtc(t), "ONELLM_HIDDEN_UNSEARCHABLE="+unsearchableEtc(t))
+}
+
+// TestHiddenUserNamespace runs the tests above again as uid 0 of a user
+// namespace (`unshare -Urm`, as in a rootless container): the helper is
+// not in the initial namespace although its uid is 0, so trusted.* xattrs
+// are not its own; when the tests run as root, the mounts beneath the
+// stand-in /etc are made outside, so they are locked inside.
+func TestHiddenUserNamespace(t *testing.T) {
+	needSandbox(t)
+	if os.Getenv("ONELLM_HIDDEN_UNPRIVILEGED") != "" {
+		return // the copy itself
+	}
+	unshare, err := exec.LookPath("unshare")
+	if err != nil {
+		missingDep(t, "no unshare (util-linux): %v", err)
+	}
+	var env []string
+	if os.Geteuid() == 0 {
+		env = append(env, "ONELLM_HIDDEN_ETC="+submountEtc(t))
+	}
+	rerunHidden(t, []string{unshare, "-Urm"}, nil, hiddenTests, env...)
+}
+
+// TestHiddenIdentityUserNamespace runs them in a user namespace that maps
+// every ID to itself, as the initial one does (root only): the uid_map
+// cannot tell it apart, so the helper must learn from the kernel that
+// trusted.* is not its own (the probe) and that the mounts beneath the
+// stand-in /etc are locked (the overlay's EINVAL: binds instead).
+func TestHiddenIdentityUserNamespace(t *testing.T) {
+	needSandbox(t)
+	if os.Getenv("ONELLM_HIDDEN_UNPRIVILEGED") != "" {
+		return // the copy itself
+	}
+	if os.Getuid() != 0 {
+		missingDep(t, "not root: cannot map every ID into a user namespace")
+	}
+	all := []syscall.SysProcIDMap{{ContainerID: 0, HostID: 0, Size: 1<<32 - 1}}
+	sys := &syscall.SysProcAttr{Cloneflags: syscall.CLONE_NEWUSER | syscall.CLONE_NEWNS, UidMappings: all, GidMappings: all}
+	rerunHidden(t, nil, sys, hiddenTests, "ONELLM_HIDDEN_ETC="+submountEtc(t))
+}
+
+// rerunHidden runs tests again in a copy of the test binary, started by
+// wrap (a command and its arguments, or none) with sys, and fails unless
+// every one of them passes.
+func rerunHidden(t *testing.T, wrap []string, sys *syscall.SysProcAttr, tests []string, env ...string) {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "hidden-rerun-") // reachable by another user
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -381,19 +434,66 @@ func TestHiddenUnprivileged(t *testing.T) {
 	}
 	bin := filepath.Join(dir, "hidden.test")
 	copyFile(t, self, bin, 0o755)
-	tests := []string{"TestHiddenFileReplacedByHost", "TestHiddenReadOnlyReplacedByHost", "TestHiddenUnaffected", "TestHiddenEtcReplacedByHost", "TestHiddenEtcSubmounts", "TestSandboxProperties"}
-	cmd := exec.Command(bin, "-test.v", "-test.run", "^("+strings.Join(tests, "|")+")$", "-test.count=1")
+	argv := append(append([]string(nil), wrap...), bin, "-test.v", "-test.run", "^("+strings.Join(tests, "|")+")$", "-test.count=1")
+	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Dir = dir
-	cmd.Env = []string{"PATH=/usr/bin:/bin", "TMPDIR=" + tmp, "HOME=" + tmp, "ONELLM_HIDDEN_UNPRIVILEGED=1", "ONELLM_HIDDEN_ETC=" + etc, "CI=" + os.Getenv("CI")}
-	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+	cmd.Env = append([]string{"PATH=/usr/bin:/bin", "TMPDIR=" + tmp, "HOME=" + tmp, "ONELLM_HIDDEN_UNPRIVILEGED=1", "CI=" + os.Getenv("CI")}, env...)
+	cmd.SysProcAttr = sys
 	out, err := cmd.CombinedOutput()
 	if err != nil || strings.Contains(string(out), "--- SKIP") {
-		t.Fatalf("as uid 65534: %v\n%s", err, out)
+		t.Fatalf("%v %v: %v\n%s", wrap, sys, err, out)
 	}
 	for _, name := range tests {
 		if !strings.Contains(string(out), "--- PASS: "+name+" ") {
-			t.Fatalf("as uid 65534, %s did not pass:\n%s", name, out)
+			t.Fatalf("%v %v: %s did not pass:\n%s", wrap, sys, name, out)
 		}
+	}
+}
+
+// unsearchableEtc makes a stand-in /etc (removed after the test) where a
+// root-only folder (0700) lies on the path of two secrets, beside a
+// readable file.
+func unsearchableEtc(t *testing.T) string {
+	t.Helper()
+	root, err := os.MkdirTemp("", "hidden-etc-") // reachable by another user
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(root) })
+	etc := filepath.Join(root, "etc")
+	writeFile(t, filepath.Join(etc, "passwd"), "root:x:0:0\n", 0o644)
+	writeFile(t, filepath.Join(etc, "priv/key"), "KEY\n", 0o644)
+	writeFile(t, filepath.Join(etc, "priv/sub/key"), "SUBKEY\n", 0o644)
+	writeFile(t, filepath.Join(etc, "priv/other"), "OTHER\n", 0o644)
+	for d, mode := range map[string]os.FileMode{root: 0o755, etc: 0o755, filepath.Join(etc, "priv"): 0o700} {
+		if err := os.Chmod(d, mode); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return etc
+}
+
+// TestHiddenEtcUnsearchable: a folder on secrets' paths that the server's
+// uid cannot search (ONELLM_HIDDEN_UNSEARCHABLE, made by root for
+// TestHiddenUnprivileged) fails nothing, and nothing in it becomes
+// readable.
+func TestHiddenEtcUnsearchable(t *testing.T) {
+	needSandbox(t)
+	etc := os.Getenv("ONELLM_HIDDEN_UNSEARCHABLE")
+	if etc == "" {
+		missingDep(t, "needs a folder of another user: TestHiddenUnprivileged runs it as root")
+	}
+	ws := newWorkspace(t)
+	s := ws.spec(`cd "$E"; cat passwd; for f in priv/key priv/sub/key priv/other; do cat $f 2>/dev/null && echo "read $f"; done; ls priv 2>/dev/null; echo end`)
+	s.Env = append(s.Env, "E="+etc)
+	s.Readable = []string{etc}
+	s.etcDir, s.etcSecrets = etc, []string{"priv/key", "priv/sub/key", "shadow"}
+	res, err := Run(context.Background(), s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Stdout != "root:x:0:0\nend\n" || res.Stopped != "" {
+		t.Errorf("got %+v", res)
 	}
 }
 
@@ -425,6 +525,70 @@ func FuzzParseMountinfo(f *testing.F) {
 			t.Fatalf("%d entries from %d lines", len(got), lines)
 		}
 	})
+}
+
+// TestMaskRefresh: a name matching a secret pattern made after the top
+// layer (a warm helper's, long before its command) is masked all the same
+// once the spec arrives; with nothing changed the layer is kept.
+func TestMaskRefresh(t *testing.T) {
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "ssh/ssh_host_rsa_key"), "x", 0o600)
+	m := prepareMask(dir, []string{"ssh/ssh_host_*", "shadow"})
+	defer m.close()
+	if errors.Is(m.err, unix.EPERM) && os.Geteuid() != 0 {
+		missingDep(t, "cannot make a tmpfs here: %v", m.err)
+	}
+	if m.err != nil {
+		t.Fatal(m.err)
+	}
+	layer := m.layer
+	m.refresh()
+	if m.layer != layer {
+		t.Errorf("unchanged, but the layer was remade")
+	}
+	writeFile(t, filepath.Join(dir, "ssh/ssh_host_ed25519_key"), "x", 0o600)
+	m.refresh()
+	if m.err != nil {
+		t.Fatal(m.err)
+	}
+	if got := m.plan.entries["ssh/ssh_host_ed25519_key"]; got != phFile || m.layer < 0 {
+		t.Errorf("new key: %v (layer %d), names %v", got, m.layer, m.names)
+	}
+	if m.plan.entries["ssh/ssh_host_rsa_key"] != phFile || m.plan.entries["shadow"] != phWhiteout {
+		t.Errorf("entries %v", m.plan.entries)
+	}
+}
+
+// BenchmarkMaskRefresh: what refresh costs a command when /etc's secret
+// patterns match what they matched (the common case).
+func BenchmarkMaskRefresh(b *testing.B) {
+	m := prepareMask("/etc", etcSecrets())
+	defer m.close()
+	if m.err != nil {
+		b.Fatal(m.err)
+	}
+	for b.Loop() {
+		m.refresh()
+	}
+}
+
+func TestIsIdentityMap(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		want bool
+	}{
+		{"         0          0 4294967295\n", true},
+		{"0 0 4294967295", true},
+		{"         0          0          1\n", false},
+		{"         0       1000          1\n", false},
+		{"0 0 4294967294\n", false},
+		{"0 0 4294967295\n1 1 1\n", false},
+		{"", false},
+	} {
+		if got := isIdentityMap([]byte(c.in)); got != c.want {
+			t.Errorf("%q: got %v", c.in, got)
+		}
+	}
 }
 
 // TestPlanMask: what the top layer holds for each kind of name.
