@@ -241,9 +241,14 @@
 // (Result.GitDropped stays empty), and shelltool gives the model only the
 // number of its egress decisions and refused programs. When the server
 // kills the helper itself (timeout, runaway output, cancel) PID 1's report
-// is lost with it, so whether a mount was lost is unknown: a command with
-// hidden files is then treated as stopped, its output dropped, fail closed
-// (Result.Stopped says it was killed before the sandbox could confirm).
+// may be lost with it, so the server looks itself: when PID 1 says the
+// command started (every mount made), the server opens the namespace's
+// mount table (/proc/PID/mountinfo of its still unreaped child; the open
+// descriptor keeps the namespace), and after the kill polls it once. A
+// change since (or a table it could not open) means a mount may have been
+// lost: the command is treated as stopped, its output dropped, fail closed
+// (Result.Stopped says it was killed before the sandbox could confirm);
+// no change, and the result is the kill's, output kept.
 //
 // With Network "proxy" the server receives the listener while the helper
 // sets up and runs Spec.Proxy on it in a goroutine; when the command ends

@@ -13,7 +13,9 @@ import (
 	"net"
 	"os"
 	"runtime"
+	"strconv"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -337,13 +339,28 @@ func drive(ctx context.Context, s *Spec, st *launched) (res Result, err error) {
 	}()
 	var statusBuf []byte
 	var startedAt time.Time // when the helper said the command started
-	var specErr error       // the spec write failed: the helper never read it whole
+	// The command's mount table, opened at "started" (with Hidden): -1
+	// until then, -2 once drive returned.
+	var mounts atomic.Int32
+	mounts.Store(-1)
+	defer func() {
+		if fd := mounts.Swap(-2); fd >= 0 {
+			unix.Close(int(fd))
+		}
+	}()
+	var specErr error // the spec write failed: the helper never read it whole
 	statusDone := make(chan struct{})
 	if sandboxed {
 		statusR, specW := st.statusR, st.specW
 		go func() {
 			defer close(statusDone)
-			statusBuf, startedAt = readStatus(statusR)
+			statusBuf, startedAt = readStatus(statusR, func() {
+				if len(s.Hidden) > 0 {
+					if fd := openMountTable(pid); !mounts.CompareAndSwap(-1, int32(fd)) && fd >= 0 {
+						unix.Close(fd) // drive has returned
+					}
+				}
+			})
 		}()
 		// Runs when drive returns, after the helper and the whole command
 		// are gone (every return below follows the wait), before release
@@ -500,7 +517,7 @@ func drive(ctx context.Context, s *Spec, st *launched) (res Result, err error) {
 			// exit line, which says whether a hidden file's mount was
 			// lost, arrived: the command may have read a file renamed in
 			// over one. Fail closed.
-			if len(s.Hidden) > 0 {
+			if len(s.Hidden) > 0 && mountTableChanged(int(mounts.Load())) {
 				stoppedResult(&res, unconfirmedStop(&res, ctxErr))
 			}
 		}
@@ -535,15 +552,54 @@ func setFromWait(res *Result, ws syscall.WaitStatus) {
 	}
 }
 
+// openMountTable opens the mount table of the helper's namespace (pid is
+// PID 1 there, the server's child, not yet reaped), or gives -1. Opened
+// once PID 1 says the command started, after every mount of the set-up:
+// from then on only a mount lost to the host changes it, and the open
+// descriptor keeps the namespace, so the command's end changes nothing.
+func openMountTable(pid int) int {
+	fd, err := unix.Open("/proc/"+strconv.Itoa(pid)+"/mountinfo", unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return -1
+	}
+	// Still this server's unreaped child after the open, so the pid named
+	// it (a zombie has no mount table to open): not a process that took
+	// the pid over.
+	var info unix.Siginfo
+	if unix.Waitid(unix.P_PID, pid, &info, unix.WEXITED|unix.WNOHANG|unix.WNOWAIT, nil) != nil {
+		unix.Close(fd)
+		return -1
+	}
+	return fd
+}
+
+// mountTableChanged tells whether the table opened by openMountTable has
+// changed since (POLLPRI); a table never opened or not polled counts as
+// changed.
+func mountTableChanged(fd int) bool {
+	if fd < 0 {
+		return true
+	}
+	fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLPRI}}
+	for {
+		n, err := unix.Poll(fds, 0)
+		if err == unix.EINTR {
+			continue
+		}
+		return err != nil || n != 0
+	}
+}
+
 // readStatus reads the helper's status lines to their end, noting when
-// the "started" line arrived.
-func readStatus(r io.Reader) (buf []byte, started time.Time) {
+// the "started" line arrived and calling onStarted then.
+func readStatus(r io.Reader, onStarted func()) (buf []byte, started time.Time) {
 	chunk := make([]byte, 4<<10)
 	for {
 		n, err := r.Read(chunk)
 		buf = append(buf, chunk[:n]...)
 		if started.IsZero() && bytes.Contains(buf, []byte(`"t":"started"`)) {
 			started = time.Now()
+			onStarted()
 		}
 		if err != nil {
 			return buf, started

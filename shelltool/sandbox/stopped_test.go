@@ -4,13 +4,16 @@ package sandbox
 
 import (
 	"context"
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/onellm/onellm-mcp/internal/testkit"
+	"golang.org/x/sys/unix"
 )
 
 // TestStoppedKeepsNoGitStage: a command stopped because a hidden file was
@@ -43,11 +46,12 @@ func TestStoppedKeepsNoGitStage(t *testing.T) {
 	}
 }
 
-// TestKilledWithHiddenDropsOutput: a command with hidden files that the
-// server kills itself (timeout, runaway output, cancel) never sends PID
-// 1's exit line, which is what says whether a hidden file's mount was
-// lost: its output is dropped, fail closed. Without hidden files the same
-// kills keep their output.
+// TestKilledWithHiddenDropsOutput: a command that the server kills itself
+// (timeout, runaway output, cancel) never sends PID 1's exit line, which
+// is what says whether a hidden file's mount was lost; the server's own
+// look at the command's mount table (opened at "started") says it then:
+// unchanged, the output is kept, with or without hidden files. (The
+// changed case: TestMountTableChanged.)
 func TestKilledWithHiddenDropsOutput(t *testing.T) {
 	needSandbox(t)
 	tests := []struct {
@@ -89,14 +93,73 @@ func TestKilledWithHiddenDropsOutput(t *testing.T) {
 				if tc.cancel != (err != nil) || !tc.want(res) {
 					t.Fatalf("err %v result %+v", err, res)
 				}
-				visible := strings.HasPrefix(res.Stdout, "visible\n")
-				if hidden && (visible || res.Stdout != "" || res.Stderr != "" || !strings.Contains(res.Stopped, "before the sandbox could confirm that no hidden file was replaced")) {
-					t.Errorf("output kept: stopped %q stdout %.40q", res.Stopped, res.Stdout)
-				}
-				if !hidden && (!visible || res.Stopped != "") {
-					t.Errorf("output lost without hidden files: stopped %q stdout %.40q", res.Stopped, res.Stdout)
+				if !strings.HasPrefix(res.Stdout, "visible\n") || res.Stopped != "" {
+					t.Errorf("output lost though no mount changed: stopped %q stdout %.40q", res.Stopped, res.Stdout)
 				}
 			})
 		}
+	}
+}
+
+// TestMountTableChanged: the server's check of a killed command's mount
+// table, on a real namespace: unchanged while nothing happens to it; a
+// mount of it detached by the host (its mount point removed) is a change;
+// a table it could not open counts as changed.
+func TestMountTableChanged(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("mounting on the host needs root") // the CI runs as root
+	}
+	if mountTableChanged(-1) != true {
+		t.Fatal("a table never opened must count as changed")
+	}
+	point := filepath.Join(t.TempDir(), "m")
+	if err := os.Mkdir(point, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := unix.Mount("tmpfs", point, "tmpfs", 0, "size=64k"); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = unix.Unmount(point, unix.MNT_DETACH) })
+	cmd := exec.Command("unshare", "-m", "--propagation", "private", "sleep", "60")
+	if err := cmd.Start(); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatal(err)
+		}
+		t.Skip(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	// unshare made its namespace once /proc/PID/ns/mnt differs from ours.
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		a, _ := os.Readlink("/proc/self/ns/mnt")
+		b, _ := os.Readlink(fmt.Sprintf("/proc/%d/ns/mnt", cmd.Process.Pid))
+		if b != "" && a != b {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("unshare made no mount namespace")
+		}
+	}
+	fd := openMountTable(cmd.Process.Pid)
+	if fd < 0 {
+		t.Fatal("could not open the child's mount table")
+	}
+	defer unix.Close(fd)
+	if mountTableChanged(fd) {
+		t.Fatal("changed before anything happened")
+	}
+	if err := unix.Unmount(point, 0); err != nil {
+		t.Fatal(err)
+	}
+	if mountTableChanged(fd) {
+		t.Fatal("a host unmount reached a private namespace")
+	}
+	if err := os.Remove(point); err != nil {
+		t.Fatal(err)
+	}
+	if !mountTableChanged(fd) {
+		t.Fatal("the host removed a mount point of the namespace: no change seen")
+	}
+	if openMountTable(os.Getpid()) >= 0 {
+		t.Fatal("opened the table of a process that is not our child")
 	}
 }
