@@ -150,8 +150,12 @@ func addNamed(names []named, n named) []named {
 // argv[0] names after "git-" (git's dashed programs such as
 // /usr/lib/git-core/git-push, or exec -a git-push git) and reads its
 // subcommand after its global options (git -C dir push, git --no-pager
-// push). Each form is "git SUB …", so a rule on `git push*` holds for all
-// of them. (An alias, given with -c or in a configuration file, git runs by
+// push, every reading of an option it does not know: cmdline.GitSubcommands);
+// a subcommand that is no builtin is also the builtin help.autocorrect
+// would run in git's own process (git psuh is git push), and the plumbing
+// that pushes (send-pack, http-push) is git push too (cmdline.GitNames).
+// Each form is "git SUB …", so a rule on `git push*` holds for all of
+// them. (An alias, given with -c or in a configuration file, git runs by
 // executing itself again with the alias expanded: that exec is decided as
 // any other.)
 func gitForms(n named) []named {
@@ -163,8 +167,12 @@ func gitForms(n named) []named {
 	if n.name != "git" {
 		return out
 	}
-	if i := cmdline.GitSubcommand(n.rest); i > 0 && i < len(n.rest) {
-		out = append(out, named{"git", n.rest[i:]})
+	for _, i := range cmdline.GitSubcommands(n.rest) {
+		for _, sub := range cmdline.GitNames(n.rest[i]) {
+			if i > 0 || sub != n.rest[0] {
+				out = append(out, named{"git", append([]string{sub}, n.rest[i+1:]...)})
+			}
+		}
 	}
 	return out
 }
@@ -173,7 +181,8 @@ func gitForms(n named) []named {
 // the workspace) to critical when it is critical with its relative
 // operands taken from cwd: rm -r x there removes cwd/x. Only a critical
 // answer is taken (it is what refuses a program at exec time); an option
-// word (starting with "-") is left as it is. The line's requests (tool.go)
+// word (starting with "-") is left as it is, unless it follows "--"
+// (rm -r -- -x/../victim: every word after "--" is an operand). The line's requests (tool.go)
 // and the exec gate's go through it alike, so an approval given for the
 // line holds for the program.
 func raiseOutside(c *cmdline.Command, cwd string) {
@@ -181,12 +190,13 @@ func raiseOutside(c *cmdline.Command, cwd string) {
 		return
 	}
 	abs := make([]string, len(c.Words))
-	changed := false
+	changed, operands := false, false
 	for i, w := range c.Words {
 		abs[i] = w
-		if i > 0 && w != "" && w[0] != '-' && !filepath.IsAbs(w) {
+		if i > 0 && w != "" && (operands || w[0] != '-') && !filepath.IsAbs(w) {
 			abs[i], changed = cwd+"/"+w, true
 		}
+		operands = operands || i > 0 && w == "--"
 	}
 	if !changed {
 		return
