@@ -256,8 +256,27 @@ func joinWords(w []string) string {
 	return string(b)
 }
 
-// maxCachedEvents bounds the requests execGate keeps per call.
-const maxCachedEvents = 256
+// The requests execGate keeps per call: at most maxCachedEvents events,
+// none whose key is over maxCachedKey bytes (an argv of megabytes is
+// decided afresh each time rather than kept), and maxCachedBytes of keys
+// and requests' text in all; past a bound the cache is cleared.
+const (
+	maxCachedEvents = 256
+	maxCachedKey    = 8 << 10
+	maxCachedBytes  = 2 << 20
+)
+
+// requestsSize is about the bytes reqs keep alive: their text and argv.
+func requestsSize(reqs []grants.Request) int {
+	n := 0
+	for _, r := range reqs {
+		n += len(r.Target.Command) + len(r.Target.Option) + len(r.Target.Resource) + len(r.Cwd) + 256
+		for _, a := range r.Argv {
+			n += len(a) + 16
+		}
+	}
+	return n
+}
 
 // execGate is the sandbox's exec gate for one call: the program is
 // identified against the host programs that matter by name (programs),
@@ -271,19 +290,26 @@ const maxCachedEvents = 256
 // the call by the event's key (maxCachedEvents of them): a loop running
 // the same program with the same words skips building them again. Every
 // exec is still decided and audited; a different argv, folder or file is
-// a different key.
+// a different key. The cache is bounded in events and bytes (an event
+// with a large argv is not kept), so a loop of big argvs cannot hold
+// gigabytes.
 func execGate(ctx context.Context, env *toolkit.Env, refused *lineLog, secrets []webtools.Secret, programs *programTable) sandbox.ExecGate {
 	cache := map[string][]grants.Request{} // one goroutine per call calls the gate
+	cached := 0                            // the bytes cache holds (requestsSize and keys)
 	var key []byte
 	return func(ev sandbox.ExecEvent) bool {
 		key = sandbox.AppendEventKey(key[:0], &ev)
 		reqs, ok := cache[string(key)]
 		if !ok {
 			reqs = execRequests(redactEvent(ev, secrets), programs.identify(ev), env.Policy.Workspace)
-			if len(cache) >= maxCachedEvents {
-				clear(cache)
+			if size := len(key) + requestsSize(reqs); len(key) <= maxCachedKey && size <= maxCachedBytes {
+				if len(cache) >= maxCachedEvents || cached+size > maxCachedBytes {
+					clear(cache)
+					cached = 0
+				}
+				cache[string(key)] = reqs
+				cached += size
 			}
-			cache[string(key)] = reqs
 		}
 		if len(reqs) == 0 {
 			return false

@@ -8,6 +8,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -481,5 +484,42 @@ func TestOutsideCwdLineAndExec(t *testing.T) {
 		if len(got) != 1 || got[0].KeyInCall() != reqs[0].KeyInCall() || got[0].Risk != reqs[0].Risk {
 			t.Errorf("from %s: the exec gate decides %+v, the line %+v", tc.cwd, got, reqs[0])
 		}
+	}
+}
+
+// TestExecGateCacheMemory: a loop of programs with big argvs does not make
+// the gate's per-call cache hold them (before, 48 events of 400 KB held
+// over 100 MiB): the heap after GC stays bounded, every exec is decided.
+func TestExecGateCacheMemory(t *testing.T) {
+	ws, _ := filepath.EvalSymlinks(t.TempDir())
+	p := policyFor(t, ws, denyRulesTOML)
+	decided := 0
+	env := &toolkit.Env{Policy: p, Principal: "test", MidAction: func(_ context.Context, r grants.Request, _ grants.Stage) (grants.Decision, error) {
+		decided++
+		return p.DecideExec(r), nil
+	}}
+	gate := execGate(context.Background(), env, &lineLog{}, nil, &programTable{byFile: map[fileID]*hostProgram{}})
+	words := []string{"git-status"}
+	for range 4000 {
+		words = append(words, strings.Repeat("a", 100))
+	}
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	const events = 48
+	for i := range events {
+		argv := append(slices.Clip(words), strconv.Itoa(i))
+		if !gate(sandbox.ExecEvent{PID: 1, Exe: "/usr/bin/git", Argv: argv, Cwd: ws}) {
+			t.Fatalf("event %d refused", i)
+		}
+	}
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	runtime.KeepAlive(gate)
+	if grew := int64(after.HeapAlloc) - int64(before.HeapAlloc); grew > 24<<20 {
+		t.Errorf("the heap grew by %d MiB after %d big events", grew>>20, events)
+	}
+	if decided < events {
+		t.Errorf("%d decisions for %d execs", decided, events)
 	}
 }
