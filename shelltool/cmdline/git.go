@@ -85,6 +85,12 @@ func GitNames(w string) []string {
 func gitAutocorrect(w string) string {
 	best, bestDist, ties := "", 0, 0
 	for _, b := range gitBuiltins {
+		// A deletion costs 3 and an insertion 1: a builtin shorter by 2
+		// or longer by 6 is at 6 or more, never a candidate (and a
+		// megabyte word costs nothing).
+		if len(w) > len(b)+1 || len(b) > len(w)+5 {
+			continue
+		}
 		d := gitLevenshtein(w, b)
 		switch {
 		case best == "" || d < bestDist:

@@ -104,9 +104,34 @@ func TestGitNames(t *testing.T) {
 		{"--help", []string{"help"}},
 		{"-v", []string{"version"}},
 		{"xyzzyplugh-frobnicate", []string{"xyzzyplugh-frobnicate"}},
+		{strings.Repeat("push", 1<<18), []string{strings.Repeat("push", 1<<18)}},
 	} {
 		if got := GitNames(tc.w); !slices.Equal(got, tc.want) {
 			t.Errorf("GitNames(%q) = %v, want %v", tc.w, got, tc.want)
+		}
+	}
+}
+
+// TestGitLevenshtein: git's weights (swap 0, substitution 2, insertion 1,
+// deletion 3), and the length bound gitAutocorrect skips by agrees with
+// the full distance for every builtin.
+func TestGitLevenshtein(t *testing.T) {
+	for _, tc := range []struct {
+		a, b string
+		want int
+	}{
+		{"psuh", "push", 0}, {"pus", "push", 1}, {"pushh", "push", 3}, {"pash", "push", 2},
+		{"", "add", 3}, {"add", "", 9}, {"lfs", "log", 4}, {"same", "same", 0},
+	} {
+		if got := gitLevenshtein(tc.a, tc.b); got != tc.want {
+			t.Errorf("gitLevenshtein(%q, %q) = %d, want %d", tc.a, tc.b, got, tc.want)
+		}
+	}
+	for _, w := range []string{"x", "ps", "psuh", "commmit", "cherry-pikc", "ls-remote-x", "submodule--helperr"} {
+		for _, b := range gitBuiltins {
+			if (len(w) > len(b)+1 || len(b) > len(w)+5) && gitLevenshtein(w, b) < 6 {
+				t.Errorf("%q to %q is %d, under the bound's 6", w, b, gitLevenshtein(w, b))
+			}
 		}
 	}
 }
