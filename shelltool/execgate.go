@@ -2,6 +2,7 @@ package shelltool
 
 import (
 	"context"
+	"fmt"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -175,6 +176,39 @@ func gitForms(n named) []named {
 		}
 	}
 	return out
+}
+
+// gitLineRequests are the requests of the other forms a git command of a
+// line is git by (gitForms: git -C . push is git push), made as the exec
+// gate makes them, when a deny or ask rule names git: such a rule then
+// holds before the line runs, on the host too (where no gate runs), and
+// an approval given for the line holds for the program. (Only then, as for
+// base names: any other rule decides every form alike.)
+func gitLineRequests(p *grants.Policy, c cmdline.Command, cwd string, surface grants.Surface) []grants.Request {
+	base := programName(c.Name)
+	if len(c.Words) == 0 || base != "git" && !strings.HasPrefix(base, "git-") || !p.NamesProgram("git") {
+		return nil
+	}
+	var reqs []grants.Request
+	for _, f := range gitForms(named{base, c.Words[1:]}) {
+		words := append([]string{"git"}, f.rest...)
+		r := grants.Request{
+			Capability: grants.CapProcessExec, Surface: surface, Argv: words, Cwd: cwd,
+			Target: grants.Target{ToolName: Name, Resource: "git", Command: joinWords(words)},
+			Risk:   grants.RiskCritical,
+		}
+		if cmds, err := cmdline.AnalyzeArgv(words); err != nil || len(cmds) == 0 {
+			r.Target.Option = fmt.Sprintf("git form not analysed: %v", err)
+		} else {
+			fc := cmds[0] // git itself: what it runs is the line's own analysis
+			if !inWorkspace(cwd, p.Workspace) {
+				raiseOutside(&fc, cwd)
+			}
+			r.Risk, r.Target.Option = max(fc.Risk, grants.BaseRisk(grants.CapProcessExec, surface)), fc.Option
+		}
+		reqs = append(reqs, r)
+	}
+	return reqs
 }
 
 // raiseOutside raises c (a simple command run from cwd, a folder outside
