@@ -184,10 +184,25 @@ func noSymlinkRealPath(p string) (real string, err error, ok bool) {
 	case err == nil:
 		unix.Close(fd)
 		return p, nil, true
-	case errors.Is(err, unix.ELOOP), errors.Is(err, unix.ENOSYS), errors.Is(err, unix.EINTR), errors.Is(err, unix.EAGAIN):
+	case openat2Fallback(err):
 		return "", nil, false
 	}
 	return "", &os.PathError{Op: "open", Path: p, Err: err}, true
+}
+
+// openat2Fallback reports whether openat2's error err means "take the
+// old way" rather than an answer about the path: a symlink on it (ELOOP),
+// an interrupted or racing lookup (EINTR, EAGAIN), or an openat2 this
+// kernel or its seccomp filter does not offer (ENOSYS; EPERM where an
+// older container profile refuses unknown system calls; EINVAL and E2BIG
+// where the kernel knows no such flags or struct size).
+func openat2Fallback(err error) bool {
+	for _, e := range []error{unix.ELOOP, unix.EINTR, unix.EAGAIN, unix.ENOSYS, unix.EPERM, unix.EINVAL, unix.E2BIG} {
+		if errors.Is(err, e) {
+			return true
+		}
+	}
+	return false
 }
 
 func kernelRealPathOnce(p string) (real string, again bool, err error) {

@@ -299,3 +299,24 @@ func TestNoSymlinkRealPath(t *testing.T) {
 		})
 	}
 }
+
+// TestOpenat2Fallback: the errors that mean "openat2 cannot answer, take
+// the /proc way" (a seccomp profile that answers EPERM for system calls it
+// does not know, a kernel without openat2 or its flags) against those that
+// are answers about the path. (A real EPERM filter needs a seccomp'd
+// process of its own: the classification is what is tested here.)
+func TestOpenat2Fallback(t *testing.T) {
+	for _, tc := range []struct {
+		err  error
+		want bool
+	}{
+		{unix.ELOOP, true}, {unix.EINTR, true}, {unix.EAGAIN, true}, {unix.ENOSYS, true},
+		{unix.EPERM, true}, {unix.EINVAL, true}, {unix.E2BIG, true},
+		{&os.PathError{Op: "openat2", Path: "/x", Err: unix.EPERM}, true},
+		{unix.ENOENT, false}, {unix.ENOTDIR, false}, {unix.EACCES, false}, {unix.ENAMETOOLONG, false}, {nil, false},
+	} {
+		if got := openat2Fallback(tc.err); got != tc.want {
+			t.Errorf("openat2Fallback(%v) = %v, want %v", tc.err, got, tc.want)
+		}
+	}
+}

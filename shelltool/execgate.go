@@ -2,6 +2,7 @@ package shelltool
 
 import (
 	"context"
+	"fmt"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -150,8 +151,12 @@ func addNamed(names []named, n named) []named {
 // argv[0] names after "git-" (git's dashed programs such as
 // /usr/lib/git-core/git-push, or exec -a git-push git) and reads its
 // subcommand after its global options (git -C dir push, git --no-pager
-// push). Each form is "git SUB …", so a rule on `git push*` holds for all
-// of them. (An alias, given with -c or in a configuration file, git runs by
+// push, every reading of an option it does not know: cmdline.GitSubcommands);
+// a subcommand that is no builtin is also the builtin help.autocorrect
+// would run in git's own process (git psuh is git push), and the plumbing
+// that pushes (send-pack, http-push) is git push too (cmdline.GitNames).
+// Each form is "git SUB …", so a rule on `git push*` holds for all of
+// them. (An alias, given with -c or in a configuration file, git runs by
 // executing itself again with the alias expanded: that exec is decided as
 // any other.)
 func gitForms(n named) []named {
@@ -163,17 +168,55 @@ func gitForms(n named) []named {
 	if n.name != "git" {
 		return out
 	}
-	if i := cmdline.GitSubcommand(n.rest); i > 0 && i < len(n.rest) {
-		out = append(out, named{"git", n.rest[i:]})
+	for _, i := range cmdline.GitSubcommands(n.rest) {
+		for _, sub := range cmdline.GitNames(n.rest[i]) {
+			if i > 0 || sub != n.rest[0] {
+				out = append(out, named{"git", append([]string{sub}, n.rest[i+1:]...)})
+			}
+		}
 	}
 	return out
+}
+
+// gitLineRequests are the requests of the other forms a git command of a
+// line is git by (gitForms: git -C . push is git push), made as the exec
+// gate makes them, when a deny or ask rule names git: such a rule then
+// holds before the line runs, on the host too (where no gate runs), and
+// an approval given for the line holds for the program. (Only then, as for
+// base names: any other rule decides every form alike.)
+func gitLineRequests(p *grants.Policy, c cmdline.Command, cwd string, surface grants.Surface) []grants.Request {
+	base := programName(c.Name)
+	if len(c.Words) == 0 || base != "git" && !strings.HasPrefix(base, "git-") || !p.NamesProgram("git") {
+		return nil
+	}
+	var reqs []grants.Request
+	for _, f := range gitForms(named{base, c.Words[1:]}) {
+		words := append([]string{"git"}, f.rest...)
+		r := grants.Request{
+			Capability: grants.CapProcessExec, Surface: surface, Argv: words, Cwd: cwd,
+			Target: grants.Target{ToolName: Name, Resource: "git", Command: joinWords(words)},
+			Risk:   grants.RiskCritical,
+		}
+		if cmds, err := cmdline.AnalyzeArgv(words); err != nil || len(cmds) == 0 {
+			r.Target.Option = fmt.Sprintf("git form not analysed: %v", err)
+		} else {
+			fc := cmds[0] // git itself: what it runs is the line's own analysis
+			if !inWorkspace(cwd, p.Workspace) {
+				raiseOutside(&fc, cwd)
+			}
+			r.Risk, r.Target.Option = max(fc.Risk, grants.BaseRisk(grants.CapProcessExec, surface)), fc.Option
+		}
+		reqs = append(reqs, r)
+	}
+	return reqs
 }
 
 // raiseOutside raises c (a simple command run from cwd, a folder outside
 // the workspace) to critical when it is critical with its relative
 // operands taken from cwd: rm -r x there removes cwd/x. Only a critical
 // answer is taken (it is what refuses a program at exec time); an option
-// word (starting with "-") is left as it is. The line's requests (tool.go)
+// word (starting with "-") is left as it is, unless it follows "--"
+// (rm -r -- -x/../victim: every word after "--" is an operand). The line's requests (tool.go)
 // and the exec gate's go through it alike, so an approval given for the
 // line holds for the program.
 func raiseOutside(c *cmdline.Command, cwd string) {
@@ -181,12 +224,13 @@ func raiseOutside(c *cmdline.Command, cwd string) {
 		return
 	}
 	abs := make([]string, len(c.Words))
-	changed := false
+	changed, operands := false, false
 	for i, w := range c.Words {
 		abs[i] = w
-		if i > 0 && w != "" && w[0] != '-' && !filepath.IsAbs(w) {
+		if i > 0 && w != "" && (operands || w[0] != '-') && !filepath.IsAbs(w) {
 			abs[i], changed = cwd+"/"+w, true
 		}
+		operands = operands || i > 0 && w == "--"
 	}
 	if !changed {
 		return
@@ -246,8 +290,27 @@ func joinWords(w []string) string {
 	return string(b)
 }
 
-// maxCachedEvents bounds the requests execGate keeps per call.
-const maxCachedEvents = 256
+// The requests execGate keeps per call: at most maxCachedEvents events,
+// none whose key is over maxCachedKey bytes (an argv of megabytes is
+// decided afresh each time rather than kept), and maxCachedBytes of keys
+// and requests' text in all; past a bound the cache is cleared.
+const (
+	maxCachedEvents = 256
+	maxCachedKey    = 8 << 10
+	maxCachedBytes  = 2 << 20
+)
+
+// requestsSize is about the bytes reqs keep alive: their text and argv.
+func requestsSize(reqs []grants.Request) int {
+	n := 0
+	for _, r := range reqs {
+		n += len(r.Target.Command) + len(r.Target.Option) + len(r.Target.Resource) + len(r.Cwd) + 256
+		for _, a := range r.Argv {
+			n += len(a) + 16
+		}
+	}
+	return n
+}
 
 // execGate is the sandbox's exec gate for one call: the program is
 // identified against the host programs that matter by name (programs),
@@ -261,19 +324,26 @@ const maxCachedEvents = 256
 // the call by the event's key (maxCachedEvents of them): a loop running
 // the same program with the same words skips building them again. Every
 // exec is still decided and audited; a different argv, folder or file is
-// a different key.
+// a different key. The cache is bounded in events and bytes (an event
+// with a large argv is not kept), so a loop of big argvs cannot hold
+// gigabytes.
 func execGate(ctx context.Context, env *toolkit.Env, refused *lineLog, secrets []webtools.Secret, programs *programTable) sandbox.ExecGate {
 	cache := map[string][]grants.Request{} // one goroutine per call calls the gate
+	cached := 0                            // the bytes cache holds (requestsSize and keys)
 	var key []byte
 	return func(ev sandbox.ExecEvent) bool {
 		key = sandbox.AppendEventKey(key[:0], &ev)
 		reqs, ok := cache[string(key)]
 		if !ok {
 			reqs = execRequests(redactEvent(ev, secrets), programs.identify(ev), env.Policy.Workspace)
-			if len(cache) >= maxCachedEvents {
-				clear(cache)
+			if size := len(key) + requestsSize(reqs); len(key) <= maxCachedKey && size <= maxCachedBytes {
+				if len(cache) >= maxCachedEvents || cached+size > maxCachedBytes {
+					clear(cache)
+					cached = 0
+				}
+				cache[string(key)] = reqs
+				cached += size
 			}
-			cache[string(key)] = reqs
 		}
 		if len(reqs) == 0 {
 			return false

@@ -8,6 +8,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -298,6 +301,24 @@ func TestExecRequests(t *testing.T) {
 			[]string{"rm|rm -r x|high"}, "/ws"},
 		{"rm -r relative, cwd a sibling", sandbox.ExecEvent{Exe: "/usr/bin/rm", Argv: []string{"rm", "-r", "x"}, Cwd: "/wsx"},
 			[]string{"rm|rm -r x|critical"}, "/ws"},
+		// After "--" a word starting with "-" is an operand too.
+		{"rm -r -- -x/.., cwd outside", sandbox.ExecEvent{Exe: "/usr/bin/rm", Argv: []string{"rm", "-r", "--", "-x/../victim"}, Cwd: "/tmp"},
+			[]string{"rm|rm -r -- -x/../victim|critical"}, "/ws"},
+		{"rm -r -- -x, cwd outside", sandbox.ExecEvent{Exe: "/usr/bin/rm", Argv: []string{"rm", "-r", "--", "-x"}, Cwd: "/tmp"},
+			[]string{"rm|rm -r -- -x|critical"}, "/ws"},
+		{"rm -r -- -x, cwd inside", sandbox.ExecEvent{Exe: "/usr/bin/rm", Argv: []string{"rm", "-r", "--", "-x"}, Cwd: "/ws"},
+			[]string{"rm|rm -r -- -x|high"}, "/ws"},
+		// git by every reading of its options, by autocorrect, by plumbing.
+		{"git --shallow-file", sandbox.ExecEvent{Exe: "/usr/bin/git", Argv: []string{"git", "--shallow-file", "x", "push", "origin"}},
+			[]string{"git|git --shallow-file x push origin|medium", "git|git push origin|medium"}, ""},
+		{"git unknown option", sandbox.ExecEvent{Exe: "/usr/bin/git", Argv: []string{"git", "--later", "x", "push", "-f"}},
+			[]string{"git|git --later x push -f|critical", "git|git x push -f|medium", "git|git push -f|critical"}, ""},
+		{"git autocorrect", sandbox.ExecEvent{Exe: "/usr/bin/git", Argv: []string{"git", "psuh", "origin"}},
+			[]string{"git|git psuh origin|medium", "git|git push origin|medium"}, ""},
+		{"git send-pack", sandbox.ExecEvent{Exe: "/usr/bin/git", Argv: []string{"git", "send-pack", "../r.git", "HEAD:main"}},
+			[]string{"git|git send-pack ../r.git HEAD:main|medium", "git|git push ../r.git HEAD:main|medium"}, ""},
+		{"git-http-push", sandbox.ExecEvent{Exe: "/usr/lib/git-core/git-http-push", Argv: []string{"git-http-push", "http://h/r", "main"}},
+			[]string{"git-http-push|git-http-push http://h/r main|medium", "git|git http-push http://h/r main|medium", "git|git push http://h/r main|medium"}, ""},
 		{"cc, cwd outside", sandbox.ExecEvent{Exe: "/usr/bin/cc", Argv: []string{"cc", "-c", "x.c", "-o", "x.o"}, Cwd: "/tmp/b"},
 			[]string{"cc|cc -c x.c -o x.o|medium"}, "/ws"},
 	}
@@ -463,5 +484,44 @@ func TestOutsideCwdLineAndExec(t *testing.T) {
 		if len(got) != 1 || got[0].KeyInCall() != reqs[0].KeyInCall() || got[0].Risk != reqs[0].Risk {
 			t.Errorf("from %s: the exec gate decides %+v, the line %+v", tc.cwd, got, reqs[0])
 		}
+	}
+}
+
+// TestExecGateCacheMemory: a loop of programs with big argvs does not make
+// the gate's per-call cache hold them (before, 48 events of 400 KB held
+// over 100 MiB): the heap after GC stays bounded, every exec is decided.
+func TestExecGateCacheMemory(t *testing.T) {
+	ws, _ := filepath.EvalSymlinks(t.TempDir())
+	p := policyFor(t, ws, denyRulesTOML)
+	decided := 0
+	env := &toolkit.Env{Policy: p, Principal: "test", MidAction: func(_ context.Context, r grants.Request, _ grants.Stage) (grants.Decision, error) {
+		decided++
+		return p.DecideExec(r), nil
+	}}
+	gate := execGate(context.Background(), env, &lineLog{}, nil, &programTable{byFile: map[fileID]*hostProgram{}})
+	words := []string{"git-status"}
+	for range 4000 {
+		words = append(words, strings.Repeat("a", 100))
+	}
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	const events = 48
+	for i := range events {
+		argv := append(slices.Clip(words), strconv.Itoa(i))
+		if !gate(sandbox.ExecEvent{PID: 1, Exe: "/usr/bin/git", Argv: argv, Cwd: ws}) {
+			t.Fatalf("event %d refused", i)
+		}
+	}
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	runtime.KeepAlive(gate)
+	grew := int64(after.HeapAlloc) - int64(before.HeapAlloc)
+	t.Logf("the heap grew by %d KiB after %d events of %d KiB", grew>>10, events, len(words)*101>>10)
+	if grew > 24<<20 {
+		t.Errorf("the heap grew by %d MiB after %d big events", grew>>20, events)
+	}
+	if decided < events {
+		t.Errorf("%d decisions for %d execs", decided, events)
 	}
 }

@@ -363,6 +363,7 @@ func requests(p *grants.Policy, a cmdline.Analysis, cwd string, surface grants.S
 			r.Argv = append([]string{base}, c.Words[1:]...)
 			reqs = append(reqs, r)
 		}
+		reqs = append(reqs, gitLineRequests(p, c, cwd, surface)...)
 	}
 	for _, r := range a.Redirects {
 		if r.Path == cmdline.Dynamic {

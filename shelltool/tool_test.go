@@ -552,6 +552,14 @@ target = { command = "git push*" }
 		{"/usr/local/bin/kubectl get pods", grants.SurfaceSandbox, grants.Allow, "", 2},
 		{"/usr/bin/git push origin main", grants.SurfaceSandbox, grants.Ask, "ask-push", 2},
 		{"./build.sh", grants.SurfaceSandbox, grants.Allow, "", 1},
+		// git by its subcommand however reached, as the exec gate reads it.
+		{"git -C . push origin main", grants.SurfaceSandbox, grants.Ask, "ask-push", 2},
+		{"git --shallow-file x push origin", grants.SurfaceSandbox, grants.Ask, "ask-push", 2},
+		{"git --shallow-file x push origin", grants.SurfaceHost, grants.Ask, "", 2}, // every host exec asks first
+		{"git psuh origin", grants.SurfaceSandbox, grants.Ask, "ask-push", 2},
+		{"git send-pack ../r.git main", grants.SurfaceSandbox, grants.Ask, "ask-push", 2},
+		{"git --later x push origin", grants.SurfaceSandbox, grants.Ask, "ask-push", 3},
+		{"git status", grants.SurfaceSandbox, grants.Allow, "", 1},
 	} {
 		reqs, err := LineRequests(p, tc.line, ws, tc.surface)
 		if err != nil {

@@ -60,15 +60,17 @@ func KnownProgram(name string) bool {
 	return has(bashLike, norm) || has(otherShells, norm) || strings.HasPrefix(name, "mkfs")
 }
 
-// GitSubcommand returns the index in args (git's arguments after its
-// name) of the word git takes as its subcommand, past its global options
-// (-C dir, -c name=value, --git-dir=…, --no-pager, …), as the analysis
-// reads them; len(args) when there is none. The exec gate uses it to
-// decide a git program by its subcommand wherever the options put it.
-func GitSubcommand(args []string) int {
+// GitSubcommands returns every index in args (git's arguments after its
+// name) of a word git may take as its subcommand, past its global options
+// (-C dir, -c name=value, --git-dir=…, --shallow-file f, --no-pager, …),
+// as the analysis reads them (an option git does not know is read both as
+// taking a value and not); none when there is no subcommand. The exec
+// gate uses it to decide a git program by its subcommand wherever the
+// options put it.
+func GitSubcommands(args []string) []int {
 	k := &call{args: make([]arg, len(args))}
 	for i, w := range args {
 		k.args[i] = arg{text: w, lit: true}
 	}
-	return min(k.gitGlobals(), len(args))
+	return k.gitSubs()
 }

@@ -88,6 +88,16 @@ func isNetwork(name string, args []arg) bool {
 	case subs == "":
 		return true
 	}
+	if base == "git" {
+		for _, i := range (&call{args: args}).gitSubs() {
+			for _, sub := range GitNames(args[i].text) {
+				if has(subs, sub) {
+					return true
+				}
+			}
+		}
+		return false
+	}
 	sub, _ := firstOperand(args, "-C -c --git-dir --work-tree")
 	if sub == "" && base == "yarn" {
 		return true

@@ -84,4 +84,14 @@
 // sedawk.go, findxargs.go, archive.go, network.go, destructive.go,
 // builtins.go, tools.go, wrappers.go, interpreters.go), which the programs
 // map in tables.go names.
+//
+// git is read as git 2.39 reads itself (git.go): its global options by
+// handle_options (an option it does not know is read both as taking the
+// next word and not, each subcommand analysed; past maxGitReadings
+// readings the command is critical), a subcommand that is no builtin
+// (gitbuiltins.go, generated from `git --list-cmds=builtins`) also as the
+// one builtin help.autocorrect could run in git's own process (computed,
+// not refused: its scoring over the builtins alone), and send-pack and
+// http-push also as push. GitSubcommands and GitNames give the exec gate
+// the same readings.
 package cmdline

@@ -1,70 +1,236 @@
 package cmdline
 
-import "strings"
+import (
+	"slices"
+	"strings"
+)
 
 // git: options that run programs or read foreign configuration, config
 // writes, destructive history and work-tree operations. The subcommands
-// are dispatched by gitSubcommands (tables.go).
+// are dispatched by gitSubcommands (tables.go), at every index git may
+// take its subcommand at (gitSubs); a name that is no builtin is also
+// analysed as the builtin help.autocorrect would run in its place.
 func (k *call) git() {
 	args := k.args
-	i := k.gitGlobals()
+	subs := k.gitSubs()
 	for _, a := range args {
 		if longIs(a.text, "--ext-diff") {
 			k.raise(high, "git --ext-diff")
 		}
-		if longIs(a.text, "--upload-pack") || longIs(a.text, "--receive-pack") || a.text == "--exec" || strings.HasPrefix(a.text, "--exec=") && i < len(args) && args[i].text != "rebase" {
+		if longIs(a.text, "--upload-pack") || longIs(a.text, "--receive-pack") || a.text == "--exec" || strings.HasPrefix(a.text, "--exec=") && !k.gitSubIs(subs, "rebase") {
 			k.raise(high, "git "+strings.SplitN(a.text, "=", 2)[0])
 		}
 	}
-	if i >= len(args) || !args[i].lit {
-		return
-	}
-	if analyse, ok := gitSubcommands[args[i].text]; ok {
-		analyse(k, args[i].text, args[i+1:])
+	for _, i := range subs {
+		if !args[i].lit {
+			continue
+		}
+		for _, sub := range GitNames(args[i].text) {
+			if analyse, ok := gitSubcommands[sub]; ok {
+				analyse(k, sub, args[i+1:])
+			}
+		}
 	}
 }
 
-// gitGlobals parses git's options before the subcommand and returns the
-// subcommand's index.
-func (k *call) gitGlobals() int {
+// gitSubIs reports whether every reading of git's subcommand is sub (and
+// there is one).
+func (k *call) gitSubIs(subs []int, sub string) bool {
+	for _, i := range subs {
+		if k.args[i].text != sub {
+			return false
+		}
+	}
+	return len(subs) > 0
+}
+
+// GitNames are the subcommands git may run for the word w it reads as
+// its subcommand: w itself ("--help" and "-h" are help, "--version" and
+// "-v" version); for a word that is no builtin of git's, the builtin
+// help.autocorrect picks in its place, run in the same process (git
+// psuh); and for the plumbing that pushes (send-pack, http-push, which
+// git push and its remote helpers run), push, so a rule on `git push*`
+// holds for them.
+func GitNames(w string) []string {
+	switch w {
+	case "--help", "-h":
+		w = "help"
+	case "--version", "-v":
+		w = "version"
+	}
+	names := []string{w}
+	if _, ok := slices.BinarySearch(gitBuiltins, w); !ok {
+		if b := gitAutocorrect(w); b != "" {
+			names = append(names, b)
+		}
+	}
+	if w == "send-pack" || w == "http-push" {
+		names = append(names, "push")
+	}
+	return names
+}
+
+// gitAutocorrect returns the builtin git 2.39's help.autocorrect can run
+// for the unknown subcommand w, "" when none. git (help.c
+// help_unknown_cmd) scores every command it knows (builtins, git-*
+// programs in its exec path and PATH, aliases) by levenshtein(w, name,
+// swap 0, substitution 2, insertion 1, deletion 3) + 1, a common command
+// that w is a prefix of by 0, and runs the one best command when it is
+// alone in its score, there is no prefix match and the score is below 7.
+// A builtin it runs is then also the one best among the builtins alone,
+// scored by distance (more candidates can only take the place away), so
+// this returns that builtin: an over-approximation (git may run nothing,
+// or a program or alias, whose exec the gate decides) that never misses
+// the builtin git runs in-process.
+func gitAutocorrect(w string) string {
+	best, bestDist, ties := "", 0, 0
+	for _, b := range gitBuiltins {
+		// A deletion costs 3 and an insertion 1: a builtin shorter by 2
+		// or longer by 6 is at 6 or more, never a candidate (and a
+		// megabyte word costs nothing).
+		if len(w) > len(b)+1 || len(b) > len(w)+5 {
+			continue
+		}
+		d := gitLevenshtein(w, b)
+		switch {
+		case best == "" || d < bestDist:
+			best, bestDist, ties = b, d, 1
+		case d == bestDist:
+			ties++
+		}
+	}
+	if ties != 1 || bestDist+1 >= 7 {
+		return ""
+	}
+	return best
+}
+
+// gitLevenshtein is git's weighted Damerau-Levenshtein distance from s1 to
+// s2 (levenshtein.c with w=0, s=2, a=1, d=3: a swap of neighbours is free,
+// a substitution costs 2, an insertion 1, a deletion 3).
+func gitLevenshtein(s1, s2 string) int {
+	const swap, subst, ins, del = 0, 2, 1, 3
+	row0 := make([]int, len(s2)+1)
+	row1 := make([]int, len(s2)+1)
+	row2 := make([]int, len(s2)+1)
+	for j := range row1 {
+		row1[j] = j * ins
+	}
+	for i := 0; i < len(s1); i++ {
+		row2[0] = (i + 1) * del
+		for j := 0; j < len(s2); j++ {
+			c := row1[j]
+			if s1[i] != s2[j] {
+				c += subst
+			}
+			if i > 0 && j > 0 && s1[i-1] == s2[j] && s1[i] == s2[j-1] {
+				c = min(c, row0[j-1]+swap)
+			}
+			row2[j+1] = min(c, row1[j+1]+del, row2[j]+ins)
+		}
+		row0, row1, row2 = row1, row2, row0
+	}
+	return row1[len(s2)]
+}
+
+// maxGitReadings bounds the readings of git's global options an argv
+// may have (each option git does not know doubles back): past it the
+// command is critical, as no decision covers every reading.
+const maxGitReadings = 8
+
+// gitSubs parses git's options before its subcommand (git.c
+// handle_options, git 2.39 and later) and returns every index of k.args
+// git may take as its subcommand, ascending; none when git exits first
+// (--exec-path, --html-path, --man-path, --info-path, --list-cmds=) or
+// the words end. An option git does not know (a later git's, or one git
+// 2.39 rejects) or a word known only when run is read both ways: as
+// taking no value and as taking the next word as its value, so both
+// subcommands are decided and the stricter wins.
+func (k *call) gitSubs() []int {
+	var subs []int
+	todo := []int{0}
+	seen := map[int]bool{0: true}
+	for len(todo) > 0 {
+		i := slices.Min(todo)
+		todo = slices.DeleteFunc(todo, func(j int) bool { return j == i })
+		j, unknown := k.gitOptions(i)
+		if j < len(k.args) && !unknown {
+			subs = append(subs, j)
+			continue
+		}
+		if !unknown {
+			continue
+		}
+		if !k.args[j].lit {
+			subs = append(subs, j) // a word known only when run may be the subcommand too
+		}
+		for _, n := range []int{j + 1, j + 2} {
+			if n < len(k.args) && !seen[n] {
+				seen[n] = true
+				todo = append(todo, n)
+			}
+		}
+		if len(subs)+len(todo) > maxGitReadings {
+			k.raise(critical, "git: too many unknown global options")
+			break
+		}
+	}
+	slices.Sort(subs)
+	return slices.Compact(subs)
+}
+
+// gitOptions reads git's global options from index i and returns the
+// index of the word after them and whether that word is an option git
+// does not know (or a word known only when run); len(k.args) (not
+// unknown) when git exits at an option or the words end.
+func (k *call) gitOptions(i int) (int, bool) {
 	args := k.args
-	i := 0
 	for ; i < len(args); i++ {
 		a := args[i]
 		t := a.text
-		if !a.lit || len(t) < 2 || t[0] != '-' {
-			break
+		if !a.lit {
+			return i, true
+		}
+		if len(t) == 0 || t[0] != '-' || has("--help -h --version -v", t) {
+			return i, false
 		}
 		name, _, hasVal := strings.Cut(t, "=")
 		switch {
-		case t == "-c" || strings.HasPrefix(t, "-c"):
-			k.raise(high, "git -c")
-			if t == "-c" {
-				i++
+		case strings.HasPrefix(t, "--exec-path"):
+			if !strings.HasPrefix(t, "--exec-path=") {
+				return len(args), false // prints the exec path and exits
 			}
-		case t == "-C":
+			k.raise(high, "git --exec-path")
+		case has("--html-path --man-path --info-path", t) || strings.HasPrefix(t, "--list-cmds="):
+			return len(args), false // prints and exits
+		case has("-p --paginate -P --no-pager --no-lazy-fetch --no-replace-objects --bare --literal-pathspecs --no-literal-pathspecs --glob-pathspecs --noglob-pathspecs --icase-pathspecs --no-optional-locks --no-advice", t):
+		case t == "-c":
+			k.raise(high, "git -c")
 			i++
-		case name == "--config-env":
+		case t == "--config-env" || strings.HasPrefix(t, "--config-env="):
 			k.raise(high, "git --config-env")
 			if !hasVal {
 				i++
 			}
-		case name == "--exec-path":
-			if hasVal {
-				k.raise(high, "git --exec-path")
-			}
-		case name == "--git-dir":
+		case t == "--git-dir" || strings.HasPrefix(t, "--git-dir="):
 			k.raise(high, "git --git-dir")
 			if !hasVal {
 				i++
 			}
-		case has("--work-tree --namespace --super-prefix --list-cmds --attr-source", name):
+		case t == "-C" || t == "--shallow-file":
+			i++
+		case has("--work-tree --namespace --super-prefix --attr-source", name):
 			if !hasVal {
 				i++
 			}
+		default:
+			if strings.HasPrefix(t, "-c") {
+				k.raise(high, "git -c") // git 2.39 rejects -cname=value; a later one may not
+			}
+			return i, true
 		}
 	}
-	return i
+	return len(args), false
 }
 
 // gitRiskySub raises the risk of a subcommand that is always high.

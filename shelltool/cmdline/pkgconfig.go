@@ -149,9 +149,10 @@ func (k *call) configSetter() (family string, pinned bool) {
 		name, args = "pip", args[2:]
 	}
 	if name == "git" {
-		i := k.gitGlobals()
-		if i < len(args) && args[i].text == "config" && !gitConfigReads(args[i+1:]) {
-			return allFamilies, false
+		for _, i := range k.gitSubs() {
+			if args[i].text == "config" && !gitConfigReads(args[i+1:]) {
+				return allFamilies, false
+			}
 		}
 		return "", false
 	}
@@ -200,13 +201,18 @@ func (k *call) writesTree() bool {
 		if subs == "" {
 			return true
 		}
-		i := 0
+		var at []int
 		if k.name == "git" {
-			i = k.gitGlobals()
-		} else {
-			_, i = firstOperand(k.args, "")
+			at = k.gitSubs()
+		} else if _, i := firstOperand(k.args, ""); i < len(k.args) {
+			at = []int{i}
 		}
-		return i < len(k.args) && (!k.args[i].lit || has(subs, k.args[i].text))
+		for _, i := range at {
+			if !k.args[i].lit || has(subs, k.args[i].text) {
+				return true
+			}
+		}
+		return false
 	}
 	switch k.name {
 	case "tar", "gtar", "bsdtar":
