@@ -11,11 +11,13 @@ import (
 var update = flag.Bool("update", false, "rewrite golden files in testdata/")
 
 // golden compares got with testdata/NAME.golden after replacing the
-// fixture's temp folder with $ROOT, so the files are stable.
+// fixture's temp folder with $ROOT (the binary with $BINARY, its helper
+// with $HELPER), so the files are stable.
 func golden(t *testing.T, name, root, got string) {
 	t.Helper()
 	got = strings.ReplaceAll(got, root, "$ROOT")
 	got = strings.ReplaceAll(got, binary, "$BINARY")
+	got = strings.ReplaceAll(got, filepath.Join(filepath.Dir(binary), "onellm-sandbox"), "$HELPER")
 	path := filepath.Join("testdata", name+".golden")
 	if *update {
 		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
