@@ -423,6 +423,14 @@ func closeGitMounts(mounts []gitMount) {
 // pinned first, so the repository cannot be moved aside and replaced.
 func mountGitOverlays(mounts []gitMount, stage int, writable []string, pinned map[string]bool) error {
 	fdPath := func(fd int) string { return "/proc/self/fd/" + strconv.Itoa(fd) }
+	// The xattrs overlayfs may keep on the stage: trusted.* where the
+	// kernel lets this process set them (init user namespace with
+	// CAP_SYS_ADMIN), user.* with userxattr elsewhere, uid 0 inside a user
+	// namespace included: the same probe as the /etc mask's.
+	trusted, err := trustedXattrs(stage)
+	if err != nil {
+		return step("overlay git directories", err)
+	}
 	var done []string
 	for _, m := range mounts {
 		if !within(m.dir, done) {
@@ -435,7 +443,7 @@ func mountGitOverlays(mounts []gitMount, stage int, writable []string, pinned ma
 		// merge reads back and then frees).
 		st := fdPath(stage) + "/" + m.name
 		opts := "lowerdir=" + fdPath(m.real) + ",upperdir=" + st + "/u,workdir=" + st + "/w,volatile"
-		if os.Geteuid() != 0 {
+		if !trusted {
 			opts += ",userxattr"
 		}
 		if err := step("overlay "+m.dir, unix.Mount("overlay", m.dir, "overlay", unix.MS_NOSUID|unix.MS_NODEV, opts)); err != nil {
