@@ -334,22 +334,7 @@ func TestHiddenReplacedStops(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w := testkit.WatchDir(t, f.ws)
-	done := make(chan toolkit.Result, 1)
-	go func() { done <- plan.Run(context.Background(), grantAll(plan)) }()
-	for deadline := time.Now().Add(60 * time.Second); ; w.Wait(100 * time.Millisecond) {
-		if _, err := os.Stat(filepath.Join(f.ws, "started")); err == nil {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the command did not start within 60 s")
-		}
-	}
-	os.WriteFile(env+".new", []byte("NEW=SECRET\n"), 0o644)
-	if err := os.Rename(env+".new", env); err != nil {
-		t.Fatal(err)
-	}
-	res := <-done
+	res := runAndReplaceOnHost(t, f.ws, plan, env)
 	out := output(t, res)
 	want := "stopped: " + env + " was replaced or removed on the host while the command ran; the command was killed so it could not read it (its output was dropped)"
 	if !strings.HasPrefix(text(res.Tool), want) || out.Stopped == "" || out.Stdout != "" || !res.Tool.IsError {
@@ -379,22 +364,7 @@ func TestStoppedResultHasNoCommandText(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w := testkit.WatchDir(t, f.ws)
-	done := make(chan toolkit.Result, 1)
-	go func() { done <- plan.Run(context.Background(), grantAll(plan)) }()
-	for deadline := time.Now().Add(60 * time.Second); ; w.Wait(100 * time.Millisecond) {
-		if _, err := os.Stat(filepath.Join(f.ws, "started")); err == nil {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the command did not start within 60 s")
-		}
-	}
-	os.WriteFile(env+".new", []byte("NEW=SECRET\n"), 0o644)
-	if err := os.Rename(env+".new", env); err != nil {
-		t.Fatal(err)
-	}
-	res := <-done
+	res := runAndReplaceOnHost(t, f.ws, plan, env)
 	out := output(t, res)
 	blob, _ := json.Marshal(out)
 	if out.Stopped == "" || strings.Contains(text(res.Tool)+string(blob), "LEAKMARK") || len(out.RefusedPrograms) != 0 {
@@ -586,4 +556,29 @@ target = { command = "git push*" }
 			}
 		}
 	}
+}
+
+// runAndReplaceOnHost runs plan, waits for its command to touch "started"
+// in ws, then renames a new file over env on the host, as an editor saving
+// it does, and returns the result.
+func runAndReplaceOnHost(t *testing.T, ws string, plan *toolkit.Plan, env string) toolkit.Result {
+	t.Helper()
+	w := testkit.WatchDir(t, ws)
+	done := make(chan toolkit.Result, 1)
+	go func() { done <- plan.Run(context.Background(), grantAll(plan)) }()
+	for deadline := time.Now().Add(60 * time.Second); ; w.Wait(100 * time.Millisecond) {
+		if _, err := os.Stat(filepath.Join(ws, "started")); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the command did not start within 60 s")
+		}
+	}
+	if err := os.WriteFile(env+".new", []byte("NEW=SECRET\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(env+".new", env); err != nil {
+		t.Fatal(err)
+	}
+	return <-done
 }

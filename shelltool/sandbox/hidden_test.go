@@ -144,7 +144,7 @@ func TestHiddenReadOnlyReplacedByHost(t *testing.T) {
 func TestHiddenInheritedMountLost(t *testing.T) {
 	needSandbox(t)
 	if os.Geteuid() != 0 {
-		t.Skip("mounting on the host needs root") // the CI runs as root
+		missingDep(t, "not root: cannot mount on the host")
 	}
 	ws := newWorkspace(t)
 	env := filepath.Join(ws.dir, ".env")
