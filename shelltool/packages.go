@@ -106,10 +106,16 @@ func pinnedIndexes(pinned bool, pkgs []cmdline.Package) []cmdline.Package {
 }
 
 // projectIndexes returns pkgs with the indexes the project's configuration
-// adds to each: a Package per added host after the package's own.
-func projectIndexes(p *grants.Policy, cwd string, pinned bool, pkgs []cmdline.Package) []cmdline.Package {
+// adds to each: a Package per added host after the package's own. hidden
+// are the files it took as hidden from the command (sandboxHides) and so
+// did not read: the run hides them, whatever its own scan finds.
+func projectIndexes(p *grants.Policy, cwd string, surface grants.Surface, pkgs []cmdline.Package) (_ []cmdline.Package, hidden []string) {
+	pinned := toolchainsApply(p, surface)
 	pkgs = pinnedIndexes(pinned, pkgs)
 	pc := &projectConfig{cwd: cwd, pinned: pinned, roots: slices.Concat([]string{p.Workspace}, p.Sandbox.Writable), hosts: map[string][]string{}}
+	if surface == grants.SurfaceSandbox {
+		pc.policy = p
+	}
 	var out []cmdline.Package
 	for i, pk := range pkgs {
 		out = append(out, pk)
@@ -132,14 +138,20 @@ func projectIndexes(p *grants.Policy, cwd string, pinned bool, pkgs []cmdline.Pa
 			}
 		}
 	}
-	return out
+	return out, pc.hidden
 }
 
 // projectConfig reads the project configuration for one line's installs,
 // each file once.
 type projectConfig struct {
-	cwd     string
-	pinned  bool
+	cwd    string
+	pinned bool
+	// policy is set in the sandbox, which hides from the command the
+	// credential files the policy keeps from it (sandboxHides): such a
+	// file is not read, as the installer cannot read it, and is recorded
+	// in hidden.
+	policy  *grants.Policy
+	hidden  []string
 	roots   []string
 	hosts   map[string][]string // file read → the hosts it adds
 	walked  []string            // files found in the roots (an install elsewhere)
@@ -177,6 +189,18 @@ func (pc *projectConfig) indexes(pk cmdline.Package) []string {
 		out = append(out, pc.file(pk.Manager, f)...)
 	}
 	return out
+}
+
+// hides reports whether the sandbox hides path from the command, and
+// records it (each once).
+func (pc *projectConfig) hides(path string) bool {
+	if pc.policy == nil || !sandboxHides(pc.policy, path) {
+		return false
+	}
+	if !slices.Contains(pc.hidden, path) {
+		pc.hidden = append(pc.hidden, path)
+	}
+	return true
 }
 
 func unpinned(pinned bool, manager string) []string {
@@ -277,6 +301,9 @@ func (pc *projectConfig) file(manager, path string) []string {
 	key := manager + "\x00" + path
 	if h, ok := pc.hosts[key]; ok {
 		return h
+	}
+	if pc.hides(path) {
+		return nil // the installer reads nothing there
 	}
 	b, err := toolchains.ReadProjectFile(path, maxProjectFile)
 	var h []string
@@ -514,6 +541,9 @@ func (pc *projectConfig) requirements(path string, seen *int, depth int) []strin
 	*seen++
 	if *seen > maxRequirements || depth > 8 || !pc.inRoots(filepath.Clean(path)) {
 		return []string{cmdline.Dynamic} // too many, or a file outside the roots, not read
+	}
+	if pc.hides(path) {
+		return nil // pip cannot read it (and fails)
 	}
 	b, err := toolchains.ReadProjectFile(path, maxProjectFile)
 	switch {

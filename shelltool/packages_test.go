@@ -3,6 +3,7 @@ package shelltool
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -162,14 +163,20 @@ func TestProjectIndexes(t *testing.T) {
 		line    string
 		hosts   string
 	}{
-		{grants.SurfaceSandbox, "npm", "npm i @acme/x", "registry.npmjs.org npm.acme.example"},
-		{grants.SurfaceSandbox, "npm/sub", "npm ci", "registry.npmjs.org npm.acme.example"},
+		// In the sandbox a project's .npmrc is hidden from the command (a
+		// credential file no rule lifts): npm reads nothing there.
+		{grants.SurfaceSandbox, "npm", "npm i @acme/x", "registry.npmjs.org"},
+		{grants.SurfaceSandbox, "npm/sub", "npm ci", "registry.npmjs.org"},
 		{grants.SurfaceHost, "npm", "npm i @acme/x", "registry.npmjs.org mirror.example npm.acme.example"},
-		{grants.SurfaceSandbox, "npm", "pnpm add --registry https://r.example x", "r.example npm.acme.example"},
+		{grants.SurfaceHost, "npm/sub", "npm ci", "registry.npmjs.org mirror.example npm.acme.example"},
+		{grants.SurfaceSandbox, "npm", "pnpm add --registry https://r.example x", "r.example"},
+		{grants.SurfaceHost, "npm", "pnpm add --registry https://r.example x", "r.example mirror.example npm.acme.example"},
 		{grants.SurfaceSandbox, "npm", "npm i ./local.tgz", ""},
 		{grants.SurfaceSandbox, "npm", "npm i https://registry.npmjs.org/x/-/x-1.tgz", "registry.npmjs.org"},
-		{grants.SurfaceSandbox, "npmvar", "npm ci", "registry.npmjs.org <dynamic>"},
-		{grants.SurfaceSandbox, "npmlink", "npm ci", "registry.npmjs.org <dynamic>"},
+		{grants.SurfaceSandbox, "npmvar", "npm ci", "registry.npmjs.org"},
+		{grants.SurfaceHost, "npmvar", "npm ci", "registry.npmjs.org <dynamic>"},
+		{grants.SurfaceSandbox, "npmlink", "npm ci", "registry.npmjs.org"}, // hidden: the sandbox hides its target
+		{grants.SurfaceHost, "npmlink", "npm ci", "registry.npmjs.org <dynamic>"},
 		{grants.SurfaceSandbox, "yarn", "yarn add x", "registry.yarnpkg.com <dynamic>"},
 		{grants.SurfaceSandbox, "yarn", "npm i x", "registry.npmjs.org"},
 		{grants.SurfaceSandbox, "pip", "pip install -r requirements.txt", "pypi.org extra.example more.example abbrev.example files.example git.example"},
@@ -201,8 +208,9 @@ func TestProjectIndexes(t *testing.T) {
 		{grants.SurfaceSandbox, "badjson", "npm ci", "registry.npmjs.org <dynamic>"},
 		{grants.SurfaceSandbox, "crate", "cargo add serde", "index.crates.io github.com gitlab.example"},
 		{grants.SurfaceSandbox, "", "npm i @far/x", "registry.npmjs.org"},
-		{grants.SurfaceSandbox, "", "cd far/deep && npm i @far/x", "registry.npmjs.org <dynamic> lockgit.example github.com git.example far.example npm.acme.example"},
-		{grants.SurfaceSandbox, "", "npm --prefix far/deep i @far/x", "registry.npmjs.org <dynamic> lockgit.example github.com git.example far.example npm.acme.example"},
+		{grants.SurfaceSandbox, "", "cd far/deep && npm i @far/x", "registry.npmjs.org <dynamic> lockgit.example github.com git.example"},
+		{grants.SurfaceHost, "", "cd far/deep && npm i @far/x", "registry.npmjs.org <dynamic> lockgit.example github.com tar.example git.example far.example mirror.example npm.acme.example"},
+		{grants.SurfaceSandbox, "", "npm --prefix far/deep i @far/x", "registry.npmjs.org <dynamic> lockgit.example github.com git.example"},
 	} {
 		reqs, err := LineRequests(p, tc.line, filepath.Join(ws, tc.dir), tc.surface)
 		if err != nil {
@@ -245,5 +253,93 @@ func BenchmarkProjectIndexes(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// TestHiddenProjectFiles: in the sandbox the decision reads no project file
+// the sandbox hides from the command (a credential file the policy keeps
+// from it: a project's .npmrc, a requirement file named .env), so it names
+// exactly the indexes the sandboxed installer reads, and the files it took
+// as hidden are handed to the run to hide, wherever they lie (a skipped
+// folder such as node_modules, past the scan's bound). On the host, and
+// where a rule lifts the file, it is read.
+func TestHiddenProjectFiles(t *testing.T) {
+	ws := t.TempDir()
+	for rel, body := range map[string]string{
+		"app/.npmrc":                      "@acme:registry=https://npm.acme.example/\n",
+		"app/package.json":                "{}",
+		"app/node_modules/m/.npmrc":       "@deep:registry=https://deep.example/\n",
+		"app/node_modules/m/package.json": "{}",
+		"py/.env":                         "--extra-index-url https://env.example/simple\n",
+		"py/requirements.txt":             "-r .env\n--extra-index-url https://req.example/simple\n",
+		"lifted/.npmrc":                   "@lift:registry=https://lift.example/\n",
+		"lifted/package.json":             "{}",
+		"plain/package.json":              "{}",
+	} {
+		if err := os.MkdirAll(filepath.Join(ws, filepath.Dir(rel)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(ws, rel), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	compile := func(extra string) *grants.Policy {
+		cfg, err := grants.Parse([]byte("profile = \"interactive-dev\"\n"+extra), "t.toml", ws)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := grants.Compile(cfg, grants.CompileOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	def := compile("")
+	lift := compile("[[rules.allow]]\nrule_id = \"npmrc\"\ncapability = \"workspace.files.read\"\ntarget = { path = \"lifted/.npmrc\" }\n")
+	none := compile("[sandbox]\ntoolchains = \"none\"\n")
+	askLift := compile("[[rules.allow]]\nrule_id = \"npmrc\"\ncapability = \"workspace.files.read\"\ntarget = { path = \"app/.npmrc\" }\n" +
+		"[[rules.ask]]\nrule_id = \"ask-npmrc\"\ncapability = \"workspace.files.read\"\ntarget = { path = \"app/.npmrc\" }\n")
+	for _, tc := range []struct {
+		name    string
+		p       *grants.Policy
+		surface grants.Surface
+		dir     string
+		line    string
+		hosts   string
+		hidden  []string // relative to ws
+	}{
+		{"sandbox hides the .npmrc", def, grants.SurfaceSandbox, "app", "npm i @acme/x", "registry.npmjs.org", []string{"app/.npmrc"}},
+		{"host reads it", def, grants.SurfaceHost, "app", "npm i @acme/x", "registry.npmjs.org npm.acme.example", nil},
+		{"toolchains off: still hidden", none, grants.SurfaceSandbox, "app", "npm i @acme/x", "registry.npmjs.org", []string{"app/.npmrc"}},
+		{"in a skipped folder: hidden by the decision", def, grants.SurfaceSandbox, "app/node_modules/m", "npm ci",
+			"registry.npmjs.org", []string{"app/node_modules/m/.npmrc", "app/.npmrc"}},
+		{"a rule lifts it", lift, grants.SurfaceSandbox, "lifted", "npm i @lift/x", "registry.npmjs.org lift.example", nil},
+		{"lifted but asked: may be approved, read", askLift, grants.SurfaceSandbox, "app", "npm i @acme/x", "registry.npmjs.org npm.acme.example", nil},
+		{"a requirement file named .env", def, grants.SurfaceSandbox, "py", "pip install -r requirements.txt", "pypi.org req.example", []string{"py/.env"}},
+		{"the same on the host", def, grants.SurfaceHost, "py", "pip install -r requirements.txt", "pypi.org env.example req.example", nil},
+		{"no .npmrc: nothing hidden", def, grants.SurfaceSandbox, "plain", "npm ci", "registry.npmjs.org", nil},
+	} {
+		a, err := cmdline.Analyze(tc.line)
+		if err != nil {
+			t.Fatal(err)
+		}
+		reqs, hidden, err := requests(tc.p, a, filepath.Join(ws, tc.dir), tc.surface)
+		if err != nil {
+			t.Errorf("%s: %q: %v", tc.name, tc.line, err)
+			continue
+		}
+		var hosts []string
+		for _, r := range reqs {
+			if r.Capability == grants.CapPackageInstall {
+				hosts = append(hosts, r.Target.Host)
+			}
+		}
+		var want []string
+		for _, h := range tc.hidden {
+			want = append(want, filepath.Join(ws, h))
+		}
+		if got := strings.Join(hosts, " "); got != tc.hosts || !slices.Equal(hidden, want) {
+			t.Errorf("%s: %q: hosts %q hidden %q, want %q %q", tc.name, tc.line, got, hidden, tc.hosts, want)
+		}
 	}
 }

@@ -59,11 +59,28 @@ func credentialFiles(ctx context.Context, gate toolkit.MidAction, p *grants.Poli
 // readable reports whether the gate lets the command read path, a
 // credential file, as read_file would be let.
 func readable(ctx context.Context, gate toolkit.MidAction, p *grants.Policy, path string) bool {
+	_, err := gate.Decide(ctx, credentialRead(p, path), grants.StageHop)
+	return err == nil
+}
+
+// credentialRead is the request that decides whether a command may read
+// path, a credential file: the run's (readable) and the package.install
+// decision's (sandboxHides), so both see the same files hidden.
+func credentialRead(p *grants.Policy, path string) grants.Request {
 	c := grants.CapFilesystemRead
 	if p.InWorkspace(path) {
 		c = grants.CapWorkspaceRead
 	}
-	_, err := gate.Decide(ctx, grants.Request{Capability: c, Target: grants.Target{ToolName: Name, Path: path},
-		Risk: grants.BaseRisk(c, grants.SurfaceNone), DataClasses: []grants.DataClass{grants.DataCredential}}, grants.StageHop)
-	return err == nil
+	return grants.Request{Capability: c, Target: grants.Target{ToolName: Name, Path: path},
+		Risk: grants.BaseRisk(c, grants.SurfaceNone), DataClasses: []grants.DataClass{grants.DataCredential}}
+}
+
+// sandboxHides reports whether the sandbox will hide path from a command,
+// as Run decides it (credentialFiles, readable): a credential file the
+// policy denies the command. One it would ask about counts as visible (an
+// approval remembered for the session lets the command read it), so a
+// decision that reads it names at most more indexes than the command
+// reads, never fewer.
+func sandboxHides(p *grants.Policy, path string) bool {
+	return grants.IsCredentialPath(path) && p.Decide(credentialRead(p, path)).Effect == grants.Deny
 }
