@@ -187,6 +187,19 @@ func TestProjectIndexes(t *testing.T) {
 		{grants.SurfaceSandbox, "pip", "pip install -r \"$F\"", "pypi.org <dynamic>"},
 		{grants.SurfaceSandbox, "pip", "cd .. && pip install -r requirements.txt", "pypi.org <dynamic>"},
 		{grants.SurfaceSandbox, "uv", "uv sync", "pypi.org github.com evil.example"},
+		// The commands that fetch the manifest's packages without saying
+		// install read the same project files.
+		{grants.SurfaceSandbox, "uv", "uv run pytest", "pypi.org github.com evil.example"},
+		{grants.SurfaceSandbox, "uv", "uv lock --upgrade", "pypi.org github.com evil.example"},
+		{grants.SurfaceSandbox, "uv", "uv run --no-sync pytest", ""},
+		{grants.SurfaceSandbox, "uv", "uv run --offline pytest", ""},
+		{grants.SurfaceSandbox, "pip", "uv pip sync requirements.txt", "pypi.org extra.example more.example abbrev.example files.example git.example"},
+		{grants.SurfaceSandbox, "crate", "cargo fetch", "index.crates.io github.com gitlab.example"},
+		{grants.SurfaceSandbox, "crate", "cargo update -p serde", "index.crates.io github.com gitlab.example"},
+		{grants.SurfaceSandbox, "cargo", "cargo generate-lockfile", "index.crates.io <dynamic>"},
+		{grants.SurfaceSandbox, "crate", "cargo build", ""},
+		{grants.SurfaceSandbox, "deps", "npm update", "registry.npmjs.org github.com git.example lockgit.example"},
+		{grants.SurfaceSandbox, "poetry", "poetry lock", "pypi.org poetry.example"},
 		// A pip.conf the line writes is not read where the pins hold.
 		{grants.SurfaceSandbox, "", "echo x > pip.conf; pip install -i https://a.example/ -i https://a.example/simple x", "a.example"},
 		{grants.SurfaceHost, "", "echo x > pip.conf; pip install x", "<dynamic>"},
