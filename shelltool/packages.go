@@ -28,8 +28,9 @@ import (
 // registry, pip's and uv's config files, cargo's CARGO_HOME config); what it
 // cannot pin is read here, once, and its indexes join the decision:
 //
-//   - npm and its relatives: every .npmrc from the folder up (npm reads its
-//     project's, the nearest folder with a package.json): each
+//   - npm and its relatives: every .npmrc from the folder up that the
+//     command can read (npm reads its project's, the nearest folder with
+//     a package.json): each
 //     `@scope:registry=URL` adds that host (the pinned registry does not
 //     outrank a scope's); without the pins (on the host, toolchains off),
 //     `registry=URL` too. A value with ${…} is <dynamic>. yarn with a
@@ -51,6 +52,14 @@ import (
 //   - bundle: the Gemfile's `source` URLs add hosts; a .bundle/config
 //     with a mirror is <dynamic>. composer: composer.json's repository
 //     URLs add hosts.
+//
+// In the sandbox a file the sandbox hides from the command is not read (a
+// credential file the policy keeps from it, such as a project's .npmrc:
+// sandboxHides, the run's own predicate): the installer cannot read it,
+// so the decision names exactly the indexes it reads; the files taken as
+// hidden are hidden by the run wherever they lie (past the credential
+// scan's bound, in node_modules). On the host, and where a rule lifts the
+// file, it is read.
 //
 // Only files inside the writable roots are read: one outside (pip -r
 // /etc/x, a working folder elsewhere) is <dynamic>, so the server reads
@@ -408,10 +417,15 @@ var (
 // <dynamic>; a package file (a lockfile line with a hash) is its index's.
 func tomlSourceHosts(b []byte) []string {
 	var out []string
+	seen := map[string]bool{} // a lockfile repeats one source line per package
 	for _, line := range strings.Split(string(b), "\n") {
 		if !strings.Contains(line, "=") || !strings.ContainsAny(line, ":$[") || strings.Contains(line, "hash =") || strings.Contains(line, "hash=") {
 			continue // no source value (a URL, a variable, a list) can be on it
 		}
+		if seen[line] {
+			continue // what it adds is added
+		}
+		seen[line] = true
 		for _, m := range tomlSource.FindAllStringSubmatch(line, -1) {
 			v := m[2]
 			switch {

@@ -1,6 +1,7 @@
 package shelltool
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -354,5 +355,51 @@ func TestHiddenProjectFiles(t *testing.T) {
 		if got := strings.Join(hosts, " "); got != tc.hosts || !slices.Equal(hidden, want) {
 			t.Errorf("%s: %q: hosts %q hidden %q, want %q %q", tc.name, tc.line, got, hidden, tc.hosts, want)
 		}
+	}
+}
+
+// BenchmarkFetchForms: deciding the commands that fetch a manifest's
+// packages without saying install, against a build of the same project
+// (no package.install), in a workspace with a uv project (a uv.lock of 50
+// packages) and a Go module (a go.mod of 20 requires).
+func BenchmarkFetchForms(b *testing.B) {
+	ws := b.TempDir()
+	var lock, mod strings.Builder
+	lock.WriteString("version = 1\n")
+	for i := range 50 {
+		fmt.Fprintf(&lock, "[[package]]\nname = \"p%d\"\nversion = \"1.0.%d\"\nsource = { registry = \"https://pypi.org/simple\" }\n"+
+			"sdist = { url = \"https://files.pythonhosted.org/p%d-1.0.tar.gz\", hash = \"sha256:00\", size = 1 }\n"+
+			"wheels = [\n    { url = \"https://files.pythonhosted.org/p%d-1.0-py3-none-any.whl\", hash = \"sha256:00\", size = 1 },\n]\n", i, i, i, i)
+	}
+	mod.WriteString("module example.com/m\n\ngo 1.22\n\nrequire (\n")
+	for i := range 20 {
+		fmt.Fprintf(&mod, "\texample.com/dep%d v1.%d.0\n", i, i)
+	}
+	mod.WriteString(")\n")
+	for name, body := range map[string]string{
+		"pyproject.toml": "[project]\nname = \"p\"\nversion = \"0\"\ndependencies = [\"p0\", \"p1\"]\n",
+		"uv.lock":        lock.String(),
+		"go.mod":         mod.String(),
+	} {
+		if err := os.WriteFile(filepath.Join(ws, name), []byte(body), 0o644); err != nil {
+			b.Fatal(err)
+		}
+	}
+	cfg, err := grants.Parse([]byte(`profile = "interactive-dev"`), "t.toml", ws)
+	if err != nil {
+		b.Fatal(err)
+	}
+	p, err := grants.Compile(cfg, grants.CompileOptions{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, line := range []string{"uv sync", "uv run pytest", "uv run --no-sync pytest", "go mod download", "go build ./..."} {
+		b.Run(line, func(b *testing.B) {
+			for b.Loop() {
+				if _, err := LineRequests(p, line, ws, grants.SurfaceSandbox); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }

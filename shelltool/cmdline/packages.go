@@ -14,12 +14,25 @@ import (
 // A command that installs packages (npm install X, pip install X, go get X,
 // cargo add X, apt-get install X, ...; the forms are in installers,
 // tables.go) yields one Package per package and per index, besides its
-// Command. The index is the one its options name (--registry, --index-url,
+// Command. So does one that fetches packages from an index under another
+// name: npm/pnpm/yarn/bun update, pnpm fetch, uv lock/remove/tree/export,
+// uv pip sync/compile, go mod download/tidy/vendor, go work sync, cargo
+// fetch/update/generate-lockfile/vendor, poetry lock/update/sync, bundle
+// update/lock, and uv run, which locks and syncs the project before it
+// runs its command (not with --no-sync, unless the command is a script,
+// whose own dependencies uv fetches). A build or test (go build, go test,
+// cargo build, npm test, npm run X) is no install, though go and cargo
+// fetch a module or crate the cache lacks: the sandbox points them at the
+// decided index and the egress proxy lets such a fetch reach only a host
+// a rule allows.
+//
+// The index is the one its options name (--registry, --index-url,
 // -i, --extra-index-url: one Package per index), else one an assignment
 // in the line names (npm_config_registry=, PIP_INDEX_URL=, GOPROXY=, ...),
 // else the tool's default index. An install from the project's manifest
-// (npm ci, npm install with no names, pip install -r f) names the
-// manifest in parentheses: "(package.json)", "(requirements.txt)". The
+// (npm ci, npm install with no names, go mod download, uv sync, pip
+// install -r f, uv pip sync f) names the manifest in parentheses:
+// "(package.json)", "(go.mod)", "(requirements.txt)". The
 // index is Dynamic when the line may write the configuration the tool
 // reads first (pkgconfig.go). What the project's files already name is
 // the caller's to add (Package.Files, Package.Elsewhere): this package
