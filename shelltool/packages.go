@@ -178,6 +178,12 @@ func (pc *projectConfig) indexes(pk cmdline.Package) []string {
 		seen := 0
 		out = append(out, pc.requirements(pc.abs(f), &seen, 0)...)
 	}
+	for _, f := range pk.Scripts {
+		if f == cmdline.Dynamic || f == "" || pk.Elsewhere && !filepath.IsAbs(f) {
+			return []string{cmdline.Dynamic} // stdin, a URL's, or relative to a folder the line moves to
+		}
+		out = append(out, pc.script(pc.abs(f))...)
+	}
 	names := append(slices.Clone(projectFiles[pk.Manager]), unpinned(pc.pinned, pk.Manager)...)
 	if len(names) == 0 {
 		return out
@@ -351,6 +357,53 @@ func (pc *projectConfig) file(manager, path string) []string {
 	return h
 }
 
+// script is what a Python script's inline metadata adds to uv's install
+// of its dependencies: its sources and indexes, as a pyproject.toml's.
+func (pc *projectConfig) script(path string) []string {
+	switch {
+	case !pc.inRoots(path):
+		return []string{cmdline.Dynamic} // not read: outside the roots
+	case pc.hides(path):
+		return nil // uv cannot read it (and fails)
+	}
+	b, err := toolchains.ReadProjectFile(path, maxProjectFile)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil // uv fails
+	case err != nil:
+		return []string{cmdline.Dynamic}
+	}
+	meta, ok := scriptMetadata(b)
+	if !ok {
+		return []string{cmdline.Dynamic}
+	}
+	return tomlSourceHosts(meta)
+}
+
+// scriptMetadata is the TOML of a script's PEP 723 "script" block: the
+// comment lines between "# /// script" and "# ///", without their "#".
+// Python code outside it (url = "https://…" in the program) is not read.
+// ok is false for a block PEP 723 would not read as written (a line that
+// is no comment inside it, no end): what uv makes of it is not known here.
+func scriptMetadata(b []byte) (_ []byte, ok bool) {
+	var out []byte
+	in := false
+	for _, line := range strings.Split(string(b), "\n") {
+		line = strings.TrimSuffix(line, "\r")
+		switch {
+		case !in && strings.TrimRight(line, " \t") == "# /// script":
+			in = true
+		case in && strings.TrimRight(line, " \t") == "# ///":
+			in = false
+		case in && (line == "#" || strings.HasPrefix(line, "# ")):
+			out = append(append(out, strings.TrimPrefix(strings.TrimPrefix(line, "#"), " ")...), '\n')
+		case in:
+			return nil, false
+		}
+	}
+	return out, !in
+}
+
 // npmrcIndexes are the hosts an .npmrc's top-level scope registries name
 // (and its registry, when the sandbox does not pin npm's).
 func npmrcIndexes(b []byte, pinned bool) []string {
@@ -406,10 +459,12 @@ var (
 	// come from.
 	cargoMovesIndex = regexp.MustCompile(`(?m)^\s*\[*\s*"?(source|registries|registry|patch|http|net|include)\b`)
 	// tomlSource: a TOML key naming an index or a package's source.
-	tomlSource   = regexp.MustCompile(`(?m)\b(registry|git|url|index-url|extra-index-url|default-index|find-links|registry-index|source)\s*=\s*(\[|"[^"\n]*"|'[^'\n]*')`)
-	pnpmRegistry = regexp.MustCompile(`(?m)^\s*["']?(registry|registries|@[^:\s]+:registry)["']?\s*:`)
-	gemSource    = regexp.MustCompile(`(?m)^\s*source\s*\(?\s*["']([^"'\n]*)["']`)
-	composerURL  = regexp.MustCompile(`"url"\s*:\s*"([^"\n]*)"`)
+	tomlSource = regexp.MustCompile(`(?m)\b(registry|git|url|index-url|extra-index-url|default-index|find-links|registry-index|source)\s*=\s*(\[|"[^"\n]*"|'[^'\n]*')`)
+	// directReference: a quoted PEP 508 requirement naming its URL.
+	directReference = regexp.MustCompile(`["'][A-Za-z0-9._-]+\s*(?:\[[^\]"']*\])?\s*@\s*([^"'\s;]+://[^"'\s;]*)`)
+	pnpmRegistry    = regexp.MustCompile(`(?m)^\s*["']?(registry|registries|@[^:\s]+:registry)["']?\s*:`)
+	gemSource       = regexp.MustCompile(`(?m)^\s*source\s*\(?\s*["']([^"'\n]*)["']`)
+	composerURL     = regexp.MustCompile(`"url"\s*:\s*"([^"\n]*)"`)
 )
 
 // tomlSourceHosts are the hosts a pyproject.toml's or lockfile's sources
@@ -419,13 +474,22 @@ func tomlSourceHosts(b []byte) []string {
 	var out []string
 	seen := map[string]bool{} // a lockfile repeats one source line per package
 	for _, line := range strings.Split(string(b), "\n") {
-		if !strings.Contains(line, "=") || !strings.ContainsAny(line, ":$[") || strings.Contains(line, "hash =") || strings.Contains(line, "hash=") {
-			continue // no source value (a URL, a variable, a list) can be on it
-		}
 		if seen[line] {
 			continue // what it adds is added
 		}
 		seen[line] = true
+		if strings.Contains(line, "@") && strings.Contains(line, "://") {
+			// A PEP 508 direct reference in a dependency list ("x @
+			// git+https://h/x"), which may stand on a line of its own.
+			for _, m := range directReference.FindAllStringSubmatch(line, -1) {
+				if h, ok := requirementURLHost(m[1]); ok {
+					out = append(out, h)
+				}
+			}
+		}
+		if !strings.Contains(line, "=") || !strings.ContainsAny(line, ":$[") || strings.Contains(line, "hash =") || strings.Contains(line, "hash=") {
+			continue // no source value (a URL, a variable, a list) can be on it
+		}
 		for _, m := range tomlSource.FindAllStringSubmatch(line, -1) {
 			v := m[2]
 			switch {

@@ -130,6 +130,10 @@ func TestProjectIndexes(t *testing.T) {
 	write("pip/var.txt", "--index-url ${IDX}\n")
 	write("uv/pyproject.toml", "[project]\nname = \"p\"\nurls = { Homepage = \"https://home.example\" }\n[tool.uv.sources]\nb = { git = \"https://github.com/a/b\" }\n")
 	write("uv/uv.lock", "[[package]]\nname = \"x\"\nsource = { registry = \"https://pypi.org/simple\" }\nwheels = [\n { url = \"https://files.pythonhosted.org/x.whl\", hash = \"sha256:00\" },\n]\n[[package]]\nname = \"y\"\nsource = { registry = \"https://evil.example/simple\" }\n")
+	write("uvscript/tool.py", "#!/usr/bin/env -S uv run\n# /// script\n# dependencies = [\"rich\", \"x @ git+https://scriptgit.example/x\"]\n#\n# [[tool.uv.index]]\n# url = \"https://meta.example/simple\"\n# ///\nurl = \"https://code.example/api\"\n")
+	write("uvdirect/pyproject.toml", "[project]\nname = \"p\"\ndependencies = [\n  \"requests>=2\",\n  'x[extra] @ https://direct.example/x.whl',\n  \"y@git+ssh://git@dgit.example/y\",\n  \"email-validator; python_version > '3' # mail@host.example://\",\n]\n")
+	write("uvscript/bad.py", "# /// script\n# dependencies = []\nimport os\n")
+	write("uvscript/plain.py", "url = \"https://code.example/api\"\n")
 	write("uvcfg/uv.toml", "index-url = \"https://uvtoml.example/simple\"\n")
 	write("cargo/.cargo/config.toml", "[source.crates-io]\nreplace-with = \"e\"\n")
 	write("cargobuild/.cargo/config.toml", "[build]\nrustflags = [\"-C\", \"target-cpu=native\"]\n")
@@ -193,6 +197,17 @@ func TestProjectIndexes(t *testing.T) {
 		{grants.SurfaceSandbox, "uv", "uv run pytest", "pypi.org github.com evil.example"},
 		{grants.SurfaceSandbox, "uv", "uv lock --upgrade", "pypi.org github.com evil.example"},
 		{grants.SurfaceSandbox, "uv", "uv run --no-sync pytest", ""},
+		// A script's inline metadata (its block only, not its code).
+		{grants.SurfaceSandbox, "uvscript", "uv run tool.py", "pypi.org scriptgit.example meta.example"},
+		{grants.SurfaceSandbox, "uvscript", "uv run --no-sync tool.py", "pypi.org scriptgit.example meta.example"},
+		{grants.SurfaceSandbox, "uvscript", "uv add --script tool.py httpx", "pypi.org scriptgit.example meta.example"},
+		{grants.SurfaceSandbox, "uvscript", "uv run plain.py", "pypi.org"},
+		{grants.SurfaceSandbox, "uvdirect", "uv sync", "pypi.org direct.example dgit.example"},
+		{grants.SurfaceSandbox, "uvscript", "uv run bad.py", "pypi.org <dynamic>"},
+		{grants.SurfaceSandbox, "uvscript", "uv run missing.py", "pypi.org"},
+		{grants.SurfaceSandbox, "uvscript", "uv run - < tool.py", "pypi.org <dynamic>"},
+		{grants.SurfaceSandbox, "uvscript", "uv run /etc/x.py", "pypi.org <dynamic>"},
+		{grants.SurfaceSandbox, "uvscript", "cd .. && uv run tool.py", "pypi.org <dynamic>"},
 		{grants.SurfaceSandbox, "uv", "uv run --offline pytest", ""},
 		{grants.SurfaceSandbox, "pip", "uv pip sync requirements.txt", "pypi.org extra.example more.example abbrev.example files.example git.example"},
 		{grants.SurfaceSandbox, "crate", "cargo fetch", "index.crates.io github.com gitlab.example"},

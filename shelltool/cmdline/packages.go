@@ -70,6 +70,11 @@ type Package struct {
 	// configuration files (pkgconfig.go says what the line may write).
 	Files     []string
 	Elsewhere bool
+	// Scripts are the Python scripts whose inline metadata (PEP 723: a
+	// "# /// script" block) names the dependencies uv fetches for them,
+	// and may name indexes (uv run x.py, --script x.py), as written;
+	// Dynamic for one read from stdin or fetched from a URL.
+	Scripts []string
 	// PinnedHost is set when Host is Dynamic only because the line may
 	// write configuration the sandbox's pins make the tool ignore
 	// (pip.conf, uv.toml, pip config set, go env -w): where the pins hold
@@ -108,6 +113,7 @@ type install struct {
 	// script with its own dependencies (uv run x.py, --script), which
 	// uv run fetches even with --no-sync.
 	runs, noFetch, script bool
+	scripts               []string // those scripts, as written (Package.Scripts)
 	// reqFiles: its operands are requirement files (fileSubs).
 	reqFiles bool
 }
@@ -214,7 +220,12 @@ words:
 		case len(t) < 2 || t[0] != '-':
 			if in.runs {
 				// The command's own words (uv run pytest --index-url x).
-				in.script = in.script || strings.HasSuffix(t, ".py") || strings.HasSuffix(t, ".pyw") || t == "-" || strings.Contains(t, "://")
+				switch {
+				case t == "-" || strings.Contains(t, "://"):
+					in.script, in.scripts = true, append(in.scripts, Dynamic) // stdin, or fetched
+				case in.script && len(in.scripts) == 0 || strings.HasSuffix(t, ".py") || strings.HasSuffix(t, ".pyw"):
+					in.script, in.scripts = true, append(in.scripts, t)
+				}
 				break words
 			}
 			if in.reqFiles {
@@ -262,6 +273,9 @@ words:
 			in.noFetch = true
 		case opt == "--script" || opt == "--gui-script":
 			in.script = true
+			if val != "" {
+				in.scripts = append(in.scripts, val)
+			}
 		case has(sp.linkOpts, opt):
 			if val == Dynamic || strings.Contains(val, "://") && !strings.HasPrefix(strings.ToLower(val), "file:") {
 				in.links = true
@@ -413,7 +427,7 @@ func (a *analyzer) packages() {
 			// What the tool will read is written by the line: any index.
 			hosts, index, moved = []string{Dynamic}, Dynamic, true
 		}
-		base := Package{Manager: in.manager, Command: in.cmd, Files: in.files, Elsewhere: a.cwdMoved || a.dirMoved || in.elsewhere}
+		base := Package{Manager: in.manager, Command: in.cmd, Files: in.files, Scripts: in.scripts, Elsewhere: a.cwdMoved || a.dirMoved || in.elsewhere}
 		for _, n := range in.names {
 			p := base
 			p.Name = n

@@ -319,8 +319,10 @@ var packageCases = []struct {
 	{"uv run --locked -- pytest", []string{"(pyproject.toml) pypi.org uv ^0"}},
 	{"uv run --no-sync pytest", nil},
 	{"uv run --no-sync --with rich python", []string{"rich pypi.org uv ^0"}},
+	{"uv run --with-requirements r.txt python", []string{"(r.txt) pypi.org uv ^0", "(pyproject.toml) pypi.org uv ^0"}},
 	{"uv run --no-sync tool.py", []string{"(pyproject.toml) pypi.org uv ^0"}},
 	{"uv run --no-sync --script tool", []string{"(pyproject.toml) pypi.org uv ^0"}},
+	{"uv run --no-sync - < x.py", []string{"(pyproject.toml) pypi.org uv ^0"}},
 	{"uv run pytest --no-sync", []string{"(pyproject.toml) pypi.org uv ^0"}}, // pytest's option
 	{"uv run --offline pytest", []string{"(pyproject.toml)  uv ^0"}},
 	{"uv run --no-index pytest", []string{"(pyproject.toml)  uv ^0"}},
@@ -568,6 +570,8 @@ func TestPackageFilesElsewhere(t *testing.T) {
 		{"pip install -r a.txt -c c.txt --constraint=d.txt x", []string{"a.txt", "c.txt", "d.txt"}, false},
 		{"uv pip install -r r.txt", []string{"r.txt"}, false},
 		{"uv add -r r.txt", []string{"r.txt"}, false},
+		{"uv run --with-requirements w.txt --with x pytest -r no.txt", []string{"w.txt"}, false},
+		{"uv pip sync a.txt b.txt", []string{"a.txt", "b.txt"}, false},
 		{"cd web && npm ci", nil, true},
 		{"(pushd web; npm ci)", nil, true},
 		{"npm --prefix web ci", nil, true},
@@ -617,5 +621,32 @@ func TestSandboxDefaultsDecided(t *testing.T) {
 	env = c.Env
 	if !slices.Contains(env, "GOPROXY="+toolchains.GoProxy) {
 		t.Errorf("without a host module cache GOPROXY is not %s alone: %q", toolchains.GoProxy, env)
+	}
+}
+
+// TestPackageScripts: uv fetches a script's own dependencies (its inline
+// metadata, which may name indexes): the install names the script for the
+// caller to read; one from stdin or a URL is Dynamic.
+func TestPackageScripts(t *testing.T) {
+	for line, want := range map[string][]string{
+		"uv run tool.py --flag x.py":       {"tool.py"},
+		"uv run --no-sync app.pyw":         {"app.pyw"},
+		"uv run --script tool arg":         {"tool"},
+		"uv run --gui-script tool":         {"tool"},
+		"uv run - < x.py":                  {Dynamic},
+		"uv run https://h.example/x.py":    {Dynamic},
+		"uv add --script tool.py requests": {"tool.py"},
+		"uv lock --script tool.py":         {"tool.py"},
+		"uv run pytest x.py":               nil, // pytest's operand
+		"uv run python -m x":               nil,
+		"uv sync":                          nil,
+	} {
+		an, err := Analyze(line)
+		if err != nil || len(an.Packages) == 0 {
+			t.Fatalf("Analyze(%q): %v %+v", line, err, an.Packages)
+		}
+		if got := an.Packages[len(an.Packages)-1].Scripts; !slices.Equal(got, want) {
+			t.Errorf("%q: scripts %q, want %q", line, got, want)
+		}
 	}
 }

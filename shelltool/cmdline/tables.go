@@ -432,10 +432,10 @@ var installers = map[string]*installerSpec{
 	// uv run --frozen still syncs from the lockfile; --offline fetches
 	// nothing.
 	"uv": {subs: "add sync lock remove tree export run tool:install", execSubs: "tool:run", stopSubs: "tool:run", execPkgOpts: "--from",
-		pkgOpts: "--with", manifestSubs: "sync lock remove tree export", cmdSubs: "run", noFetchOpts: "run:--no-sync tree:--frozen export:--frozen",
+		pkgOpts: "--with", manifestOpts: "--with-requirements", manifestSubs: "sync lock remove tree export", cmdSubs: "run", noFetchOpts: "run:--no-sync tree:--frozen export:--frozen",
 		manifest: "(pyproject.toml)", host: "pypi.org",
 		hostOpts: "-i --index-url --default-index", extraOpts: "--extra-index-url --index", offlineOpts: "--no-index --offline",
-		argOpts: pipArgOpts + " --package --extra --optional --dev-group --branch --tag --rev --directory --project --with-requirements --with-editable " +
+		argOpts: pipArgOpts + " --package --extra --optional --dev-group --branch --tag --rev --script --directory --project --with-editable " +
 			"--upgrade-package -P --format -o --output-file --depth -d --prune --invert --python-platform --env-file --group --only-group --no-group", env: pipEnv,
 		linkOpts: "-f --find-links", extraEnv: pipExtraEnv, configEnv: pipConfigEnv, family: "uv", dirOpts: "--directory --project",
 		fileOpts: "-r --requirements -c --constraints --constraint"},
