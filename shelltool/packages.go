@@ -54,8 +54,9 @@ import (
 //     URLs add hosts.
 //
 // In the sandbox a file the sandbox hides from the command is not read (a
-// credential file the policy keeps from it, such as a project's .npmrc:
-// sandboxHides, the run's own predicate): the installer cannot read it,
+// credential file no allow rule names exactly, such as a project's .npmrc,
+// or a brokered secret's source: sandboxHides, the rules the run's scan
+// applies): the installer cannot read it,
 // so the decision names exactly the indexes it reads; the files taken as
 // hidden are hidden by the run wherever they lie (past the credential
 // scan's bound, in node_modules). On the host, and where a rule lifts the

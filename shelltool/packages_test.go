@@ -301,6 +301,7 @@ func TestHiddenProjectFiles(t *testing.T) {
 		"app/node_modules/m/package.json": "{}",
 		"py/.env":                         "--extra-index-url https://env.example/simple\n",
 		"py/requirements.txt":             "-r .env\n--extra-index-url https://req.example/simple\n",
+		"py/brokered.txt":                 "--extra-index-url https://brokered.example/simple\n",
 		"lifted/.npmrc":                   "@lift:registry=https://lift.example/\n",
 		"lifted/package.json":             "{}",
 		"plain/package.json":              "{}",
@@ -326,6 +327,7 @@ func TestHiddenProjectFiles(t *testing.T) {
 	def := compile("")
 	lift := compile("[[rules.allow]]\nrule_id = \"npmrc\"\ncapability = \"workspace.files.read\"\ntarget = { path = \"lifted/.npmrc\" }\n")
 	none := compile("[sandbox]\ntoolchains = \"none\"\n")
+	secret := compile("[secrets.tok]\nfile = \"" + filepath.Join(ws, "py", "brokered.txt") + "\"\nhosts = [\"api.example.com\"]\n")
 	askLift := compile("[[rules.allow]]\nrule_id = \"npmrc\"\ncapability = \"workspace.files.read\"\ntarget = { path = \"app/.npmrc\" }\n" +
 		"[[rules.ask]]\nrule_id = \"ask-npmrc\"\ncapability = \"workspace.files.read\"\ntarget = { path = \"app/.npmrc\" }\n")
 	for _, tc := range []struct {
@@ -343,9 +345,11 @@ func TestHiddenProjectFiles(t *testing.T) {
 		{"in a skipped folder: hidden by the decision", def, grants.SurfaceSandbox, "app/node_modules/m", "npm ci",
 			"registry.npmjs.org", []string{"app/node_modules/m/.npmrc", "app/.npmrc"}},
 		{"a rule lifts it", lift, grants.SurfaceSandbox, "lifted", "npm i @lift/x", "registry.npmjs.org lift.example", nil},
-		{"lifted but asked: may be approved, read", askLift, grants.SurfaceSandbox, "app", "npm i @acme/x", "registry.npmjs.org npm.acme.example", nil},
+		{"lifted but asked: may be approved, so read", askLift, grants.SurfaceSandbox, "app", "npm i @acme/x", "registry.npmjs.org npm.acme.example", nil},
 		{"a requirement file named .env", def, grants.SurfaceSandbox, "py", "pip install -r requirements.txt", "pypi.org req.example", []string{"py/.env"}},
 		{"the same on the host", def, grants.SurfaceHost, "py", "pip install -r requirements.txt", "pypi.org env.example req.example", nil},
+		{"a brokered secret's source, whatever its name", secret, grants.SurfaceSandbox, "py", "pip install -r brokered.txt", "pypi.org", []string{"py/brokered.txt"}},
+		{"not a secret there", def, grants.SurfaceSandbox, "py", "pip install -r brokered.txt", "pypi.org brokered.example", nil},
 		{"no .npmrc: nothing hidden", def, grants.SurfaceSandbox, "plain", "npm ci", "registry.npmjs.org", nil},
 	} {
 		a, err := cmdline.Analyze(tc.line)

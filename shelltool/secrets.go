@@ -4,6 +4,7 @@ import (
 	"context"
 	"io/fs"
 	"path/filepath"
+	"slices"
 
 	"github.com/onellm/onellm-mcp/grants"
 	"github.com/onellm/onellm-mcp/internal/toolkit"
@@ -59,28 +60,26 @@ func credentialFiles(ctx context.Context, gate toolkit.MidAction, p *grants.Poli
 // readable reports whether the gate lets the command read path, a
 // credential file, as read_file would be let.
 func readable(ctx context.Context, gate toolkit.MidAction, p *grants.Policy, path string) bool {
-	_, err := gate.Decide(ctx, credentialRead(p, path), grants.StageHop)
-	return err == nil
-}
-
-// credentialRead is the request that decides whether a command may read
-// path, a credential file: the run's (readable) and the package.install
-// decision's (sandboxHides), so both see the same files hidden.
-func credentialRead(p *grants.Policy, path string) grants.Request {
 	c := grants.CapFilesystemRead
 	if p.InWorkspace(path) {
 		c = grants.CapWorkspaceRead
 	}
-	return grants.Request{Capability: c, Target: grants.Target{ToolName: Name, Path: path},
-		Risk: grants.BaseRisk(c, grants.SurfaceNone), DataClasses: []grants.DataClass{grants.DataCredential}}
+	_, err := gate.Decide(ctx, grants.Request{Capability: c, Target: grants.Target{ToolName: Name, Path: path},
+		Risk: grants.BaseRisk(c, grants.SurfaceNone), DataClasses: []grants.DataClass{grants.DataCredential}}, grants.StageHop)
+	return err == nil
 }
 
-// sandboxHides reports whether the sandbox will hide path from a command,
-// as Run decides it (credentialFiles, readable): a credential file the
-// policy denies the command. One it would ask about counts as visible (an
-// approval remembered for the session lets the command read it), so a
+// sandboxHides reports whether the sandbox hides path from a command, as
+// Run finds it (credentialFiles, p.SecretFiles): a brokered secret's
+// source, or a credential file no allow rule names exactly (readable lets
+// through no other: the credential-flow deny holds). One a rule names counts
+// as visible, though a deny or ask rule may still keep it hidden, so a
 // decision that reads it names at most more indexes than the command
-// reads, never fewer.
+// reads, never fewer. (Only the server decides: this is no decision, it
+// reads the rules the decision will apply.)
 func sandboxHides(p *grants.Policy, path string) bool {
-	return grants.IsCredentialPath(path) && p.Decide(credentialRead(p, path)).Effect == grants.Deny
+	if slices.Contains(p.SecretFiles(), path) {
+		return true
+	}
+	return grants.IsCredentialPath(path) && !slices.Contains(p.LiftedCredentialPaths(), path)
 }
