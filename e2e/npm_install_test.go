@@ -122,7 +122,10 @@ func npmProject(t *testing.T, f *fixture, registry *npmRegistry) {
 		},
 	}, "", "  ")
 	f.write(t, "package-lock.json", string(lock)+"\n")
-	f.write(t, ".npmrc", "registry="+registry.URL+"/\n")
+	// A scope's registry too, which npm reads on the host (the pinned
+	// registry does not outrank it); in the sandbox the .npmrc is hidden
+	// from npm, and the decision names no index npm will not use.
+	f.write(t, ".npmrc", "registry="+registry.URL+"/\n@scoped:registry="+registry.URL+"/\n")
 }
 
 // npmConfig is proxyConfig plus the decoy registry's address reachable
@@ -167,6 +170,9 @@ target     = { host = "127.0.0.1" }
 	for line, want := range map[string]string{
 		"npm ci --registry " + registry.URL + "/": "request:  package.install (package.json) from 127.0.0.1",
 		"npm ci": "request:  package.install (package.json) from registry.npmjs.org",
+		// npm update fetches the manifest's packages as npm ci does.
+		"npm update": "request:  package.install (package.json) from registry.npmjs.org",
+		"npm update --registry " + registry.URL + "/": "request:  package.install (package.json) from 127.0.0.1",
 	} {
 		out, errOut, _ := runCLI(t, allowed.Root, "explain", "--config", allowed.Config, "--surface", "sandbox", "process.exec", line)
 		var block string
@@ -177,6 +183,16 @@ target     = { host = "127.0.0.1" }
 		}
 		if !strings.Contains(block, want+"\n") || strings.Contains(block, "decision: allow") != strings.Contains(line, "--registry") {
 			t.Errorf("explain %q:\n%s%s", line, out, errOut)
+		}
+	}
+
+	// The project's .npmrc names the decoy as a scope's registry: on the
+	// host npm reads it, so the decision names it; in the sandbox the file
+	// is hidden from npm (a credential file), so the decision does not.
+	for surface, named := range map[string]bool{"host": true, "sandbox": false} {
+		out, errOut, _ := runCLI(t, allowed.Root, "explain", "--config", allowed.Config, "--surface", surface, "process.exec", "npm ci")
+		if strings.Contains(out, "request:  package.install (package.json) from 127.0.0.2\n") != named {
+			t.Errorf("explain --surface %s npm ci: the scope's registry named %v, want %v:\n%s%s", surface, !named, named, out, errOut)
 		}
 	}
 

@@ -28,8 +28,9 @@ import (
 // registry, pip's and uv's config files, cargo's CARGO_HOME config); what it
 // cannot pin is read here, once, and its indexes join the decision:
 //
-//   - npm and its relatives: every .npmrc from the folder up (npm reads its
-//     project's, the nearest folder with a package.json): each
+//   - npm and its relatives: every .npmrc from the folder up that the
+//     command can read (npm reads its project's, the nearest folder with
+//     a package.json): each
 //     `@scope:registry=URL` adds that host (the pinned registry does not
 //     outrank a scope's); without the pins (on the host, toolchains off),
 //     `registry=URL` too. A value with ${…} is <dynamic>. yarn with a
@@ -51,6 +52,15 @@ import (
 //   - bundle: the Gemfile's `source` URLs add hosts; a .bundle/config
 //     with a mirror is <dynamic>. composer: composer.json's repository
 //     URLs add hosts.
+//
+// In the sandbox a file the sandbox hides from the command is not read (a
+// credential file no allow rule names exactly, such as a project's .npmrc,
+// or a brokered secret's source: sandboxHides, the rules the run's scan
+// applies): the installer cannot read it,
+// so the decision names exactly the indexes it reads; the files taken as
+// hidden are hidden by the run wherever they lie (past the credential
+// scan's bound, in node_modules). On the host, and where a rule lifts the
+// file, it is read.
 //
 // Only files inside the writable roots are read: one outside (pip -r
 // /etc/x, a working folder elsewhere) is <dynamic>, so the server reads
@@ -106,10 +116,16 @@ func pinnedIndexes(pinned bool, pkgs []cmdline.Package) []cmdline.Package {
 }
 
 // projectIndexes returns pkgs with the indexes the project's configuration
-// adds to each: a Package per added host after the package's own.
-func projectIndexes(p *grants.Policy, cwd string, pinned bool, pkgs []cmdline.Package) []cmdline.Package {
+// adds to each: a Package per added host after the package's own. hidden
+// are the files it took as hidden from the command (sandboxHides) and so
+// did not read: the run hides them, whatever its own scan finds.
+func projectIndexes(p *grants.Policy, cwd string, surface grants.Surface, pkgs []cmdline.Package) (_ []cmdline.Package, hidden []string) {
+	pinned := toolchainsApply(p, surface)
 	pkgs = pinnedIndexes(pinned, pkgs)
 	pc := &projectConfig{cwd: cwd, pinned: pinned, roots: slices.Concat([]string{p.Workspace}, p.Sandbox.Writable), hosts: map[string][]string{}}
+	if surface == grants.SurfaceSandbox {
+		pc.policy = p
+	}
 	var out []cmdline.Package
 	for i, pk := range pkgs {
 		out = append(out, pk)
@@ -132,14 +148,20 @@ func projectIndexes(p *grants.Policy, cwd string, pinned bool, pkgs []cmdline.Pa
 			}
 		}
 	}
-	return out
+	return out, pc.hidden
 }
 
 // projectConfig reads the project configuration for one line's installs,
 // each file once.
 type projectConfig struct {
-	cwd     string
-	pinned  bool
+	cwd    string
+	pinned bool
+	// policy is set in the sandbox, which hides from the command the
+	// credential files the policy keeps from it (sandboxHides): such a
+	// file is not read, as the installer cannot read it, and is recorded
+	// in hidden.
+	policy  *grants.Policy
+	hidden  []string
 	roots   []string
 	hosts   map[string][]string // file read → the hosts it adds
 	walked  []string            // files found in the roots (an install elsewhere)
@@ -156,6 +178,12 @@ func (pc *projectConfig) indexes(pk cmdline.Package) []string {
 		}
 		seen := 0
 		out = append(out, pc.requirements(pc.abs(f), &seen, 0)...)
+	}
+	for _, f := range pk.Scripts {
+		if f == cmdline.Dynamic || f == "" || pk.Elsewhere && !filepath.IsAbs(f) {
+			return []string{cmdline.Dynamic} // stdin, a URL's, or relative to a folder the line moves to
+		}
+		out = append(out, pc.script(pc.abs(f))...)
 	}
 	names := append(slices.Clone(projectFiles[pk.Manager]), unpinned(pc.pinned, pk.Manager)...)
 	if len(names) == 0 {
@@ -177,6 +205,18 @@ func (pc *projectConfig) indexes(pk cmdline.Package) []string {
 		out = append(out, pc.file(pk.Manager, f)...)
 	}
 	return out
+}
+
+// hides reports whether the sandbox hides path from the command, and
+// records it (each once).
+func (pc *projectConfig) hides(path string) bool {
+	if pc.policy == nil || !sandboxHides(pc.policy, path) {
+		return false
+	}
+	if !slices.Contains(pc.hidden, path) {
+		pc.hidden = append(pc.hidden, path)
+	}
+	return true
 }
 
 func unpinned(pinned bool, manager string) []string {
@@ -278,6 +318,9 @@ func (pc *projectConfig) file(manager, path string) []string {
 	if h, ok := pc.hosts[key]; ok {
 		return h
 	}
+	if pc.hides(path) {
+		return nil // the installer reads nothing there
+	}
 	b, err := toolchains.ReadProjectFile(path, maxProjectFile)
 	var h []string
 	switch base := filepath.Base(path); {
@@ -313,6 +356,53 @@ func (pc *projectConfig) file(manager, path string) []string {
 	}
 	pc.hosts[key] = h
 	return h
+}
+
+// script is what a Python script's inline metadata adds to uv's install
+// of its dependencies: its sources and indexes, as a pyproject.toml's.
+func (pc *projectConfig) script(path string) []string {
+	switch {
+	case !pc.inRoots(path):
+		return []string{cmdline.Dynamic} // not read: outside the roots
+	case pc.hides(path):
+		return nil // uv cannot read it (and fails)
+	}
+	b, err := toolchains.ReadProjectFile(path, maxProjectFile)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil // uv fails
+	case err != nil:
+		return []string{cmdline.Dynamic}
+	}
+	meta, ok := scriptMetadata(b)
+	if !ok {
+		return []string{cmdline.Dynamic}
+	}
+	return tomlSourceHosts(meta)
+}
+
+// scriptMetadata is the TOML of a script's PEP 723 "script" block: the
+// comment lines between "# /// script" and "# ///", without their "#".
+// Python code outside it (url = "https://…" in the program) is not read.
+// ok is false for a block PEP 723 would not read as written (a line that
+// is no comment inside it, no end): what uv makes of it is not known here.
+func scriptMetadata(b []byte) (_ []byte, ok bool) {
+	var out []byte
+	in := false
+	for _, line := range strings.Split(string(b), "\n") {
+		line = strings.TrimSuffix(line, "\r")
+		switch {
+		case !in && strings.TrimRight(line, " \t") == "# /// script":
+			in = true
+		case in && strings.TrimRight(line, " \t") == "# ///":
+			in = false
+		case in && (line == "#" || strings.HasPrefix(line, "# ")):
+			out = append(append(out, strings.TrimPrefix(strings.TrimPrefix(line, "#"), " ")...), '\n')
+		case in:
+			return nil, false
+		}
+	}
+	return out, !in
 }
 
 // npmrcIndexes are the hosts an .npmrc's top-level scope registries name
@@ -370,10 +460,12 @@ var (
 	// come from.
 	cargoMovesIndex = regexp.MustCompile(`(?m)^\s*\[*\s*"?(source|registries|registry|patch|http|net|include)\b`)
 	// tomlSource: a TOML key naming an index or a package's source.
-	tomlSource   = regexp.MustCompile(`(?m)\b(registry|git|url|index-url|extra-index-url|default-index|find-links|registry-index|source)\s*=\s*(\[|"[^"\n]*"|'[^'\n]*')`)
-	pnpmRegistry = regexp.MustCompile(`(?m)^\s*["']?(registry|registries|@[^:\s]+:registry)["']?\s*:`)
-	gemSource    = regexp.MustCompile(`(?m)^\s*source\s*\(?\s*["']([^"'\n]*)["']`)
-	composerURL  = regexp.MustCompile(`"url"\s*:\s*"([^"\n]*)"`)
+	tomlSource = regexp.MustCompile(`(?m)\b(registry|git|url|index-url|extra-index-url|default-index|find-links|registry-index|source)\s*=\s*(\[|"[^"\n]*"|'[^'\n]*')`)
+	// directReference: a quoted PEP 508 requirement naming its URL.
+	directReference = regexp.MustCompile(`["'][A-Za-z0-9._-]+\s*(?:\[[^\]"']*\])?\s*@\s*([^"'\s;]+://[^"'\s;]*)`)
+	pnpmRegistry    = regexp.MustCompile(`(?m)^\s*["']?(registry|registries|@[^:\s]+:registry)["']?\s*:`)
+	gemSource       = regexp.MustCompile(`(?m)^\s*source\s*\(?\s*["']([^"'\n]*)["']`)
+	composerURL     = regexp.MustCompile(`"url"\s*:\s*"([^"\n]*)"`)
 )
 
 // tomlSourceHosts are the hosts a pyproject.toml's or lockfile's sources
@@ -381,7 +473,21 @@ var (
 // <dynamic>; a package file (a lockfile line with a hash) is its index's.
 func tomlSourceHosts(b []byte) []string {
 	var out []string
+	seen := map[string]bool{} // a lockfile repeats one source line per package
 	for _, line := range strings.Split(string(b), "\n") {
+		if seen[line] {
+			continue // what it adds is added
+		}
+		seen[line] = true
+		if strings.Contains(line, "@") && strings.Contains(line, "://") {
+			// A PEP 508 direct reference in a dependency list ("x @
+			// git+https://h/x"), which may stand on a line of its own.
+			for _, m := range directReference.FindAllStringSubmatch(line, -1) {
+				if h, ok := requirementURLHost(m[1]); ok {
+					out = append(out, h)
+				}
+			}
+		}
 		if !strings.Contains(line, "=") || !strings.ContainsAny(line, ":$[") || strings.Contains(line, "hash =") || strings.Contains(line, "hash=") {
 			continue // no source value (a URL, a variable, a list) can be on it
 		}
@@ -514,6 +620,9 @@ func (pc *projectConfig) requirements(path string, seen *int, depth int) []strin
 	*seen++
 	if *seen > maxRequirements || depth > 8 || !pc.inRoots(filepath.Clean(path)) {
 		return []string{cmdline.Dynamic} // too many, or a file outside the roots, not read
+	}
+	if pc.hides(path) {
+		return nil // pip cannot read it (and fails)
 	}
 	b, err := toolchains.ReadProjectFile(path, maxProjectFile)
 	switch {

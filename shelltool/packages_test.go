@@ -1,8 +1,10 @@
 package shelltool
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -128,6 +130,10 @@ func TestProjectIndexes(t *testing.T) {
 	write("pip/var.txt", "--index-url ${IDX}\n")
 	write("uv/pyproject.toml", "[project]\nname = \"p\"\nurls = { Homepage = \"https://home.example\" }\n[tool.uv.sources]\nb = { git = \"https://github.com/a/b\" }\n")
 	write("uv/uv.lock", "[[package]]\nname = \"x\"\nsource = { registry = \"https://pypi.org/simple\" }\nwheels = [\n { url = \"https://files.pythonhosted.org/x.whl\", hash = \"sha256:00\" },\n]\n[[package]]\nname = \"y\"\nsource = { registry = \"https://evil.example/simple\" }\n")
+	write("uvscript/tool.py", "#!/usr/bin/env -S uv run\n# /// script\n# dependencies = [\"rich\", \"x @ git+https://scriptgit.example/x\"]\n#\n# [[tool.uv.index]]\n# url = \"https://meta.example/simple\"\n# ///\nurl = \"https://code.example/api\"\n")
+	write("uvdirect/pyproject.toml", "[project]\nname = \"p\"\ndependencies = [\n  \"requests>=2\",\n  'x[extra] @ https://direct.example/x.whl',\n  \"y@git+ssh://git@dgit.example/y\",\n  \"email-validator; python_version > '3' # mail@host.example://\",\n]\n")
+	write("uvscript/bad.py", "# /// script\n# dependencies = []\nimport os\n")
+	write("uvscript/plain.py", "url = \"https://code.example/api\"\n")
 	write("uvcfg/uv.toml", "index-url = \"https://uvtoml.example/simple\"\n")
 	write("cargo/.cargo/config.toml", "[source.crates-io]\nreplace-with = \"e\"\n")
 	write("cargobuild/.cargo/config.toml", "[build]\nrustflags = [\"-C\", \"target-cpu=native\"]\n")
@@ -162,14 +168,20 @@ func TestProjectIndexes(t *testing.T) {
 		line    string
 		hosts   string
 	}{
-		{grants.SurfaceSandbox, "npm", "npm i @acme/x", "registry.npmjs.org npm.acme.example"},
-		{grants.SurfaceSandbox, "npm/sub", "npm ci", "registry.npmjs.org npm.acme.example"},
+		// In the sandbox a project's .npmrc is hidden from the command (a
+		// credential file no rule lifts): npm reads nothing there.
+		{grants.SurfaceSandbox, "npm", "npm i @acme/x", "registry.npmjs.org"},
+		{grants.SurfaceSandbox, "npm/sub", "npm ci", "registry.npmjs.org"},
 		{grants.SurfaceHost, "npm", "npm i @acme/x", "registry.npmjs.org mirror.example npm.acme.example"},
-		{grants.SurfaceSandbox, "npm", "pnpm add --registry https://r.example x", "r.example npm.acme.example"},
+		{grants.SurfaceHost, "npm/sub", "npm ci", "registry.npmjs.org mirror.example npm.acme.example"},
+		{grants.SurfaceSandbox, "npm", "pnpm add --registry https://r.example x", "r.example"},
+		{grants.SurfaceHost, "npm", "pnpm add --registry https://r.example x", "r.example mirror.example npm.acme.example"},
 		{grants.SurfaceSandbox, "npm", "npm i ./local.tgz", ""},
 		{grants.SurfaceSandbox, "npm", "npm i https://registry.npmjs.org/x/-/x-1.tgz", "registry.npmjs.org"},
-		{grants.SurfaceSandbox, "npmvar", "npm ci", "registry.npmjs.org <dynamic>"},
-		{grants.SurfaceSandbox, "npmlink", "npm ci", "registry.npmjs.org <dynamic>"},
+		{grants.SurfaceSandbox, "npmvar", "npm ci", "registry.npmjs.org"},
+		{grants.SurfaceHost, "npmvar", "npm ci", "registry.npmjs.org <dynamic>"},
+		{grants.SurfaceSandbox, "npmlink", "npm ci", "registry.npmjs.org"}, // hidden: the sandbox hides its target
+		{grants.SurfaceHost, "npmlink", "npm ci", "registry.npmjs.org <dynamic>"},
 		{grants.SurfaceSandbox, "yarn", "yarn add x", "registry.yarnpkg.com <dynamic>"},
 		{grants.SurfaceSandbox, "yarn", "npm i x", "registry.npmjs.org"},
 		{grants.SurfaceSandbox, "pip", "pip install -r requirements.txt", "pypi.org extra.example more.example abbrev.example files.example git.example"},
@@ -180,6 +192,30 @@ func TestProjectIndexes(t *testing.T) {
 		{grants.SurfaceSandbox, "pip", "pip install -r \"$F\"", "pypi.org <dynamic>"},
 		{grants.SurfaceSandbox, "pip", "cd .. && pip install -r requirements.txt", "pypi.org <dynamic>"},
 		{grants.SurfaceSandbox, "uv", "uv sync", "pypi.org github.com evil.example"},
+		// The commands that fetch the manifest's packages without saying
+		// install read the same project files.
+		{grants.SurfaceSandbox, "uv", "uv run pytest", "pypi.org github.com evil.example"},
+		{grants.SurfaceSandbox, "uv", "uv lock --upgrade", "pypi.org github.com evil.example"},
+		{grants.SurfaceSandbox, "uv", "uv run --no-sync pytest", ""},
+		// A script's inline metadata (its block only, not its code).
+		{grants.SurfaceSandbox, "uvscript", "uv run tool.py", "pypi.org scriptgit.example meta.example"},
+		{grants.SurfaceSandbox, "uvscript", "uv run --no-sync tool.py", "pypi.org scriptgit.example meta.example"},
+		{grants.SurfaceSandbox, "uvscript", "uv add --script tool.py httpx", "pypi.org scriptgit.example meta.example"},
+		{grants.SurfaceSandbox, "uvscript", "uv run plain.py", "pypi.org"},
+		{grants.SurfaceSandbox, "uvdirect", "uv sync", "pypi.org direct.example dgit.example"},
+		{grants.SurfaceSandbox, "uvscript", "uv run bad.py", "pypi.org <dynamic>"},
+		{grants.SurfaceSandbox, "uvscript", "uv run missing.py", "pypi.org"},
+		{grants.SurfaceSandbox, "uvscript", "uv run - < tool.py", "pypi.org <dynamic>"},
+		{grants.SurfaceSandbox, "uvscript", "uv run /etc/x.py", "pypi.org <dynamic>"},
+		{grants.SurfaceSandbox, "uvscript", "cd .. && uv run tool.py", "pypi.org <dynamic>"},
+		{grants.SurfaceSandbox, "uv", "uv run --offline pytest", ""},
+		{grants.SurfaceSandbox, "pip", "uv pip sync requirements.txt", "pypi.org extra.example more.example abbrev.example files.example git.example"},
+		{grants.SurfaceSandbox, "crate", "cargo fetch", "index.crates.io github.com gitlab.example"},
+		{grants.SurfaceSandbox, "crate", "cargo update -p serde", "index.crates.io github.com gitlab.example"},
+		{grants.SurfaceSandbox, "cargo", "cargo generate-lockfile", "index.crates.io <dynamic>"},
+		{grants.SurfaceSandbox, "crate", "cargo build", ""},
+		{grants.SurfaceSandbox, "deps", "npm update", "registry.npmjs.org github.com git.example lockgit.example"},
+		{grants.SurfaceSandbox, "poetry", "poetry lock", "pypi.org poetry.example"},
 		// A pip.conf the line writes is not read where the pins hold.
 		{grants.SurfaceSandbox, "", "echo x > pip.conf; pip install -i https://a.example/ -i https://a.example/simple x", "a.example"},
 		{grants.SurfaceHost, "", "echo x > pip.conf; pip install x", "<dynamic>"},
@@ -201,8 +237,9 @@ func TestProjectIndexes(t *testing.T) {
 		{grants.SurfaceSandbox, "badjson", "npm ci", "registry.npmjs.org <dynamic>"},
 		{grants.SurfaceSandbox, "crate", "cargo add serde", "index.crates.io github.com gitlab.example"},
 		{grants.SurfaceSandbox, "", "npm i @far/x", "registry.npmjs.org"},
-		{grants.SurfaceSandbox, "", "cd far/deep && npm i @far/x", "registry.npmjs.org <dynamic> lockgit.example github.com git.example far.example npm.acme.example"},
-		{grants.SurfaceSandbox, "", "npm --prefix far/deep i @far/x", "registry.npmjs.org <dynamic> lockgit.example github.com git.example far.example npm.acme.example"},
+		{grants.SurfaceSandbox, "", "cd far/deep && npm i @far/x", "registry.npmjs.org <dynamic> lockgit.example github.com git.example"},
+		{grants.SurfaceHost, "", "cd far/deep && npm i @far/x", "registry.npmjs.org <dynamic> lockgit.example github.com tar.example git.example far.example mirror.example npm.acme.example"},
+		{grants.SurfaceSandbox, "", "npm --prefix far/deep i @far/x", "registry.npmjs.org <dynamic> lockgit.example github.com git.example"},
 	} {
 		reqs, err := LineRequests(p, tc.line, filepath.Join(ws, tc.dir), tc.surface)
 		if err != nil {
@@ -241,6 +278,144 @@ func BenchmarkProjectIndexes(b *testing.B) {
 		b.Run(line, func(b *testing.B) {
 			for b.Loop() {
 				if _, err := LineRequests(p, line, filepath.Join(root, "e2e", "ts"), grants.SurfaceSandbox); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// TestHiddenProjectFiles: in the sandbox the decision reads no project file
+// the sandbox hides from the command (a credential file the policy keeps
+// from it: a project's .npmrc, a requirement file named .env), so it names
+// exactly the indexes the sandboxed installer reads, and the files it took
+// as hidden are handed to the run to hide, wherever they lie (a skipped
+// folder such as node_modules, past the scan's bound). On the host, and
+// where a rule lifts the file, it is read.
+func TestHiddenProjectFiles(t *testing.T) {
+	ws := t.TempDir()
+	for rel, body := range map[string]string{
+		"app/.npmrc":                      "@acme:registry=https://npm.acme.example/\n",
+		"app/package.json":                "{}",
+		"app/node_modules/m/.npmrc":       "@deep:registry=https://deep.example/\n",
+		"app/node_modules/m/package.json": "{}",
+		"py/.env":                         "--extra-index-url https://env.example/simple\n",
+		"py/requirements.txt":             "-r .env\n--extra-index-url https://req.example/simple\n",
+		"py/brokered.txt":                 "--extra-index-url https://brokered.example/simple\n",
+		"lifted/.npmrc":                   "@lift:registry=https://lift.example/\n",
+		"lifted/package.json":             "{}",
+		"plain/package.json":              "{}",
+	} {
+		if err := os.MkdirAll(filepath.Join(ws, filepath.Dir(rel)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(ws, rel), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	compile := func(extra string) *grants.Policy {
+		cfg, err := grants.Parse([]byte("profile = \"interactive-dev\"\n"+extra), "t.toml", ws)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := grants.Compile(cfg, grants.CompileOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	def := compile("")
+	lift := compile("[[rules.allow]]\nrule_id = \"npmrc\"\ncapability = \"workspace.files.read\"\ntarget = { path = \"lifted/.npmrc\" }\n")
+	none := compile("[sandbox]\ntoolchains = \"none\"\n")
+	secret := compile("[secrets.tok]\nfile = \"" + filepath.Join(ws, "py", "brokered.txt") + "\"\nhosts = [\"api.example.com\"]\n")
+	askLift := compile("[[rules.allow]]\nrule_id = \"npmrc\"\ncapability = \"workspace.files.read\"\ntarget = { path = \"app/.npmrc\" }\n" +
+		"[[rules.ask]]\nrule_id = \"ask-npmrc\"\ncapability = \"workspace.files.read\"\ntarget = { path = \"app/.npmrc\" }\n")
+	for _, tc := range []struct {
+		name    string
+		p       *grants.Policy
+		surface grants.Surface
+		dir     string
+		line    string
+		hosts   string
+		hidden  []string // relative to ws
+	}{
+		{"sandbox hides the .npmrc", def, grants.SurfaceSandbox, "app", "npm i @acme/x", "registry.npmjs.org", []string{"app/.npmrc"}},
+		{"host reads it", def, grants.SurfaceHost, "app", "npm i @acme/x", "registry.npmjs.org npm.acme.example", nil},
+		{"toolchains off: still hidden", none, grants.SurfaceSandbox, "app", "npm i @acme/x", "registry.npmjs.org", []string{"app/.npmrc"}},
+		{"in a skipped folder: hidden by the decision", def, grants.SurfaceSandbox, "app/node_modules/m", "npm ci",
+			"registry.npmjs.org", []string{"app/node_modules/m/.npmrc", "app/.npmrc"}},
+		{"a rule lifts it", lift, grants.SurfaceSandbox, "lifted", "npm i @lift/x", "registry.npmjs.org lift.example", nil},
+		{"lifted but asked: may be approved, so read", askLift, grants.SurfaceSandbox, "app", "npm i @acme/x", "registry.npmjs.org npm.acme.example", nil},
+		{"a requirement file named .env", def, grants.SurfaceSandbox, "py", "pip install -r requirements.txt", "pypi.org req.example", []string{"py/.env"}},
+		{"the same on the host", def, grants.SurfaceHost, "py", "pip install -r requirements.txt", "pypi.org env.example req.example", nil},
+		{"a brokered secret's source, whatever its name", secret, grants.SurfaceSandbox, "py", "pip install -r brokered.txt", "pypi.org", []string{"py/brokered.txt"}},
+		{"not a secret there", def, grants.SurfaceSandbox, "py", "pip install -r brokered.txt", "pypi.org brokered.example", nil},
+		{"no .npmrc: nothing hidden", def, grants.SurfaceSandbox, "plain", "npm ci", "registry.npmjs.org", nil},
+	} {
+		a, err := cmdline.Analyze(tc.line)
+		if err != nil {
+			t.Fatal(err)
+		}
+		reqs, hidden, err := requests(tc.p, a, filepath.Join(ws, tc.dir), tc.surface)
+		if err != nil {
+			t.Errorf("%s: %q: %v", tc.name, tc.line, err)
+			continue
+		}
+		var hosts []string
+		for _, r := range reqs {
+			if r.Capability == grants.CapPackageInstall {
+				hosts = append(hosts, r.Target.Host)
+			}
+		}
+		var want []string
+		for _, h := range tc.hidden {
+			want = append(want, filepath.Join(ws, h))
+		}
+		if got := strings.Join(hosts, " "); got != tc.hosts || !slices.Equal(hidden, want) {
+			t.Errorf("%s: %q: hosts %q hidden %q, want %q %q", tc.name, tc.line, got, hidden, tc.hosts, want)
+		}
+	}
+}
+
+// BenchmarkFetchForms: deciding the commands that fetch a manifest's
+// packages without saying install, against a build of the same project
+// (no package.install), in a workspace with a uv project (a uv.lock of 50
+// packages) and a Go module (a go.mod of 20 requires).
+func BenchmarkFetchForms(b *testing.B) {
+	ws := b.TempDir()
+	var lock, mod strings.Builder
+	lock.WriteString("version = 1\n")
+	for i := range 50 {
+		fmt.Fprintf(&lock, "[[package]]\nname = \"p%d\"\nversion = \"1.0.%d\"\nsource = { registry = \"https://pypi.org/simple\" }\n"+
+			"sdist = { url = \"https://files.pythonhosted.org/p%d-1.0.tar.gz\", hash = \"sha256:00\", size = 1 }\n"+
+			"wheels = [\n    { url = \"https://files.pythonhosted.org/p%d-1.0-py3-none-any.whl\", hash = \"sha256:00\", size = 1 },\n]\n", i, i, i, i)
+	}
+	mod.WriteString("module example.com/m\n\ngo 1.22\n\nrequire (\n")
+	for i := range 20 {
+		fmt.Fprintf(&mod, "\texample.com/dep%d v1.%d.0\n", i, i)
+	}
+	mod.WriteString(")\n")
+	for name, body := range map[string]string{
+		"pyproject.toml": "[project]\nname = \"p\"\nversion = \"0\"\ndependencies = [\"p0\", \"p1\"]\n",
+		"uv.lock":        lock.String(),
+		"go.mod":         mod.String(),
+	} {
+		if err := os.WriteFile(filepath.Join(ws, name), []byte(body), 0o644); err != nil {
+			b.Fatal(err)
+		}
+	}
+	cfg, err := grants.Parse([]byte(`profile = "interactive-dev"`), "t.toml", ws)
+	if err != nil {
+		b.Fatal(err)
+	}
+	p, err := grants.Compile(cfg, grants.CompileOptions{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, line := range []string{"uv sync", "uv run pytest", "uv run --no-sync pytest", "go mod download", "go build ./..."} {
+		b.Run(line, func(b *testing.B) {
+			for b.Loop() {
+				if _, err := LineRequests(p, line, ws, grants.SurfaceSandbox); err != nil {
 					b.Fatal(err)
 				}
 			}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"io/fs"
 	"path/filepath"
+	"slices"
 
 	"github.com/onellm/onellm-mcp/grants"
 	"github.com/onellm/onellm-mcp/internal/toolkit"
@@ -66,4 +67,19 @@ func readable(ctx context.Context, gate toolkit.MidAction, p *grants.Policy, pat
 	_, err := gate.Decide(ctx, grants.Request{Capability: c, Target: grants.Target{ToolName: Name, Path: path},
 		Risk: grants.BaseRisk(c, grants.SurfaceNone), DataClasses: []grants.DataClass{grants.DataCredential}}, grants.StageHop)
 	return err == nil
+}
+
+// sandboxHides reports whether the sandbox hides path from a command, as
+// Run finds it (credentialFiles, p.SecretFiles): a brokered secret's
+// source, or a credential file no allow rule names exactly (readable lets
+// through no other: the credential-flow deny holds). One a rule names counts
+// as visible, though a deny or ask rule may still keep it hidden, so a
+// decision that reads it names at most more indexes than the command
+// reads, never fewer. (Only the server decides: this is no decision, it
+// reads the rules the decision will apply.)
+func sandboxHides(p *grants.Policy, path string) bool {
+	if slices.Contains(p.SecretFiles(), path) {
+		return true
+	}
+	return grants.IsCredentialPath(path) && !slices.Contains(p.LiftedCredentialPaths(), path)
 }

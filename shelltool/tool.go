@@ -237,7 +237,7 @@ func (t *Tool) Plan(_ context.Context, env *toolkit.Env, raw json.RawMessage) (*
 		}
 		surface = grants.SurfaceHost
 	}
-	reqs, err := requests(p, analysis, cwd, surface)
+	reqs, hiddenByDecision, err := requests(p, analysis, cwd, surface)
 	if err != nil {
 		return nil, err
 	}
@@ -280,6 +280,9 @@ func (t *Tool) Plan(_ context.Context, env *toolkit.Env, raw json.RawMessage) (*
 		// policy's own lists are shared by concurrent calls.
 		spec.Hidden = credentialFiles(ctx, env.MidAction, p, slices.Concat([]string{p.Workspace}, p.Sandbox.Writable, p.Sandbox.Readable))
 		spec.Hidden = append(spec.Hidden, p.SecretFiles()...) // wherever they lie
+		// What the package.install decision took as hidden (and did not
+		// read) is hidden, whatever the scan's bound or skipped folders.
+		spec.Hidden = append(spec.Hidden, hiddenByDecision...)
 		// Before the toolchains add their cache roots: no repository lives there.
 		git := sandbox.FindGitDirs(spec.Writable, gitScanSkipped)
 		gitRoots := slices.Clone(spec.Writable)
@@ -330,11 +333,14 @@ func LineRequests(p *grants.Policy, line, cwd string, surface grants.Surface) ([
 	if err != nil {
 		return nil, fmt.Errorf("command: %w", err)
 	}
-	return requests(p, a, cwd, surface)
+	reqs, _, err := requests(p, a, cwd, surface)
+	return reqs, err
 }
 
-// requests turns the analysis into the requests the policy decides.
-func requests(p *grants.Policy, a cmdline.Analysis, cwd string, surface grants.Surface) ([]grants.Request, error) {
+// requests turns the analysis into the requests the policy decides; hidden
+// are the project files the package.install decision took as hidden from
+// the command (projectIndexes), which the run must hide.
+func requests(p *grants.Policy, a cmdline.Analysis, cwd string, surface grants.Surface) (_ []grants.Request, hidden []string, _ error) {
 	var reqs []grants.Request
 	for _, c := range a.Commands {
 		if !inWorkspace(cwd, p.Workspace) {
@@ -389,7 +395,7 @@ func requests(p *grants.Policy, a cmdline.Analysis, cwd string, surface grants.S
 		}
 		res, err := fstools.Resolve(p, path)
 		if err != nil {
-			return nil, toolkit.Argf("redirection %q: %v", r.Path, err)
+			return nil, nil, toolkit.Argf("redirection %q: %v", r.Path, err)
 		}
 		if r.Read {
 			reqs = append(reqs, res.Request(Name, res.ReadCapability()))
@@ -403,9 +409,10 @@ func requests(p *grants.Policy, a cmdline.Analysis, cwd string, surface grants.S
 	// One package.install per package and index, besides the installing
 	// command's process.exec; the project's configuration may add indexes
 	// (packages.go).
-	for _, pk := range projectIndexes(p, cwd, toolchainsApply(p, surface), a.Packages) {
+	pkgs, hidden := projectIndexes(p, cwd, surface, a.Packages)
+	for _, pk := range pkgs {
 		if err := heldToRegistry(p, pk, surface); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		reqs = append(reqs, grants.Request{
 			Capability: grants.CapPackageInstall,
@@ -413,7 +420,7 @@ func requests(p *grants.Policy, a cmdline.Analysis, cwd string, surface grants.S
 			Risk:       grants.BaseRisk(grants.CapPackageInstall, surface), Surface: surface,
 		})
 	}
-	return reqs, nil
+	return reqs, hidden, nil
 }
 
 // secretRef is a configured secret a call asked for: its name and the

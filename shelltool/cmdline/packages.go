@@ -14,12 +14,25 @@ import (
 // A command that installs packages (npm install X, pip install X, go get X,
 // cargo add X, apt-get install X, ...; the forms are in installers,
 // tables.go) yields one Package per package and per index, besides its
-// Command. The index is the one its options name (--registry, --index-url,
+// Command. So does one that fetches packages from an index under another
+// name: npm/pnpm/yarn/bun update, pnpm fetch, uv lock/remove/tree/export,
+// uv pip sync/compile, go mod download/tidy/vendor, go work sync, cargo
+// fetch/update/generate-lockfile/vendor, poetry lock/update/sync, bundle
+// update/lock, and uv run, which locks and syncs the project before it
+// runs its command (not with --no-sync, unless the command is a script,
+// whose own dependencies uv fetches). A build or test (go build, go test,
+// cargo build, npm test, npm run X) is no install, though go and cargo
+// fetch a module or crate the cache lacks: the sandbox points them at the
+// decided index and the egress proxy lets such a fetch reach only a host
+// a rule allows.
+//
+// The index is the one its options name (--registry, --index-url,
 // -i, --extra-index-url: one Package per index), else one an assignment
 // in the line names (npm_config_registry=, PIP_INDEX_URL=, GOPROXY=, ...),
 // else the tool's default index. An install from the project's manifest
-// (npm ci, npm install with no names, pip install -r f) names the
-// manifest in parentheses: "(package.json)", "(requirements.txt)". The
+// (npm ci, npm install with no names, go mod download, uv sync, pip
+// install -r f, uv pip sync f) names the manifest in parentheses:
+// "(package.json)", "(go.mod)", "(requirements.txt)". The
 // index is Dynamic when the line may write the configuration the tool
 // reads first (pkgconfig.go). What the project's files already name is
 // the caller's to add (Package.Files, Package.Elsewhere): this package
@@ -57,6 +70,11 @@ type Package struct {
 	// configuration files (pkgconfig.go says what the line may write).
 	Files     []string
 	Elsewhere bool
+	// Scripts are the Python scripts whose inline metadata (PEP 723: a
+	// "# /// script" block) names the dependencies uv fetches for them,
+	// and may name indexes (uv run x.py, --script x.py), as written;
+	// Dynamic for one read from stdin or fetched from a URL.
+	Scripts []string
 	// PinnedHost is set when Host is Dynamic only because the line may
 	// write configuration the sandbox's pins make the tool ignore
 	// (pip.conf, uv.toml, pip config set, go env -w): where the pins hold
@@ -88,6 +106,16 @@ type install struct {
 	// execPkgOpts; stopAtFirst: what follows the package is its own
 	// arguments (npx, uvx, and npm exec after "--").
 	exec, stopAtFirst, execNamed bool
+	sub                          string // the subcommand ("group:sub" for two words)
+	// runs: it syncs the manifest, then runs the command its first
+	// operand starts (uv run, cmdSubs); noFetch: an option says it
+	// fetches no manifest (noFetchOpts); script: the command may be a
+	// script with its own dependencies (uv run x.py, --script), which
+	// uv run fetches even with --no-sync.
+	runs, noFetch, script bool
+	scripts               []string // those scripts, as written (Package.Scripts)
+	// reqFiles: its operands are requirement files (fileSubs).
+	reqFiles bool
 }
 
 // installs records the packages the command installs, if it is a package
@@ -101,11 +129,6 @@ func (k *call) installs() {
 		name, args = "pip", args[2:]
 	case name == "uv" && len(args) > 0 && args[0].text == "pip":
 		name, args, family = "pip", args[1:], "uv"
-	case name == "uv" && len(args) > 1 && args[0].text == "tool" && has("run install", args[1].text):
-		// uv tool run X: X's arguments follow it (uv tool install takes
-		// options anywhere).
-		stop = args[1].text == "run"
-		args = slices.Concat([]arg{{text: "tool-" + args[1].text, lit: true}}, args[2:])
 	case execRunners[name] != "":
 		// npx X is npm exec X, its arguments after X being X's own.
 		name, stop = execRunners[name], true
@@ -125,6 +148,19 @@ func (k *call) installs() {
 	}
 	// The options before the subcommand count as those after it.
 	rest := slices.Concat(args[:min(i, len(args))], args[min(i+1, len(args)):])
+	if i < len(args) {
+		// go mod download, uv tool run: the subcommand is two words.
+		next, j := firstOperand(rest[i:], sp.valueOpts())
+		switch {
+		case j < len(rest)-i && sp.listed(sub+":"+next):
+			sub, rest = sub+":"+next, slices.Concat(rest[:i+j], rest[i+j+1:])
+		case j < len(rest)-i && next == "" && sp.groups(sub):
+			// go mod $X: the subcommand is known only when run.
+			k.pkgs = append(k.pkgs, &install{manager: name, spec: sp, names: []string{Dynamic}, hosts: []string{Dynamic}})
+			return
+		}
+	}
+	stop = stop || has(sp.stopSubs, sub)
 	switch {
 	case has(sp.subs, sub):
 	case has(sp.execSubs, sub):
@@ -139,7 +175,8 @@ func (k *call) installs() {
 	default:
 		return
 	}
-	in := &install{manager: name, spec: sp, needVersion: has(sp.versionSubs, sub), family: cmp.Or(family, sp.family), exec: exec, stopAtFirst: stop}
+	in := &install{manager: name, spec: sp, sub: sub, needVersion: has(sp.versionSubs, sub), family: cmp.Or(family, sp.family), exec: exec, stopAtFirst: stop,
+		runs: has(sp.cmdSubs, sub), reqFiles: has(sp.fileSubs, sub)}
 	in.parse(rest, has(sp.manifestSubs, sub))
 	if len(in.names) > 0 {
 		k.pkgs = append(k.pkgs, in)
@@ -156,6 +193,7 @@ func (in *install) parse(args []arg, manifestOnly bool) {
 	if in.exec {
 		valueOpts += " " + sp.execPkgOpts
 	}
+words:
 	for i := 0; i < len(args); i++ {
 		a := args[i]
 		t := a.text
@@ -180,6 +218,21 @@ func (in *install) parse(args []arg, manifestOnly bool) {
 			in.hosts = append(in.hosts, Dynamic)
 			continue
 		case len(t) < 2 || t[0] != '-':
+			if in.runs {
+				// The command's own words (uv run pytest --index-url x).
+				switch {
+				case t == "-" || strings.Contains(t, "://"):
+					in.script, in.scripts = true, append(in.scripts, Dynamic) // stdin, or fetched
+				case in.script && len(in.scripts) == 0 || strings.HasSuffix(t, ".py") || strings.HasSuffix(t, ".pyw"):
+					in.script, in.scripts = true, append(in.scripts, t)
+				}
+				break words
+			}
+			if in.reqFiles {
+				manifests = append(manifests, "("+t+")")
+				in.files = append(in.files, t)
+				continue
+			}
 			in.operand(a)
 			continue
 		case sp.abbrevOf(a):
@@ -216,6 +269,13 @@ func (in *install) parse(args []arg, manifestOnly bool) {
 			in.execNamed = in.execNamed || has(sp.execPkgOpts, opt)
 		case has(sp.offlineOpts, opt):
 			in.offline = true
+		case has(sp.noFetchOpts, opt) || has(sp.noFetchOpts, in.sub+":"+opt):
+			in.noFetch = true
+		case opt == "--script" || opt == "--gui-script":
+			in.script = true
+			if val != "" {
+				in.scripts = append(in.scripts, val)
+			}
 		case has(sp.linkOpts, opt):
 			if val == Dynamic || strings.Contains(val, "://") && !strings.HasPrefix(strings.ToLower(val), "file:") {
 				in.links = true
@@ -226,6 +286,18 @@ func (in *install) parse(args []arg, manifestOnly bool) {
 		in.names[0] += "@" + version
 	}
 	in.names = append(in.names, manifests...)
+	if in.runs || in.noFetch {
+		// The packages its options name (uv run --with X), and the
+		// manifest it syncs unless told not to (--no-sync: but a script's
+		// own dependencies are fetched all the same).
+		if in.runs && (!in.noFetch || in.script) {
+			in.names = append(in.names, sp.manifest)
+		}
+		if !in.runs {
+			in.names = nil // uv tree --frozen: it reads the lockfile only
+		}
+		return
+	}
 	if len(in.names) == 0 && in.needVersion {
 		return // go install ./cmd/x builds a local package
 	}
@@ -314,6 +386,22 @@ func optionValue(args []arg, i *int, valueOpts string) (opt, val string) {
 	return t, ""
 }
 
+// listed reports whether sub is one of the spec's subcommands.
+func (sp *installerSpec) listed(sub string) bool {
+	return has(sp.subs, sub) || has(sp.execSubs, sub)
+}
+
+// groups reports whether word starts two-word subcommands of the spec
+// (go mod, uv tool).
+func (sp *installerSpec) groups(word string) bool {
+	for _, f := range strings.Fields(sp.subs + " " + sp.execSubs) {
+		if strings.HasPrefix(f, word+":") {
+			return true
+		}
+	}
+	return false
+}
+
 // valueOpts lists every option of the spec that takes a value.
 func (sp *installerSpec) valueOpts() string {
 	return strings.Join([]string{sp.hostOpts, sp.extraOpts, sp.versionOpts, sp.manifestOpts, sp.pkgOpts, sp.argOpts, sp.anyHostOpts, sp.linkOpts, sp.fileOpts, sp.dirOpts}, " ")
@@ -339,7 +427,7 @@ func (a *analyzer) packages() {
 			// What the tool will read is written by the line: any index.
 			hosts, index, moved = []string{Dynamic}, Dynamic, true
 		}
-		base := Package{Manager: in.manager, Command: in.cmd, Files: in.files, Elsewhere: a.cwdMoved || a.dirMoved || in.elsewhere}
+		base := Package{Manager: in.manager, Command: in.cmd, Files: in.files, Scripts: in.scripts, Elsewhere: a.cwdMoved || a.dirMoved || in.elsewhere}
 		for _, n := range in.names {
 			p := base
 			p.Name = n
@@ -649,8 +737,14 @@ func indexHost(index, pkg string) string {
 	case index == "" || index == Dynamic:
 		return index
 	case index == "direct":
+		// The module's own host: its path's first element, which has a
+		// dot. A manifest ("(go.mod)": its modules'), a local pattern
+		// ("./...": its dependencies') or "all" come from any host.
 		h, _, _ := strings.Cut(pkg, "/")
 		h, _, _ = strings.Cut(h, "@")
+		if !strings.Contains(h, ".") || strings.HasPrefix(h, ".") || strings.HasPrefix(h, "(") {
+			return Dynamic
+		}
 		return strings.ToLower(h)
 	case strings.HasPrefix(index, "file:"):
 		return ""

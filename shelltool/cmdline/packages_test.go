@@ -308,7 +308,116 @@ var packageCases = []struct {
 	{"pipx run black .", []string{"black pypi.org pipx ^0"}},
 	{"pipx run --spec black==24 black .", []string{"black==24 pypi.org pipx ^0"}},
 	{"echo x > .npmrc; npx cowsay", []string{"cowsay <dynamic> npm ^1"}},
-	{"uv run pytest", nil},
+	// uv run locks and syncs the project before it runs the command (whose
+	// words follow it); --no-sync does neither, but a script's own
+	// dependencies are fetched all the same; --frozen still syncs.
+	{"uv run pytest", []string{"(pyproject.toml) pypi.org uv ^0"}},
+	{"uv run pytest --index-url https://e.example/simple x", []string{"(pyproject.toml) pypi.org uv ^0"}},
+	{"uv run --index-url https://i.example/simple pytest", []string{"(pyproject.toml) i.example uv ^0"}},
+	{"uv run --with rich --with 'httpx>=0.27' python -c 1", []string{"rich pypi.org uv ^0", "httpx>=0.27 pypi.org uv ^0", "(pyproject.toml) pypi.org uv ^0"}},
+	{"uv run --frozen pytest", []string{"(pyproject.toml) pypi.org uv ^0"}},
+	{"uv run --locked -- pytest", []string{"(pyproject.toml) pypi.org uv ^0"}},
+	{"uv run --no-sync pytest", nil},
+	{"uv run --no-sync --with rich python", []string{"rich pypi.org uv ^0"}},
+	{"uv run --with-requirements r.txt python", []string{"(r.txt) pypi.org uv ^0", "(pyproject.toml) pypi.org uv ^0"}},
+	{"uv run --no-sync tool.py", []string{"(pyproject.toml) pypi.org uv ^0"}},
+	{"uv run --no-sync --script tool", []string{"(pyproject.toml) pypi.org uv ^0"}},
+	{"uv run --no-sync - < x.py", []string{"(pyproject.toml) pypi.org uv ^0"}},
+	{"uv run pytest --no-sync", []string{"(pyproject.toml) pypi.org uv ^0"}}, // pytest's option
+	{"uv run --offline pytest", []string{"(pyproject.toml)  uv ^0"}},
+	{"uv run --no-index pytest", []string{"(pyproject.toml)  uv ^0"}},
+	{"UV_INDEX_URL=https://u.example/simple uv run pytest", []string{"(pyproject.toml) u.example uv ^0"}},
+	{"uv --directory sub run pytest", []string{"(pyproject.toml) pypi.org uv ^0"}},
+	// uv lock, remove, tree and export resolve against the index (tree and
+	// export lock first, unless --frozen).
+	{"uv lock", []string{"(pyproject.toml) pypi.org uv ^0"}},
+	{"uv lock --upgrade-package httpx --index-url https://i.example/simple", []string{"(pyproject.toml) i.example uv ^0"}},
+	{"uv lock --offline", []string{"(pyproject.toml)  uv ^0"}},
+	{"uv remove httpx", []string{"(pyproject.toml) pypi.org uv ^0"}},
+	{"uv tree", []string{"(pyproject.toml) pypi.org uv ^0"}},
+	{"uv tree --frozen", nil},
+	{"uv export --frozen -o requirements.txt", nil},
+	{"uv export --format requirements-txt", []string{"(pyproject.toml) pypi.org uv ^0"}},
+	{"uv sync --frozen", []string{"(pyproject.toml) pypi.org uv ^0"}},
+	{"uv sync --locked --extra dev", []string{"(pyproject.toml) pypi.org uv ^0"}},
+	{"uv --offline tool run ruff", []string{"ruff  uv ^0"}},
+	{"uv tool list", nil},
+	{"uv venv", nil},
+	{"uv python list", nil},
+	{"uv pip sync requirements.txt", []string{"(requirements.txt) pypi.org pip ^0"}},
+	{"uv pip compile requirements.in -o requirements.txt -i https://i.example/simple", []string{"(requirements.in) i.example pip ^0"}},
+	{"uv pip list", nil},
+	// Go: go mod download fetches the modules named or the build list's;
+	// tidy and vendor what the build list lacks; builds fetch implicitly
+	// (bounded by the egress proxy, no install decided).
+	{"go mod download", []string{"(go.mod) proxy.golang.org go ^0"}},
+	{"go mod download -x golang.org/x/text@v0.14.0 rsc.io/quote", []string{"golang.org/x/text@v0.14.0 proxy.golang.org go ^0", "rsc.io/quote proxy.golang.org go ^0"}},
+	{"go mod download -json all", []string{"all proxy.golang.org go ^0"}},
+	{"go mod tidy", []string{"(go.mod) proxy.golang.org go ^0"}},
+	{"go mod tidy -go=1.22", []string{"(go.mod) proxy.golang.org go ^0"}},
+	{"go -C sub mod vendor", []string{"(go.mod) proxy.golang.org go ^0"}},
+	{"go work sync", []string{"(go.mod) proxy.golang.org go ^0"}},
+	{"GOPROXY=https://g.example go mod download", []string{"(go.mod) g.example go ^0"}},
+	{"GOFLAGS=-mod=mod GOPROXY=off go mod tidy", []string{"(go.mod)  go ^0"}},
+	{"go get", []string{"(go.mod) proxy.golang.org go ^0"}},
+	{"go mod init example.com/m", nil},
+	{"go mod $SUB", []string{"<dynamic> <dynamic> go ^0"}},
+	{"uv tool \"$X\" ruff", []string{"<dynamic> <dynamic> uv ^0"}},
+	{"go mod", nil},
+	{"go mod edit -require=a.org/m@v1", nil},
+	{"go mod graph", nil},
+	{"go mod why -m a.org/m", nil},
+	{"go test ./...", nil},
+	{"go vet ./... && go build -o x .", nil},
+	// GOPRIVATE with a manifest, a local pattern or "all": modules from any
+	// of their own hosts, not a host named after the word.
+	{"GOPRIVATE=* go get", []string{"(go.mod) proxy.golang.org go ^0", "(go.mod) <dynamic> go ^0"}},
+	{"GOPRIVATE=* go get -u ./...", []string{"./... proxy.golang.org go ^0", "./... <dynamic> go ^0"}},
+	{"GONOPROXY=* go mod download all", []string{"all proxy.golang.org go ^0", "all <dynamic> go ^0"}},
+	{"GOPRIVATE=* go mod download Git.Example/m@v1", []string{"Git.Example/m@v1 proxy.golang.org go ^0", "Git.Example/m@v1 git.example go ^0"}},
+	// Cargo: fetch, update, generate-lockfile and vendor fetch the
+	// manifest's dependencies; --offline and --frozen nothing.
+	{"cargo fetch", []string{"(Cargo.toml) index.crates.io cargo ^0"}},
+	{"cargo update", []string{"(Cargo.toml) index.crates.io cargo ^0"}},
+	{"cargo update -p serde --precise 1.0.200", []string{"(Cargo.toml) index.crates.io cargo ^0"}},
+	{"cargo generate-lockfile", []string{"(Cargo.toml) index.crates.io cargo ^0"}},
+	{"cargo vendor third_party", []string{"(Cargo.toml) index.crates.io cargo ^0"}},
+	{"cargo fetch --offline", []string{"(Cargo.toml)  cargo ^0"}},
+	{"cargo update --frozen", []string{"(Cargo.toml)  cargo ^0"}},
+	{"cargo install --offline ripgrep", []string{"ripgrep  cargo ^0"}},
+	{"CARGO_HOME=/tmp/c cargo fetch", []string{"(Cargo.toml) <dynamic> cargo ^0"}},
+	{"cargo test && cargo run --release", nil},
+	{"cargo check; cargo clippy; cargo doc", nil},
+	// npm update (and its aliases) fetches the named packages or the
+	// manifest's; pnpm, yarn and bun alike; pnpm fetch the lockfile's.
+	{"npm update", []string{"(package.json) registry.npmjs.org npm ^0"}},
+	{"npm up lodash --registry https://r.example", []string{"lodash r.example npm ^0"}},
+	{"npm upgrade", []string{"(package.json) registry.npmjs.org npm ^0"}},
+	{"npm udpate -g npm@10", []string{"npm@10 registry.npmjs.org npm ^0"}},
+	{"npm dedupe", []string{"(package.json) registry.npmjs.org npm ^0"}},
+	{"pnpm update --latest", []string{"(package.json) registry.npmjs.org pnpm ^0"}},
+	{"pnpm up react", []string{"react registry.npmjs.org pnpm ^0"}},
+	{"pnpm fetch --prod", []string{"(package.json) registry.npmjs.org pnpm ^0"}},
+	{"yarn upgrade", []string{"(package.json) registry.yarnpkg.com yarn ^0"}},
+	{"yarn up react", []string{"react registry.yarnpkg.com yarn ^0"}},
+	{"bun update", []string{"(package.json) registry.npmjs.org bun ^0"}},
+	{"npm run build && npm test && npm ls", nil},
+	{"npm outdated; npm audit; npm prune", nil},
+	{"pnpm run test; yarn test; bun run x", nil},
+	// pip download and wheel fetch as install does.
+	{"pip download x==1 -d dist", []string{"x==1 pypi.org pip ^0"}},
+	{"pip wheel -r requirements.txt -w wheels", []string{"(requirements.txt) pypi.org pip ^0"}},
+	{"pip list; pip freeze; pip show x", nil},
+	// poetry: lock, update, sync and remove resolve against the sources.
+	{"poetry lock", []string{"(pyproject.toml) pypi.org poetry ^0"}},
+	{"poetry update requests", []string{"requests pypi.org poetry ^0"}},
+	{"poetry update", []string{"(pyproject.toml) pypi.org poetry ^0"}},
+	{"poetry sync", []string{"(pyproject.toml) pypi.org poetry ^0"}},
+	{"poetry remove requests", []string{"(pyproject.toml) pypi.org poetry ^0"}},
+	{"poetry run pytest; poetry build; poetry show", nil},
+	{"bundle update rails", []string{"rails rubygems.org bundle ^0"}},
+	{"bundle lock", []string{"(Gemfile) rubygems.org bundle ^0"}},
+	{"bundle exec rake", nil},
 	// Go: GOPRIVATE and GONOPROXY fetch matching modules from their own
 	// host; GOENV and GOROOT name the files go reads its settings from.
 	{"GOPRIVATE=* go get evil.example/m@v1", []string{"evil.example/m@v1 proxy.golang.org go ^0", "evil.example/m@v1 evil.example go ^0"}},
@@ -461,6 +570,8 @@ func TestPackageFilesElsewhere(t *testing.T) {
 		{"pip install -r a.txt -c c.txt --constraint=d.txt x", []string{"a.txt", "c.txt", "d.txt"}, false},
 		{"uv pip install -r r.txt", []string{"r.txt"}, false},
 		{"uv add -r r.txt", []string{"r.txt"}, false},
+		{"uv run --with-requirements w.txt --with x pytest -r no.txt", []string{"w.txt"}, false},
+		{"uv pip sync a.txt b.txt", []string{"a.txt", "b.txt"}, false},
 		{"cd web && npm ci", nil, true},
 		{"(pushd web; npm ci)", nil, true},
 		{"npm --prefix web ci", nil, true},
@@ -510,5 +621,32 @@ func TestSandboxDefaultsDecided(t *testing.T) {
 	env = c.Env
 	if !slices.Contains(env, "GOPROXY="+toolchains.GoProxy) {
 		t.Errorf("without a host module cache GOPROXY is not %s alone: %q", toolchains.GoProxy, env)
+	}
+}
+
+// TestPackageScripts: uv fetches a script's own dependencies (its inline
+// metadata, which may name indexes): the install names the script for the
+// caller to read; one from stdin or a URL is Dynamic.
+func TestPackageScripts(t *testing.T) {
+	for line, want := range map[string][]string{
+		"uv run tool.py --flag x.py":       {"tool.py"},
+		"uv run --no-sync app.pyw":         {"app.pyw"},
+		"uv run --script tool arg":         {"tool"},
+		"uv run --gui-script tool":         {"tool"},
+		"uv run - < x.py":                  {Dynamic},
+		"uv run https://h.example/x.py":    {Dynamic},
+		"uv add --script tool.py requests": {"tool.py"},
+		"uv lock --script tool.py":         {"tool.py"},
+		"uv run pytest x.py":               nil, // pytest's operand
+		"uv run python -m x":               nil,
+		"uv sync":                          nil,
+	} {
+		an, err := Analyze(line)
+		if err != nil || len(an.Packages) == 0 {
+			t.Fatalf("Analyze(%q): %v %+v", line, err, an.Packages)
+		}
+		if got := an.Packages[len(an.Packages)-1].Scripts; !slices.Equal(got, want) {
+			t.Errorf("%q: scripts %q, want %q", line, got, want)
+		}
 	}
 }

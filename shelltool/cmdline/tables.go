@@ -340,8 +340,24 @@ type installerSpec struct {
 	// execSubs fetch one package to run it (npm exec, pnpm dlx, pipx
 	// run): the first operand is the package, unless an execPkgOpts
 	// option names it (npx -p X cmd); execRunners are the programs that
-	// are such a subcommand (npx is npm exec).
-	execSubs, execPkgOpts string
+	// are such a subcommand (npx is npm exec). stopSubs are those whose
+	// package's own arguments follow it (uv tool run X ARGS).
+	execSubs, execPkgOpts, stopSubs string
+	// A subcommand written "group:sub" in subs, manifestSubs or execSubs
+	// is two words (go mod download, uv tool run).
+	//
+	// cmdSubs run a command of the project after bringing its
+	// environment up to date from the index (uv run syncs the project
+	// first): they install the manifest (and pkgOpts' packages), the first
+	// operand and what follows being the command's own words.
+	cmdSubs string
+	// fileSubs take requirement files as operands (uv pip sync r.txt,
+	// uv pip compile r.in): each is a manifest, read as -r's.
+	fileSubs string
+	// noFetchOpts are options after which the subcommand fetches no
+	// manifest ("OPT" for every subcommand, "SUB:OPT" for one: uv run
+	// --no-sync, uv tree --frozen); pkgOpts' packages are still fetched.
+	noFetchOpts string
 }
 
 // execRunners maps a program that fetches a package to run it to the
@@ -375,47 +391,77 @@ const (
 // installers maps a package manager (base name without version) to its
 // install forms. "python -m pip" and "uv pip" are pip.
 var installers = map[string]*installerSpec{
-	"npm": {subs: "install i add in ins inst insta instal isnt isnta isntal isntall ci clean-install install-clean isntall-clean ic install-test it install-ci-test cit",
-		manifestSubs: "ci clean-install install-clean isntall-clean ic install-ci-test cit", manifest: "(package.json)", host: "registry.npmjs.org",
+	// npm update (up, upgrade, udpate) fetches the named packages, or every
+	// dependency of the manifest; dedupe (ddp) may fetch to rearrange them.
+	"npm": {subs: "install i add in ins inst insta instal isnt isnta isntal isntall ci clean-install install-clean isntall-clean ic install-test it install-ci-test cit update up upgrade udpate dedupe ddp",
+		manifestSubs: "ci clean-install install-clean isntall-clean ic install-ci-test cit dedupe ddp", manifest: "(package.json)", host: "registry.npmjs.org",
 		hostOpts: "--registry", argOpts: npmArgOpts, env: "npm_config_registry NPM_CONFIG_REGISTRY",
 		anyHostOpts: "--replace-registry-host " + npmConfigOpts, anyHostEnv: "npm_config_replace_registry_host", scoped: true,
 		configEnv: npmConfigEnv, npmSpecs: true, abbrevOpts: npmAbbrevOpts, abbrevOwn: "global", abbrevDashes: true,
 		family: "npm", dirOpts: npmDirOpts, execSubs: "exec x", execPkgOpts: "-p --package"},
-	"pnpm": {subs: "install i add", manifest: "(package.json)", host: "registry.npmjs.org", hostOpts: "--registry",
+	// pnpm fetch: the lockfile's packages into the store.
+	"pnpm": {subs: "install i add update up upgrade fetch", manifestSubs: "fetch", manifest: "(package.json)", host: "registry.npmjs.org", hostOpts: "--registry",
 		argOpts: npmArgOpts, env: "npm_config_registry NPM_CONFIG_REGISTRY", scoped: true, configEnv: npmConfigEnv, npmSpecs: true,
 		anyHostOpts: npmConfigOpts, abbrevOpts: npmAbbrevOpts, abbrevOwn: "global", abbrevDashes: true, family: "npm", dirOpts: npmDirOpts,
 		execSubs: "dlx", execPkgOpts: "--package"},
-	"yarn": {subs: "install add", bareInstall: true, manifest: "(package.json)", host: "registry.yarnpkg.com", hostOpts: "--registry",
+	// yarn upgrade (classic) and up (berry) fetch the named packages or
+	// the manifest's.
+	"yarn": {subs: "install add upgrade up", bareInstall: true, manifest: "(package.json)", host: "registry.yarnpkg.com", hostOpts: "--registry",
 		argOpts: npmArgOpts + " --modules-folder --network-timeout", env: "YARN_REGISTRY YARN_NPM_REGISTRY_SERVER npm_config_registry",
 		configEnv: npmConfigEnv, npmSpecs: true, anyHostOpts: npmConfigOpts, family: "npm", dirOpts: npmDirOpts,
 		execSubs: "dlx", execPkgOpts: "-p --package"},
-	"bun": {subs: "install i add a", manifest: "(package.json)", host: "registry.npmjs.org", hostOpts: "--registry",
+	"bun": {subs: "install i add a update", manifest: "(package.json)", host: "registry.npmjs.org", hostOpts: "--registry",
 		argOpts: npmArgOpts + " --backend --concurrent-scripts", env: "BUN_CONFIG_REGISTRY NPM_CONFIG_REGISTRY npm_config_registry",
 		configEnv: npmConfigEnv, npmSpecs: true, anyHostOpts: npmConfigOpts, family: "npm", dirOpts: npmDirOpts,
 		execSubs: "x", execPkgOpts: "-p --package"},
-	"pip": {subs: "install download wheel", manifest: "(requirements)", host: "pypi.org",
+	"pip": {subs: "install download wheel sync compile", manifest: "(requirements)", host: "pypi.org",
 		hostOpts: "-i --index-url --default-index", extraOpts: "--extra-index-url --index", offlineOpts: "--no-index",
-		manifestOpts: "-r --requirement", pkgOpts: "-e --editable", linkOpts: "-f --find-links", argOpts: pipArgOpts, env: pipEnv,
-		extraEnv: pipExtraEnv, configEnv: pipConfigEnv, abbrevOpts: pipAbbrevOpts, family: "pip", fileOpts: "-c --constraint"},
+		manifestOpts: "-r --requirement", pkgOpts: "-e --editable", linkOpts: "-f --find-links", argOpts: pipArgOpts + " -d --dest -w --wheel-dir -o --output-file", env: pipEnv,
+		extraEnv: pipExtraEnv, configEnv: pipConfigEnv, abbrevOpts: pipAbbrevOpts, family: "pip", fileOpts: "-c --constraint",
+		// uv pip sync and compile (pip has neither: it fails) resolve their
+		// requirement files against the index.
+		fileSubs: "sync compile"},
 	// pipx --pip-args hands pip options the line shows only as one word
 	// (--index-url among them): the index is Dynamic.
 	"pipx": {subs: "install inject", host: "pypi.org", hostOpts: "-i --index-url", argOpts: "--python --suffix --spec", env: "PIP_INDEX_URL",
 		anyHostOpts: "--pip-args", abbrevOpts: "index-url pip-args", family: "pip", execSubs: "run", execPkgOpts: "--spec"},
-	"uv": {subs: "add sync tool-install", execSubs: "tool-run", execPkgOpts: "--from", pkgOpts: "--with", manifestSubs: "sync", manifest: "(pyproject.toml)", host: "pypi.org",
+	// uv locks and syncs the project before uv run runs its command (and
+	// after uv add and uv remove); uv lock resolves against the index; uv
+	// tree and uv export lock first, unless --frozen (the uv docs,
+	// "Locking and syncing"). uv run --no-sync neither locks nor syncs,
+	// uv run --frozen still syncs from the lockfile; --offline fetches
+	// nothing.
+	"uv": {subs: "add sync lock remove tree export run tool:install", execSubs: "tool:run", stopSubs: "tool:run", execPkgOpts: "--from",
+		pkgOpts: "--with", manifestOpts: "--with-requirements", manifestSubs: "sync lock remove tree export", cmdSubs: "run", noFetchOpts: "run:--no-sync tree:--frozen export:--frozen",
+		manifest: "(pyproject.toml)", host: "pypi.org",
 		hostOpts: "-i --index-url --default-index", extraOpts: "--extra-index-url --index", offlineOpts: "--no-index --offline",
-		argOpts: pipArgOpts + " --package --extra --optional --dev-group --branch --tag --rev --script --directory --project", env: pipEnv,
+		argOpts: pipArgOpts + " --package --extra --optional --dev-group --branch --tag --rev --script --directory --project --with-editable " +
+			"--upgrade-package -P --format -o --output-file --depth -d --prune --invert --python-platform --env-file --group --only-group --no-group", env: pipEnv,
 		linkOpts: "-f --find-links", extraEnv: pipExtraEnv, configEnv: pipConfigEnv, family: "uv", dirOpts: "--directory --project",
 		fileOpts: "-r --requirements -c --constraints --constraint"},
-	"poetry": {subs: "add install", manifestSubs: "install", manifest: "(pyproject.toml)", host: "pypi.org",
+	// poetry lock resolves against the sources, update the named packages
+	// or all, sync (poetry 2) and remove re-lock and install.
+	"poetry": {subs: "add install lock update sync remove", manifestSubs: "install lock sync remove", manifest: "(pyproject.toml)", host: "pypi.org",
 		argOpts: "-G --group --source --python -E --extras --with --without --only", family: "poetry", dirOpts: "--directory -C"},
-	"go": {subs: "get install run", versionSubs: "install run", manifest: "(go.mod)", host: "proxy.golang.org",
+	// go mod download fetches the modules named, or every module of the
+	// build list; go mod tidy and vendor, go work sync and vendor fetch
+	// what the build list lacks. go build, test and the like fetch a
+	// missing module implicitly: no install is decided for them (the
+	// egress proxy's rules bound it).
+	"go": {subs: "get install run mod:download mod:tidy mod:vendor work:sync work:vendor", versionSubs: "install run",
+		manifestSubs: "mod:tidy mod:vendor work:sync work:vendor", manifest: "(go.mod)", host: "proxy.golang.org",
 		argOpts: "-C -o -modfile -pgo -tags -ldflags -gcflags -asmflags -p -toolexec -exec -overlay -mod -buildmode -compiler -installsuffix -pkgdir", env: "GOPROXY",
 		directEnv: "GOPRIVATE GONOPROXY", configEnv: "GOENV GOROOT", family: "go", dirOpts: "-C"},
-	"cargo": {subs: "add install", manifest: "(Cargo.toml)", host: "index.crates.io", hostOpts: "--index --registry --git",
-		versionOpts: "--version --vers", pkgOpts: "--path", argOpts: "--branch --tag --rev --features -F --target --root -j --jobs --profile --package -p --rename --bin --example --target-dir -Z",
+	// cargo fetch, update, generate-lockfile and vendor fetch the
+	// manifest's dependencies (their index, or at least the lock's);
+	// --offline and --frozen fetch nothing. cargo build and the like
+	// fetch implicitly, bounded by the egress proxy.
+	"cargo": {subs: "add install fetch update generate-lockfile vendor", manifestSubs: "fetch update generate-lockfile vendor",
+		manifest: "(Cargo.toml)", host: "index.crates.io", hostOpts: "--index --registry --git", offlineOpts: "--offline --frozen",
+		versionOpts: "--version --vers", pkgOpts: "--path", argOpts: "--branch --tag --rev --features -F --target --root -j --jobs --profile --package -p --rename --bin --example --target-dir -Z --precise -s --sync",
 		anyHostOpts: "--config", anyHostEnv: "CARGO_REGISTRY_DEFAULT CARGO_REGISTRIES_*", configEnv: "CARGO_HOME", family: "cargo", dirOpts: "--manifest-path"},
 	"gem": {subs: "install i", host: "rubygems.org", hostOpts: "-s --source", versionOpts: "-v --version", argOpts: "-i --install-dir -n --bindir --platform -g --file", family: "gem"},
-	"bundle": {subs: "install add", manifestSubs: "install", manifest: "(Gemfile)", host: "rubygems.org", hostOpts: "--source",
+	"bundle": {subs: "install add update lock", manifestSubs: "install lock", manifest: "(Gemfile)", host: "rubygems.org", hostOpts: "--source",
 		versionOpts: "--version -v", argOpts: "--path --gemfile --jobs -j --retry --without --with --group -g", family: "gem"},
 	"composer": {subs: "require install update", manifestSubs: "install update", manifest: "(composer.json)", host: "repo.packagist.org", family: "composer", dirOpts: "-d --working-dir"},
 	"conda":    {subs: "install create", host: "conda.anaconda.org", hostOpts: "-c --channel", argOpts: "-n --name -p --prefix --file", family: "conda"},
