@@ -155,6 +155,10 @@ func TestExecGateDenyRules(t *testing.T) {
 		// An alias: git executes itself again with it expanded.
 		{"git alias given with -c", "git -c alias.p=push p origin main; echo rc=$?", "rc=137", "no-push"},
 		{"git alias in the repository's configuration", "git init -q r && cd r && git config alias.p push && git p origin main; echo rc=$?", "rc=137", "no-push"},
+		// receive-pack updates the refs of the repository it names from
+		// the pack on its stdin: a push into it, by hand.
+		{"git receive-pack", "git init -q --bare rp.git && git receive-pack rp.git </dev/null >/dev/null; echo rc=$?", "rc=137", "no-push"},
+		{"git's dashed receive-pack", `git init -q --bare rp2.git && "$(git --exec-path)"/git-receive-pack rp2.git </dev/null >/dev/null; echo rc=$?`, "rc=137", "no-push"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -317,6 +321,11 @@ func TestExecRequests(t *testing.T) {
 			[]string{"git|git psuh origin|medium", "git|git push origin|medium"}, ""},
 		{"git send-pack", sandbox.ExecEvent{Exe: "/usr/bin/git", Argv: []string{"git", "send-pack", "../r.git", "HEAD:main"}},
 			[]string{"git|git send-pack ../r.git HEAD:main|medium", "git|git push ../r.git HEAD:main|medium"}, ""},
+		// receive-pack fed a pack on stdin updates the refs of the repository it names.
+		{"git receive-pack", sandbox.ExecEvent{Exe: "/usr/bin/git", Argv: []string{"git", "receive-pack", "r.git"}},
+			[]string{"git|git receive-pack r.git|medium", "git|git push r.git|medium"}, ""},
+		{"git-receive-pack", sandbox.ExecEvent{Exe: "/usr/lib/git-core/git-receive-pack", Argv: []string{"git-receive-pack", "r.git"}},
+			[]string{"git-receive-pack|git-receive-pack r.git|medium", "git|git receive-pack r.git|medium", "git|git push r.git|medium"}, ""},
 		{"git-http-push", sandbox.ExecEvent{Exe: "/usr/lib/git-core/git-http-push", Argv: []string{"git-http-push", "http://h/r", "main"}},
 			[]string{"git-http-push|git-http-push http://h/r main|medium", "git|git http-push http://h/r main|medium", "git|git push http://h/r main|medium"}, ""},
 		{"cc, cwd outside", sandbox.ExecEvent{Exe: "/usr/bin/cc", Argv: []string{"cc", "-c", "x.c", "-o", "x.o"}, Cwd: "/tmp/b"},
