@@ -3,6 +3,7 @@ package shelltool
 import (
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -40,8 +41,18 @@ const OptionUnverifiable = "exec gate: unverifiable program"
 // (cd /tmp; rm -r x) is classified with its relative operands made
 // absolute too, since the classifier takes a relative path to lie inside
 // the workspace (what a line starting there means); a critical answer
-// then holds. An empty ws skips that (tests of the rest).
+// then holds. A recursive removal of every entry of the workspace root is
+// as critical as removing the root (raiseEmptying: a script's rm -rf *
+// reaches the gate with its glob expanded). An empty ws skips both (tests
+// of the rest).
 func execRequests(ev sandbox.ExecEvent, id identity, ws string) []grants.Request {
+	reqs, _ := execRequestsListed(ev, id, ws)
+	return reqs
+}
+
+// execRequestsListed is execRequests, and reports whether they depend on
+// a listing of the workspace (raiseEmptying) and not on ev alone.
+func execRequestsListed(ev sandbox.ExecEvent, id identity, ws string) (reqs []grants.Request, listed bool) {
 	// Argv and Cwd make the request's identity exact, as the line's are
 	// (an approval given for the line's `git push origin main` holds for
 	// the same words run by the program in that folder).
@@ -69,7 +80,7 @@ func execRequests(ev sandbox.ExecEvent, id identity, ws string) []grants.Request
 			Target: grants.Target{Resource: exeName, Command: joinWords(words),
 				Option: OptionUnverifiable + " (" + ev.Problem + ")"},
 			Risk: grants.RiskCritical, Argv: words,
-		})}
+		})}, false
 	}
 	names := []named{{exeName, rest}}
 	add := func(p string, rest []string) {
@@ -99,7 +110,6 @@ func execRequests(ev sandbox.ExecEvent, id identity, ws string) []grants.Request
 		}
 	}
 	outside := ws != "" && ev.Cwd != "" && !inWorkspace(ev.Cwd, ws)
-	var reqs []grants.Request
 	seen := map[string]bool{}
 	for _, nr := range names {
 		n, rest := nr.name, nr.rest
@@ -117,6 +127,7 @@ func execRequests(ev sandbox.ExecEvent, id identity, ws string) []grants.Request
 			if outside {
 				raiseOutside(&c, ev.Cwd)
 			}
+			listed = raiseEmptying(&c, ev.Cwd, ws) || listed
 			words := append([]string{programName(c.Name)}, c.Words[1:]...)
 			r := base(grants.Request{
 				Target: grants.Target{Resource: programName(c.Name), Command: joinWords(words), Option: c.Option},
@@ -128,7 +139,7 @@ func execRequests(ev sandbox.ExecEvent, id identity, ws string) []grants.Request
 			}
 		}
 	}
-	return reqs
+	return reqs, listed
 }
 
 // named is one name a program is decided by, with the words after it.
@@ -242,6 +253,83 @@ func raiseOutside(c *cmdline.Command, cwd string) {
 	}
 }
 
+// sparedPer: a removal may leave one of every sparedPer of the workspace
+// root's non-hidden entries and still count as removing all of them
+// (raiseEmptying).
+const sparedPer = 16
+
+// raiseEmptying raises c (a simple command run from cwd) to critical when
+// it removes the workspace ws, or every entry of it: as removing the
+// folder, so that `rm -rf *` is as critical when a script's shell expanded
+// the glob (rm -rf a b c) as on a line. The rule: c is a recursive removal
+// (c.Removes: rm -r, find ROOTS -delete) and either an operand resolves to
+// ws or a folder above it, or at least two operands are entries of ws and
+// they name all of ws's entries that do not start with "." (what * names)
+// but at most ⌊n/16⌋ of those n: a file created between the shell's glob
+// and this listing does not take the answer down, a removal that keeps
+// most of the root does not go up. A hidden entry named counts as named.
+// Only that check lists ws (one getdents), and it reports whether it did:
+// the answer then depends on the folder, not the event, so the exec gate
+// does not keep it. A listing that fails is critical (fail closed).
+// Folders outside the workspace need no listing: an operand there is
+// already outside (absolute, "..", or raiseOutside's).
+func raiseEmptying(c *cmdline.Command, cwd, ws string) (listed bool) {
+	if len(c.Removes) == 0 || c.Risk >= grants.RiskCritical || ws == "" || !filepath.IsAbs(cwd) {
+		return false
+	}
+	named := map[string]bool{}
+	for _, op := range c.Removes {
+		p := op
+		if !filepath.IsAbs(p) {
+			p = cwd + "/" + p
+		}
+		p = filepath.Clean(p)
+		if p == ws || strings.HasPrefix(ws, p+"/") || p == "/" {
+			c.Risk, c.Option = grants.RiskCritical, "rm -r of the workspace"
+			return false
+		}
+		if filepath.Dir(p) == ws {
+			named[filepath.Base(p)] = true
+		}
+	}
+	if len(named) < 2 {
+		return false
+	}
+	entries, err := readNames(ws)
+	if err != nil {
+		c.Risk, c.Option = grants.RiskCritical, "rm -r in the workspace root (unlisted: "+err.Error()+")"
+		return true
+	}
+	visible, spared := 0, 0
+	for _, e := range entries {
+		if strings.HasPrefix(e, ".") {
+			continue
+		}
+		visible++
+		if !named[e] {
+			spared++
+		}
+	}
+	if spared <= visible/sparedPer {
+		c.Risk, c.Option = grants.RiskCritical, "rm -r of every entry of the workspace"
+	}
+	return true
+}
+
+// readNames lists the names in the folder dir (no stat of each).
+func readNames(dir string) ([]string, error) {
+	f, err := os.Open(dir)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	names, err := f.Readdirnames(-1)
+	if err != nil {
+		return nil, fmt.Errorf("list %s: %w", dir, err)
+	}
+	return names, nil
+}
+
 // inWorkspace reports whether the folder dir is the workspace ws or lies
 // beneath it.
 func inWorkspace(dir, ws string) bool {
@@ -324,7 +412,9 @@ func requestsSize(reqs []grants.Request) int {
 // the call by the event's key (maxCachedEvents of them): a loop running
 // the same program with the same words skips building them again. Every
 // exec is still decided and audited; a different argv, folder or file is
-// a different key. The cache is bounded in events and bytes (an event
+// a different key. Requests that depend on a listing of the workspace
+// (raiseEmptying's rm -r of its entries) are not kept: the folder may have
+// changed by the next exec. The cache is bounded in events and bytes (an event
 // with a large argv is not kept), so a loop of big argvs cannot hold
 // gigabytes.
 func execGate(ctx context.Context, env *toolkit.Env, refused *lineLog, secrets []webtools.Secret, programs *programTable) sandbox.ExecGate {
@@ -335,8 +425,9 @@ func execGate(ctx context.Context, env *toolkit.Env, refused *lineLog, secrets [
 		key = sandbox.AppendEventKey(key[:0], &ev)
 		reqs, ok := cache[string(key)]
 		if !ok {
-			reqs = execRequests(redactEvent(ev, secrets), programs.identify(ev), env.Policy.Workspace)
-			if size := len(key) + requestsSize(reqs); len(key) <= maxCachedKey && size <= maxCachedBytes {
+			var listed bool
+			reqs, listed = execRequestsListed(redactEvent(ev, secrets), programs.identify(ev), env.Policy.Workspace)
+			if size := len(key) + requestsSize(reqs); !listed && len(key) <= maxCachedKey && size <= maxCachedBytes {
 				if len(cache) >= maxCachedEvents || cached+size > maxCachedBytes {
 					clear(cache)
 					cached = 0

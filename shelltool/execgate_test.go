@@ -17,6 +17,7 @@ import (
 
 	"github.com/onellm/onellm-mcp/grants"
 	"github.com/onellm/onellm-mcp/internal/toolkit"
+	"github.com/onellm/onellm-mcp/shelltool/cmdline"
 	"github.com/onellm/onellm-mcp/shelltool/sandbox"
 	"github.com/onellm/onellm-mcp/webtools"
 )
@@ -532,5 +533,143 @@ func TestExecGateCacheMemory(t *testing.T) {
 	}
 	if decided < events {
 		t.Errorf("%d decisions for %d execs", decided, events)
+	}
+}
+
+// TestRaiseEmptying: a recursive removal whose operands are every entry of
+// the workspace root that * names (all but one in sixteen of them, for
+// files made meanwhile) is as critical as removing the root, however the
+// operands are written; one that spares more, is not recursive, or names
+// the entries of another folder stays as it was. Only such a removal
+// lists the folder, and says so.
+func TestRaiseEmptying(t *testing.T) {
+	ws, _ := filepath.EvalSymlinks(t.TempDir())
+	for _, d := range []string{"a", "b", "c", ".git", "a/x", "a/y"} {
+		if err := os.Mkdir(filepath.Join(ws, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	big, _ := filepath.EvalSymlinks(t.TempDir())
+	var bigNames []string
+	for i := range 20 {
+		n := "e" + strconv.Itoa(10+i)
+		bigNames = append(bigNames, n)
+		if err := os.WriteFile(filepath.Join(big, n), nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rmrf := func(ops ...string) []string { return append([]string{"rm", "-rf"}, ops...) }
+	for _, tc := range []struct {
+		name     string
+		ws, cwd  string
+		argv     []string
+		want     grants.Risk
+		wantList bool
+	}{
+		{"rm -rf * expanded", ws, ws, rmrf("a", "b", "c"), grants.RiskCritical, true},
+		{"rm -rf ./* expanded", ws, ws, rmrf("./a", "./b", "./c"), grants.RiskCritical, true},
+		{"rm -rf -- * expanded", ws, ws, rmrf("--", "a", "b", "c"), grants.RiskCritical, true},
+		{"rm -r .[!.]* * expanded", ws, ws, []string{"rm", "-r", ".git", "a", "b", "c"}, grants.RiskCritical, true},
+		{"rm --recursive, absolute", ws, ws + "/a", []string{"rm", "--recursive", ws + "/a", ws + "/b", ws + "/c"}, grants.RiskCritical, false}, // absolute: critical already
+		{"find -delete of every entry", ws, ws, []string{"find", "a", "b", "c", "-delete"}, grants.RiskCritical, true},
+		{"find . -delete", ws, ws, []string{"find", ".", "-mindepth", "1", "-delete"}, grants.RiskCritical, false},
+		{"find sub/.. -delete", ws, ws, []string{"find", "a/..", "-delete"}, grants.RiskCritical, false},
+		{"one entry spared", ws, ws, rmrf("a", "b"), grants.RiskHigh, true},
+		{"one operand", ws, ws, rmrf("a"), grants.RiskHigh, false},
+		{"not recursive", ws, ws, []string{"rm", "-f", "a", "b", "c"}, grants.RiskHigh, false},
+		{"find that selects", ws, ws, []string{"find", "a", "b", "c", "-name", "*.o", "-delete"}, grants.RiskHigh, false},
+		{"every entry of a subfolder", ws, ws + "/a", rmrf("x", "y"), grants.RiskHigh, false},
+		{"19 of 20 entries", big, big, rmrf(bigNames[1:]...), grants.RiskCritical, true},
+		{"18 of 20 entries", big, big, rmrf(bigNames[2:]...), grants.RiskHigh, true},
+		{"workspace unlistable", ws + "/gone", ws + "/gone", rmrf("a", "b"), grants.RiskCritical, true},
+		{"no workspace", "", ws, rmrf("a", "b", "c"), grants.RiskHigh, false},
+	} {
+		cmds, err := cmdline.AnalyzeArgv(tc.argv)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := cmds[0]
+		listed := raiseEmptying(&c, tc.cwd, tc.ws)
+		if c.Risk != tc.want || listed != tc.wantList {
+			t.Errorf("%s: %q from %s: risk %v (%s), listed %v; want %v, listed %v", tc.name, tc.argv, tc.cwd, c.Risk, c.Option, listed, tc.want, tc.wantList)
+		}
+	}
+	// The line's request and the program's are decided alike.
+	p := policyFor(t, ws, `profile = "interactive-dev"`)
+	reqs, err := LineRequests(p, "rm -rf a b c", ws, grants.SurfaceSandbox)
+	if err != nil || len(reqs) != 1 || reqs[0].Risk != grants.RiskCritical {
+		t.Errorf("the line rm -rf a b c: %+v %v", reqs, err)
+	}
+	got := execRequests(sandbox.ExecEvent{Exe: "/usr/bin/rm", Argv: rmrf("a", "b", "c"), ExecPath: "/usr/bin/rm", Cwd: ws}, identity{}, ws)
+	if len(got) != 1 || got[0].KeyInCall() != reqs[0].KeyInCall() || got[0].Risk != reqs[0].Risk {
+		t.Errorf("the exec gate decides %+v, the line %+v", got, reqs)
+	}
+}
+
+// TestExecGateEmptyingNotKept: the gate does not keep the answer for a
+// removal it decided by listing the workspace: once the entry it spared
+// is gone, the same rm -rf a b is every entry and is refused.
+func TestExecGateEmptyingNotKept(t *testing.T) {
+	ws, _ := filepath.EvalSymlinks(t.TempDir())
+	for _, d := range []string{"a", "b", "c"} {
+		if err := os.Mkdir(filepath.Join(ws, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p := policyFor(t, ws, `profile = "interactive-dev"`)
+	gate := execGate(context.Background(), (&gateCall{}).env(p), &lineLog{}, nil, &programTable{byFile: map[fileID]*hostProgram{}})
+	ev := sandbox.ExecEvent{PID: 7, Exe: "/usr/bin/rm", Argv: []string{"rm", "-rf", "a", "b"}, ExecPath: "/usr/bin/rm", Cwd: ws}
+	if !gate(ev) {
+		t.Fatal("rm -rf a b refused while c is kept")
+	}
+	if err := os.Remove(filepath.Join(ws, "c")); err != nil {
+		t.Fatal(err)
+	}
+	if gate(ev) {
+		t.Error("rm -rf a b allowed once a and b are every entry of the workspace")
+	}
+}
+
+// TestExecGateEmptiesWorkspace: in the real sandbox under interactive-dev,
+// a script's rm -rf * in the workspace root (its glob expanded by the
+// script's shell before rm is exec'd), and its other spellings, is killed
+// as rm -rf of the workspace would be, and nothing is removed; removing
+// some of the entries runs.
+func TestExecGateEmptiesWorkspace(t *testing.T) {
+	ws, _ := filepath.EvalSymlinks(t.TempDir())
+	p := policyFor(t, ws, `profile = "interactive-dev"`)
+	entries := []string{"a", "b", "c", ".hidden"}
+	for _, tc := range []struct{ name, body, want string }{
+		{"rm -rf *", "rm -rf *", "rc=137"},
+		{"rm -rf ./*", "rm -rf ./*", "rc=137"},
+		{"rm -rf -- *", "rm -rf -- *", "rc=137"},
+		{"rm -r .[!.]* *", "rm -r .[!.]* *", "rc=137"},
+		{"find -delete", "find . -mindepth 1 -delete", "rc=137"},
+		{"from a subfolder", "cd a && rm -rf ../*", "rc=137"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			for _, d := range entries {
+				if err := os.MkdirAll(filepath.Join(ws, d, "keep"), 0o755); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := os.WriteFile(filepath.Join(ws, "s.sh"), []byte("#!/bin/sh\n"+tc.body+"\necho rc=$?\n"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			g := &gateCall{}
+			out := runTool(t, &Tool{}, g.env(p), "./s.sh")
+			if !strings.Contains(out.Stdout, tc.want) || len(out.RefusedPrograms) != 1 || !strings.Contains(out.RefusedPrograms[0], "critical") {
+				t.Errorf("stdout %q, refused %q, want %s and one critical refusal (stderr %q)", out.Stdout, out.RefusedPrograms, tc.want, out.Stderr)
+			}
+			for _, d := range append(entries, "s.sh") {
+				if _, err := os.Stat(filepath.Join(ws, d)); err != nil {
+					t.Errorf("%s removed: %v", d, err)
+				}
+			}
+		})
+	}
+	out := runTool(t, &Tool{}, (&gateCall{}).env(p), "rm -rf a b; echo rc=$?")
+	if out.Stdout != "rc=0\n" || len(out.RefusedPrograms) != 0 {
+		t.Errorf("rm -rf a b (c kept): %+v", out)
 	}
 }

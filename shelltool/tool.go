@@ -340,6 +340,7 @@ func requests(p *grants.Policy, a cmdline.Analysis, cwd string, surface grants.S
 		if !inWorkspace(cwd, p.Workspace) {
 			raiseOutside(&c, cwd) // as the exec gate classifies it
 		}
+		raiseEmptying(&c, cwd, p.Workspace) // rm -rf a b c: every entry of the workspace
 		risk := max(c.Risk, grants.BaseRisk(grants.CapProcessExec, surface))
 		reqs = append(reqs, grants.Request{
 			Capability: grants.CapProcessExec,

@@ -49,6 +49,13 @@ type Command struct {
 	// Network is a best guess that the command talks to the network (see
 	// network in tables.go).
 	Network bool
+	// Removes are the literal operands of a recursive removal, each a tree
+	// the command removes whole (rm -r/-R/--recursive; find ROOTS -delete
+	// with no test that selects files), as written: the caller resolves
+	// them and raises the risk when together they are every entry of a
+	// folder that is critical to remove (the workspace root: rm -rf *
+	// after the shell expanded the glob). Nil for any other command.
+	Removes []string
 }
 
 // Redirect is a shell redirection from or into a file.

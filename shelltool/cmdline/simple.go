@@ -28,6 +28,7 @@ type call struct {
 	unsets      []string
 	allEnvUnset bool
 	reads       []string // variables it sets from input (read NAME, printf -v NAME)
+	removes     []string // trees it removes whole (Command.Removes)
 	pkgs        []*install
 }
 
@@ -76,7 +77,7 @@ func (a *analyzer) simple(args []arg, c ctx, parent int, floor riskNote) {
 	}
 	classify(k)
 	a.noteConfigWrites(k)
-	cmd.Risk, cmd.Option, cmd.Network = k.risk, k.option, k.net
+	cmd.Risk, cmd.Option, cmd.Network, cmd.Removes = k.risk, k.option, k.net, k.removes
 	if k.dynamic {
 		cmd.Name = Dynamic
 	}
