@@ -109,7 +109,6 @@ func execRequestsListed(ev sandbox.ExecEvent, id identity, ws string) (reqs []gr
 			names = addNamed(names, g)
 		}
 	}
-	outside := ws != "" && ev.Cwd != "" && !inWorkspace(ev.Cwd, ws)
 	seen := map[string]bool{}
 	for _, nr := range names {
 		n, rest := nr.name, nr.rest
@@ -124,10 +123,10 @@ func execRequestsListed(ev sandbox.ExecEvent, id identity, ws string) (reqs []gr
 			continue
 		}
 		for _, c := range cmds {
-			if outside {
-				raiseOutside(&c, ev.Cwd)
+			if ev.Cwd != "" {
+				_, l := raiseByFolder(&c, ev.Cwd, ws)
+				listed = listed || l
 			}
-			listed = raiseEmptying(&c, ev.Cwd, ws) || listed
 			words := append([]string{programName(c.Name)}, c.Words[1:]...)
 			r := base(grants.Request{
 				Target: grants.Target{Resource: programName(c.Name), Command: joinWords(words), Option: c.Option},
@@ -220,6 +219,43 @@ func gitLineRequests(p *grants.Policy, c cmdline.Command, cwd string, surface gr
 		reqs = append(reqs, r)
 	}
 	return reqs
+}
+
+// unknownDir stands for a folder known only when the command runs: an
+// absolute path, so raiseOutside takes every relative operand from it as
+// outside the workspace.
+const unknownDir = "/" + cmdline.Dynamic
+
+// raiseByFolder raises c (a command of a line, or one a program's argv
+// runs, started from cwd) as the folder it runs in says, and returns that
+// folder: cwd, or where the cd commands before it lead (c.Dir). From a
+// folder outside the workspace ws, or the line's own when a cd may not
+// have been reached, raiseOutside; from a folder known only when run
+// (cd "$d"), raiseOutside from unknownDir (every relative operand is
+// outside); and raiseEmptying, reporting whether it listed ws. An empty
+// ws skips all of it (tests of the rest).
+func raiseByFolder(c *cmdline.Command, cwd, ws string) (dir string, listed bool) {
+	if ws == "" {
+		return cwd, false
+	}
+	if !inWorkspace(cwd, ws) {
+		raiseOutside(c, cwd)
+	}
+	switch {
+	case c.Dir == cmdline.Dynamic:
+		raiseOutside(c, unknownDir)
+		return cwd, false
+	case c.Dir == "":
+		dir = cwd
+	case filepath.IsAbs(c.Dir):
+		dir = c.Dir
+	default:
+		dir = filepath.Join(cwd, c.Dir)
+	}
+	if dir != cwd && !inWorkspace(dir, ws) {
+		raiseOutside(c, dir)
+	}
+	return dir, raiseEmptying(c, dir, ws)
 }
 
 // raiseOutside raises c (a simple command run from cwd, a folder outside

@@ -673,3 +673,50 @@ func TestExecGateEmptiesWorkspace(t *testing.T) {
 		t.Errorf("rm -rf a b (c kept): %+v", out)
 	}
 }
+
+// TestLineFollowsCd: a line's program is classified in the folder its
+// cd leads to, as the exec gate classifies it there: the line's request
+// and the program's are the same (risk and approval), and a cd to a
+// folder known only when run makes a relative rm -r critical upfront.
+func TestLineFollowsCd(t *testing.T) {
+	ws, _ := filepath.EvalSymlinks(t.TempDir())
+	p := policyFor(t, ws, `profile = "interactive-dev"`)
+	for _, tc := range []struct {
+		line, dir string // dir: where rm runs ("": not compared with the gate)
+		risk      grants.Risk
+	}{
+		{"cd /tmp && rm -r x", "/tmp", grants.RiskCritical},
+		{"cd /tmp; rm -r x", "/tmp", grants.RiskCritical},
+		{"cd -P -- .. && rm -r x", filepath.Dir(ws), grants.RiskCritical},
+		{"pushd /tmp && rm -r x", "/tmp", grants.RiskCritical},
+		{"cd sub && rm -r x", ws + "/sub", grants.RiskHigh},
+		{"cd sub/.. && rm -r x", ws, grants.RiskHigh},
+		{"(cd /tmp && ls); rm -r x", ws, grants.RiskHigh},
+		{`cd "$d" && rm -r x`, "", grants.RiskCritical},
+		{"for d in a b; do cd $d; rm -r x; done", "", grants.RiskCritical},
+		{"sh -c 'cd /tmp && rm -r x'", "/tmp", grants.RiskCritical},
+	} {
+		reqs, err := LineRequests(p, tc.line, ws, grants.SurfaceSandbox)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var rm *grants.Request
+		for i := range reqs {
+			if reqs[i].Target.Resource == "rm" {
+				rm = &reqs[i]
+			}
+		}
+		if rm == nil || rm.Risk != tc.risk || tc.dir != "" && rm.Cwd != tc.dir {
+			t.Errorf("%s: rm's request %+v, want risk %v in %s", tc.line, rm, tc.risk, tc.dir)
+			continue
+		}
+		if tc.dir == "" {
+			continue
+		}
+		ev := sandbox.ExecEvent{Exe: "/usr/bin/rm", Argv: []string{"rm", "-r", "x"}, ExecPath: "/usr/bin/rm", Cwd: tc.dir}
+		got := execRequests(ev, identity{}, ws)
+		if len(got) != 1 || got[0].KeyInCall() != rm.KeyInCall() || got[0].Key() != rm.Key() || got[0].Risk != rm.Risk {
+			t.Errorf("%s: the exec gate decides %+v, the line %+v", tc.line, got, *rm)
+		}
+	}
+}

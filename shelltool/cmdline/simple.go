@@ -106,6 +106,7 @@ func (a *analyzer) simple(args []arg, c ctx, parent int, floor riskNote) {
 	for _, r := range k.runs {
 		a.simple(r.argv, r.c, idx, r.floor)
 	}
+	a.moveDir(k, parent)
 }
 
 func baseName(s string) string {
