@@ -124,7 +124,9 @@ func execRequestsListed(ev sandbox.ExecEvent, id identity, ws string) (reqs []gr
 		}
 		for _, c := range cmds {
 			if ev.Cwd != "" {
-				_, l := raiseByFolder(&c, ev.Cwd, ws)
+				// A folder known only when run (sh -c 'cd "$d" && rm -r x'):
+				// that program is decided at its own exec, where it runs.
+				_, l := raiseByFolder(&c, ev.Cwd, ws, false)
 				listed = listed || l
 			}
 			words := append([]string{programName(c.Name)}, c.Words[1:]...)
@@ -231,10 +233,10 @@ const unknownDir = "/" + cmdline.Dynamic
 // folder: cwd, or where the cd commands before it lead (c.Dir). From a
 // folder outside the workspace ws, or the line's own when a cd may not
 // have been reached, raiseOutside; from a folder known only when run
-// (cd "$d"), raiseOutside from unknownDir (every relative operand is
-// outside); and raiseEmptying, reporting whether it listed ws. An empty
-// ws skips all of it (tests of the rest).
-func raiseByFolder(c *cmdline.Command, cwd, ws string) (dir string, listed bool) {
+// (cd "$d"), when unknownOutside, raiseOutside from unknownDir (every
+// relative operand is outside); and raiseEmptying, reporting whether it
+// listed ws. An empty ws skips all of it (tests of the rest).
+func raiseByFolder(c *cmdline.Command, cwd, ws string, unknownOutside bool) (dir string, listed bool) {
 	if ws == "" {
 		return cwd, false
 	}
@@ -243,7 +245,9 @@ func raiseByFolder(c *cmdline.Command, cwd, ws string) (dir string, listed bool)
 	}
 	switch {
 	case c.Dir == cmdline.Dynamic:
-		raiseOutside(c, unknownDir)
+		if unknownOutside {
+			raiseOutside(c, unknownDir)
+		}
 		return cwd, false
 	case c.Dir == "":
 		dir = cwd

@@ -720,3 +720,28 @@ func TestLineFollowsCd(t *testing.T) {
 		}
 	}
 }
+
+// TestExecRequestsUnknownCd: at exec time a script's command after a cd
+// to a folder known only when run is left to its own exec (decided where
+// it runs), so an npm or make script that cds into "$DIR" to clean up is
+// not refused for it; a literal cd outside is followed.
+func TestExecRequestsUnknownCd(t *testing.T) {
+	ws := "/ws"
+	for _, tc := range []struct {
+		script string
+		want   grants.Risk
+	}{
+		{`cd "$INIT_CWD" && rm -rf dist`, grants.RiskHigh},
+		{`cd /tmp && rm -rf dist`, grants.RiskCritical},
+		{`cd sub && rm -rf dist`, grants.RiskHigh},
+	} {
+		ev := sandbox.ExecEvent{Exe: "/usr/bin/dash", Argv: []string{"sh", "-c", tc.script}, ExecPath: "/bin/sh", Cwd: ws}
+		risk := grants.RiskLow
+		for _, r := range execRequests(ev, identity{}, ws) {
+			risk = max(risk, r.Risk)
+		}
+		if risk != tc.want {
+			t.Errorf("sh -c %q: risk %v, want %v", tc.script, risk, tc.want)
+		}
+	}
+}

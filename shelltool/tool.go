@@ -339,7 +339,7 @@ func requests(p *grants.Policy, a cmdline.Analysis, cwd string, surface grants.S
 	for _, c := range a.Commands {
 		// As the exec gate classifies the program, in the folder it runs
 		// in (after the line's cd), which its request names.
-		dir, _ := raiseByFolder(&c, cwd, p.Workspace)
+		dir, _ := raiseByFolder(&c, cwd, p.Workspace, true)
 		risk := max(c.Risk, grants.BaseRisk(grants.CapProcessExec, surface))
 		reqs = append(reqs, grants.Request{
 			Capability: grants.CapProcessExec,
