@@ -3,11 +3,11 @@ package shelltool
 import (
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 
+	"github.com/onellm/onellm-mcp/fstools"
 	"github.com/onellm/onellm-mcp/grants"
 	"github.com/onellm/onellm-mcp/internal/toolkit"
 	"github.com/onellm/onellm-mcp/shelltool/cmdline"
@@ -335,7 +335,7 @@ func raiseEmptying(c *cmdline.Command, cwd, ws string) (listed bool) {
 	if len(named) < 2 {
 		return false
 	}
-	entries, err := readNames(ws)
+	entries, err := fstools.EntryNames(ws)
 	if err != nil {
 		c.Risk, c.Option = grants.RiskCritical, "rm -r in the workspace root (unlisted: "+err.Error()+")"
 		return true
@@ -354,20 +354,6 @@ func raiseEmptying(c *cmdline.Command, cwd, ws string) (listed bool) {
 		c.Risk, c.Option = grants.RiskCritical, "rm -r of every entry of the workspace"
 	}
 	return true
-}
-
-// readNames lists the names in the folder dir (no stat of each).
-func readNames(dir string) ([]string, error) {
-	f, err := os.Open(dir)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	names, err := f.Readdirnames(-1)
-	if err != nil {
-		return nil, fmt.Errorf("list %s: %w", dir, err)
-	}
-	return names, nil
 }
 
 // inWorkspace reports whether the folder dir is the workspace ws or lies
