@@ -745,3 +745,46 @@ func TestExecRequestsUnknownCd(t *testing.T) {
 		}
 	}
 }
+
+// TestOutsideRepositoryRefsReadOnly: the ref-changing forms that are not
+// git push (update-ref, fetch into a repository) cannot change a local
+// repository outside the workspace: it is invisible in the sandbox, or
+// read-only when shared as a readable root, so
+// a deny or ask rule on git push* has nothing to hold there (a repository
+// inside the workspace is the workspace's to change).
+func TestOutsideRepositoryRefsReadOnly(t *testing.T) {
+	needProgram(t, "git")
+	ws, _ := filepath.EvalSymlinks(t.TempDir())
+	outside, err := os.MkdirTemp("/var/tmp", "gatefix-repo-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(outside) })
+	git := func(dir string, args ...string) {
+		cmd := exec.Command("git", append([]string{"-C", dir, "-c", "user.name=t", "-c", "user.email=t@t"}, args...)...)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	for _, d := range []string{outside, ws} {
+		git(d, "init", "-q", "-b", "main")
+		git(d, "commit", "-q", "--allow-empty", "-m", "x")
+	}
+	// Shared with the sandbox as a readable root, so git can open it: its
+	// refs still cannot change (without that it is not even visible).
+	p := policyFor(t, ws, "profile = \"interactive-dev\"\n[sandbox]\nreadable = [\""+outside+"\"]\n")
+	for _, line := range []string{
+		"git -C " + outside + " update-ref refs/heads/made HEAD; echo rc=$?",
+		"git -C " + outside + " fetch -q " + ws + " main:made; echo rc=$?",
+		"git --git-dir=" + outside + "/.git update-ref refs/heads/made HEAD; echo rc=$?",
+	} {
+		out := runTool(t, &Tool{}, (&gateCall{}).env(p), line)
+		// The refusal is the file system's (not git declining to run).
+		if out.Stdout == "rc=0\n" || !strings.Contains(out.Stderr, "Permission denied") {
+			t.Errorf("%s: %q, stderr %q: want a failure for want of permission", line, out.Stdout, out.Stderr)
+		}
+		if _, err := os.Stat(filepath.Join(outside, ".git/refs/heads/made")); err == nil {
+			t.Fatalf("%s changed the outside repository's refs", line)
+		}
+	}
+}
