@@ -11,11 +11,14 @@ import (
 // The folder a command runs in (Command.Dir), followed as bash follows it:
 //
 //   - a literal cd DIR or pushd DIR (options -L -P -e -@, "--") run by the
-//     shell being walked moves it to DIR, taken from where it is; a cd is
-//     taken as reached (one that fails leaves bash where it was, and the
-//     caller checks the line's own folder too). cd with no operand, "~…",
+//     shell being walked moves it to DIR, taken from where it is. A cd
+//     that fails leaves bash where it was, so the folder after it is where
+//     it leads only when it cannot have failed for what follows (cd d && …,
+//     cd d || exit) or when it left the line's own folder (which the caller
+//     checks too); else Dynamic. cd with no operand, "~…",
 //     "-", several operands, a word that is not literal, a relative DIR
-//     when the line sets CDPATH, popd, pushd +N and a cd run by another
+//     (not ./ or ../) when the line sets CDPATH or may turn on shopt
+//     cdable_vars, popd, pushd +N and a cd run by another
 //     command (command cd, builtin cd, sudo cd) make it Dynamic; pushd -n
 //     leaves it;
 //   - a subshell, a pipeline's parts, $( ), <( ) and a background command
@@ -31,21 +34,34 @@ import (
 //     a cd anywhere, and a call of a function whose body moves it makes
 //     what follows Dynamic.
 //
-// CDPATH from the environment, a sourced file's cd and env -C are not
-// followed: the exec gate decides each program in the folder it really
-// runs in.
+// A wrapper that runs its command in another folder (env -C, chroot, sudo
+// -D) makes that command's folder Dynamic. CDPATH and BASHOPTS from the
+// environment and a sourced file's cd are not followed: the exec gate
+// decides each program in the folder it really runs in.
 
-// movesDir reports whether the line has a cd, pushd, popd or eval
-// anywhere (the literal name of a simple command).
-func movesDir(f *syntax.File) bool {
-	found := false
+// scanDirs reports whether the line has a cd, pushd, popd or eval
+// anywhere (the literal name of a simple command), and whether it may
+// turn on bash's cdable_vars (shopt with that word, or any word not
+// literal: cd NAME then goes to $NAME when NAME is no folder).
+func scanDirs(f *syntax.File) (moves, cdableVars bool) {
 	syntax.Walk(f, func(n syntax.Node) bool {
-		if x, ok := n.(*syntax.CallExpr); ok && len(x.Args) > 0 && has("cd pushd popd eval", x.Args[0].Lit()) {
-			found = true
+		x, ok := n.(*syntax.CallExpr)
+		if !ok || len(x.Args) == 0 {
+			return true
 		}
-		return !found
+		switch x.Args[0].Lit() {
+		case "cd", "pushd", "popd", "eval":
+			moves = true
+		case "shopt":
+			for _, w := range x.Args[1:] {
+				if l := w.Lit(); l == "" || l == "cdable_vars" {
+					cdableVars = true
+				}
+			}
+		}
+		return true
 	})
-	return found
+	return moves, cdableVars
 }
 
 // keepDir returns the function that puts the folder back where it is now
@@ -66,9 +82,33 @@ func (a *analyzer) lastPart(restore func()) {
 	}
 }
 
+// reachedCd notes the last statement of the && chain s as a cd that has
+// succeeded for what follows when it is a lone cd or pushd and when is
+// true.
+func (a *analyzer) reachedCd(s *syntax.Stmt, when bool) {
+	for {
+		b, ok := s.Cmd.(*syntax.BinaryCmd)
+		if !ok || b.Op != syntax.AndStmt {
+			break
+		}
+		s = b.Y
+	}
+	ce, ok := s.Cmd.(*syntax.CallExpr)
+	if when && ok && len(ce.Args) > 0 && has("cd pushd", ce.Args[0].Lit()) && len(s.Redirs) == 0 && !s.Background {
+		a.reached = append(a.reached, s)
+	}
+}
+
+// ends reports a statement that does not return: exit or return.
+func ends(s *syntax.Stmt) bool {
+	ce, ok := s.Cmd.(*syntax.CallExpr)
+	return ok && len(ce.Args) > 0 && has("exit return", ce.Args[0].Lit())
+}
+
 // orList walks a || b.
 func (a *analyzer) orList(x *syntax.BinaryCmd, c ctx) {
 	start := a.dir
+	a.reachedCd(x.X, ends(x.Y)) // cd d || exit
 	a.stmt(x.X, c)
 	end := a.dir
 	if end != start {
@@ -150,13 +190,24 @@ func (a *analyzer) moveDir(k *call, parent int) {
 		a.dir = Dynamic
 		return
 	}
+	// A cd that may fail (cd d; …) leaves the shell where it was: when
+	// that is neither the line's folder (which the caller checks too) nor
+	// where the cd leads, the folder is one of two: Dynamic.
+	reached := a.cdReached
+	a.cdReached = false
+	old := a.dir
+	defer func() {
+		if !reached && old != "" && old != a.dir {
+			a.dir = Dynamic
+		}
+	}()
 	d := ops[0].text
 	cdpath := !strings.HasPrefix(d, "/") && d != "." && d != ".." && !strings.HasPrefix(d, "./") && !strings.HasPrefix(d, "../")
 	stack := k.name == "pushd" && (strings.HasPrefix(d, "+") || strings.HasPrefix(d, "-"))
 	switch {
 	case d == "" || d == "-" || strings.HasPrefix(d, "~") || stack:
 		a.dir = Dynamic
-	case cdpath && a.env["CDPATH"] != nil:
+	case cdpath && (a.env["CDPATH"] != nil || a.cdableVars):
 		a.dir = Dynamic
 	case strings.HasPrefix(d, "/") || a.dir == "":
 		a.dir = cleanDir(d)

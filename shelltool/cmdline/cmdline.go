@@ -116,7 +116,8 @@ func Analyze(line string) (Analysis, error) {
 	if len(f.Stmts) == 0 {
 		return Analysis{}, errors.New("empty command line")
 	}
-	a := &analyzer{parent: -1, src: line, cdInLine: movesDir(f)}
+	a := &analyzer{parent: -1, src: line}
+	a.cdInLine, a.cdableVars = scanDirs(f)
 	a.stmts(f.Stmts, ctx{})
 	if a.err != nil {
 		return Analysis{}, a.err
@@ -250,6 +251,12 @@ type analyzer struct {
 	cdInLine bool
 	dirFuncs []string
 	cds      int // cd, pushd and popd commands walked
+	// cdableVars: the line may turn on shopt cdable_vars (scanDirs);
+	// reached are the cd statements that have succeeded for what follows
+	// them (cd d && …, cd d || exit); cdReached: the one being walked is.
+	cdableVars bool
+	reached    []*syntax.Stmt
+	cdReached  bool
 }
 
 // printerOnce returns the analyzer's printer, made on first use (a new
@@ -304,6 +311,7 @@ func (a *analyzer) stmt(s *syntax.Stmt, c ctx) {
 		c.bg = true
 		defer a.keepDir()() // run in a subshell
 	}
+	a.cdReached = slices.Contains(a.reached, s)
 	for _, r := range s.Redirs {
 		a.redirect(r, &c)
 	}
@@ -432,6 +440,7 @@ func (a *analyzer) command(cmd syntax.Command, c ctx) {
 			a.orList(x, c)
 			return
 		}
+		a.reachedCd(x.X, true) // Y runs only once X's last command succeeded
 		a.stmt(x.X, c)
 		a.stmt(x.Y, c)
 	case *syntax.Subshell:

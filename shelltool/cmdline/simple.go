@@ -76,7 +76,14 @@ func (a *analyzer) simple(args []arg, c ctx, parent int, floor riskNote) {
 		}
 	}
 	classify(k)
+	// noteConfigWrites sets dirMoved for a wrapper that runs its command
+	// in another folder (env -C, chroot): that command's folder is then
+	// unknown.
+	moved := a.dirMoved
+	a.dirMoved = false
 	a.noteConfigWrites(k)
+	chdir := a.dirMoved
+	a.dirMoved = a.dirMoved || moved
 	cmd.Risk, cmd.Option, cmd.Network, cmd.Removes = k.risk, k.option, k.net, k.removes
 	if k.dynamic {
 		cmd.Name = Dynamic
@@ -100,11 +107,18 @@ func (a *analyzer) simple(args []arg, c ctx, parent int, floor riskNote) {
 		a.noteAssign(n)
 		a.taint(n)
 	}
+	restore := a.keepDir()
+	if chdir {
+		a.dir = Dynamic
+	}
 	for _, s := range k.scripts {
 		a.nested(s.text, idx, s.c)
 	}
 	for _, r := range k.runs {
 		a.simple(r.argv, r.c, idx, r.floor)
+	}
+	if chdir {
+		restore() // the command ran in its own folder, not the shell's
 	}
 	a.moveDir(k, parent)
 }
