@@ -305,9 +305,9 @@ const sparedPer = 16
 // (c.Removes: rm -r, find ROOTS -delete) and either an operand resolves to
 // ws or a folder above it, or at least two operands are entries of ws and
 // they name all of ws's entries that do not start with "." (what * names)
-// but at most ⌊n/16⌋ of those n: a file created between the shell's glob
-// and this listing does not take the answer down, a removal that keeps
-// most of the root does not go up. A hidden entry named counts as named.
+// but at most ⌊n/16⌋ of those n (when there are none, every entry): a file
+// created between the shell's glob and this listing does not take the
+// answer down, a removal that keeps most of the root does not go up.
 // Only that check lists ws (one getdents), and it reports whether it did:
 // the answer then depends on the folder, not the event, so the exec gate
 // does not keep it. A listing that fails is critical (fail closed).
@@ -340,17 +340,21 @@ func raiseEmptying(c *cmdline.Command, cwd, ws string) (listed bool) {
 		c.Risk, c.Option = grants.RiskCritical, "rm -r in the workspace root (unlisted: "+err.Error()+")"
 		return true
 	}
-	visible, spared := 0, 0
+	visible, spared, sparedHidden := 0, 0, 0
 	for _, e := range entries {
-		if strings.HasPrefix(e, ".") {
-			continue
-		}
-		visible++
-		if !named[e] {
+		switch {
+		case strings.HasPrefix(e, "."):
+			if !named[e] {
+				sparedHidden++
+			}
+		case !named[e]:
+			visible++
 			spared++
+		default:
+			visible++
 		}
 	}
-	if spared <= visible/sparedPer {
+	if visible > 0 && spared <= visible/sparedPer || visible == 0 && sparedHidden == 0 {
 		c.Risk, c.Option = grants.RiskCritical, "rm -r of every entry of the workspace"
 	}
 	return true

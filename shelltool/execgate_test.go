@@ -558,6 +558,12 @@ func TestRaiseEmptying(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	hidden, _ := filepath.EvalSymlinks(t.TempDir())
+	for _, n := range []string{".x", ".y", ".z"} {
+		if err := os.Mkdir(filepath.Join(hidden, n), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
 	rmrf := func(ops ...string) []string { return append([]string{"rm", "-rf"}, ops...) }
 	for _, tc := range []struct {
 		name     string
@@ -583,6 +589,10 @@ func TestRaiseEmptying(t *testing.T) {
 		{"18 of 20 entries", big, big, rmrf(bigNames[2:]...), grants.RiskHigh, true},
 		{"workspace unlistable", ws + "/gone", ws + "/gone", rmrf("a", "b"), grants.RiskCritical, true},
 		{"no workspace", "", ws, rmrf("a", "b", "c"), grants.RiskHigh, false},
+		// Hidden entries alone: * names none, so every entry counts.
+		{"two of three hidden entries", hidden, hidden, rmrf(".x", ".y"), grants.RiskHigh, true},
+		{"every hidden entry", hidden, hidden, rmrf(".x", ".y", ".z"), grants.RiskCritical, true},
+		{"hidden ones, visible spared", ws, ws, rmrf(".git", "a"), grants.RiskHigh, true},
 	} {
 		cmds, err := cmdline.AnalyzeArgv(tc.argv)
 		if err != nil {
