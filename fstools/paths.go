@@ -3,7 +3,8 @@
 // that path, and the file is then opened by that real path with the kernel
 // refusing any symlink on the way (openat2 RESOLVE_NO_SYMLINKS), so a
 // component swapped for a symlink between the decision and the open makes the
-// open fail instead of reaching another file.
+// open fail instead of reaching another file. EntryNames lists a folder the
+// same way, for the exec gate (a removal of every entry of the workspace).
 //
 // Security model: what was decided is what is opened. Hard links are not
 // symlinks: a hard link inside the workspace to a file outside it is read as

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/onellm/onellm-mcp/fstools"
 	"github.com/onellm/onellm-mcp/grants"
 	"github.com/onellm/onellm-mcp/internal/toolkit"
 	"github.com/onellm/onellm-mcp/shelltool/cmdline"
@@ -40,8 +41,18 @@ const OptionUnverifiable = "exec gate: unverifiable program"
 // (cd /tmp; rm -r x) is classified with its relative operands made
 // absolute too, since the classifier takes a relative path to lie inside
 // the workspace (what a line starting there means); a critical answer
-// then holds. An empty ws skips that (tests of the rest).
+// then holds. A recursive removal of every entry of the workspace root is
+// as critical as removing the root (raiseEmptying: a script's rm -rf *
+// reaches the gate with its glob expanded). An empty ws skips both (tests
+// of the rest).
 func execRequests(ev sandbox.ExecEvent, id identity, ws string) []grants.Request {
+	reqs, _ := execRequestsListed(ev, id, ws)
+	return reqs
+}
+
+// execRequestsListed is execRequests, and reports whether they depend on
+// a listing of the workspace (raiseEmptying) and not on ev alone.
+func execRequestsListed(ev sandbox.ExecEvent, id identity, ws string) (reqs []grants.Request, listed bool) {
 	// Argv and Cwd make the request's identity exact, as the line's are
 	// (an approval given for the line's `git push origin main` holds for
 	// the same words run by the program in that folder).
@@ -69,7 +80,7 @@ func execRequests(ev sandbox.ExecEvent, id identity, ws string) []grants.Request
 			Target: grants.Target{Resource: exeName, Command: joinWords(words),
 				Option: OptionUnverifiable + " (" + ev.Problem + ")"},
 			Risk: grants.RiskCritical, Argv: words,
-		})}
+		})}, false
 	}
 	names := []named{{exeName, rest}}
 	add := func(p string, rest []string) {
@@ -98,8 +109,6 @@ func execRequests(ev sandbox.ExecEvent, id identity, ws string) []grants.Request
 			names = addNamed(names, g)
 		}
 	}
-	outside := ws != "" && ev.Cwd != "" && !inWorkspace(ev.Cwd, ws)
-	var reqs []grants.Request
 	seen := map[string]bool{}
 	for _, nr := range names {
 		n, rest := nr.name, nr.rest
@@ -114,8 +123,11 @@ func execRequests(ev sandbox.ExecEvent, id identity, ws string) []grants.Request
 			continue
 		}
 		for _, c := range cmds {
-			if outside {
-				raiseOutside(&c, ev.Cwd)
+			if ev.Cwd != "" {
+				// A folder known only when run (sh -c 'cd "$d" && rm -r x'):
+				// that program is decided at its own exec, where it runs.
+				_, l := raiseByFolder(&c, ev.Cwd, ws, false)
+				listed = listed || l
 			}
 			words := append([]string{programName(c.Name)}, c.Words[1:]...)
 			r := base(grants.Request{
@@ -128,7 +140,7 @@ func execRequests(ev sandbox.ExecEvent, id identity, ws string) []grants.Request
 			}
 		}
 	}
-	return reqs
+	return reqs, listed
 }
 
 // named is one name a program is decided by, with the words after it.
@@ -211,6 +223,45 @@ func gitLineRequests(p *grants.Policy, c cmdline.Command, cwd string, surface gr
 	return reqs
 }
 
+// unknownDir stands for a folder known only when the command runs: an
+// absolute path, so raiseOutside takes every relative operand from it as
+// outside the workspace.
+const unknownDir = "/" + cmdline.Dynamic
+
+// raiseByFolder raises c (a command of a line, or one a program's argv
+// runs, started from cwd) as the folder it runs in says, and returns that
+// folder: cwd, or where the cd commands before it lead (c.Dir). From a
+// folder outside the workspace ws, or the line's own when a cd may not
+// have been reached, raiseOutside; from a folder known only when run
+// (cd "$d"), when unknownOutside, raiseOutside from unknownDir (every
+// relative operand is outside); and raiseEmptying, reporting whether it
+// listed ws. An empty ws skips all of it (tests of the rest).
+func raiseByFolder(c *cmdline.Command, cwd, ws string, unknownOutside bool) (dir string, listed bool) {
+	if ws == "" {
+		return cwd, false
+	}
+	if !inWorkspace(cwd, ws) {
+		raiseOutside(c, cwd)
+	}
+	switch {
+	case c.Dir == cmdline.Dynamic:
+		if unknownOutside {
+			raiseOutside(c, unknownDir)
+		}
+		return cwd, false
+	case c.Dir == "":
+		dir = cwd
+	case filepath.IsAbs(c.Dir):
+		dir = c.Dir
+	default:
+		dir = filepath.Join(cwd, c.Dir)
+	}
+	if dir != cwd && !inWorkspace(dir, ws) {
+		raiseOutside(c, dir)
+	}
+	return dir, raiseEmptying(c, dir, ws)
+}
+
 // raiseOutside raises c (a simple command run from cwd, a folder outside
 // the workspace) to critical when it is critical with its relative
 // operands taken from cwd: rm -r x there removes cwd/x. Only a critical
@@ -240,6 +291,73 @@ func raiseOutside(c *cmdline.Command, cwd string) {
 	if alt, err := cmdline.AnalyzeArgv(abs); err == nil && len(alt) > 0 && alt[0].Risk >= grants.RiskCritical {
 		c.Risk, c.Option = grants.RiskCritical, alt[0].Option
 	}
+}
+
+// sparedPer: a removal may leave one of every sparedPer of the workspace
+// root's non-hidden entries and still count as removing all of them
+// (raiseEmptying).
+const sparedPer = 16
+
+// raiseEmptying raises c (a simple command run from cwd) to critical when
+// it removes the workspace ws, or every entry of it: as removing the
+// folder, so that `rm -rf *` is as critical when a script's shell expanded
+// the glob (rm -rf a b c) as on a line. The rule: c is a recursive removal
+// (c.Removes: rm -r, find ROOTS -delete) and either an operand resolves to
+// ws or a folder above it, or at least two operands are entries of ws and
+// they name all of ws's entries that do not start with "." (what * names)
+// but at most ⌊n/16⌋ of those n (when there are none, every entry): a file
+// created between the shell's glob and this listing does not take the
+// answer down, a removal that keeps most of the root does not go up.
+// Only that check lists ws (one getdents), and it reports whether it did:
+// the answer then depends on the folder, not the event, so the exec gate
+// does not keep it. A listing that fails is critical (fail closed).
+// Folders outside the workspace need no listing: an operand there is
+// already outside (absolute, "..", or raiseOutside's).
+func raiseEmptying(c *cmdline.Command, cwd, ws string) (listed bool) {
+	if len(c.Removes) == 0 || c.Risk >= grants.RiskCritical || ws == "" || !filepath.IsAbs(cwd) {
+		return false
+	}
+	named := map[string]bool{}
+	for _, op := range c.Removes {
+		p := op
+		if !filepath.IsAbs(p) {
+			p = cwd + "/" + p
+		}
+		p = filepath.Clean(p)
+		if p == ws || strings.HasPrefix(ws, p+"/") || p == "/" {
+			c.Risk, c.Option = grants.RiskCritical, "rm -r of the workspace"
+			return false
+		}
+		if filepath.Dir(p) == ws {
+			named[filepath.Base(p)] = true
+		}
+	}
+	if len(named) < 2 {
+		return false
+	}
+	entries, err := fstools.EntryNames(ws)
+	if err != nil {
+		c.Risk, c.Option = grants.RiskCritical, "rm -r in the workspace root (unlisted: "+err.Error()+")"
+		return true
+	}
+	visible, spared, sparedHidden := 0, 0, 0
+	for _, e := range entries {
+		switch {
+		case strings.HasPrefix(e, "."):
+			if !named[e] {
+				sparedHidden++
+			}
+		case !named[e]:
+			visible++
+			spared++
+		default:
+			visible++
+		}
+	}
+	if visible > 0 && spared <= visible/sparedPer || visible == 0 && sparedHidden == 0 {
+		c.Risk, c.Option = grants.RiskCritical, "rm -r of every entry of the workspace"
+	}
+	return true
 }
 
 // inWorkspace reports whether the folder dir is the workspace ws or lies
@@ -324,7 +442,9 @@ func requestsSize(reqs []grants.Request) int {
 // the call by the event's key (maxCachedEvents of them): a loop running
 // the same program with the same words skips building them again. Every
 // exec is still decided and audited; a different argv, folder or file is
-// a different key. The cache is bounded in events and bytes (an event
+// a different key. Requests that depend on a listing of the workspace
+// (raiseEmptying's rm -r of its entries) are not kept: the folder may have
+// changed by the next exec. The cache is bounded in events and bytes (an event
 // with a large argv is not kept), so a loop of big argvs cannot hold
 // gigabytes.
 func execGate(ctx context.Context, env *toolkit.Env, refused *lineLog, secrets []webtools.Secret, programs *programTable) sandbox.ExecGate {
@@ -335,8 +455,9 @@ func execGate(ctx context.Context, env *toolkit.Env, refused *lineLog, secrets [
 		key = sandbox.AppendEventKey(key[:0], &ev)
 		reqs, ok := cache[string(key)]
 		if !ok {
-			reqs = execRequests(redactEvent(ev, secrets), programs.identify(ev), env.Policy.Workspace)
-			if size := len(key) + requestsSize(reqs); len(key) <= maxCachedKey && size <= maxCachedBytes {
+			var listed bool
+			reqs, listed = execRequestsListed(redactEvent(ev, secrets), programs.identify(ev), env.Policy.Workspace)
+			if size := len(key) + requestsSize(reqs); !listed && len(key) <= maxCachedKey && size <= maxCachedBytes {
 				if len(cache) >= maxCachedEvents || cached+size > maxCachedBytes {
 					clear(cache)
 					cached = 0

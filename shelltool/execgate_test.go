@@ -17,6 +17,7 @@ import (
 
 	"github.com/onellm/onellm-mcp/grants"
 	"github.com/onellm/onellm-mcp/internal/toolkit"
+	"github.com/onellm/onellm-mcp/shelltool/cmdline"
 	"github.com/onellm/onellm-mcp/shelltool/sandbox"
 	"github.com/onellm/onellm-mcp/webtools"
 )
@@ -155,6 +156,10 @@ func TestExecGateDenyRules(t *testing.T) {
 		// An alias: git executes itself again with it expanded.
 		{"git alias given with -c", "git -c alias.p=push p origin main; echo rc=$?", "rc=137", "no-push"},
 		{"git alias in the repository's configuration", "git init -q r && cd r && git config alias.p push && git p origin main; echo rc=$?", "rc=137", "no-push"},
+		// receive-pack updates the refs of the repository it names from
+		// the pack on its stdin: a push into it, by hand.
+		{"git receive-pack", "git init -q --bare rp.git && git receive-pack rp.git </dev/null >/dev/null; echo rc=$?", "rc=137", "no-push"},
+		{"git's dashed receive-pack", `git init -q --bare rp2.git && "$(git --exec-path)"/git-receive-pack rp2.git </dev/null >/dev/null; echo rc=$?`, "rc=137", "no-push"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -317,6 +322,11 @@ func TestExecRequests(t *testing.T) {
 			[]string{"git|git psuh origin|medium", "git|git push origin|medium"}, ""},
 		{"git send-pack", sandbox.ExecEvent{Exe: "/usr/bin/git", Argv: []string{"git", "send-pack", "../r.git", "HEAD:main"}},
 			[]string{"git|git send-pack ../r.git HEAD:main|medium", "git|git push ../r.git HEAD:main|medium"}, ""},
+		// receive-pack fed a pack on stdin updates the refs of the repository it names.
+		{"git receive-pack", sandbox.ExecEvent{Exe: "/usr/bin/git", Argv: []string{"git", "receive-pack", "r.git"}},
+			[]string{"git|git receive-pack r.git|medium", "git|git push r.git|medium"}, ""},
+		{"git-receive-pack", sandbox.ExecEvent{Exe: "/usr/lib/git-core/git-receive-pack", Argv: []string{"git-receive-pack", "r.git"}},
+			[]string{"git-receive-pack|git-receive-pack r.git|medium", "git|git receive-pack r.git|medium", "git|git push r.git|medium"}, ""},
 		{"git-http-push", sandbox.ExecEvent{Exe: "/usr/lib/git-core/git-http-push", Argv: []string{"git-http-push", "http://h/r", "main"}},
 			[]string{"git-http-push|git-http-push http://h/r main|medium", "git|git http-push http://h/r main|medium", "git|git push http://h/r main|medium"}, ""},
 		{"cc, cwd outside", sandbox.ExecEvent{Exe: "/usr/bin/cc", Argv: []string{"cc", "-c", "x.c", "-o", "x.o"}, Cwd: "/tmp/b"},
@@ -523,5 +533,268 @@ func TestExecGateCacheMemory(t *testing.T) {
 	}
 	if decided < events {
 		t.Errorf("%d decisions for %d execs", decided, events)
+	}
+}
+
+// TestRaiseEmptying: a recursive removal whose operands are every entry of
+// the workspace root that * names (all but one in sixteen of them, for
+// files made meanwhile) is as critical as removing the root, however the
+// operands are written; one that spares more, is not recursive, or names
+// the entries of another folder stays as it was. Only such a removal
+// lists the folder, and says so.
+func TestRaiseEmptying(t *testing.T) {
+	ws, _ := filepath.EvalSymlinks(t.TempDir())
+	for _, d := range []string{"a", "b", "c", ".git", "a/x", "a/y"} {
+		if err := os.Mkdir(filepath.Join(ws, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	big, _ := filepath.EvalSymlinks(t.TempDir())
+	var bigNames []string
+	for i := range 20 {
+		n := "e" + strconv.Itoa(10+i)
+		bigNames = append(bigNames, n)
+		if err := os.WriteFile(filepath.Join(big, n), nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	hidden, _ := filepath.EvalSymlinks(t.TempDir())
+	for _, n := range []string{".x", ".y", ".z"} {
+		if err := os.Mkdir(filepath.Join(hidden, n), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rmrf := func(ops ...string) []string { return append([]string{"rm", "-rf"}, ops...) }
+	for _, tc := range []struct {
+		name     string
+		ws, cwd  string
+		argv     []string
+		want     grants.Risk
+		wantList bool
+	}{
+		{"rm -rf * expanded", ws, ws, rmrf("a", "b", "c"), grants.RiskCritical, true},
+		{"rm -rf ./* expanded", ws, ws, rmrf("./a", "./b", "./c"), grants.RiskCritical, true},
+		{"rm -rf -- * expanded", ws, ws, rmrf("--", "a", "b", "c"), grants.RiskCritical, true},
+		{"rm -r .[!.]* * expanded", ws, ws, []string{"rm", "-r", ".git", "a", "b", "c"}, grants.RiskCritical, true},
+		{"rm --recursive, absolute", ws, ws + "/a", []string{"rm", "--recursive", ws + "/a", ws + "/b", ws + "/c"}, grants.RiskCritical, false}, // absolute: critical already
+		{"find -delete of every entry", ws, ws, []string{"find", "a", "b", "c", "-delete"}, grants.RiskCritical, true},
+		{"find . -delete", ws, ws, []string{"find", ".", "-mindepth", "1", "-delete"}, grants.RiskCritical, false},
+		{"find sub/.. -delete", ws, ws, []string{"find", "a/..", "-delete"}, grants.RiskCritical, false},
+		{"one entry spared", ws, ws, rmrf("a", "b"), grants.RiskHigh, true},
+		{"one operand", ws, ws, rmrf("a"), grants.RiskHigh, false},
+		{"not recursive", ws, ws, []string{"rm", "-f", "a", "b", "c"}, grants.RiskHigh, false},
+		{"find that selects", ws, ws, []string{"find", "a", "b", "c", "-name", "*.o", "-delete"}, grants.RiskHigh, false},
+		{"every entry of a subfolder", ws, ws + "/a", rmrf("x", "y"), grants.RiskHigh, false},
+		{"19 of 20 entries", big, big, rmrf(bigNames[1:]...), grants.RiskCritical, true},
+		{"18 of 20 entries", big, big, rmrf(bigNames[2:]...), grants.RiskHigh, true},
+		{"workspace unlistable", ws + "/gone", ws + "/gone", rmrf("a", "b"), grants.RiskCritical, true},
+		{"no workspace", "", ws, rmrf("a", "b", "c"), grants.RiskHigh, false},
+		// Hidden entries alone: * names none, so every entry counts.
+		{"two of three hidden entries", hidden, hidden, rmrf(".x", ".y"), grants.RiskHigh, true},
+		{"every hidden entry", hidden, hidden, rmrf(".x", ".y", ".z"), grants.RiskCritical, true},
+		{"hidden ones, visible spared", ws, ws, rmrf(".git", "a"), grants.RiskHigh, true},
+	} {
+		cmds, err := cmdline.AnalyzeArgv(tc.argv)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := cmds[0]
+		listed := raiseEmptying(&c, tc.cwd, tc.ws)
+		if c.Risk != tc.want || listed != tc.wantList {
+			t.Errorf("%s: %q from %s: risk %v (%s), listed %v; want %v, listed %v", tc.name, tc.argv, tc.cwd, c.Risk, c.Option, listed, tc.want, tc.wantList)
+		}
+	}
+	// The line's request and the program's are decided alike.
+	p := policyFor(t, ws, `profile = "interactive-dev"`)
+	reqs, err := LineRequests(p, "rm -rf a b c", ws, grants.SurfaceSandbox)
+	if err != nil || len(reqs) != 1 || reqs[0].Risk != grants.RiskCritical {
+		t.Errorf("the line rm -rf a b c: %+v %v", reqs, err)
+	}
+	got := execRequests(sandbox.ExecEvent{Exe: "/usr/bin/rm", Argv: rmrf("a", "b", "c"), ExecPath: "/usr/bin/rm", Cwd: ws}, identity{}, ws)
+	if len(got) != 1 || got[0].KeyInCall() != reqs[0].KeyInCall() || got[0].Risk != reqs[0].Risk {
+		t.Errorf("the exec gate decides %+v, the line %+v", got, reqs)
+	}
+}
+
+// TestExecGateEmptyingNotKept: the gate does not keep the answer for a
+// removal it decided by listing the workspace: once the entry it spared
+// is gone, the same rm -rf a b is every entry and is refused.
+func TestExecGateEmptyingNotKept(t *testing.T) {
+	ws, _ := filepath.EvalSymlinks(t.TempDir())
+	for _, d := range []string{"a", "b", "c"} {
+		if err := os.Mkdir(filepath.Join(ws, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p := policyFor(t, ws, `profile = "interactive-dev"`)
+	gate := execGate(context.Background(), (&gateCall{}).env(p), &lineLog{}, nil, &programTable{byFile: map[fileID]*hostProgram{}})
+	ev := sandbox.ExecEvent{PID: 7, Exe: "/usr/bin/rm", Argv: []string{"rm", "-rf", "a", "b"}, ExecPath: "/usr/bin/rm", Cwd: ws}
+	if !gate(ev) {
+		t.Fatal("rm -rf a b refused while c is kept")
+	}
+	if err := os.Remove(filepath.Join(ws, "c")); err != nil {
+		t.Fatal(err)
+	}
+	if gate(ev) {
+		t.Error("rm -rf a b allowed once a and b are every entry of the workspace")
+	}
+}
+
+// TestExecGateEmptiesWorkspace: in the real sandbox under interactive-dev,
+// a script's rm -rf * in the workspace root (its glob expanded by the
+// script's shell before rm is exec'd), and its other spellings, is killed
+// as rm -rf of the workspace would be, and nothing is removed; removing
+// some of the entries runs.
+func TestExecGateEmptiesWorkspace(t *testing.T) {
+	ws, _ := filepath.EvalSymlinks(t.TempDir())
+	p := policyFor(t, ws, `profile = "interactive-dev"`)
+	entries := []string{"a", "b", "c", ".hidden"}
+	for _, tc := range []struct{ name, body, want string }{
+		{"rm -rf *", "rm -rf *", "rc=137"},
+		{"rm -rf ./*", "rm -rf ./*", "rc=137"},
+		{"rm -rf -- *", "rm -rf -- *", "rc=137"},
+		{"rm -r .[!.]* *", "rm -r .[!.]* *", "rc=137"},
+		{"find -delete", "find . -mindepth 1 -delete", "rc=137"},
+		{"from a subfolder", "cd a && rm -rf ../*", "rc=137"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			for _, d := range entries {
+				if err := os.MkdirAll(filepath.Join(ws, d, "keep"), 0o755); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := os.WriteFile(filepath.Join(ws, "s.sh"), []byte("#!/bin/sh\n"+tc.body+"\necho rc=$?\n"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			g := &gateCall{}
+			out := runTool(t, &Tool{}, g.env(p), "./s.sh")
+			if !strings.Contains(out.Stdout, tc.want) || len(out.RefusedPrograms) != 1 || !strings.Contains(out.RefusedPrograms[0], "critical") {
+				t.Errorf("stdout %q, refused %q, want %s and one critical refusal (stderr %q)", out.Stdout, out.RefusedPrograms, tc.want, out.Stderr)
+			}
+			for _, d := range append(entries, "s.sh") {
+				if _, err := os.Stat(filepath.Join(ws, d)); err != nil {
+					t.Errorf("%s removed: %v", d, err)
+				}
+			}
+		})
+	}
+	out := runTool(t, &Tool{}, (&gateCall{}).env(p), "rm -rf a b; echo rc=$?")
+	if out.Stdout != "rc=0\n" || len(out.RefusedPrograms) != 0 {
+		t.Errorf("rm -rf a b (c kept): %+v", out)
+	}
+}
+
+// TestLineFollowsCd: a line's program is classified in the folder its
+// cd leads to, as the exec gate classifies it there: the line's request
+// and the program's are the same (risk and approval), and a cd to a
+// folder known only when run makes a relative rm -r critical upfront.
+func TestLineFollowsCd(t *testing.T) {
+	ws, _ := filepath.EvalSymlinks(t.TempDir())
+	p := policyFor(t, ws, `profile = "interactive-dev"`)
+	for _, tc := range []struct {
+		line, dir string // dir: where rm runs ("": not compared with the gate)
+		risk      grants.Risk
+	}{
+		{"cd /tmp && rm -r x", "/tmp", grants.RiskCritical},
+		{"cd /tmp; rm -r x", "/tmp", grants.RiskCritical},
+		{"cd -P -- .. && rm -r x", filepath.Dir(ws), grants.RiskCritical},
+		{"pushd /tmp && rm -r x", "/tmp", grants.RiskCritical},
+		{"cd sub && rm -r x", ws + "/sub", grants.RiskHigh},
+		{"cd sub/.. && rm -r x", ws, grants.RiskHigh},
+		{"(cd /tmp && ls); rm -r x", ws, grants.RiskHigh},
+		{`cd "$d" && rm -r x`, "", grants.RiskCritical},
+		{"for d in a b; do cd $d; rm -r x; done", "", grants.RiskCritical},
+		{"sh -c 'cd /tmp && rm -r x'", "/tmp", grants.RiskCritical},
+	} {
+		reqs, err := LineRequests(p, tc.line, ws, grants.SurfaceSandbox)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var rm *grants.Request
+		for i := range reqs {
+			if reqs[i].Target.Resource == "rm" {
+				rm = &reqs[i]
+			}
+		}
+		if rm == nil || rm.Risk != tc.risk || tc.dir != "" && rm.Cwd != tc.dir {
+			t.Errorf("%s: rm's request %+v, want risk %v in %s", tc.line, rm, tc.risk, tc.dir)
+			continue
+		}
+		if tc.dir == "" {
+			continue
+		}
+		ev := sandbox.ExecEvent{Exe: "/usr/bin/rm", Argv: []string{"rm", "-r", "x"}, ExecPath: "/usr/bin/rm", Cwd: tc.dir}
+		got := execRequests(ev, identity{}, ws)
+		if len(got) != 1 || got[0].KeyInCall() != rm.KeyInCall() || got[0].Key() != rm.Key() || got[0].Risk != rm.Risk {
+			t.Errorf("%s: the exec gate decides %+v, the line %+v", tc.line, got, *rm)
+		}
+	}
+}
+
+// TestExecRequestsUnknownCd: at exec time a script's command after a cd
+// to a folder known only when run is left to its own exec (decided where
+// it runs), so an npm or make script that cds into "$DIR" to clean up is
+// not refused for it; a literal cd outside is followed.
+func TestExecRequestsUnknownCd(t *testing.T) {
+	ws := "/ws"
+	for _, tc := range []struct {
+		script string
+		want   grants.Risk
+	}{
+		{`cd "$INIT_CWD" && rm -rf dist`, grants.RiskHigh},
+		{`cd /tmp && rm -rf dist`, grants.RiskCritical},
+		{`cd sub && rm -rf dist`, grants.RiskHigh},
+	} {
+		ev := sandbox.ExecEvent{Exe: "/usr/bin/dash", Argv: []string{"sh", "-c", tc.script}, ExecPath: "/bin/sh", Cwd: ws}
+		risk := grants.RiskLow
+		for _, r := range execRequests(ev, identity{}, ws) {
+			risk = max(risk, r.Risk)
+		}
+		if risk != tc.want {
+			t.Errorf("sh -c %q: risk %v, want %v", tc.script, risk, tc.want)
+		}
+	}
+}
+
+// TestOutsideRepositoryRefsReadOnly: the ref-changing forms that are not
+// git push (update-ref, fetch into a repository) cannot change a local
+// repository outside the workspace: it is invisible in the sandbox, or
+// read-only when shared as a readable root, so
+// a deny or ask rule on git push* has nothing to hold there (a repository
+// inside the workspace is the workspace's to change).
+func TestOutsideRepositoryRefsReadOnly(t *testing.T) {
+	needProgram(t, "git")
+	ws, _ := filepath.EvalSymlinks(t.TempDir())
+	outside, err := os.MkdirTemp("/var/tmp", "gatefix-repo-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(outside) })
+	git := func(dir string, args ...string) {
+		cmd := exec.Command("git", append([]string{"-C", dir, "-c", "user.name=t", "-c", "user.email=t@t"}, args...)...)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	for _, d := range []string{outside, ws} {
+		git(d, "init", "-q", "-b", "main")
+		git(d, "commit", "-q", "--allow-empty", "-m", "x")
+	}
+	// Shared with the sandbox as a readable root, so git can open it: its
+	// refs still cannot change (without that it is not even visible).
+	p := policyFor(t, ws, "profile = \"interactive-dev\"\n[sandbox]\nreadable = [\""+outside+"\"]\n")
+	for _, line := range []string{
+		"git -C " + outside + " update-ref refs/heads/made HEAD; echo rc=$?",
+		"git -C " + outside + " fetch -q " + ws + " main:made; echo rc=$?",
+		"git --git-dir=" + outside + "/.git update-ref refs/heads/made HEAD; echo rc=$?",
+	} {
+		out := runTool(t, &Tool{}, (&gateCall{}).env(p), line)
+		// The refusal is the file system's (not git declining to run).
+		if out.Stdout == "rc=0\n" || !strings.Contains(out.Stderr, "Permission denied") {
+			t.Errorf("%s: %q, stderr %q: want a failure for want of permission", line, out.Stdout, out.Stderr)
+		}
+		if _, err := os.Stat(filepath.Join(outside, ".git/refs/heads/made")); err == nil {
+			t.Fatalf("%s changed the outside repository's refs", line)
+		}
 	}
 }

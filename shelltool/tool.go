@@ -343,14 +343,14 @@ func LineRequests(p *grants.Policy, line, cwd string, surface grants.Surface) ([
 func requests(p *grants.Policy, a cmdline.Analysis, cwd string, surface grants.Surface) (_ []grants.Request, hidden []string, _ error) {
 	var reqs []grants.Request
 	for _, c := range a.Commands {
-		if !inWorkspace(cwd, p.Workspace) {
-			raiseOutside(&c, cwd) // as the exec gate classifies it
-		}
+		// As the exec gate classifies the program, in the folder it runs
+		// in (after the line's cd), which its request names.
+		dir, _ := raiseByFolder(&c, cwd, p.Workspace, true)
 		risk := max(c.Risk, grants.BaseRisk(grants.CapProcessExec, surface))
 		reqs = append(reqs, grants.Request{
 			Capability: grants.CapProcessExec,
 			Target:     grants.Target{ToolName: Name, Resource: c.Name, Command: c.Line, Option: c.Option},
-			Risk:       risk, Surface: surface, Argv: slices.Clone(c.Words), Cwd: cwd,
+			Risk:       risk, Surface: surface, Argv: slices.Clone(c.Words), Cwd: dir,
 		})
 		// A program named by a path is also decided by its base name, as
 		// the exec gate decides it, when a deny or ask rule names that
@@ -369,7 +369,7 @@ func requests(p *grants.Policy, a cmdline.Analysis, cwd string, surface grants.S
 			r.Argv = append([]string{base}, c.Words[1:]...)
 			reqs = append(reqs, r)
 		}
-		reqs = append(reqs, gitLineRequests(p, c, cwd, surface)...)
+		reqs = append(reqs, gitLineRequests(p, c, dir, surface)...)
 	}
 	for _, r := range a.Redirects {
 		if r.Path == cmdline.Dynamic {

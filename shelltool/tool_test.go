@@ -528,6 +528,7 @@ target = { command = "git push*" }
 		{"git --shallow-file x push origin", grants.SurfaceHost, grants.Ask, "", 2}, // every host exec asks first
 		{"git psuh origin", grants.SurfaceSandbox, grants.Ask, "ask-push", 2},
 		{"git send-pack ../r.git main", grants.SurfaceSandbox, grants.Ask, "ask-push", 2},
+		{"git receive-pack r.git", grants.SurfaceSandbox, grants.Ask, "ask-push", 2},
 		{"git --later x push origin", grants.SurfaceSandbox, grants.Ask, "ask-push", 3},
 		{"git status", grants.SurfaceSandbox, grants.Allow, "", 1},
 	} {

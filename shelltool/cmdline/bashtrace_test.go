@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -58,7 +59,8 @@ func newTracer(t testing.TB) *tracer {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { os.RemoveAll(root) })
-	for _, d := range []string{"bin", "stubs", "work"} {
+	// work is the line's folder; the others are there for a cd to reach.
+	for _, d := range []string{"bin", "stubs", "work", "work/s", "work/s/t", "d", "d/e"} {
 		if err := os.Mkdir(filepath.Join(root, d), 0o755); err != nil {
 			t.Fatal(err)
 		}
@@ -81,7 +83,7 @@ func newTracer(t testing.TB) *tracer {
 		}
 	}
 	for _, n := range stubNames {
-		stub := "#!/bin/sh\nprintf '%s\\n' \"${0##*/}\" >> /log\n"
+		stub := "#!/bin/sh\nprintf '%s %s\\n' \"${0##*/}\" \"$(pwd -P)\" >> /log\n"
 		if err := os.WriteFile(filepath.Join(root, "stubs", n), []byte(stub), 0o755); err != nil {
 			t.Fatal(err)
 		}
@@ -122,6 +124,21 @@ func copyWithLibs(root, src, dst string) error {
 
 // run runs line and returns the stubs that ran, sorted, without repeats.
 func (tr *tracer) run(t testing.TB, line string) []string {
+	var ran []string
+	for _, r := range tr.runDirs(t, line) {
+		if !slices.Contains(ran, r.name) {
+			ran = append(ran, r.name)
+		}
+	}
+	slices.Sort(ran)
+	return ran
+}
+
+// ranIn is a stub that ran and the folder it ran in.
+type ranIn struct{ name, dir string }
+
+// runDirs runs line and returns each stub run with its folder, in order.
+func (tr *tracer) runDirs(t testing.TB, line string) []ranIn {
 	t.Helper()
 	log := filepath.Join(tr.root, "log")
 	if err := os.WriteFile(log, nil, 0o666); err != nil {
@@ -154,19 +171,21 @@ func (tr *tracer) run(t testing.TB, line string) []string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var ran []string
-	for _, n := range strings.Fields(string(b)) {
-		if !slices.Contains(ran, n) {
-			ran = append(ran, n)
+	var ran []ranIn
+	for _, l := range strings.Split(string(b), "\n") {
+		if name, dir, ok := strings.Cut(l, " "); ok {
+			ran = append(ran, ranIn{name, dir})
 		}
 	}
-	slices.Sort(ran)
 	return ran
 }
 
 // checkTrace is the property: for a line the analyzer accepts and can
 // follow entirely (no Dynamic command), every program bash ran is one of
-// the analysis's commands.
+// the analysis's commands, and one that ran outside the line's folder
+// (/work) is one whose Dir says that folder or Dynamic (a cd the analysis
+// takes as reached may fail: the line's own folder is the caller's to
+// check anyway).
 func checkTrace(t *testing.T, tr *tracer, line string) {
 	if !traceable(line) {
 		return
@@ -182,9 +201,18 @@ func checkTrace(t *testing.T, tr *tracer, line string) {
 		}
 		names[baseName(c.Name)] = true
 	}
-	for _, n := range tr.run(t, line) {
-		if !names[n] {
-			t.Errorf("%q: bash ran %q, which the analysis does not list: %+v", line, n, an.Commands)
+	for _, r := range tr.runDirs(t, line) {
+		if !names[r.name] {
+			t.Errorf("%q: bash ran %q, which the analysis does not list: %+v", line, r.name, an.Commands)
+		}
+		if r.dir != "/work" && !slices.ContainsFunc(an.Commands, func(c Command) bool {
+			dir := c.Dir
+			if !path.IsAbs(dir) {
+				dir = path.Join("/work", dir)
+			}
+			return baseName(c.Name) == r.name && (c.Dir == Dynamic || dir == r.dir)
+		}) {
+			t.Errorf("%q: bash ran %q in %s, which no Dir of the analysis says: %+v", line, r.name, r.dir, an.Commands)
 		}
 	}
 }
@@ -223,6 +251,20 @@ var traceCases = []string{
 	"declare x=$(a)",
 	"echo $(cat <<x\nx); a #\nx\n)",
 	"echo `cat <<x\nx; a\nx\n`",
+	// The folder each runs in.
+	"cd s && a; cd t; b; cd /d/e && c; cd .. && d",
+	"(cd /d && a); b; cd s | c; d",
+	"cd /d || a; b",
+	"cd /nowhere || a; b",
+	"for x in s t; do cd $x; a; done; b",
+	"f() { cd /d; }; a; f; b",
+	"g() { a; }; cd s; g; eval 'cd t'; b",
+	"bash -c 'cd /d && a'; b",
+	"env -C /d a; b",
+	"if true; then cd s; else cd /d; fi; a",
+	"pushd /d >/dev/null && a; popd >/dev/null; b",
+	"cd -P -- s/t/.. && a; cd ~; b",
+	"echo $(cd /d; a) && b",
 }
 
 // TestBashTrace runs traceCases and the class lines under bash.

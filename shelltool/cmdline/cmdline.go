@@ -49,6 +49,19 @@ type Command struct {
 	// Network is a best guess that the command talks to the network (see
 	// network in tables.go).
 	Network bool
+	// Dir is the folder the line's shell is in when it runs the command,
+	// as far as literal cd, pushd and popd commands before it say (cd.go):
+	// "" for the line's own folder, else a clean path, absolute or relative
+	// to the line's folder, or Dynamic when it cannot be known (cd "$d", a
+	// cd in a loop, cd -). The caller takes relative operands from there.
+	Dir string
+	// Removes are the literal operands of a recursive removal, each a tree
+	// the command removes whole (rm -r/-R/--recursive; find ROOTS -delete
+	// with no test that selects files), as written: the caller resolves
+	// them and raises the risk when together they are every entry of a
+	// folder that is critical to remove (the workspace root: rm -rf *
+	// after the shell expanded the glob). Nil for any other command.
+	Removes []string
 }
 
 // Redirect is a shell redirection from or into a file.
@@ -104,6 +117,7 @@ func Analyze(line string) (Analysis, error) {
 		return Analysis{}, errors.New("empty command line")
 	}
 	a := &analyzer{parent: -1, src: line}
+	a.cdInLine, a.cdableVars = scanDirs(f)
 	a.stmts(f.Stmts, ctx{})
 	if a.err != nil {
 		return Analysis{}, a.err
@@ -229,6 +243,20 @@ type analyzer struct {
 	cfgWords   []string
 	// dirMoved: a wrapper runs its command in another folder (env -C).
 	dirMoved bool
+	// dir is the folder the shell being walked is in (Command.Dir);
+	// cdInLine: the line has a cd, pushd, popd or eval anywhere (a
+	// function's body then runs in a folder unknown where it is defined);
+	// dirFuncs: the functions whose bodies move the folder.
+	dir      string
+	cdInLine bool
+	dirFuncs []string
+	cds      int // cd, pushd and popd commands walked
+	// cdableVars: the line may turn on shopt cdable_vars (scanDirs);
+	// reached are the cd statements that have succeeded for what follows
+	// them (cd d && …, cd d || exit); cdReached: the one being walked is.
+	cdableVars bool
+	reached    []*syntax.Stmt
+	cdReached  bool
 }
 
 // printerOnce returns the analyzer's printer, made on first use (a new
@@ -281,7 +309,9 @@ func (a *analyzer) stmt(s *syntax.Stmt, c ctx) {
 	}
 	if s.Background || s.Coprocess || s.Disown {
 		c.bg = true
+		defer a.keepDir()() // run in a subshell
 	}
+	a.cdReached = slices.Contains(a.reached, s)
 	for _, r := range s.Redirs {
 		a.redirect(r, &c)
 	}
@@ -395,40 +425,67 @@ func (a *analyzer) command(cmd syntax.Command, c ctx) {
 		if x.Op == syntax.Pipe || x.Op == syntax.PipeAll {
 			c.pipeline = true
 			start := len(a.out.Commands)
+			restore := a.keepDir() // each part is a subshell
 			a.stmt(x.X, c)
+			restore()
 			net := c.fromNet
 			for _, cm := range a.out.Commands[start:] {
 				net = net || cm.Network
 			}
 			a.stmt(x.Y, ctx{piped: true, fromNet: net, pipeline: true, bg: c.bg})
+			a.lastPart(restore)
 			return
 		}
+		if x.Op == syntax.OrStmt {
+			a.orList(x, c)
+			return
+		}
+		a.reachedCd(x.X, true) // Y runs only once X's last command succeeded
 		a.stmt(x.X, c)
 		a.stmt(x.Y, c)
 	case *syntax.Subshell:
+		restore := a.keepDir()
 		a.stmts(x.Stmts, c)
+		restore()
 	case *syntax.Block:
 		a.stmts(x.Stmts, c)
 	case *syntax.IfClause:
+		var ends []string
 		for ic := x; ic != nil && a.err == nil; ic = ic.Else {
 			a.stmts(ic.Cond, c)
+			start := a.dir
 			a.stmts(ic.Then, c)
+			ends = append(ends, a.dir)
+			a.dir = start // the next branch runs when this one's condition failed
+			if ic.Else == nil && len(ic.Cond) > 0 {
+				ends = append(ends, start) // no branch ran (there is no else)
+			}
 		}
+		a.joinDirs(ends)
 	case *syntax.WhileClause:
+		start, first := a.dir, len(a.out.Commands)
 		a.stmts(x.Cond, c)
 		a.stmts(x.Do, c)
+		a.loopDir(start, first)
 	case *syntax.ForClause:
 		a.substs(x.Loop, ctx{})
 		a.loopVar(x.Loop)
+		start, first := a.dir, len(a.out.Commands)
 		a.stmts(x.Do, c)
+		a.loopDir(start, first)
 	case *syntax.CaseClause:
 		a.substs(x.Word, ctx{})
+		start := a.dir
+		ends := []string{start} // no pattern matched
 		for _, it := range x.Items {
 			for _, p := range it.Patterns {
 				a.substs(p, ctx{})
 			}
 			a.stmts(it.Stmts, c)
+			ends = append(ends, a.dir)
+			a.dir = start
 		}
+		a.joinDirs(ends)
 	case *syntax.FuncDecl:
 		names := x.Names
 		if x.Name != nil {
@@ -438,8 +495,20 @@ func (a *analyzer) command(cmd syntax.Command, c ctx) {
 		for _, l := range names {
 			a.funcs = append(a.funcs, l.Value)
 		}
-		// The body's commands do not inherit the declaration's stdin.
+		// The body's commands do not inherit the declaration's stdin, nor
+		// its folder: the body runs where the function is called.
+		at := a.dir
+		if a.cdInLine {
+			a.dir = Dynamic
+		}
+		cds := a.cds
 		a.stmt(x.Body, ctx{})
+		if a.cds != cds {
+			for _, l := range names {
+				a.dirFuncs = append(a.dirFuncs, l.Value)
+			}
+		}
+		a.dir = at
 		a.funcs = a.funcs[:n]
 	case *syntax.ArithmCmd:
 		a.substs(x.X, ctx{})
@@ -490,16 +559,20 @@ func (a *analyzer) substs(node syntax.Node, out ctx) {
 			a.arith(x.X)
 		case *syntax.CmdSubst:
 			a.inSubst++
+			restore := a.keepDir() // a subshell
 			a.stmts(x.Stmts, ctx{})
+			restore()
 			a.inSubst--
 			return false
 		case *syntax.ProcSubst:
 			a.inSubst++
+			restore := a.keepDir()     // a subshell
 			if x.Op == syntax.CmdOut { // >(cmd): reads what the command writes
 				a.stmts(x.Stmts, ctx{piped: true, fromNet: out.fromNet, pipeline: true})
 			} else {
 				a.stmts(x.Stmts, ctx{})
 			}
+			restore()
 			a.inSubst--
 			return false
 		}
@@ -748,6 +821,7 @@ func (a *analyzer) subscriptCode(t string) {
 // emit appends cmd run by parent and returns its index.
 func (a *analyzer) emit(cmd Command, parent int) int {
 	cmd.Line = strings.Join(cmd.Words, " ")
+	cmd.Dir = a.dir
 	cmd.Parent = parent
 	cmd.Wrapped = parent >= 0
 	if has("cd pushd popd", baseName(cmd.Name)) {
@@ -775,12 +849,13 @@ func (a *analyzer) nested(script string, parent int, c ctx) {
 		raise(&p.Risk, &p.Option, grants.RiskHigh, "unparsable script")
 		return
 	}
-	saved, savedFuncs, savedSrc := a.parent, a.funcs, a.src
+	saved, savedFuncs, savedSrc, savedDir := a.parent, a.funcs, a.src, a.dir
 	a.parent, a.funcs, a.src = parent, nil, script
 	for _, s := range f.Stmts {
 		a.stmt(s, c)
 	}
 	a.parent, a.funcs, a.src = saved, savedFuncs, savedSrc
+	a.nestedDir(savedDir, parent)
 }
 
 // arg is one word of a command.

@@ -42,6 +42,20 @@ func (k *call) rm() {
 			k.raise(critical, "rm -r outside")
 		}
 	}
+	k.removes = literalTrees(targets)
+}
+
+// literalTrees are the texts of the literal operands without a glob (what
+// Command.Removes lists: the shell already expanded a glob the program
+// sees, and one on a line is judged by dangerousTarget).
+func literalTrees(targets []arg) []string {
+	var out []string
+	for _, t := range targets {
+		if t.lit && !t.glob && t.text != "" {
+			out = append(out, t.text)
+		}
+	}
+	return out
 }
 
 // dangerousTarget reports whether a path operand may be outside the

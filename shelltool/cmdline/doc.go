@@ -85,6 +85,17 @@
 // builtins.go, tools.go, wrappers.go, interpreters.go), which the programs
 // map in tables.go names.
 //
+// The folder each command runs in is followed through the line's literal
+// cd, pushd and popd as bash follows it (cd.go: subshells, pipelines and
+// substitutions keep theirs; lists, branches, loops, functions and eval
+// are followed, and what cannot be is Dynamic): Command.Dir, from which
+// the caller takes relative operands, so `cd /tmp && rm -r x` is rm -r
+// outside before it runs, as the exec gate finds it then. A recursive
+// removal lists its literal operands (Command.Removes: rm -r, find ROOTS
+// -delete selecting nothing) for the caller to compare with the folder
+// they are in (every entry of the workspace root is the root); this
+// package does not list folders.
+//
 // git is read as git 2.39 reads itself (git.go): its global options by
 // handle_options (an option it does not know is read both as taking the
 // next word and not, each subcommand analysed; past maxGitReadings
@@ -92,6 +103,7 @@
 // (gitbuiltins.go, generated from `git --list-cmds=builtins`) also as the
 // one builtin help.autocorrect could run in git's own process (computed,
 // not refused: its scoring over the builtins alone), and send-pack and
-// http-push also as push. GitSubcommands and GitNames give the exec gate
-// the same readings.
+// http-push (the pushing end) and receive-pack (the receiving end, which
+// updates the refs of the repository it names) also as push.
+// GitSubcommands and GitNames give the exec gate the same readings.
 package cmdline

@@ -52,6 +52,9 @@ func (k *call) find() {
 			k.raise(high, "find "+t)
 		}
 	}
+	if emptiesRoots(args[len(roots):]) {
+		k.removes = literalTrees(roots)
+	}
 	if deletes {
 		for _, r := range roots {
 			if dangerousTarget(r, false) {
@@ -59,6 +62,29 @@ func (k *call) find() {
 			}
 		}
 	}
+}
+
+// emptiesRoots reports a find expression that deletes every file under its
+// roots: -delete with nothing else but options that select no file
+// (find . -mindepth 1 -delete empties the folder; -maxdepth spares what
+// lies deeper, so it is no such expression).
+func emptiesRoots(expr []arg) bool {
+	deletes := false
+	for i := 0; i < len(expr); i++ {
+		switch t := expr[i].text; {
+		case !expr[i].lit:
+			return false
+		case t == "-delete":
+			deletes = true
+		case t == "-mindepth":
+			// spares the roots, not what is in them
+			i++
+		case has("-depth -xdev -mount -noleaf -ignore_readdir_race -noignore_readdir_race -nowarn -warn", t):
+		default:
+			return false
+		}
+	}
+	return deletes
 }
 
 func (k *call) parallel() {

@@ -48,9 +48,11 @@ func (k *call) gitSubIs(subs []int, sub string) bool {
 // its subcommand: w itself ("--help" and "-h" are help, "--version" and
 // "-v" version); for a word that is no builtin of git's, the builtin
 // help.autocorrect picks in its place, run in the same process (git
-// psuh); and for the plumbing that pushes (send-pack, http-push, which
-// git push and its remote helpers run), push, so a rule on `git push*`
-// holds for them.
+// psuh); and for the plumbing of a push, push, so a rule on `git push*`
+// holds for them: send-pack and http-push (which git push and its remote
+// helpers run) and receive-pack (the receiving end, which updates the refs
+// of the repository it names from a pack on its stdin: run by hand, it is
+// a push into that repository).
 func GitNames(w string) []string {
 	switch w {
 	case "--help", "-h":
@@ -64,7 +66,7 @@ func GitNames(w string) []string {
 			names = append(names, b)
 		}
 	}
-	if w == "send-pack" || w == "http-push" {
+	if w == "send-pack" || w == "http-push" || w == "receive-pack" {
 		names = append(names, "push")
 	}
 	return names

@@ -100,6 +100,7 @@ func TestGitNames(t *testing.T) {
 		{"psuh", []string{"psuh", "push"}},
 		{"statsu", []string{"statsu", "status"}},
 		{"send-pack", []string{"send-pack", "push"}},
+		{"receive-pack", []string{"receive-pack", "push"}},
 		{"http-push", []string{"http-push", "push"}},
 		{"--help", []string{"help"}},
 		{"-v", []string{"version"}},

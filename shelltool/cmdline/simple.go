@@ -28,6 +28,7 @@ type call struct {
 	unsets      []string
 	allEnvUnset bool
 	reads       []string // variables it sets from input (read NAME, printf -v NAME)
+	removes     []string // trees it removes whole (Command.Removes)
 	pkgs        []*install
 }
 
@@ -75,8 +76,15 @@ func (a *analyzer) simple(args []arg, c ctx, parent int, floor riskNote) {
 		}
 	}
 	classify(k)
+	// noteConfigWrites sets dirMoved for a wrapper that runs its command
+	// in another folder (env -C, chroot): that command's folder is then
+	// unknown.
+	moved := a.dirMoved
+	a.dirMoved = false
 	a.noteConfigWrites(k)
-	cmd.Risk, cmd.Option, cmd.Network = k.risk, k.option, k.net
+	chdir := a.dirMoved
+	a.dirMoved = a.dirMoved || moved
+	cmd.Risk, cmd.Option, cmd.Network, cmd.Removes = k.risk, k.option, k.net, k.removes
 	if k.dynamic {
 		cmd.Name = Dynamic
 	}
@@ -99,12 +107,20 @@ func (a *analyzer) simple(args []arg, c ctx, parent int, floor riskNote) {
 		a.noteAssign(n)
 		a.taint(n)
 	}
+	restore := a.keepDir()
+	if chdir {
+		a.dir = Dynamic
+	}
 	for _, s := range k.scripts {
 		a.nested(s.text, idx, s.c)
 	}
 	for _, r := range k.runs {
 		a.simple(r.argv, r.c, idx, r.floor)
 	}
+	if chdir {
+		restore() // the command ran in its own folder, not the shell's
+	}
+	a.moveDir(k, parent)
 }
 
 func baseName(s string) string {

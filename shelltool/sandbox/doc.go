@@ -325,7 +325,11 @@
 //   - a program that imitates another without being it: a copy whose
 //     build-id and content were changed, one the command compiled, a
 //     script (its interpreter reads it by name): the gate knows files, not
-//     what a program does; the sandbox bounds them;
+//     what a program does; the sandbox bounds them, and the network policy
+//     (no network, or the proxy's decided hosts) bounds what they send;
+//   - a foreign binary run through a binfmt_misc handler registered on the
+//     host: the kernel loads the handler's interpreter, so that is the
+//     executable the gate decides, not the file it was given;
 //   - kernel bugs (the sandbox is only as strong as landlock, namespaces and
 //     seccomp in the running kernel);
 //   - reading files under the allowed roots: anything in /etc not on the
