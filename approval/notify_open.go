@@ -50,17 +50,31 @@ func (n *Notifier) OpenWith(url func(askID string) string) {
 	if n == nil || url == nil {
 		return
 	}
-	if err := n.conn.AddMatchSignal(dbus.WithMatchObjectPath(notifyPath), dbus.WithMatchInterface(notifyDest),
-		dbus.WithMatchMember("ActionInvoked")); err != nil {
-		n.logf("approval: the notification's action will not open the console: %v", err)
-		return
-	}
 	o := &opener{url: url, recorded: make(chan struct{})}
 	n.mu.Lock()
 	n.open = o
+	conn := n.conn
 	n.mu.Unlock()
+	if conn != nil {
+		n.listen(conn, o) // connected already; otherwise connection listens
+	}
+}
+
+// listen subscribes to the notifications' ActionInvoked signals for o,
+// before any notification is sent on conn.
+func (n *Notifier) listen(conn *dbus.Conn, o *opener) {
+	if err := conn.AddMatchSignal(dbus.WithMatchObjectPath(notifyPath), dbus.WithMatchInterface(notifyDest),
+		dbus.WithMatchMember("ActionInvoked")); err != nil {
+		n.logf("approval: the notification's action will not open the console: %v", err)
+		n.mu.Lock()
+		if n.open == o {
+			n.open = nil
+		}
+		n.mu.Unlock()
+		return
+	}
 	ch := make(chan *dbus.Signal, 16)
-	n.conn.Signal(ch)
+	conn.Signal(ch)
 	go n.actions(o, ch) // ends when the connection closes (godbus closes ch)
 }
 
