@@ -32,11 +32,11 @@ type Notifier struct {
 	address string
 	logf    func(string, ...any)
 
-	connect sync.Once
-	conn    *dbus.Conn // set (under mu) by connection; nil until then, and when the bus cannot be reached
+	connect sync.Once // connection's dial, once
 
 	mu     sync.Mutex
-	open   *opener // the action's handler (notify_open.go), once OpenWith is called
+	conn   *dbus.Conn // nil until connected, and when the bus cannot be reached
+	open   *opener    // the action's handler (notify_open.go), once OpenWith is called
 	closed bool
 }
 
@@ -91,12 +91,13 @@ func (n *Notifier) Close() error {
 		return nil
 	}
 	n.mu.Lock()
-	defer n.mu.Unlock()
 	n.closed = true
-	if n.conn == nil {
+	conn := n.conn
+	n.mu.Unlock()
+	if conn == nil {
 		return nil
 	}
-	return n.conn.Close()
+	return conn.Close()
 }
 
 // notify shows one pending ask, in the background. askID and askURL are

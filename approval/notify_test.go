@@ -227,7 +227,7 @@ func TestNotificationActionWithoutPortal(t *testing.T) {
 	logs.await(t, "no desktop portal")
 	// Said once: a second failure (called here, not through a signal,
 	// so that the test knows when it is done) says nothing more.
-	n.openURI(n.open, "http://127.0.0.1:1/?token=x")
+	n.openURI(n.connection(), n.open, "http://127.0.0.1:1/?token=x")
 	logs.mu.Lock()
 	defer logs.mu.Unlock()
 	if len(logs.lines) != 1 {
