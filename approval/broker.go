@@ -56,15 +56,13 @@ const (
 	maxRememberedPerID = 4096
 )
 
-// New returns a broker with a fresh sealing key.
+// New returns a broker; its sealing key is made when it first seals or
+// opens a state (sealer). It does not fail today: the error stays so that
+// a set-up that can fail needs no change of its callers.
 func New(opts Options) (*Broker, error) {
 	now := opts.Now
 	if now == nil {
 		now = time.Now
-	}
-	s, err := newSealer(now, maxNonces)
-	if err != nil {
-		return nil, fmt.Errorf("approval: making the state key: %w", err)
 	}
 	every := opts.ProgressEvery
 	if every <= 0 {
@@ -74,7 +72,7 @@ func New(opts Options) (*Broker, error) {
 	if logf == nil {
 		logf = func(string, ...any) {}
 	}
-	return &Broker{seal: s, mem: newMemory(now, maxRememberedPerID), console: opts.Console, now: now, progressEvery: every,
+	return &Broker{seal: newSealer(now, maxNonces), mem: newMemory(now, maxRememberedPerID), console: opts.Console, now: now, progressEvery: every,
 		hints: &hinted{seen: map[string]bool{}}, logf: logf, notifier: opts.Notifier}, nil
 }
 

@@ -50,7 +50,7 @@
 // whose asks are all remembered is approved without asking (reason
 // approved_for_session). Memory only, per principal, bounded.
 //
-// Security model and limits. The sealing key is made at start-up from
+// Security model and limits. The sealing key is made on first use from
 // crypto/rand and never leaves the process; a restart voids states in
 // flight. The state carries digests only. Nonces are single-use and kept
 // until they expire. What is not protected: a person who approves without

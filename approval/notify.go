@@ -29,38 +29,75 @@ const (
 // fails an ask: without a session bus, or when the daemon does not answer,
 // nothing is shown and the ask waits as before.
 type Notifier struct {
-	conn *dbus.Conn
-	logf func(string, ...any)
+	address string
+	logf    func(string, ...any)
 
-	mu   sync.Mutex
-	open *opener // the action's handler (notify_open.go), once OpenWith is called
+	connect sync.Once // connection's dial, once
+
+	mu     sync.Mutex
+	conn   *dbus.Conn // nil until connected, and when the bus cannot be reached
+	open   *opener    // the action's handler (notify_open.go), once OpenWith is called
+	closed bool
 }
 
-// NewNotifier connects to the session bus at address (the value of
-// DBUS_SESSION_BUS_ADDRESS). It returns nil when there is no bus.
+// NewNotifier returns the notifier for the session bus at address (the
+// value of DBUS_SESSION_BUS_ADDRESS), or nil when there is no bus address.
+// It connects at its first notification, not here: connecting is a round
+// trip with the bus daemon (1-3 ms measured, unbounded when the daemon
+// hangs) that the server's first answer must not wait for, and a session
+// that never asks never connects. A bus that cannot be reached is said
+// once, then; the asks wait as before.
 func NewNotifier(address string, logf func(string, ...any)) *Notifier {
 	if address == "" {
-		return nil
-	}
-	conn, err := dbus.Connect(address)
-	if err != nil {
-		if logf != nil {
-			logf("approval: no desktop notifications (session bus: %v)", err)
-		}
 		return nil
 	}
 	if logf == nil {
 		logf = func(string, ...any) {}
 	}
-	return &Notifier{conn: conn, logf: logf}
+	return &Notifier{address: address, logf: logf}
 }
 
-// Close closes the bus connection.
+// connection connects on its first call and returns the connection; nil
+// when the bus cannot be reached or the notifier was closed first.
+func (n *Notifier) connection() *dbus.Conn {
+	n.connect.Do(func() {
+		conn, err := dbus.Connect(n.address)
+		if err != nil {
+			n.logf("approval: no desktop notifications (session bus: %v)", err)
+			return
+		}
+		n.mu.Lock()
+		if n.closed {
+			n.mu.Unlock()
+			conn.Close()
+			return
+		}
+		n.conn = conn
+		o := n.open
+		n.mu.Unlock()
+		if o != nil {
+			n.listen(conn, o) // OpenWith came first
+		}
+	})
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.conn
+}
+
+// Close closes the bus connection, when there is one; a notifier closed
+// before connecting never connects.
 func (n *Notifier) Close() error {
 	if n == nil {
 		return nil
 	}
-	return n.conn.Close()
+	n.mu.Lock()
+	n.closed = true
+	conn := n.conn
+	n.mu.Unlock()
+	if conn == nil {
+		return nil
+	}
+	return conn.Close()
 }
 
 // notify shows one pending ask, in the background. askID and askURL are
@@ -72,13 +109,17 @@ func (n *Notifier) notify(tool string, cc callContext, asks []grants.Decision, a
 	}
 	summary, body, urgency := notification(tool, cc, asks, askURL)
 	go func() {
+		conn := n.connection()
+		if conn == nil {
+			return
+		}
 		ctx, cancel := context.WithTimeout(context.Background(), notifyTimeout)
 		defer cancel()
 		actions := []string{actionKey, "Open this ask on the approval console"}
 		if !n.canOpen(askID) {
 			actions = []string{} // the console is unavailable: no login to open
 		}
-		call := n.conn.Object(notifyDest, notifyPath).CallWithContext(ctx, notifyMethod, 0,
+		call := conn.Object(notifyDest, notifyPath).CallWithContext(ctx, notifyMethod, 0,
 			"onellm-mcp", uint32(0), "dialog-warning", summary, body,
 			actions,
 			map[string]dbus.Variant{"urgency": dbus.MakeVariant(urgency)}, int32(-1))

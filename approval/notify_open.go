@@ -50,18 +50,32 @@ func (n *Notifier) OpenWith(url func(askID string) string) {
 	if n == nil || url == nil {
 		return
 	}
-	if err := n.conn.AddMatchSignal(dbus.WithMatchObjectPath(notifyPath), dbus.WithMatchInterface(notifyDest),
-		dbus.WithMatchMember("ActionInvoked")); err != nil {
-		n.logf("approval: the notification's action will not open the console: %v", err)
-		return
-	}
 	o := &opener{url: url, recorded: make(chan struct{})}
 	n.mu.Lock()
 	n.open = o
+	conn := n.conn
 	n.mu.Unlock()
+	if conn != nil {
+		n.listen(conn, o) // connected already; otherwise connection listens
+	}
+}
+
+// listen subscribes to the notifications' ActionInvoked signals for o,
+// before any notification is sent on conn.
+func (n *Notifier) listen(conn *dbus.Conn, o *opener) {
+	if err := conn.AddMatchSignal(dbus.WithMatchObjectPath(notifyPath), dbus.WithMatchInterface(notifyDest),
+		dbus.WithMatchMember("ActionInvoked")); err != nil {
+		n.logf("approval: the notification's action will not open the console: %v", err)
+		n.mu.Lock()
+		if n.open == o {
+			n.open = nil
+		}
+		n.mu.Unlock()
+		return
+	}
 	ch := make(chan *dbus.Signal, 16)
-	n.conn.Signal(ch)
-	go n.actions(o, ch) // ends when the connection closes (godbus closes ch)
+	conn.Signal(ch)
+	go n.actions(conn, o, ch) // ends when the connection closes (godbus closes ch)
 }
 
 // sent records one of our notifications.
@@ -94,7 +108,7 @@ func (o *opener) ours(id uint32) (askID string, ok bool) {
 	return "", false
 }
 
-func (n *Notifier) actions(o *opener, ch <-chan *dbus.Signal) {
+func (n *Notifier) actions(conn *dbus.Conn, o *opener, ch <-chan *dbus.Signal) {
 	for sig := range ch {
 		if sig.Name != actionSignal || len(sig.Body) != 2 {
 			continue
@@ -105,11 +119,11 @@ func (n *Notifier) actions(o *opener, ch <-chan *dbus.Signal) {
 			continue
 		}
 		askID, mine := o.ours(id)
-		if !mine || !n.fromDaemon(sig.Sender) {
+		if !mine || !fromDaemon(conn, sig.Sender) {
 			continue
 		}
 		if uri := o.url(askID); uri != "" { // "": the console is unavailable now
-			n.openURI(o, uri)
+			n.openURI(conn, o, uri)
 		}
 	}
 }
@@ -126,19 +140,19 @@ func (n *Notifier) canOpen(askID string) bool {
 
 // fromDaemon: the signal comes from the owner of the notifications name
 // (any client of the bus can emit a signal that looks like one).
-func (n *Notifier) fromDaemon(sender string) bool {
+func fromDaemon(conn *dbus.Conn, sender string) bool {
 	ctx, cancel := context.WithTimeout(context.Background(), notifyTimeout)
 	defer cancel()
 	var owner string
-	err := n.conn.BusObject().CallWithContext(ctx, "org.freedesktop.DBus.GetNameOwner", 0, notifyDest).Store(&owner)
+	err := conn.BusObject().CallWithContext(ctx, "org.freedesktop.DBus.GetNameOwner", 0, notifyDest).Store(&owner)
 	return err == nil && owner == sender
 }
 
-func (n *Notifier) openURI(o *opener, uri string) {
+func (n *Notifier) openURI(conn *dbus.Conn, o *opener, uri string) {
 	ctx, cancel := context.WithTimeout(context.Background(), notifyTimeout)
 	defer cancel()
 	var handle dbus.ObjectPath
-	err := n.conn.Object(portalDest, portalPath).CallWithContext(ctx, portalOpenURI, 0,
+	err := conn.Object(portalDest, portalPath).CallWithContext(ctx, portalOpenURI, 0,
 		"", uri, map[string]dbus.Variant{}).Store(&handle)
 	if err != nil {
 		o.failed.Do(func() {

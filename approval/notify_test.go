@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/cookiejar"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -226,7 +227,7 @@ func TestNotificationActionWithoutPortal(t *testing.T) {
 	logs.await(t, "no desktop portal")
 	// Said once: a second failure (called here, not through a signal,
 	// so that the test knows when it is done) says nothing more.
-	n.openURI(n.open, "http://127.0.0.1:1/?token=x")
+	n.openURI(n.connection(), n.open, "http://127.0.0.1:1/?token=x")
 	logs.mu.Lock()
 	defer logs.mu.Unlock()
 	if len(logs.lines) != 1 {
@@ -234,15 +235,74 @@ func TestNotificationActionWithoutPortal(t *testing.T) {
 	}
 }
 
+// TestNoBusNoNotifier: no bus address, no notifier; a bus that cannot be
+// reached is found out at the first notification (not at start-up), said
+// once however many asks follow, and nothing is shown.
 func TestNoBusNoNotifier(t *testing.T) {
 	if NewNotifier("", nil) != nil {
 		t.Fatal("a notifier without a bus address")
 	}
-	if n := NewNotifier("unix:path="+filepath.Join(t.TempDir(), "none"), t.Logf); n != nil {
-		t.Fatal("a notifier on a bus that does not exist")
+	logs := &logSink{t: t}
+	n := NewNotifier("unix:path="+filepath.Join(t.TempDir(), "none"), func(f string, a ...any) { fmt.Fprintf(logs, f, a...) })
+	defer n.Close()
+	if logs.has("session bus") {
+		t.Fatal("the bus was tried before any notification")
 	}
-	var n *Notifier
-	n.notify("t", callContext{}, nil, "", "") // a nil notifier does nothing
+	n.OpenWith(func(string) string { return "http://127.0.0.1:1/" })
+	for range 3 {
+		n.notify("read_file", callContext{Client: "c"}, nil, "", "")
+	}
+	if n.connection() != nil {
+		t.Fatal("a connection to a bus that does not exist")
+	}
+	logs.mu.Lock()
+	lines := slices.Clone(logs.lines)
+	logs.mu.Unlock()
+	if len(lines) != 1 || !strings.Contains(lines[0], "no desktop notifications") {
+		t.Fatalf("said %q, want one line saying there are no desktop notifications", lines)
+	}
+	var none *Notifier
+	none.notify("t", callContext{}, nil, "", "") // a nil notifier does nothing
+}
+
+// TestNotifierConnectsLazily: nothing touches the bus until the first
+// notification; an OpenWith after it (connected already) listens at once
+// (an OpenWith before it: TestNotificationNoActionWhileDown), and a
+// notifier closed before it never connects.
+func TestNotifierConnectsLazily(t *testing.T) {
+	addr, conn, srv := notificationDaemon(t)
+	n := NewNotifier(addr, t.Logf)
+	defer n.Close()
+	n.mu.Lock()
+	early := n.conn
+	n.mu.Unlock()
+	if early != nil {
+		t.Fatal("connected before the first notification")
+	}
+	if n.connection() == nil { // what the first notification does first
+		t.Fatal("no connection to a live bus")
+	}
+	asked := make(chan string, 4)
+	n.OpenWith(func(id string) string { asked <- id; return "" })
+	n.notify("read_file", callContext{Client: "c"}, nil, "ask1", "")
+	<-srv.seen
+	<-asked // at the notification (canOpen)
+	awaitNotified(t, n, 1)
+	invoke(t, conn, 1, "default")
+	select {
+	case id := <-asked:
+		if id != "ask1" {
+			t.Fatalf("the action opened ask %q, want ask1", id)
+		}
+	case <-time.After(3 * time.Second):
+		t.Fatal("the action's signal did not reach an opener set after connecting")
+	}
+
+	closed := NewNotifier(addr, t.Logf)
+	closed.Close()
+	if closed.connection() != nil {
+		t.Fatal("a notifier closed before its first notification connected")
+	}
 }
 
 // awaitNotified waits until the notifier has recorded our notification id

@@ -86,7 +86,10 @@ type opened struct {
 
 // sealer seals and opens states with a per-process key.
 type sealer struct {
-	key []byte
+	// key is made on first use, not when the server starts: the first
+	// crypto/rand read of a process costs ~0.1 ms (the runtime sets up its
+	// vDSO getrandom state), which stays off the path to the first answer.
+	key func() []byte
 	now func() time.Time
 	max int // nonces kept at most
 
@@ -94,12 +97,16 @@ type sealer struct {
 	spent map[string]time.Time // nonce → expiry
 }
 
-func newSealer(now func() time.Time, maxNonces int) (*sealer, error) {
+func newSealer(now func() time.Time, maxNonces int) *sealer {
+	return &sealer{key: sync.OnceValue(newStateKey), now: now, max: maxNonces, spent: map[string]time.Time{}}
+}
+
+// newStateKey is a fresh 256-bit key. crypto/rand.Read never fails (since
+// Go 1.24 it crashes the program rather than return fewer bytes).
+func newStateKey() []byte {
 	key := make([]byte, 32)
-	if _, err := rand.Read(key); err != nil {
-		return nil, err
-	}
-	return &sealer{key: key, now: now, max: maxNonces, spent: map[string]time.Time{}}, nil
+	rand.Read(key)
+	return key
 }
 
 // seal returns a state for b that expires after ttl, and its nonce, for
@@ -117,7 +124,7 @@ func (s *sealer) sealAs(b binding, ttl time.Duration, page bool) (state string, 
 	c := claims{V: 1, Kind: b.Kind, Tool: b.Tool, Args: b.Args, Who: digest(b.Principal), Asks: b.Asks,
 		Exp: s.now().Add(ttl).UnixMilli(), Nonce: n, Page: page}
 	body, _ := json.Marshal(c) // only byte slices, strings and numbers: cannot fail
-	mac := hmac.New(sha256.New, s.key)
+	mac := hmac.New(sha256.New, s.key())
 	mac.Write(body)
 	enc := base64.RawURLEncoding
 	return enc.EncodeToString(body) + "." + enc.EncodeToString(mac.Sum(nil)), enc.EncodeToString(n)
@@ -140,7 +147,7 @@ func (s *sealer) open(state string, b binding) (opened, error) {
 	if err1 != nil || err2 != nil {
 		return opened{}, errForged
 	}
-	mac := hmac.New(sha256.New, s.key)
+	mac := hmac.New(sha256.New, s.key())
 	mac.Write(body)
 	if !hmac.Equal(sum, mac.Sum(nil)) {
 		return opened{}, errForged

@@ -16,10 +16,7 @@ func FuzzOpenState(f *testing.F) {
 	var clock atomic.Int64
 	clock.Store(time.Now().UnixMilli())
 	now := func() time.Time { return time.UnixMilli(clock.Load()) }
-	s, err := newSealer(now, 1024)
-	if err != nil {
-		f.Fatal(err)
-	}
+	s := newSealer(now, 1024)
 	b := binding{Kind: kindApproval, Tool: "read_file", Args: digest(`{"path":"a"}`), Principal: "stdio", Asks: digest("k")}
 	good, _ := s.seal(b, time.Minute)
 	for _, seed := range []string{"", ".", "a.b", good, good + "x", strings.Replace(good, ".", "..", 1), strings.Repeat("A", 5000)} {

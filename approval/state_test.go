@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -59,7 +60,7 @@ func TestStateOpen(t *testing.T) {
 			return tamper(st, func(c *claims) { c.Exp += 3600_000 })
 		}, good, 0, errForged, grants.ReasonDeclined},
 		{"another server's key", func(*sealer) string {
-			other, _ := newSealer(time.Now, 10)
+			other := newSealer(time.Now, 10)
 			st, _ := other.seal(good, time.Minute)
 			return st
 		}, good, 0, errForged, grants.ReasonDeclined},
@@ -78,13 +79,10 @@ func TestStateOpen(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			clk := newClock()
-			s, err := newSealer(clk.now, 100)
-			if err != nil {
-				t.Fatal(err)
-			}
+			s := newSealer(clk.now, 100)
 			st := tc.state(s)
 			clk.advance(tc.wait)
-			_, err = s.open(st, tc.bind)
+			_, err := s.open(st, tc.bind)
 			if !errors.Is(err, tc.want) {
 				t.Fatalf("open: %v, want %v", err, tc.want)
 			}
@@ -95,9 +93,33 @@ func TestStateOpen(t *testing.T) {
 	}
 }
 
+// TestStateKeyMadeOnce: the key is made on first use, so the first seals
+// may race; every state they make opens with the one key that won, from
+// the first open on, in any order.
+func TestStateKeyMadeOnce(t *testing.T) {
+	s := newSealer(time.Now, 1024)
+	b := testBinding()
+	const n = 16
+	states := make(chan string, n)
+	var wg sync.WaitGroup
+	for range n {
+		wg.Go(func() {
+			st, _ := s.seal(b, time.Minute)
+			states <- st
+		})
+	}
+	wg.Wait()
+	close(states)
+	for st := range states {
+		if _, err := s.open(st, b); err != nil {
+			t.Fatalf("a state sealed while the key was being made does not open: %v", err)
+		}
+	}
+}
+
 func TestStateSingleUse(t *testing.T) {
 	clk := newClock()
-	s, _ := newSealer(clk.now, 2)
+	s := newSealer(clk.now, 2)
 	b := testBinding()
 	st, nonce := s.seal(b, time.Minute)
 	got, err := s.open(st, b)
@@ -149,7 +171,7 @@ func TestArgsDigestCanonical(t *testing.T) {
 }
 
 func BenchmarkSeal(b *testing.B) {
-	s, _ := newSealer(time.Now, 1<<20)
+	s := newSealer(time.Now, 1<<20)
 	bind := testBinding()
 	b.ReportAllocs()
 	for b.Loop() {
@@ -158,7 +180,7 @@ func BenchmarkSeal(b *testing.B) {
 }
 
 func BenchmarkOpen(b *testing.B) {
-	s, _ := newSealer(time.Now, 1<<30)
+	s := newSealer(time.Now, 1<<30)
 	bind := testBinding()
 	states := make([]string, b.N)
 	for i := range states {
@@ -184,7 +206,7 @@ func BenchmarkArgsDigest(b *testing.B) {
 // TestStatePageMark: a state sealed for a URL elicitation opens as one, so
 // its retry is never answered from the client's content.
 func TestStatePageMark(t *testing.T) {
-	s, _ := newSealer(time.Now, 8)
+	s := newSealer(time.Now, 8)
 	b := testBinding()
 	st, nonce := s.sealAs(b, time.Minute, true)
 	if o, err := s.open(st, b); err != nil || !o.page || o.nonce != nonce {

@@ -56,7 +56,8 @@ func Open(p *grants.Policy, logger *log.Logger) (*Server, error) {
 		}
 	}
 	// Desktop notifications when the person's session bus exists; none
-	// (and no error) otherwise.
+	// (and no error) otherwise. The bus is connected at the first ask, not
+	// here: the first answer does not wait for the bus daemon.
 	notifier := approval.NewNotifier(os.Getenv("DBUS_SESSION_BUS_ADDRESS"), logger.Printf)
 	if console != nil {
 		notifier.OpenWith(console.AskLoginURL) // the notification's action logs the person in, on the ask's page

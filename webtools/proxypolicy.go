@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/onellm/onellm-mcp/grants"
 )
@@ -31,7 +32,9 @@ func ruleCaps(r *grants.Rule) []grants.Capability {
 	return out
 }
 
-var globMeta = regexp.MustCompile(`\*\*|\*|\?|\[[^\]]*\]|\{[^}]*\}`)
+// globMeta matches a glob's wildcards; compiled on first use, not at
+// every start of the server.
+var globMeta = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\*\*|\*|\?|\[[^\]]*\]|\{[^}]*\}`) })
 
 // TunnelPaths are sample paths for the path-scoped deny and ask rules on
 // network.http.* that could apply to toolName: a tunnel is decided on each
@@ -43,7 +46,7 @@ func TunnelPaths(p *grants.Policy, toolName string) []string {
 		if r.Effect == grants.Allow || r.Config.Target.Path == "" || len(ruleCaps(r)) == 0 || !r.MayApplyTo(toolName) {
 			continue
 		}
-		sample := globMeta.ReplaceAllString(r.Config.Target.Path, "x")
+		sample := globMeta().ReplaceAllString(r.Config.Target.Path, "x")
 		if !strings.HasPrefix(sample, "/") {
 			sample = "/" + sample
 		}
