@@ -33,6 +33,9 @@ import (
 //   - conc: 4 processes × 500 small reads at once, calls per second (the
 //     four onellm-mcp share one audit log, as servers on the default path
 //     do; conc-own-log gives each its own);
+//   - conc-cpu: the servers' CPU time per call over those reads (schedstat,
+//     as cpu): what the throughput is made of, and what the load of other
+//     work on the machine disturbs least;
 //   - rss: resident memory (VmRSS) right after initialize;
 //   - peak: peak resident memory (VmHWM) after 2,000 small reads and
 //     200 reads of 1 MiB (and, for onellm-mcp, apply_patch edits and
@@ -109,8 +112,10 @@ type sideBySide struct {
 	start, first, read [2][]time.Duration
 	cpu                [2][]time.Duration // per read
 	conc               [2][]float64       // calls/s
+	concCPU            [2][]time.Duration // per call
 	concOwn            []float64          // onellm-mcp, an audit log per process
-	rss                [2][]int           // KiB
+	concOwnCPU         []time.Duration
+	rss                [2][]int // KiB
 	peakKiB            [2]int
 }
 
@@ -173,23 +178,26 @@ func (w *sideBySide) round() error {
 		w.cpu[i] = append(w.cpu[i], cpu[i]/100)
 	}
 	for _, i := range order {
-		rate, err := w.concurrent(slices.Repeat([]sbsServer{w.servers[i]}, 4), 500)
+		rate, perCall, err := w.concurrent(slices.Repeat([]sbsServer{w.servers[i]}, 4), 500)
 		if err != nil {
 			return err
 		}
 		w.conc[i] = append(w.conc[i], rate)
+		w.concCPU[i] = append(w.concCPU[i], perCall)
 	}
-	rate, err := w.concurrent(w.ownLog[:], 500)
+	rate, perCall, err := w.concurrent(w.ownLog[:], 500)
 	if err != nil {
 		return err
 	}
 	w.concOwn = append(w.concOwn, rate)
+	w.concOwnCPU = append(w.concOwnCPU, perCall)
 	return nil
 }
 
 // concurrent starts the servers and has each make n sequential small
-// reads, all at once; it returns the calls per second over the whole.
-func (w *sideBySide) concurrent(srvs []sbsServer, n int) (float64, error) {
+// reads, all at once; it returns the calls per second over the whole and
+// the servers' CPU time per call.
+func (w *sideBySide) concurrent(srvs []sbsServer, n int) (float64, time.Duration, error) {
 	procs := len(srvs)
 	servers := make([]*rpcProc, 0, procs)
 	defer func() {
@@ -200,9 +208,13 @@ func (w *sideBySide) concurrent(srvs []sbsServer, n int) (float64, error) {
 	for _, srv := range srvs {
 		s, _, err := spawnRPC(srv)
 		if err != nil {
-			return 0, err
+			return 0, 0, err
 		}
 		servers = append(servers, s)
+	}
+	cpu0, err := serversCPU(servers)
+	if err != nil {
+		return 0, 0, err
 	}
 	errs := make(chan error, procs)
 	var wg sync.WaitGroup
@@ -221,9 +233,26 @@ func (w *sideBySide) concurrent(srvs []sbsServer, n int) (float64, error) {
 	elapsed := time.Since(t0)
 	close(errs)
 	if err := <-errs; err != nil {
-		return 0, err
+		return 0, 0, err
 	}
-	return float64(procs*n) / elapsed.Seconds(), nil
+	cpu1, err := serversCPU(servers)
+	if err != nil {
+		return 0, 0, err
+	}
+	return float64(procs*n) / elapsed.Seconds(), (cpu1 - cpu0) / time.Duration(procs*n), nil
+}
+
+// serversCPU is the CPU time the servers' threads have run (taskCPU).
+func serversCPU(servers []*rpcProc) (time.Duration, error) {
+	var sum time.Duration
+	for _, s := range servers {
+		c, err := taskCPU(s.cmd.Process.Pid)
+		if err != nil {
+			return 0, err
+		}
+		sum += c
+	}
+	return sum, nil
 }
 
 // peak runs the memory workload on a fresh server and records its VmHWM:
@@ -285,6 +314,8 @@ func (w *sideBySide) report(b *testing.B) {
 		{"cpu-us/read", us(w.cpu[0]), us(w.cpu[1])},
 		{"conc-calls/s", median(w.conc[0]), median(w.conc[1])},
 		{"conc-own-log-calls/s", median(w.conc[0]), median(w.concOwn)},
+		{"conc-cpu-us/call", us(w.concCPU[0]), us(w.concCPU[1])},
+		{"conc-own-log-cpu-us/call", us(w.concCPU[0]), us(w.concOwnCPU)},
 		{"rss-MiB", mib(median(w.rss[0])), mib(median(w.rss[1]))},
 		{"peak-MiB", mib(w.peakKiB[0]), mib(w.peakKiB[1])},
 	}

@@ -1,7 +1,6 @@
 package server
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log"
@@ -200,17 +199,17 @@ type callRef struct {
 func (a *Audit) Decisions(c callRef, ds []grants.Decision) error {
 	now := time.Now().UTC().Format(time.RFC3339Nano)
 	bodies := make([][]byte, 0, len(ds))
+	buf := make([]byte, 0, 384*len(ds))
 	for _, d := range ds {
-		body, err := json.Marshal(decisionLine{
+		line := decisionLine{
 			Time: now, Event: "decision", Call: c.id, Session: c.session, Tool: c.tool,
 			Capability: d.Request.Capability, Target: d.Request.Target, Risk: riskName(d.Request.Risk),
 			Surface: d.Request.Surface, DataClasses: d.Request.DataClasses, Private: d.Request.Private, Stage: c.stage,
 			Effect: d.Effect.String(), Reason: d.Reason, RuleID: d.RuleID, Channel: askedChannel(c, d),
-		})
-		if err != nil {
-			return err
 		}
-		bodies = append(bodies, body)
+		start := len(buf)
+		buf = line.appendJSON(buf)
+		bodies = append(bodies, buf[start:len(buf):len(buf)])
 	}
 	return a.appendRecords(bodies...)
 }
@@ -222,26 +221,20 @@ func (a *Audit) Invalid(c callRef, detail string) error {
 
 // Refused records a call refused before any request was decided.
 func (a *Audit) Refused(c callRef, reason grants.Reason, detail string) error {
-	line, err := json.Marshal(decisionLine{
+	line := decisionLine{
 		Time: time.Now().UTC().Format(time.RFC3339Nano), Event: "decision", Call: c.id, Session: c.session,
 		Tool: c.tool, Effect: grants.Deny.String(), Reason: reason, Detail: detail,
-	})
-	if err != nil {
-		return err
 	}
-	return a.appendRecords(line)
+	return a.appendRecords(line.appendJSON(nil))
 }
 
 // Outcome records what a call that ran did.
 func (a *Audit) Outcome(c callRef, d time.Duration, o toolkit.Outcome) error {
-	line, err := json.Marshal(outcomeLine{
+	line := outcomeLine{
 		Time: time.Now().UTC().Format(time.RFC3339Nano), Event: "outcome", Call: c.id, Session: c.session,
 		Tool: c.tool, DurationMS: d.Milliseconds(), Outcome: o,
-	})
-	if err != nil {
-		return err
 	}
-	return a.appendRecords(line)
+	return a.appendRecords(line.appendJSON(make([]byte, 0, 256)))
 }
 
 // askedChannel is the approval channel for a decision a person settled.

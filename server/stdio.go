@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"os"
 	"strconv"
 	"sync"
 	"time"
@@ -31,6 +32,10 @@ import (
 //   - on SIGTERM/SIGINT (ctx ending) refuses new requests and gives the calls
 //     in flight the grace period before cancelling them; a call that still
 //     gets no result is answered with a JSON-RPC error.
+//
+// A stdin that is a pipe is read through a non-blocking description of the
+// same pipe (pollableReader), so the wait for the next message parks a
+// goroutine rather than an OS thread.
 
 // StdioOptions configure the stdio transport.
 type StdioOptions struct {
@@ -59,6 +64,14 @@ func (s *Server) ServeStdioWith(ctx context.Context, in io.Reader, out io.Writer
 	}
 	if opts.Grace <= 0 {
 		opts.Grace = defaultGrace
+	}
+	if f, ok := in.(*os.File); ok {
+		p, closeIn, err := pollableReader(f)
+		if err != nil {
+			return err
+		}
+		defer closeIn()
+		in = p
 	}
 	link := &stdioLink{out: out, inflight: map[string]bool{}, idle: make(chan struct{}, 1)}
 	link.first = func() { s.startWhen(link.whenQuiet) }

@@ -218,18 +218,18 @@ func (l *Log) ensure() error {
 	// One stat of the path: when it names the open file (the device and
 	// inode it was opened as), that file has a name, and the size is the
 	// open file's.
-	var fs unix.Stat_t
-	if unix.Lstat(l.opts.Path, &fs) != nil || fs.Nlink == 0 || uint64(fs.Dev) != l.dev || fs.Ino != l.ino {
+	fs, err := lstatPath(l.opts.Path)
+	if err != nil || fs.nlink == 0 || fs.dev != l.dev || fs.ino != l.ino {
 		// Renamed, removed or replaced: the path is opened again.
 		l.unlock()
 		l.detach()
 		return l.attach()
 	}
-	l.othersSeen = fs.Size != l.end
-	if fs.Size != l.end && !l.follow(fs.Size) {
+	l.othersSeen = fs.size != l.end
+	if fs.size != l.end && !l.follow(fs.size) {
 		// Another writer appended what does not simply continue the head
 		// (or a cut was left): read the file's head again.
-		if err := l.load(fs.Size); err != nil {
+		if err := l.load(fs.size); err != nil {
 			l.unlock()
 			if errors.Is(err, errMovedAside) {
 				l.detach()
@@ -312,17 +312,17 @@ func (l *Log) lookAhead() {
 	if l.f == nil || !l.othersSeen {
 		return
 	}
-	var st unix.Stat_t
-	if unix.Fstat(int(l.f.Fd()), &st) != nil || st.Size <= l.end || st.Size-l.end > maxFollow {
+	st, err := fstat(int(l.f.Fd()))
+	if err != nil || st.size <= l.end || st.size-l.end > maxFollow {
 		return
 	}
-	buf := readRecords(l.f, &l.aheadBuf, l.end, st.Size)
+	buf := readRecords(l.f, &l.aheadBuf, l.end, st.size)
 	if buf == nil {
 		return
 	}
 	w, walked := l.walkerAtHead(), 0
 	if walkRecords(&w, buf, &walked) {
-		l.pre = ahead{from: l.end, size: st.Size, buf: buf, seq: l.h.seq, prev: l.h.prev, w: w, walked: walked}
+		l.pre = ahead{from: l.end, size: st.size, buf: buf, seq: l.h.seq, prev: l.h.prev, w: w, walked: walked}
 	}
 }
 
@@ -366,8 +366,8 @@ func readRecords(f *os.File, keep *[]byte, from, to int64) []byte {
 
 // linked reports whether the open file still has a name.
 func (l *Log) linked() bool {
-	var fs unix.Stat_t
-	return unix.Fstat(int(l.f.Fd()), &fs) == nil && fs.Nlink > 0
+	fs, err := fstat(int(l.f.Fd()))
+	return err == nil && fs.nlink > 0
 }
 
 func (l *Log) detach() {
@@ -392,8 +392,8 @@ func (l *Log) attach() error {
 	if err != nil {
 		return fmt.Errorf("audit log: %w", err)
 	}
-	var st unix.Stat_t
-	if err := unix.Fstat(int(f.Fd()), &st); err != nil || st.Mode&unix.S_IFMT != unix.S_IFREG {
+	st, err := fstat(int(f.Fd()))
+	if err != nil || !st.regular {
 		f.Close()
 		return fmt.Errorf("audit log %s is not a regular file", l.opts.Path)
 	}
@@ -401,8 +401,8 @@ func (l *Log) attach() error {
 		f.Close()
 		return fmt.Errorf("audit log %s: lock: %w", l.opts.Path, err)
 	}
-	l.f, l.dev, l.ino, l.end = f, uint64(st.Dev), st.Ino, 0
-	if err := l.load(st.Size); err != nil {
+	l.f, l.dev, l.ino, l.end = f, st.dev, st.ino, 0
+	if err := l.load(st.size); err != nil {
 		l.unlock()
 		l.detach()
 		if errors.Is(err, errMovedAside) {

@@ -109,7 +109,7 @@ func parseChain(line []byte) (chainFields, error) {
 	var c chainFields
 	seq, prev, ok := chainPrefix(line)
 	if !ok {
-		if len(line) > 0 && line[0] == '{' && json.Valid(line) {
+		if len(line) > 0 && line[0] == '{' && validJSON(line) {
 			return c, fmt.Errorf("no seq and prev at its start: not a chained record")
 		}
 		return c, fmt.Errorf("not a JSON record")
@@ -121,7 +121,7 @@ func parseChain(line []byte) (chainFields, error) {
 		if c.Seq == nil || *c.Seq != seq {
 			return c, fmt.Errorf("seq appears twice")
 		}
-	} else if !json.Valid(line) {
+	} else if !validJSON(line) {
 		return c, fmt.Errorf("not a JSON record")
 	}
 	c.Seq, c.prev = &seq, prev
