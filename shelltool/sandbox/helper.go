@@ -3,6 +3,7 @@
 package sandbox
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -189,7 +190,7 @@ func helperSetupAndStart() (*supervisor, error) {
 		}
 	}
 	specFile := os.NewFile(fdSpec, "spec")
-	data, err := io.ReadAll(specFile)
+	data, err := readSpecLine(specFile)
 	specFile.Close()
 	if err != nil {
 		return nil, step("read spec", err)
@@ -265,6 +266,32 @@ func helperSetupAndStart() (*supervisor, error) {
 		}
 	}
 	return sup, nil
+}
+
+// readSpecLine reads the spec: one line of JSON (json.Marshal escapes
+// every control byte, so its output holds no newline), which the server
+// ends with one. The line, not the end of the pipe, ends it: the helper
+// goes on as soon as the last byte arrived, without waiting to be woken
+// again by the server's close. End-of-file before the newline is an
+// error (the server stopped part-way: nothing is decoded).
+func readSpecLine(r io.Reader) ([]byte, error) {
+	buf := make([]byte, 0, 4096)
+	for {
+		if len(buf) == cap(buf) {
+			buf = slices.Grow(buf, cap(buf))
+		}
+		n, err := r.Read(buf[len(buf):cap(buf)])
+		if i := bytes.IndexByte(buf[len(buf):len(buf)+n], '\n'); i >= 0 {
+			return buf[:len(buf)+i], nil
+		}
+		buf = buf[:len(buf)+n]
+		if err == io.EOF {
+			return nil, io.ErrUnexpectedEOF
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
 }
 
 // primeCodecs builds encoding/json's per-type caches for the spec and the

@@ -282,6 +282,15 @@ var errWarmDead = errors.New("sandbox: warm helper dead before the command")
 // and output limits, collects the result and releases st.
 func drive(ctx context.Context, s *Spec, st *launched) (res Result, err error) {
 	defer st.release()
+	// The spec goes first: the helper sets up while the rest of this
+	// side starts (its writer goroutine, behind the others, could wait
+	// for a processor for a millisecond or more on a loaded machine).
+	var inWG sync.WaitGroup
+	var specErr error // the spec write failed: the helper never read it whole
+	if st.sandboxed {
+		inWG.Add(1)
+		writeSpec(st.specW, helperSpecFor(s), &specErr, inWG.Done)
+	}
 	var pr *proxyReceiver
 	if st.proxyConn != nil {
 		pr = newProxyReceiver(st.proxyConn, s.Proxy) // owns the conn now
@@ -328,7 +337,6 @@ func drive(ctx context.Context, s *Spec, st *launched) (res Result, err error) {
 	wg.Add(2)
 	go reader(stdoutR, outCap)
 	go reader(stderrR, errCap)
-	var inWG sync.WaitGroup
 	inWG.Add(1)
 	go func() {
 		defer inWG.Done()
@@ -348,10 +356,9 @@ func drive(ctx context.Context, s *Spec, st *launched) (res Result, err error) {
 			unix.Close(int(fd))
 		}
 	}()
-	var specErr error // the spec write failed: the helper never read it whole
 	statusDone := make(chan struct{})
 	if sandboxed {
-		statusR, specW := st.statusR, st.specW
+		statusR := st.statusR
 		go func() {
 			defer close(statusDone)
 			statusBuf, startedAt = readStatus(statusR, func() {
@@ -379,27 +386,6 @@ func drive(ctx context.Context, s *Spec, st *launched) (res Result, err error) {
 				res.GitDropped = mergeGitStages(s.GitDirs, stage, s.TmpSize)
 			}()
 		}
-		hs := helperSpec{
-			Shell: s.Shell, Command: s.Command, Dir: s.Dir, Env: s.Env,
-			Writable: s.Writable, Readable: s.Readable, ReadOnly: s.ReadOnly, Hidden: s.Hidden,
-			GitDirs: s.GitDirs, Home: s.Home,
-			NewNet: s.Network != NetworkFull, TCPConnect: s.AllowTCPConnect,
-			Proxy:       s.Network == NetworkProxy,
-			CPUSeconds:  uint64(s.Timeout/time.Second) + 5,
-			FileSizeMax: s.FileSizeMax, TmpSize: s.TmpSize,
-			NoLandlock: s.simulateNoLandlock,
-			NoPtrace:   s.simulateNoPtrace,
-			Gate:       s.ExecGate != nil,
-			HashSizes:  s.IdentitySizes,
-			EtcDir:     s.etcDir, EtcSecrets: s.etcSecrets,
-		}
-		b, _ := json.Marshal(hs)
-		inWG.Add(1)
-		go func() {
-			defer inWG.Done()
-			_, specErr = specW.Write(b)
-			specW.Close()
-		}()
 	} else {
 		close(statusDone)
 	}
@@ -525,6 +511,50 @@ func drive(ctx context.Context, s *Spec, st *launched) (res Result, err error) {
 		setFromWait(&res, ws)
 	}
 	return res, ctxErr
+}
+
+// helperSpec is what the helper is sent for s.
+func helperSpecFor(s *Spec) helperSpec {
+	return helperSpec{
+		Shell: s.Shell, Command: s.Command, Dir: s.Dir, Env: s.Env,
+		Writable: s.Writable, Readable: s.Readable, ReadOnly: s.ReadOnly, Hidden: s.Hidden,
+		GitDirs: s.GitDirs, Home: s.Home,
+		NewNet: s.Network != NetworkFull, TCPConnect: s.AllowTCPConnect,
+		Proxy:       s.Network == NetworkProxy,
+		CPUSeconds:  uint64(s.Timeout/time.Second) + 5,
+		FileSizeMax: s.FileSizeMax, TmpSize: s.TmpSize,
+		NoLandlock: s.simulateNoLandlock,
+		NoPtrace:   s.simulateNoPtrace,
+		Gate:       s.ExecGate != nil,
+		HashSizes:  s.IdentitySizes,
+		EtcDir:     s.etcDir, EtcSecrets: s.etcSecrets,
+	}
+}
+
+// pipeAtomic is PIPE_BUF: a write of at most this many bytes to a pipe
+// with that much room is whole and immediate, and a pipe holds at least
+// one page (the kernel's minimum capacity, even past the per-user limit).
+const pipeAtomic = 4096
+
+// writeSpec writes hs to the helper's spec pipe, one line, and closes it,
+// recording a failed write in *errp and calling done once finished. A spec that fits
+// the empty pipe at once (the usual case) is written here, so the helper
+// has it before any goroutine of drive runs; a longer one, which the
+// helper must read while it is written, from a goroutine (drive bounds it
+// by the pipe's write deadline when the helper is gone).
+func writeSpec(w *os.File, hs helperSpec, errp *error, done func()) {
+	b, _ := json.Marshal(hs)
+	b = append(b, '\n') // the end of the spec (readSpecLine)
+	write := func() {
+		defer done()
+		_, *errp = w.Write(b)
+		w.Close()
+	}
+	if len(b) <= pipeAtomic {
+		write()
+		return
+	}
+	go write()
 }
 
 // unconfirmedStop is why the output of a command with hidden files that
