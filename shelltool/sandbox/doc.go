@@ -49,6 +49,9 @@
 //     over an inherited socketpair (fd 5, SCM_RIGHTS) and closes its own
 //     copy: the server, not the namespace, now holds the only one;
 //  3. builds a landlock ruleset pinned to the ABI found (ABI >= 1 required;
+//     made, with the rules on what the set-up mounts nothing over, the
+//     system folders, /sys's and /dev's, before the spec is read, so they
+//     hold the inodes those paths named then;
 //     refer, truncate, ioctl_dev, TCP bind/connect, signal and abstract unix
 //     socket scoping are handled when the ABI has them; rights of ABIs newer
 //     than 7 are not handled): read+execute beneath /usr, /bin, /sbin, /lib*,
