@@ -282,15 +282,6 @@ var errWarmDead = errors.New("sandbox: warm helper dead before the command")
 // and output limits, collects the result and releases st.
 func drive(ctx context.Context, s *Spec, st *launched) (res Result, err error) {
 	defer st.release()
-	// The spec goes first: the helper sets up while the rest of this
-	// side starts (its writer goroutine, behind the others, could wait
-	// for a processor for a millisecond or more on a loaded machine).
-	var inWG sync.WaitGroup
-	var specErr error // the spec write failed: the helper never read it whole
-	if st.sandboxed {
-		inWG.Add(1)
-		writeSpec(st.specW, helperSpecFor(s), &specErr, inWG.Done)
-	}
 	var pr *proxyReceiver
 	if st.proxyConn != nil {
 		pr = newProxyReceiver(st.proxyConn, s.Proxy) // owns the conn now
@@ -337,6 +328,7 @@ func drive(ctx context.Context, s *Spec, st *launched) (res Result, err error) {
 	wg.Add(2)
 	go reader(stdoutR, outCap)
 	go reader(stderrR, errCap)
+	var inWG sync.WaitGroup
 	inWG.Add(1)
 	go func() {
 		defer inWG.Done()
@@ -356,6 +348,7 @@ func drive(ctx context.Context, s *Spec, st *launched) (res Result, err error) {
 			unix.Close(int(fd))
 		}
 	}()
+	var specErr error // the spec write failed: the helper never read it whole
 	statusDone := make(chan struct{})
 	if sandboxed {
 		statusR := st.statusR
@@ -369,6 +362,13 @@ func drive(ctx context.Context, s *Spec, st *launched) (res Result, err error) {
 				}
 			})
 		}()
+		// Written here, not from a goroutine of its own, which could wait
+		// behind the others for a processor (a millisecond or more on a
+		// loaded machine); after the status reader is started, so that it
+		// is under way when "started" comes (the mount table is opened
+		// then, see openMountTable).
+		inWG.Add(1)
+		writeSpec(st.specW, helperSpecFor(s), &specErr, inWG.Done)
 		// Runs when drive returns, after the helper and the whole command
 		// are gone (every return below follows the wait), before release
 		// closes the socketpair. A stopped command may have read a file
