@@ -103,15 +103,8 @@ func (st *launched) discard() {
 // exited reports whether the process has already exited (without reaping
 // it).
 func (st *launched) exited() bool {
-	var info unix.Siginfo
-	for {
-		err := unix.Waitid(unix.P_PID, st.proc.Pid, &info, unix.WEXITED|unix.WNOHANG|unix.WNOWAIT, nil)
-		if err == unix.EINTR {
-			continue
-		}
-		// An error (no such child) counts as exited: it cannot be used.
-		return err != nil || info.Signo != 0
-	}
+	// An error (no such child) counts as exited: it cannot be used.
+	return hasExited(unix.P_PID, st.proc.Pid, unix.WNOHANG)
 }
 
 // startHelper starts the sandbox helper from prog for a command in network
@@ -392,17 +385,7 @@ func drive(ctx context.Context, s *Spec, st *launched) (res Result, err error) {
 
 	// Wait for the leader without reaping it, so its pgid cannot be reused
 	// while we kill the group.
-	exited := make(chan struct{})
-	go func() {
-		defer close(exited)
-		for {
-			var info unix.Siginfo
-			err := unix.Waitid(unix.P_PID, pid, &info, unix.WEXITED|unix.WNOWAIT, nil)
-			if err != unix.EINTR {
-				return
-			}
-		}
-	}()
+	exited := awaitExit(pid)
 	timer := time.NewTimer(s.Timeout)
 	defer timer.Stop()
 	var ctxErr error
@@ -555,6 +538,47 @@ func writeSpec(w *os.File, hs helperSpec, errp *error, done func()) {
 		return
 	}
 	go write()
+}
+
+// awaitExit returns a channel closed once pid, this process's child, has
+// exited, without reaping it. It waits on a pidfd through the runtime's
+// poller, so no thread sits in a blocking waitid holding its processor:
+// the goroutines queued behind it there (the status reader's among them)
+// would wait for the scheduler to take the processor back, milliseconds
+// on a loaded machine. Where no pidfd can be polled it blocks in waitid.
+func awaitExit(pid int) <-chan struct{} {
+	exited := make(chan struct{})
+	// pid names the child: it is not reaped before exited is closed.
+	fd, err := unix.PidfdOpen(pid, unix.PIDFD_NONBLOCK)
+	go func() {
+		defer close(exited)
+		if err == nil {
+			f := os.NewFile(uintptr(fd), "pidfd")
+			defer f.Close()
+			rc, err := f.SyscallConn()
+			if err == nil {
+				// Readable once the process has exited.
+				err = rc.Read(func(fd uintptr) bool { return hasExited(unix.P_PIDFD, int(fd), unix.WNOHANG) })
+			}
+			if err == nil {
+				return
+			}
+		}
+		hasExited(unix.P_PID, pid, 0)
+	}()
+	return exited
+}
+
+// hasExited waits (flags 0) or looks (WNOHANG) for the exit of the process
+// id names, without reaping it; an error (no such child) counts as exited.
+func hasExited(idType, id, flags int) bool {
+	for {
+		var info unix.Siginfo
+		err := unix.Waitid(idType, id, &info, unix.WEXITED|unix.WNOWAIT|flags, nil)
+		if err != unix.EINTR {
+			return err != nil || info.Signo != 0
+		}
+	}
 }
 
 // unconfirmedStop is why the output of a command with hidden files that

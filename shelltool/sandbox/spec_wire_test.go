@@ -8,9 +8,14 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"os"
+	"os/exec"
 	"strings"
 	"testing"
 	"testing/iotest"
+	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // TestReadSpecLine: the helper takes the spec up to its newline, however
@@ -85,5 +90,39 @@ func TestLongSpecRuns(t *testing.T) {
 	}
 	if r.warmRuns.Load() != 1 {
 		t.Fatalf("%d warm runs, want 1", r.warmRuns.Load())
+	}
+}
+
+// TestAwaitExit: the channel closes when the child exits (through its
+// pidfd) and the child is left unreaped, so its pid (and pgid) stay its
+// own until the caller waits for it.
+func TestAwaitExit(t *testing.T) {
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	cmd := exec.Command("/bin/sh", "-c", "read x; exit 0")
+	cmd.Stdin = r
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := awaitExit(cmd.Process.Pid)
+	select {
+	case <-exited:
+		t.Fatal("closed while the child runs")
+	default:
+	}
+	w.Close() // the child's read ends: it exits
+	select {
+	case <-exited:
+	case <-time.After(20 * time.Second):
+		t.Fatal("not closed after the child exited")
+	}
+	if !hasExited(unix.P_PID, cmd.Process.Pid, unix.WNOHANG) {
+		t.Fatal("the child is gone: awaitExit reaped it")
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Fatal(err)
 	}
 }
