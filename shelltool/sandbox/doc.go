@@ -20,8 +20,9 @@
 // own session, with Pdeathsig SIGKILL and an empty environment (when the
 // server is not root, a user namespace mapping its own uid is added and the
 // helper gets CAP_SYS_ADMIN, CAP_NET_ADMIN and CAP_SETPCAP in it as ambient
-// capabilities for the setup). The spec reaches it as JSON over an inherited
-// pipe (fd 3); it reports over a close-on-exec status pipe (fd 4) as JSON
+// capabilities for the setup). The spec reaches it as one line of JSON over an
+// inherited pipe (fd 3; the server writes it first thing, and the newline,
+// not the pipe's end, ends it, so the helper starts on it at once); it reports over a close-on-exec status pipe (fd 4) as JSON
 // lines. Locked to its main OS thread (the exec gate's tracer, which is never
 // restricted) it first marks every inherited descriptor above 3
 // close-on-exec and makes itself non-dumpable (so the shell, which shares
@@ -48,6 +49,9 @@
 //     over an inherited socketpair (fd 5, SCM_RIGHTS) and closes its own
 //     copy: the server, not the namespace, now holds the only one;
 //  3. builds a landlock ruleset pinned to the ABI found (ABI >= 1 required;
+//     made, with the rules on what the set-up mounts nothing over, the
+//     system folders, /sys's and /dev's, before the spec is read, so they
+//     hold the inodes those paths named then;
 //     refer, truncate, ioctl_dev, TCP bind/connect, signal and abstract unix
 //     socket scoping are handled when the ABI has them; rights of ABIs newer
 //     than 7 are not handled): read+execute beneath /usr, /bin, /sbin, /lib*,

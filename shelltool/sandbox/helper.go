@@ -3,6 +3,7 @@
 package sandbox
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -188,8 +189,18 @@ func helperSetupAndStart() (*supervisor, error) {
 			return nil, err
 		}
 	}
+	// The landlock rules on what the set-up mounts nothing over.
+	abi, abiErr := landlockABI()
+	var rs *ruleset
+	if abiErr == nil && abi >= 1 {
+		var err error
+		if rs, err = systemRuleset(abi, newNet); err != nil {
+			return nil, err
+		}
+		defer rs.close()
+	}
 	specFile := os.NewFile(fdSpec, "spec")
-	data, err := io.ReadAll(specFile)
+	data, err := readSpecLine(specFile)
 	specFile.Close()
 	if err != nil {
 		return nil, step("read spec", err)
@@ -198,12 +209,11 @@ func helperSetupAndStart() (*supervisor, error) {
 	if err := json.Unmarshal(data, &hs); err != nil {
 		return nil, step("decode spec", err)
 	}
-	abi, err := landlockABI()
 	if hs.NoLandlock {
-		abi, err = 0, unix.EOPNOTSUPP
+		abi, abiErr = 0, unix.EOPNOTSUPP
 	}
-	if err != nil || abi < 1 {
-		return nil, step("landlock abi", fmt.Errorf("landlock ABI %d: %v", abi, err))
+	if abiErr != nil || abi < 1 {
+		return nil, step("landlock abi", fmt.Errorf("landlock ABI %d: %v", abi, abiErr))
 	}
 	if hs.EtcDir != "" { // tests
 		etc.close()
@@ -231,11 +241,9 @@ func helperSetupAndStart() (*supervisor, error) {
 			return nil, err
 		}
 	}
-	rs, err := buildRuleset(abi, &hs)
-	if err != nil {
+	if err := buildRuleset(rs, &hs); err != nil {
 		return nil, err
 	}
-	defer rs.close()
 	if err := setRlimits(&hs); err != nil {
 		return nil, err
 	}
@@ -265,6 +273,32 @@ func helperSetupAndStart() (*supervisor, error) {
 		}
 	}
 	return sup, nil
+}
+
+// readSpecLine reads the spec: one line of JSON (json.Marshal escapes
+// every control byte, so its output holds no newline), which the server
+// ends with one. The line, not the end of the pipe, ends it: the helper
+// goes on as soon as the last byte arrived, without waiting to be woken
+// again by the server's close. End-of-file before the newline is an
+// error (the server stopped part-way: nothing is decoded).
+func readSpecLine(r io.Reader) ([]byte, error) {
+	buf := make([]byte, 0, 4096)
+	for {
+		if len(buf) == cap(buf) {
+			buf = slices.Grow(buf, cap(buf))
+		}
+		n, err := r.Read(buf[len(buf):cap(buf)])
+		if i := bytes.IndexByte(buf[len(buf):len(buf)+n], '\n'); i >= 0 {
+			return buf[:len(buf)+i], nil
+		}
+		buf = buf[:len(buf)+n]
+		if err == io.EOF {
+			return nil, io.ErrUnexpectedEOF
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
 }
 
 // primeCodecs builds encoding/json's per-type caches for the spec and the
@@ -540,58 +574,61 @@ func handOverListener() error {
 	return nil
 }
 
-func buildRuleset(abi int, hs *helperSpec) (*ruleset, error) {
-	rs, err := newRuleset(abi, hs.NewNet)
+// systemRuleset makes the ruleset (pinned to abi; TCP handled when the
+// helper has a network namespace of its own, which the spec must agree
+// with) and grants what lies where the set-up mounts nothing: the system
+// folders, /sys's few, /dev's devices and its listing. Made before the
+// spec arrives (a warm helper, while it waits), so the rules hold the
+// inodes those paths named then, as the /etc mask's top layer holds
+// the state of /etc then.
+func systemRuleset(abi int, newNet bool) (*ruleset, error) {
+	rs, err := newRuleset(abi, newNet)
 	if err != nil {
 		return nil, step("landlock ruleset", err)
 	}
-	ok := false
-	defer func() {
-		if !ok {
+	for _, r := range []struct {
+		paths  []string
+		access uint64
+	}{
+		{systemReadExec(), llReadExe},
+		{systemRead(), llRead},
+		{devRW(), llDevRW},
+		{[]string{"/dev"}, unix.LANDLOCK_ACCESS_FS_READ_DIR},
+	} {
+		if err := rs.addPaths(r.paths, r.access); err != nil {
 			rs.close()
-		}
-	}()
-	add := func(paths []string, access uint64) error {
-		for _, p := range paths {
-			if err := rs.addPath(p, access); err != nil {
-				return step("landlock rule", err)
-			}
-		}
-		return nil
-	}
-	all := rs.fsAll
-	if err := add(systemReadExec(), llReadExe); err != nil {
-		return nil, err
-	}
-	if err := add(systemRead(), llRead); err != nil {
-		return nil, err
-	}
-	if err := add(devRW(), llDevRW); err != nil {
-		return nil, err
-	}
-	if err := add([]string{"/dev"}, unix.LANDLOCK_ACCESS_FS_READ_DIR); err != nil {
-		return nil, err
-	}
-	if err := add([]string{"/tmp", "/dev/shm"}, all); err != nil {
-		return nil, err
-	}
-	// /etc as a whole: its secrets are masked by an overlay (hidden.go).
-	if err := add([]string{"/etc"}, llRead); err != nil {
-		return nil, err
-	}
-	if err := add(hs.Readable, llReadExe); err != nil {
-		return nil, err
-	}
-	if err := add(hs.Writable, all); err != nil {
-		return nil, err
-	}
-	for _, port := range hs.TCPConnect {
-		if err := step("landlock tcp rule", rs.addTCPConnect(port)); err != nil {
 			return nil, err
 		}
 	}
-	ok = true
 	return rs, nil
+}
+
+// buildRuleset adds to rs (systemRuleset) the rules on what the set-up
+// mounted (/proc, /tmp, /dev/shm, the /etc overlay) and the spec's roots
+// and ports.
+func buildRuleset(rs *ruleset, hs *helperSpec) error {
+	all := rs.fsAll
+	for _, r := range []struct {
+		paths  []string
+		access uint64
+	}{
+		{[]string{"/proc"}, llRead},
+		{[]string{"/tmp", "/dev/shm"}, all},
+		// /etc as a whole: its secrets are masked by an overlay (hidden.go).
+		{[]string{"/etc"}, llRead},
+		{hs.Readable, llReadExe},
+		{hs.Writable, all},
+	} {
+		if err := rs.addPaths(r.paths, r.access); err != nil {
+			return err
+		}
+	}
+	for _, port := range hs.TCPConnect {
+		if err := step("landlock tcp rule", rs.addTCPConnect(port)); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func setRlimits(hs *helperSpec) error {

@@ -124,6 +124,16 @@ func (rs *ruleset) addPath(path string, access uint64) error {
 	return rs.addFd(fd, path, access)
 }
 
+// addPaths grants access beneath each of paths (addPath).
+func (rs *ruleset) addPaths(paths []string, access uint64) error {
+	for _, p := range paths {
+		if err := rs.addPath(p, access); err != nil {
+			return step("landlock rule", err)
+		}
+	}
+	return nil
+}
+
 func (rs *ruleset) addFd(fd int, path string, access uint64) error {
 	var st unix.Stat_t
 	if err := unix.Fstat(fd, &st); err != nil {
@@ -174,10 +184,10 @@ func systemReadExec() []string {
 	return []string{"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/opt"}
 }
 
-// systemRead are read-only (no execute).
+// systemRead are read-only (no execute). /proc is too, but its rule is
+// added once the namespace's own /proc is mounted (buildRuleset).
 func systemRead() []string {
 	return []string{
-		"/proc",
 		"/sys/devices/system/cpu", "/sys/fs/cgroup", "/sys/kernel/mm/transparent_hugepage",
 		"/usr/share/zoneinfo",
 	}
@@ -187,7 +197,7 @@ func systemRead() []string {
 // own roots (system folders, /etc minus its hidden secrets, /proc, /dev):
 // what the server keeps for itself must lie beneath none of them.
 func SystemRoots() []string {
-	return slices.Concat(systemReadExec(), systemRead(), []string{"/etc", "/dev"})
+	return slices.Concat(systemReadExec(), systemRead(), []string{"/proc", "/etc", "/dev"})
 }
 
 // devRW are device files opened for reading and writing.

@@ -103,15 +103,8 @@ func (st *launched) discard() {
 // exited reports whether the process has already exited (without reaping
 // it).
 func (st *launched) exited() bool {
-	var info unix.Siginfo
-	for {
-		err := unix.Waitid(unix.P_PID, st.proc.Pid, &info, unix.WEXITED|unix.WNOHANG|unix.WNOWAIT, nil)
-		if err == unix.EINTR {
-			continue
-		}
-		// An error (no such child) counts as exited: it cannot be used.
-		return err != nil || info.Signo != 0
-	}
+	// An error (no such child) counts as exited: it cannot be used.
+	return hasExited(unix.P_PID, st.proc.Pid, unix.WNOHANG)
 }
 
 // startHelper starts the sandbox helper from prog for a command in network
@@ -351,7 +344,7 @@ func drive(ctx context.Context, s *Spec, st *launched) (res Result, err error) {
 	var specErr error // the spec write failed: the helper never read it whole
 	statusDone := make(chan struct{})
 	if sandboxed {
-		statusR, specW := st.statusR, st.specW
+		statusR := st.statusR
 		go func() {
 			defer close(statusDone)
 			statusBuf, startedAt = readStatus(statusR, func() {
@@ -362,6 +355,13 @@ func drive(ctx context.Context, s *Spec, st *launched) (res Result, err error) {
 				}
 			})
 		}()
+		// Written here, not from a goroutine of its own, which could wait
+		// behind the others for a processor (a millisecond or more on a
+		// loaded machine); after the status reader is started, so that it
+		// is under way when "started" comes (the mount table is opened
+		// then, see openMountTable).
+		inWG.Add(1)
+		writeSpec(st.specW, helperSpecFor(s), &specErr, inWG.Done)
 		// Runs when drive returns, after the helper and the whole command
 		// are gone (every return below follows the wait), before release
 		// closes the socketpair. A stopped command may have read a file
@@ -379,44 +379,13 @@ func drive(ctx context.Context, s *Spec, st *launched) (res Result, err error) {
 				res.GitDropped = mergeGitStages(s.GitDirs, stage, s.TmpSize)
 			}()
 		}
-		hs := helperSpec{
-			Shell: s.Shell, Command: s.Command, Dir: s.Dir, Env: s.Env,
-			Writable: s.Writable, Readable: s.Readable, ReadOnly: s.ReadOnly, Hidden: s.Hidden,
-			GitDirs: s.GitDirs, Home: s.Home,
-			NewNet: s.Network != NetworkFull, TCPConnect: s.AllowTCPConnect,
-			Proxy:       s.Network == NetworkProxy,
-			CPUSeconds:  uint64(s.Timeout/time.Second) + 5,
-			FileSizeMax: s.FileSizeMax, TmpSize: s.TmpSize,
-			NoLandlock: s.simulateNoLandlock,
-			NoPtrace:   s.simulateNoPtrace,
-			Gate:       s.ExecGate != nil,
-			HashSizes:  s.IdentitySizes,
-			EtcDir:     s.etcDir, EtcSecrets: s.etcSecrets,
-		}
-		b, _ := json.Marshal(hs)
-		inWG.Add(1)
-		go func() {
-			defer inWG.Done()
-			_, specErr = specW.Write(b)
-			specW.Close()
-		}()
 	} else {
 		close(statusDone)
 	}
 
 	// Wait for the leader without reaping it, so its pgid cannot be reused
 	// while we kill the group.
-	exited := make(chan struct{})
-	go func() {
-		defer close(exited)
-		for {
-			var info unix.Siginfo
-			err := unix.Waitid(unix.P_PID, pid, &info, unix.WEXITED|unix.WNOWAIT, nil)
-			if err != unix.EINTR {
-				return
-			}
-		}
-	}()
+	exited := awaitExit(pid)
 	timer := time.NewTimer(s.Timeout)
 	defer timer.Stop()
 	var ctxErr error
@@ -525,6 +494,91 @@ func drive(ctx context.Context, s *Spec, st *launched) (res Result, err error) {
 		setFromWait(&res, ws)
 	}
 	return res, ctxErr
+}
+
+// helperSpec is what the helper is sent for s.
+func helperSpecFor(s *Spec) helperSpec {
+	return helperSpec{
+		Shell: s.Shell, Command: s.Command, Dir: s.Dir, Env: s.Env,
+		Writable: s.Writable, Readable: s.Readable, ReadOnly: s.ReadOnly, Hidden: s.Hidden,
+		GitDirs: s.GitDirs, Home: s.Home,
+		NewNet: s.Network != NetworkFull, TCPConnect: s.AllowTCPConnect,
+		Proxy:       s.Network == NetworkProxy,
+		CPUSeconds:  uint64(s.Timeout/time.Second) + 5,
+		FileSizeMax: s.FileSizeMax, TmpSize: s.TmpSize,
+		NoLandlock: s.simulateNoLandlock,
+		NoPtrace:   s.simulateNoPtrace,
+		Gate:       s.ExecGate != nil,
+		HashSizes:  s.IdentitySizes,
+		EtcDir:     s.etcDir, EtcSecrets: s.etcSecrets,
+	}
+}
+
+// pipeAtomic is PIPE_BUF: a write of at most this many bytes to a pipe
+// with that much room is whole and immediate, and a pipe holds at least
+// one page (the kernel's minimum capacity, even past the per-user limit).
+const pipeAtomic = 4096
+
+// writeSpec writes hs to the helper's spec pipe, one line, and closes it,
+// recording a failed write in *errp and calling done once finished. A spec that fits
+// the empty pipe at once (the usual case) is written here, so the helper
+// has it before any goroutine of drive runs; a longer one, which the
+// helper must read while it is written, from a goroutine (drive bounds it
+// by the pipe's write deadline when the helper is gone).
+func writeSpec(w *os.File, hs helperSpec, errp *error, done func()) {
+	b, _ := json.Marshal(hs)
+	b = append(b, '\n') // the end of the spec (readSpecLine)
+	write := func() {
+		defer done()
+		_, *errp = w.Write(b)
+		w.Close()
+	}
+	if len(b) <= pipeAtomic {
+		write()
+		return
+	}
+	go write()
+}
+
+// awaitExit returns a channel closed once pid, this process's child, has
+// exited, without reaping it. It waits on a pidfd through the runtime's
+// poller, so no thread sits in a blocking waitid holding its processor:
+// the goroutines queued behind it there (the status reader's among them)
+// would wait for the scheduler to take the processor back, milliseconds
+// on a loaded machine. Where no pidfd can be polled it blocks in waitid.
+func awaitExit(pid int) <-chan struct{} {
+	exited := make(chan struct{})
+	// pid names the child: it is not reaped before exited is closed.
+	fd, err := unix.PidfdOpen(pid, unix.PIDFD_NONBLOCK)
+	go func() {
+		defer close(exited)
+		if err == nil {
+			f := os.NewFile(uintptr(fd), "pidfd")
+			defer f.Close()
+			rc, err := f.SyscallConn()
+			if err == nil {
+				// Readable once the process has exited.
+				err = rc.Read(func(fd uintptr) bool { return hasExited(unix.P_PIDFD, int(fd), unix.WNOHANG) })
+			}
+			if err == nil {
+				return
+			}
+		}
+		hasExited(unix.P_PID, pid, 0)
+	}()
+	return exited
+}
+
+// hasExited waits (flags 0) or looks (WNOHANG) for the exit of the process
+// id names, without reaping it; an error (no such child) counts as exited.
+func hasExited(idType, id, flags int) bool {
+	for {
+		var info unix.Siginfo
+		err := unix.Waitid(idType, id, &info, unix.WEXITED|unix.WNOWAIT|flags, nil)
+		if err != unix.EINTR {
+			return err != nil || info.Signo != 0
+		}
+	}
 }
 
 // unconfirmedStop is why the output of a command with hidden files that
