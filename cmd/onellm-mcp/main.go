@@ -311,7 +311,7 @@ func serve(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer s.Close()
-	settle := setGCTarget(*httpAddr != "", os.Getenv)
+	setGCTarget(*httpAddr != "", os.Getenv)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	s.AfterAuditOpen(func() {
@@ -335,7 +335,6 @@ func serve(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 		// server stays small and the first answer does not wait for a
 		// collection.
 		debug.FreeOSMemory()
-		settle()
 	})
 	if *httpAddr != "" {
 		return serveHTTP(ctx, s, p, *httpAddr, logger)
@@ -362,31 +361,26 @@ func serve(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 // (heapFollower): never under 14 MiB, never under what is in use plus 2 MiB. Over
 // HTTP many sessions share the heap: the limit is 512 MiB.
 //
-// Over stdio the scheduler gets one processor once the server has started
-// (settle, which the caller runs then), unless the host sets GOMAXPROCS:
-// one client's calls are a message at a time, and with a second processor
-// idle the runtime woke a thread for it at every hand-off (the reader to
-// the call's goroutine, the call to the poller), ~20% of a small call's
-// CPU when four servers share two cores (4.3 context switches per call
-// instead of 7). Calls that wait (a command, a person, the network) hold
-// no processor; commands run in their own processes. The start-up itself
-// (the audit key, the sandbox probe, the tools' start beside the first
-// call) keeps every processor: on one, the first call's answer took twice
-// as long.
-func setGCTarget(http bool, getenv func(string) string) (settle func()) {
-	settle = func() {}
-	if !http && getenv("GOMAXPROCS") == "" {
-		settle = func() { runtime.GOMAXPROCS(1) }
-	}
+// Over stdio the scheduler gets one processor (unless the host sets
+// GOMAXPROCS): one client's calls are a message at a time, and with a
+// second processor idle the runtime woke a thread for it at every hand-off
+// (the reader to the call's goroutine, the call to the poller), ~20% of a
+// small call's CPU when four servers share two cores (4.3 context
+// switches per call instead of 7). Calls that wait (a command, a person,
+// the network) hold no processor; commands run in their own processes.
+func setGCTarget(http bool, getenv func(string) string) {
 	if getenv("GOGC") == "" {
 		debug.SetGCPercent(400)
 	}
+	if !http && getenv("GOMAXPROCS") == "" {
+		runtime.GOMAXPROCS(1)
+	}
 	if getenv("GOMEMLIMIT") != "" {
-		return settle
+		return
 	}
 	if http {
 		debug.SetMemoryLimit(512 << 20)
-		return settle
+		return
 	}
 	// The floor now, the follower from the first collection on: at start
 	// the heap is a few MiB, so the follower's limit is the floor, and
@@ -395,7 +389,6 @@ func setGCTarget(http bool, getenv func(string) string) (settle func()) {
 	f := &heapFollower{floor: stdioMemoryFloor}
 	debug.SetMemoryLimit(f.floor)
 	f.arm()
-	return settle
 }
 
 // stdioMemoryFloor is the smallest soft memory limit over stdio.
