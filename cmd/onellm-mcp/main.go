@@ -360,20 +360,9 @@ func serve(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 // read instead of 0.3 ms), so over stdio the limit follows the live heap
 // (heapFollower): never under 14 MiB, never under what is in use plus 2 MiB. Over
 // HTTP many sessions share the heap: the limit is 512 MiB.
-//
-// Over stdio the scheduler gets one processor (unless the host sets
-// GOMAXPROCS): one client's calls are a message at a time, and with a
-// second processor idle the runtime woke a thread for it at every hand-off
-// (the reader to the call's goroutine, the call to the poller), ~20% of a
-// small call's CPU when four servers share two cores (4.3 context
-// switches per call instead of 7). Calls that wait (a command, a person,
-// the network) hold no processor; commands run in their own processes.
 func setGCTarget(http bool, getenv func(string) string) {
 	if getenv("GOGC") == "" {
 		debug.SetGCPercent(400)
-	}
-	if !http && getenv("GOMAXPROCS") == "" {
-		runtime.GOMAXPROCS(1)
 	}
 	if getenv("GOMEMLIMIT") != "" {
 		return
