@@ -24,6 +24,13 @@ func pollableReader(f *os.File) (*os.File, func(), error) {
 	if err := unix.Fstat(int(f.Fd()), &st); err != nil || st.Mode&unix.S_IFMT != unix.S_IFIFO {
 		return f, func() {}, nil
 	}
+	// Only a read-only end: a reopened read end beside a descriptor that
+	// can write the pipe (a pipe's write end handed over as stdin, a FIFO
+	// opened read-write) would never see end-of-file, since this process
+	// would hold a writer itself.
+	if flags, err := unix.FcntlInt(f.Fd(), unix.F_GETFL, 0); err != nil || flags&unix.O_ACCMODE != unix.O_RDONLY {
+		return f, func() {}, nil
+	}
 	fd, err := unix.Open(fmt.Sprintf("/proc/self/fd/%d", f.Fd()), unix.O_RDONLY|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return f, func() {}, nil // no /proc: the blocking descriptor serves

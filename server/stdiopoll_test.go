@@ -62,7 +62,25 @@ func TestPollableReader(t *testing.T) {
 	sock := os.NewFile(uintptr(fds[0]), "sock")
 	defer sock.Close()
 	defer unix.Close(fds[1])
-	for _, other := range []*os.File{f, sock} {
+	// A pipe's write end as stdin, and a FIFO opened read-write: reopened
+	// for reading beside them, the server would hold a writer and never
+	// see end-of-file.
+	wr, ww, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer wr.Close()
+	defer ww.Close()
+	fifo := filepath.Join(t.TempDir(), "fifo")
+	if err := unix.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	rw, err := os.OpenFile(fifo, os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rw.Close()
+	for _, other := range []*os.File{f, sock, ww, rw} {
 		got, closeGot, err := pollableReader(other)
 		if err != nil || got != other {
 			t.Fatalf("%s: %v, %v: not read as given", other.Name(), got, err)
