@@ -259,14 +259,14 @@ func helperSetupAndStart() (*supervisor, error) {
 		if hs.NoPtrace {
 			seizeErr = fmt.Errorf("ptrace seize: %w", unix.EPERM)
 		}
-		if seizeErr == nil {
-			seizeErr = unix.Kill(st.pid, unix.SIGCONT)
-		}
 		if err := step("exec gate", seizeErr); err != nil {
 			_ = unix.Kill(st.pid, unix.SIGKILL)
 			return nil, err
 		}
-		sup.traced, sup.gate = true, fdGate
+		// The shell stays stopped until run has said "started": the
+		// server opens the command's mount table at that line, so no
+		// command output can come before it.
+		sup.traced, sup.gate, sup.held = true, fdGate, true
 		sup.facts = execFacts{places: findWritablePlaces(hs.Writable, hs.Readable), sizes: map[int64]bool{}}
 		for _, n := range hs.HashSizes {
 			sup.facts.sizes[n] = true

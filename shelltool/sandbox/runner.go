@@ -9,7 +9,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"os"
 	"runtime"
@@ -343,17 +342,17 @@ func drive(ctx context.Context, s *Spec, st *launched) (res Result, err error) {
 	}()
 	var specErr error // the spec write failed: the helper never read it whole
 	statusDone := make(chan struct{})
+	status := &statusReader{f: st.statusR, progress: make(chan struct{}, 1), onStarted: func() {
+		if len(s.Hidden) > 0 {
+			if fd := openMountTable(pid); !mounts.CompareAndSwap(-1, int32(fd)) && fd >= 0 {
+				unix.Close(fd) // drive has returned
+			}
+		}
+	}}
 	if sandboxed {
-		statusR := st.statusR
 		go func() {
 			defer close(statusDone)
-			statusBuf, startedAt = readStatus(statusR, func() {
-				if len(s.Hidden) > 0 {
-					if fd := openMountTable(pid); !mounts.CompareAndSwap(-1, int32(fd)) && fd >= 0 {
-						unix.Close(fd) // drive has returned
-					}
-				}
-			})
+			statusBuf, startedAt = status.run()
 		}()
 		// Written here, not from a goroutine of its own, which could wait
 		// behind the others for a processor (a millisecond or more on a
@@ -397,6 +396,13 @@ func drive(ctx context.Context, s *Spec, st *launched) (res Result, err error) {
 		ctxErr = ctx.Err()
 	case <-runaway:
 		res.OutputExceeded = true
+	}
+	if sandboxed && len(s.Hidden) > 0 {
+		// A kill before the status reader has looked at a "started" the
+		// helper already wrote would find no mount table and drop the
+		// output of a command nothing happened to (a loaded machine):
+		// let the reader catch up first, briefly.
+		status.caughtUp(statusCatchUp)
 	}
 	st.killAll()
 	<-exited
@@ -644,19 +650,86 @@ func mountTableChanged(fd int) bool {
 	}
 }
 
-// readStatus reads the helper's status lines to their end, noting when
-// the "started" line arrived and calling onStarted then.
-func readStatus(r io.Reader, onStarted func()) (buf []byte, started time.Time) {
+// statusCatchUp bounds how long a kill waits for the status reader to look
+// at what the helper already wrote.
+const statusCatchUp = 200 * time.Millisecond
+
+// statusReader reads the helper's status lines to their end, noting when
+// the "started" line arrived and calling onStarted then. Each read from the
+// pipe and what follows from it happen under mu, so caughtUp can tell when
+// every byte the helper wrote before it has been looked at.
+type statusReader struct {
+	f         *os.File
+	onStarted func()
+	progress  chan struct{} // a token after each read (buffered 1)
+
+	mu      sync.Mutex
+	buf     []byte
+	started time.Time
+}
+
+// run reads until end-of-file, an error or the read deadline; it returns
+// every byte read and when "started" came.
+func (r *statusReader) run() ([]byte, time.Time) {
+	rc, err := r.f.SyscallConn()
+	if err != nil {
+		return nil, time.Time{}
+	}
 	chunk := make([]byte, 4<<10)
+	for done := false; !done; {
+		err := rc.Read(func(fd uintptr) bool {
+			r.mu.Lock()
+			defer r.mu.Unlock()
+			n, rerr := unix.Read(int(fd), chunk)
+			switch {
+			case rerr == unix.EAGAIN:
+				return false // wait in the poller
+			case rerr == unix.EINTR:
+				return true
+			case rerr != nil || n == 0:
+				done = true
+				return true
+			}
+			r.buf = append(r.buf, chunk[:n]...)
+			if r.started.IsZero() && bytes.Contains(r.buf, []byte(`"t":"started"`)) {
+				r.started = time.Now()
+				r.onStarted()
+			}
+			select {
+			case r.progress <- struct{}{}:
+			default:
+			}
+			return true
+		})
+		done = done || err != nil
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.buf, r.started
+}
+
+// caughtUp waits, at most bound, until the pipe holds nothing the reader
+// has not looked at (TIOCINQ, FIONREAD, under mu is 0).
+func (r *statusReader) caughtUp(bound time.Duration) {
+	rc, err := r.f.SyscallConn()
+	if err != nil {
+		return
+	}
+	timer := time.NewTimer(bound)
+	defer timer.Stop()
 	for {
-		n, err := r.Read(chunk)
-		buf = append(buf, chunk[:n]...)
-		if started.IsZero() && bytes.Contains(buf, []byte(`"t":"started"`)) {
-			started = time.Now()
-			onStarted()
+		pending := 0
+		if cerr := rc.Control(func(fd uintptr) {
+			r.mu.Lock()
+			defer r.mu.Unlock()
+			pending, err = unix.IoctlGetInt(int(fd), unix.TIOCINQ)
+		}); cerr != nil || err != nil || pending == 0 {
+			return
 		}
-		if err != nil {
-			return buf, started
+		select {
+		case <-r.progress:
+		case <-timer.C:
+			return
 		}
 	}
 }

@@ -71,6 +71,11 @@ func TestKilledWithHiddenDropsOutput(t *testing.T) {
 				env := filepath.Join(ws.dir, ".env")
 				writeFile(t, env, "SECRET\n", 0o600)
 				s := ws.spec(tc.cmd)
+				// Gated, as every sandboxed command of the tool is: the
+				// shell is held until PID 1 has said "started" (without
+				// the gate a command may run before that line, and a kill
+				// then drops its output: the safe way, not this test's).
+				s.ExecGate = (&gateRecorder{}).gate
 				if hidden {
 					s.Hidden = []string{env}
 				}

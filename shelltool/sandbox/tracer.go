@@ -61,6 +61,9 @@ type supervisor struct {
 	buf    readBuf     // the exec stops' reads, one at a time
 	out    []byte      // the event's frame, reused
 	watch  *guardWatch // the mount table's watch (hidden.go)
+	// held: the shell is stopped (seized, not yet continued); run
+	// continues it once "started" is sent.
+	held bool
 }
 
 // run supervises until the shell exits and returns the helper's exit code.
@@ -69,6 +72,12 @@ func (s *supervisor) run() int {
 	if err := quietChildSignals(); err != nil {
 		s.send(statusMsg{T: "err", Step: "sigaction SIGCHLD", Msg: err.Error()})
 		return exitSetup
+	}
+	if s.held {
+		if err := unix.Kill(s.shell, unix.SIGCONT); err != nil {
+			s.send(statusMsg{T: "err", Step: "continue the shell", Msg: err.Error()})
+			return exitSetup
+		}
 	}
 	for {
 		wpid, ws, err := rawWait4()
