@@ -252,7 +252,12 @@
 // change since (or a table it could not open) means a mount may have been
 // lost: the command is treated as stopped, its output dropped, fail closed
 // (Result.Stopped says it was killed before the sandbox could confirm);
-// no change, and the result is the kill's, output kept.
+// no change, and the result is the kill's, output kept. A gated shell
+// stays stopped until PID 1 has said "started", and a kill first waits
+// (briefly) until the server has looked at every status byte already
+// written, so a kill on a loaded machine does not miss the table of a
+// command that ran; without the gate a command may run before the line,
+// and a kill then drops its output (the safe way).
 //
 // With Network "proxy" the server receives the listener while the helper
 // sets up and runs Spec.Proxy on it in a goroutine; when the command ends
