@@ -26,6 +26,15 @@ import (
 // decided index and the egress proxy lets such a fetch reach only a host
 // a rule allows.
 //
+// The subcommand is found as the tool finds it (installerSpec.subcommand):
+// past the value options before it and cargo's +toolchain, npm's word read
+// against npm's command table (abbreviations, aliases, camelCase). An
+// option the table does not know may take the next word as its value:
+// every reading counts, one that installs only after such a value makes
+// the index Dynamic, two that install make the install Dynamic; in uv run,
+// the word after such an option may be the command or a value, and the
+// options after it are still read (the index Dynamic).
+//
 // The index is the one its options name (--registry, --index-url,
 // -i, --extra-index-url: one Package per index), else one an assignment
 // in the line names (npm_config_registry=, PIP_INDEX_URL=, GOPROXY=, ...),
@@ -34,7 +43,8 @@ import (
 // install -r f, uv pip sync f) names the manifest in parentheses:
 // "(package.json)", "(go.mod)", "(requirements.txt)". The
 // index is Dynamic when the line may write the configuration the tool
-// reads first (pkgconfig.go). What the project's files already name is
+// reads first (pkgconfig.go), or names a configuration file the tool reads
+// (uv --config-file, read even under UV_NO_CONFIG). What the project's files already name is
 // the caller's to add (Package.Files, Package.Elsewhere): this package
 // reads no file.
 
