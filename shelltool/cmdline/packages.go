@@ -231,8 +231,8 @@ func (sp *installerSpec) subcommand(args []arg) (sub string, rest []arg, n int, 
 			switch {
 			case sp.abbrevOf(a):
 				abbrev, pending = true, true // npm -reg URL i x
-			case has(valueOpts, a.text):
-				i++
+			case has(valueOpts, a.text), sp.boolValues && i+1 < len(args) && has("true false", args[i+1].text):
+				i++ // npm --usage false i x: nopt reads a flag's true or false
 				pending = false
 			default:
 				pending = sp.mayTakeValue(a.text)
@@ -398,6 +398,10 @@ func (in *install) word(args []arg, i *int, valueOpts string, pending bool) (sto
 	default:
 		opt, val := optionValue(args, i, valueOpts)
 		in.option(opt, val)
+		if val == "" && sp.boolValues && *i+1 < len(args) && has("true false", args[*i+1].text) {
+			*i++ // a flag's value
+			return false, false
+		}
 		return false, val == "" && sp.mayTakeValue(opt)
 	}
 	return false, false
@@ -417,6 +421,11 @@ func (in *install) operandWord(a arg, pending bool) (stop bool) {
 	case in.runs:
 		in.command(t) // uv run pytest --index-url x: pytest's own words
 		return true
+	case in.exec && pending && len(in.names) == 0:
+		// The package to run, or an unknown option's value: the package
+		// and its index are any (uvx --future v ruff).
+		in.anyHost = true
+		in.names = append(in.names, Dynamic)
 	case in.reqFiles:
 		in.manifests = append(in.manifests, "("+t+")")
 		in.files = append(in.files, t)

@@ -380,6 +380,9 @@ type installerSpec struct {
 	// dirEnv are variables naming the folder (or the manifest) the tool
 	// works in (UV_PROJECT, BUNDLE_GEMFILE), as dirOpts do.
 	dirEnv string
+	// boolValues: a flag takes a next word "true" or "false" as its value
+	// (npm's nopt).
+	boolValues bool
 	// handOff is a subcommand that is another spec's program, whose
 	// subcommand follows (uv pip: pip's).
 	handOff string
@@ -390,10 +393,10 @@ type installerSpec struct {
 var execRunners = map[string]string{"npx": "npm", "pnpx": "pnpm", "bunx": "bun", "uvx": "uv"}
 
 const (
-	npmArgOpts = "--prefix --tag -w --workspace --omit --include --install-strategy --cache --filter -C --dir --cwd " +
+	npmArgOpts = "--prefix --tag --workspace --omit --include --install-strategy --cache --filter -C --dir --cwd " +
 		"--loglevel --logs-dir --logs-max --scope --otp --auth-type --before --fetch-retries --fetch-retry-factor --fetch-retry-mintimeout " +
 		"--fetch-retry-maxtimeout --fetch-timeout --maxsockets --proxy --https-proxy --noproxy --cafile --ca --cert --key " +
-		"--script-shell --node-options --umask --location --access --os --cpu --libc --install-links --lockfile-version --workspaces-update"
+		"--script-shell --node-options --umask --location --access --os --cpu --libc --lockfile-version"
 	pipArgOpts = "-c --constraint -t --target --prefix --root --platform --python-version --implementation --abi " +
 		"--src --upgrade-strategy --progress-bar --trusted-host --cache-dir --log --timeout --retries --proxy --cert --client-cert " +
 		"--python -p --only-binary --no-binary --config-settings -C --report --group"
@@ -453,6 +456,22 @@ const npmValueOpts = "--_auth --access --allow-directory --allow-file --allow-gi
 	"--searchlimit --searchopts --searchstaleness --shell --tag --tag-version-prefix --umask --user-agent --userconfig " +
 	"--viewer --which --workspace -w"
 
+// npmFlagOpts are npm 11's options typed as booleans only (and the
+// shorthands that expand to them): npm reads them, and any option it does
+// not define, as flags; those it types as a boolean or a value (--color,
+// --yes) are in neither list.
+const npmFlagOpts = "--all -a --allow-same-version --audit --bin-links --bypass-2fa --commit-hooks " +
+	"--dangerously-allow-all-scripts --description --dev --diff-ignore-all-space --diff-name-only --diff-no-prefix " +
+	"--diff-text --dry-run --engine-strict --expect-results --force -f --foreground-scripts --format-package-lock --fund " +
+	"--git-tag-version --global -g --global-style --if-present --ignore-scripts --include-staged --include-workspace-root " +
+	"--include-attestations --init-private --install-links --json --legacy-bundling --legacy-peer-deps --link --long -l " +
+	"--offline --omit-lockfile-registry-resolved --optional --package-lock --package-lock-only --parseable -p " +
+	"--allow-scripts-pending --allow-scripts-pin --prefer-dedupe --prefer-offline --prefer-online --production --progress " +
+	"--provenance --read-only --rebuild-bundle --save -S --save-bundle -B --save-dev -D --save-exact -E --save-optional -O " +
+	"--save-peer --save-prod -P --packages-all --shrinkwrap --sign-git-commit --sign-git-tag --strict-peer-deps " +
+	"--strict-allow-scripts --strict-ssl --timing --unicode --update-notifier --usage -? -H -h --version -v --versions " +
+	"--workspaces --workspaces-update --yes -y --desc --help --local -n --no --porcelain --readonly --iwr --ws"
+
 // uvValueOpts and uvFlagOpts are uv's options that take a value and
 // those that take none, for uv run and before the subcommand (uv-cli:
 // RunArgs with what it flattens, and the global TopLevelArgs, whose value
@@ -497,12 +516,12 @@ var installers = map[string]*installerSpec{
 		hostOpts: "--registry", argOpts: npmArgOpts + " " + npmValueOpts, env: "npm_config_registry NPM_CONFIG_REGISTRY",
 		anyHostOpts: "--replace-registry-host " + npmConfigOpts, anyHostEnv: "npm_config_replace_registry_host", scoped: true,
 		configEnv: npmConfigEnv, npmSpecs: true, abbrevOpts: npmAbbrevOpts, abbrevOwn: "global", abbrevDashes: true,
-		family: "npm", dirOpts: npmDirOpts, execSubs: "exec", execPkgOpts: "-p --package"},
+		family: "npm", dirOpts: npmDirOpts, execSubs: "exec", execPkgOpts: "-p --package", flagOpts: npmFlagOpts, boolValues: true},
 	// pnpm fetch: the lockfile's packages into the store.
 	"pnpm": {subs: "install i add update up upgrade fetch", manifestSubs: "fetch", manifest: "(package.json)", host: "registry.npmjs.org", hostOpts: "--registry",
 		argOpts: npmArgOpts + " --reporter", env: "npm_config_registry NPM_CONFIG_REGISTRY", scoped: true, configEnv: npmConfigEnv, npmSpecs: true,
 		anyHostOpts: npmConfigOpts, abbrevOpts: npmAbbrevOpts, abbrevOwn: "global", abbrevDashes: true, family: "npm", dirOpts: npmDirOpts,
-		execSubs: "dlx", execPkgOpts: "--package"},
+		execSubs: "dlx", execPkgOpts: "--package", flagOpts: "-w --workspace-root -r --recursive -D --save-dev -g --global --frozen-lockfile --offline --prefer-offline --silent -s"},
 	// yarn upgrade (classic) and up (berry) fetch the named packages or
 	// the manifest's.
 	"yarn": {subs: "install add upgrade up", bareInstall: true, manifest: "(package.json)", host: "registry.yarnpkg.com", hostOpts: "--registry",
