@@ -346,6 +346,9 @@ func (sp *installerSpec) command(word string) string {
 // (neither a value option nor flagOpts, offlineOpts), which may take the
 // next word as its value.
 func (sp *installerSpec) mayTakeValue(opt string) bool {
+	if sp.boolValues && strings.HasPrefix(opt, "--no-") {
+		return false // nopt: --no-X sets X false
+	}
 	return len(opt) > 1 && opt[0] == '-' && opt != "--" && !strings.Contains(opt, "=") && !has(sp.valueOpts(), opt) &&
 		!has(sp.flagOpts, opt) && !has(sp.offlineOpts, opt)
 }
@@ -359,7 +362,7 @@ func (in *install) parse(args []arg, manifestOnly bool) {
 	}
 	pending := false
 	for i := 0; i < len(args); i++ {
-		if in.exec && in.stopAtFirst && len(in.names) > 0 {
+		if in.exec && in.stopAtFirst && in.execNamed {
 			break // the package's own arguments
 		}
 		var stop bool
@@ -424,7 +427,7 @@ func (in *install) operandWord(a arg, pending bool) (stop bool) {
 	case in.exec && pending && len(in.names) == 0:
 		// The package to run, or an unknown option's value: the package
 		// and its index are any (uvx --future v ruff).
-		in.anyHost = true
+		in.anyHost, in.execNamed = true, true
 		in.names = append(in.names, Dynamic)
 	case in.reqFiles:
 		in.manifests = append(in.manifests, "("+t+")")
@@ -523,17 +526,14 @@ func (in *install) settle(manifestOnly bool) {
 // of a certain shape (go install X@V: without a version it builds a local
 // package).
 func (in *install) operand(a arg) {
-	if a.text == "" { // what a tool makes of an empty word is its own
-		in.names = append(in.names, Dynamic)
+	if in.needVersion && a.text != "" && !strings.Contains(a.text, "@") {
 		return
 	}
-	if in.needVersion && !strings.Contains(a.text, "@") {
-		return
-	}
-	if in.exec && (in.execNamed || len(in.names) > 0) {
+	if in.exec && in.execNamed {
 		return // a command of the package named, or the package's arguments
 	}
-	in.names = append(in.names, a.text)
+	in.names = append(in.names, cmp.Or(a.text, Dynamic)) // what a tool makes of an empty word is its own
+	in.execNamed = in.exec
 }
 
 // abbrevOf reports whether a is an index option the tool reads under a
