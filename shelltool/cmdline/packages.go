@@ -235,7 +235,7 @@ func (sp *installerSpec) subcommand(args []arg) (sub string, rest []arg, n int, 
 				i++ // npm --usage false i x: nopt reads a flag's true or false
 				pending = false
 			default:
-				pending = sp.mayTakeValue(a.text)
+				pending = sp.mayTakeValue(a.text, valueOpts)
 			}
 			continue
 		}
@@ -343,13 +343,13 @@ func (sp *installerSpec) command(word string) string {
 }
 
 // mayTakeValue reports whether opt is an option the spec does not know
-// (neither a value option nor flagOpts, offlineOpts), which may take the
-// next word as its value.
-func (sp *installerSpec) mayTakeValue(opt string) bool {
+// (neither one of valueOpts, the spec's, nor flagOpts, offlineOpts),
+// which may take the next word as its value.
+func (sp *installerSpec) mayTakeValue(opt, valueOpts string) bool {
 	if sp.boolValues && strings.HasPrefix(opt, "--no-") {
 		return false // nopt: --no-X sets X false
 	}
-	return len(opt) > 1 && opt[0] == '-' && opt != "--" && !strings.Contains(opt, "=") && !has(sp.valueOpts(), opt) &&
+	return len(opt) > 1 && opt[0] == '-' && opt != "--" && !strings.Contains(opt, "=") && !has(valueOpts, opt) &&
 		!has(sp.flagOpts, opt) && !has(sp.offlineOpts, opt)
 }
 
@@ -405,7 +405,7 @@ func (in *install) word(args []arg, i *int, valueOpts string, pending bool) (sto
 			*i++ // a flag's value
 			return false, false
 		}
-		return false, val == "" && sp.mayTakeValue(opt)
+		return false, val == "" && sp.mayTakeValue(opt, valueOpts)
 	}
 	return false, false
 }
@@ -601,16 +601,38 @@ func (sp *installerSpec) listed(sub string) bool {
 // groups reports whether word starts two-word subcommands of the spec
 // (go mod, uv tool).
 func (sp *installerSpec) groups(word string) bool {
-	for _, f := range strings.Fields(sp.subs + " " + sp.execSubs) {
-		if strings.HasPrefix(f, word+":") {
-			return true
+	for _, list := range []string{sp.subs, sp.execSubs} {
+		for rest := list; rest != ""; {
+			var f string
+			f, rest, _ = strings.Cut(rest, " ")
+			if len(f) > len(word) && f[len(word)] == ':' && strings.HasPrefix(f, word) {
+				return true
+			}
 		}
 	}
 	return false
 }
 
-// valueOpts lists every option of the spec that takes a value.
+// valueOpts lists every option of the spec that takes a value (joined
+// once per table entry: the lists are long, npm's above 3 KB).
 func (sp *installerSpec) valueOpts() string {
+	if v, ok := installerValueOpts[sp]; ok {
+		return v
+	}
+	return sp.joinValueOpts()
+}
+
+// installerValueOpts is valueOpts of each of installers, never written
+// after init.
+var installerValueOpts = func() map[*installerSpec]string {
+	m := make(map[*installerSpec]string, len(installers))
+	for _, sp := range installers {
+		m[sp] = sp.joinValueOpts()
+	}
+	return m
+}()
+
+func (sp *installerSpec) joinValueOpts() string {
 	return strings.Join([]string{sp.hostOpts, sp.extraOpts, sp.versionOpts, sp.manifestOpts, sp.pkgOpts, sp.argOpts, sp.anyHostOpts,
 		sp.configOpts, sp.linkOpts, sp.fileOpts, sp.dirOpts}, " ")
 }

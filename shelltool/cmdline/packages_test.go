@@ -750,3 +750,22 @@ func TestPackageScripts(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkInstallLines: Analyze of install lines whose subcommand and uv
+// run command are found past options (the cost of reading every option).
+func BenchmarkInstallLines(b *testing.B) {
+	lines := []string{
+		"npm --loglevel silly --no-audit install --save-dev left-pad @types/node@^20",
+		"uv --color never run --resolution lowest --with rich --index https://i.example/simple pytest -x",
+		"cargo +stable --color never fetch",
+		"npm ci --omit dev",
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		for _, l := range lines {
+			if _, err := Analyze(l); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+}
