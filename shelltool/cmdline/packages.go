@@ -26,6 +26,15 @@ import (
 // decided index and the egress proxy lets such a fetch reach only a host
 // a rule allows.
 //
+// The subcommand is found as the tool finds it (installerSpec.subcommand):
+// past the value options before it and cargo's +toolchain, npm's word read
+// against npm's command table (abbreviations, aliases, camelCase). An
+// option the table does not know may take the next word as its value:
+// every reading counts, one that installs only after such a value makes
+// the index Dynamic, two that install make the install Dynamic; in uv run,
+// the word after such an option may be the command or a value, and the
+// options after it are still read (the index Dynamic).
+//
 // The index is the one its options name (--registry, --index-url,
 // -i, --extra-index-url: one Package per index), else one an assignment
 // in the line names (npm_config_registry=, PIP_INDEX_URL=, GOPROXY=, ...),
@@ -34,7 +43,8 @@ import (
 // install -r f, uv pip sync f) names the manifest in parentheses:
 // "(package.json)", "(go.mod)", "(requirements.txt)". The
 // index is Dynamic when the line may write the configuration the tool
-// reads first (pkgconfig.go). What the project's files already name is
+// reads first (pkgconfig.go), or names a configuration file the tool reads
+// (uv --config-file, read even under UV_NO_CONFIG). What the project's files already name is
 // the caller's to add (Package.Files, Package.Elsewhere): this package
 // reads no file.
 
@@ -116,195 +126,395 @@ type install struct {
 	scripts               []string // those scripts, as written (Package.Scripts)
 	// reqFiles: its operands are requirement files (fileSubs).
 	reqFiles bool
+	// version and manifests: what versionOpts and manifestOpts named
+	// (settle adds them to names).
+	version   string
+	manifests []string
 }
 
 // installs records the packages the command installs, if it is a package
 // manager's install.
 func (k *call) installs() {
-	name, args := k.norm, k.args
-	family := ""
-	exec, stop := false, false
-	switch {
-	case (name == "python" || name == "pypy") && len(args) >= 2 && args[0].text == "-m" && has("pip pip3", args[1].text):
-		name, args = "pip", args[2:]
-	case name == "uv" && len(args) > 0 && args[0].text == "pip":
-		name, args, family = "pip", args[1:], "uv"
-	case execRunners[name] != "":
-		// npx X is npm exec X, its arguments after X being X's own.
-		name, stop = execRunners[name], true
-		sub, _, _ := strings.Cut(installers[name].execSubs, " ")
-		args = slices.Concat([]arg{{text: sub, lit: true}}, args)
-	}
+	name, args, family, stop := installerCall(k.norm, k.args)
 	sp, ok := installers[name]
 	if !ok {
 		return
 	}
-	sub, i := firstOperand(args, sp.valueOpts())
-	if slices.ContainsFunc(args[:min(i, len(args))], sp.abbrevOf) {
-		// npm -reg URL i x: the option's value is taken for the
-		// subcommand here, and the index is another's anyway.
-		k.pkgs = append(k.pkgs, &install{manager: name, spec: sp, names: []string{Dynamic}, hosts: []string{Dynamic}})
-		return
-	}
-	// The options before the subcommand count as those after it.
-	rest := slices.Concat(args[:min(i, len(args))], args[min(i+1, len(args)):])
-	if i < len(args) {
-		// go mod download, uv tool run: the subcommand is two words.
-		next, j := firstOperand(rest[i:], sp.valueOpts())
-		switch {
-		case j < len(rest)-i && sp.listed(sub+":"+next):
-			sub, rest = sub+":"+next, slices.Concat(rest[:i+j], rest[i+j+1:])
-		case j < len(rest)-i && next == "" && sp.groups(sub):
-			// go mod $X: the subcommand is known only when run.
-			k.pkgs = append(k.pkgs, &install{manager: name, spec: sp, names: []string{Dynamic}, hosts: []string{Dynamic}})
-			return
+	sub, rest, n, how := sp.subcommand(args)
+	if sp.handOff != "" && sub == sp.handOff && how != subNone {
+		// uv pip is pip, after uv's own options too (uv --color never pip
+		// install x), which count as pip's.
+		name, sp, family = sub, installers[sub], name
+		pipSub, pipRest, _, pipHow := sp.subcommand(rest[n:])
+		sub, rest, how = pipSub, slices.Concat(rest[:n], pipRest), max(how, pipHow)
+		if pipHow == subNone {
+			how = subNone
 		}
 	}
-	stop = stop || has(sp.stopSubs, sub)
-	switch {
-	case has(sp.subs, sub):
-	case has(sp.execSubs, sub):
-		exec = true
-	case sp.bareInstall && sub == "" && i >= len(args):
-		rest = args
-	case sub == "" && i < len(args):
-		// npm $X y: the subcommand is known only when run; it may install
-		// anything from anywhere.
+	switch how {
+	case subNone:
+		return
+	case subDynamic:
+		// npm $X y, npm -reg URL i x, two readings that both install: it
+		// may install anything from anywhere.
 		k.pkgs = append(k.pkgs, &install{manager: name, spec: sp, names: []string{Dynamic}, hosts: []string{Dynamic}})
 		return
-	default:
-		return
 	}
-	in := &install{manager: name, spec: sp, sub: sub, needVersion: has(sp.versionSubs, sub), family: cmp.Or(family, sp.family), exec: exec, stopAtFirst: stop,
-		runs: has(sp.cmdSubs, sub), reqFiles: has(sp.fileSubs, sub)}
+	in := &install{manager: name, spec: sp, sub: sub, needVersion: has(sp.versionSubs, sub), family: cmp.Or(family, sp.family),
+		exec: has(sp.execSubs, sub), stopAtFirst: stop || has(sp.stopSubs, sub), runs: has(sp.cmdSubs, sub), reqFiles: has(sp.fileSubs, sub),
+		// An option the spec does not know took the word before the
+		// subcommand as its value: it may name any index.
+		anyHost: how == subAfterValue}
 	in.parse(rest, has(sp.manifestSubs, sub))
 	if len(in.names) > 0 {
 		k.pkgs = append(k.pkgs, in)
 	}
 }
 
-// parse reads an install subcommand's words: options naming indexes,
-// versions and manifests, and the packages.
-func (in *install) parse(args []arg, manifestOnly bool) {
-	sp := in.spec
-	version := ""
-	var manifests []string
-	valueOpts := sp.valueOpts()
-	if in.exec {
-		valueOpts += " " + sp.execPkgOpts
+// installerCall is the package manager a command runs, and its words:
+// python -m pip is pip; npx X is npm exec X, whose words after X are X's
+// own (stop).
+func installerCall(name string, args []arg) (manager string, words []arg, family string, stop bool) {
+	switch {
+	case (name == "python" || name == "pypy") && len(args) >= 2 && args[0].text == "-m" && has("pip pip3", args[1].text):
+		return "pip", args[2:], "", false
+	case execRunners[name] != "":
+		name = execRunners[name]
+		sub, _, _ := strings.Cut(installers[name].execSubs, " ")
+		return name, slices.Concat([]arg{{text: sub, lit: true}}, args), "", true
 	}
-words:
+	return name, args, "", false
+}
+
+// subHow is how surely subcommand found the subcommand.
+type subHow int
+
+const (
+	subNone       subHow = iota // no install
+	subFound                    // the subcommand
+	subAfterValue               // the subcommand, if the words before it were an unknown option's value
+	subDynamic                  // not known: it may install anything from anywhere
+)
+
+// subReading is one reading of where the subcommand is.
+type subReading struct {
+	sub  string
+	skip []int // the words that are not options for parse: the subcommand's, and values before it
+	// afterValue: the reading takes words before it as the values of
+	// options the spec does not know.
+	afterValue bool
+}
+
+// subcommand finds the subcommand among a manager's words: the first
+// operand, past the listed value options' values and cargo's +toolchain.
+// An option the spec does not know (mayTakeValue) may take that operand as
+// its value, and then the next operand is the subcommand: each reading that
+// names an install counts (npm --color always update: "always" is
+// --color's). It returns the install subcommand ("group:sub" for two
+// words), the other words (options before it count as after it; the
+// first n were before it), and how sure it is: one reading, or one after such values (the option may name
+// any index), or several (npm --heading x i y: exec x or install y).
+func (sp *installerSpec) subcommand(args []arg) (sub string, rest []arg, n int, how subHow) {
+	if sp.plusToolchain && len(args) > 0 && args[0].lit && strings.HasPrefix(args[0].text, "+") {
+		args = args[1:]
+	}
+	valueOpts := sp.valueOpts()
+	var readings []subReading
+	var values []int // operands an unknown option may have taken so far
+	pending, abbrev, ended := false, false, true
 	for i := 0; i < len(args); i++ {
 		a := args[i]
-		t := a.text
-		if in.exec && in.stopAtFirst && len(in.names) > 0 {
+		if !a.lit {
+			return "", nil, 0, subDynamic // $X: any subcommand, or any option
+		}
+		if len(a.text) > 1 && a.text[0] == '-' {
+			switch {
+			case sp.abbrevOf(a):
+				abbrev, pending = true, true // npm -reg URL i x
+			case has(valueOpts, a.text), sp.boolValues && i+1 < len(args) && has("true false", args[i+1].text):
+				i++ // npm --usage false i x: nopt reads a flag's true or false
+				pending = false
+			default:
+				pending = sp.mayTakeValue(a.text, valueOpts)
+			}
+			continue
+		}
+		r, how := sp.reading(args, i)
+		if how == subDynamic {
+			return "", nil, 0, subDynamic
+		}
+		if how == subFound {
+			r.skip, r.afterValue = append(r.skip, values...), len(values) > 0
+			readings = append(readings, r)
+		}
+		if !pending {
+			ended = false
+			break
+		}
+		values, pending = append(values, i), false
+	}
+	if sp.bareInstall && ended {
+		// yarn: no subcommand installs (all operands maybe values).
+		readings = append(readings, subReading{skip: values, afterValue: len(values) > 0})
+	}
+	switch {
+	case len(readings) == 0:
+		return "", nil, 0, subNone
+	case len(readings) > 1 || abbrev:
+		return "", nil, 0, subDynamic
+	}
+	r := readings[0]
+	for i, a := range args {
+		if !slices.Contains(r.skip, i) {
+			rest = append(rest, a)
+			if len(r.skip) > 0 && i < r.skip[0] {
+				n++
+			}
+		}
+	}
+	if r.afterValue {
+		return r.sub, rest, n, subAfterValue
+	}
+	return r.sub, rest, n, subFound
+}
+
+// reading reads args[i] as the subcommand: subFound with its words when it
+// is an install (or the tool's handOff), subDynamic when it is a group
+// whose second word is not literal (go mod $X), subNone otherwise.
+func (sp *installerSpec) reading(args []arg, i int) (subReading, subHow) {
+	sub := sp.command(args[i].text)
+	if sp.groups(sub) {
+		// go mod download, uv tool run: the subcommand is two words.
+		next, j := firstOperand(args[i+1:], sp.valueOpts())
+		switch {
+		case i+1+j < len(args) && sp.listed(sub+":"+next):
+			return subReading{sub: sub + ":" + next, skip: []int{i, i + 1 + j}}, subFound
+		case i+1+j < len(args) && next == "":
+			return subReading{}, subDynamic // known only when run
+		}
+	}
+	if sp.listed(sub) || sub == sp.handOff && sub != "" {
+		return subReading{sub: sub, skip: []int{i}}, subFound
+	}
+	return subReading{}, subNone
+}
+
+// command is the subcommand a word names: the word, or for a tool with
+// its own command table the command npm's deref (lib/utils/cmd-list.js)
+// finds: camelCase as kebab-case, then the command, an alias's command,
+// or the one command or alias the word is a unique prefix of (abbrev), ""
+// for none.
+func (sp *installerSpec) command(word string) string {
+	if sp.commands == "" {
+		return word
+	}
+	var b strings.Builder
+	for _, c := range []byte(word) {
+		if c >= 'A' && c <= 'Z' {
+			b.WriteByte('-')
+			c += 'a' - 'A'
+		}
+		b.WriteByte(c)
+	}
+	w := b.String()
+	if has(sp.commands, w) {
+		return w
+	}
+	if c, ok := sp.cmdAliases[w]; ok {
+		return c
+	}
+	match := ""
+	for _, c := range slices.Concat(strings.Fields(sp.commands), slices.Collect(maps.Keys(sp.cmdAliases))) {
+		if w != "" && strings.HasPrefix(c, w) {
+			if match != "" {
+				return ""
+			}
+			match = c
+		}
+	}
+	for range len(sp.cmdAliases) { // an alias of an alias, bounded
+		c, ok := sp.cmdAliases[match]
+		if !ok {
+			break
+		}
+		match = c
+	}
+	return match
+}
+
+// mayTakeValue reports whether opt is an option the spec does not know
+// (neither one of valueOpts, the spec's, nor flagOpts, offlineOpts),
+// which may take the next word as its value.
+func (sp *installerSpec) mayTakeValue(opt, valueOpts string) bool {
+	if sp.boolValues && strings.HasPrefix(opt, "--no-") {
+		return false // nopt: --no-X sets X false
+	}
+	return len(opt) > 1 && opt[0] == '-' && opt != "--" && !strings.Contains(opt, "=") && !has(valueOpts, opt) &&
+		!has(sp.flagOpts, opt) && !has(sp.offlineOpts, opt)
+}
+
+// parse reads an install subcommand's words (word), then settles what it
+// installs (settle).
+func (in *install) parse(args []arg, manifestOnly bool) {
+	valueOpts := in.spec.valueOpts()
+	if in.exec {
+		valueOpts += " " + in.spec.execPkgOpts
+	}
+	pending := false
+	for i := 0; i < len(args); i++ {
+		if in.exec && in.stopAtFirst && in.execNamed {
 			break // the package's own arguments
 		}
-		if a.lit && t == "--" {
-			in.stopAtFirst = in.stopAtFirst || in.exec
-			if in.exec && i+1 < len(args) {
-				in.operand(args[i+1])
-				break
-			}
-			continue
+		var stop bool
+		if stop, pending = in.word(args, &i, valueOpts, pending); stop {
+			break
 		}
-		var opt, val string
-		switch name, _, eq := strings.Cut(t, "="); {
-		case !a.lit && eq && (has(sp.valueOpts(), name) || sp.scoped && scopedRegistry(name)):
-			opt, val = name, Dynamic // --registry=$R
-		case !a.lit:
-			// "$X": it may be any option, one naming the index too.
-			in.names = append(in.names, Dynamic)
-			in.hosts = append(in.hosts, Dynamic)
-			continue
-		case len(t) < 2 || t[0] != '-':
-			if in.runs {
-				// The command's own words (uv run pytest --index-url x).
-				switch {
-				case t == "-" || strings.Contains(t, "://"):
-					in.script, in.scripts = true, append(in.scripts, Dynamic) // stdin, or fetched
-				case in.script && len(in.scripts) == 0 || strings.HasSuffix(t, ".py") || strings.HasSuffix(t, ".pyw"):
-					in.script, in.scripts = true, append(in.scripts, t)
-				}
-				break words
-			}
-			if in.reqFiles {
-				manifests = append(manifests, "("+t+")")
-				in.files = append(in.files, t)
-				continue
-			}
-			in.operand(a)
-			continue
-		case sp.abbrevOf(a):
-			in.hosts = append(in.hosts, Dynamic)
-			continue
-		default:
-			opt, val = optionValue(args, &i, valueOpts)
+	}
+	in.settle(manifestOnly)
+}
+
+// word reads args[*i], and an option's value after it (moving *i);
+// pending: the word before is an option the spec does not know, which may
+// take this one as its value. It reports whether the words after are no
+// longer the install's (a command's, a package's own), and whether this
+// word is such an option.
+func (in *install) word(args []arg, i *int, valueOpts string, pending bool) (stop, unknownOpt bool) {
+	a, sp := args[*i], in.spec
+	t := a.text
+	switch name, _, eq := strings.Cut(t, "="); {
+	case a.lit && t == "--":
+		in.stopAtFirst = in.stopAtFirst || in.exec
+		if in.exec && *i+1 < len(args) {
+			in.operand(args[*i+1])
+			return true, false
 		}
-		switch {
-		case sp.scoped && scopedRegistry(opt):
-			if val != "" { // npm reads "--@s:registry URL" as a flag and a package
-				in.extra = append(in.extra, val)
-			}
-		case has(sp.anyHostOpts, opt):
-			in.anyHost = true
-		case has(sp.hostOpts, opt):
-			in.hosts = append(in.hosts, val)
-		case has(sp.extraOpts, opt):
+	case !a.lit && eq && (has(valueOpts, name) || sp.scoped && scopedRegistry(name)):
+		in.option(name, Dynamic) // --registry=$R
+	case !a.lit:
+		// "$X": it may be any option, one naming the index too.
+		in.names = append(in.names, Dynamic)
+		in.hosts = append(in.hosts, Dynamic)
+	case len(t) < 2 || t[0] != '-':
+		return in.operandWord(a, pending), false
+	case sp.abbrevOf(a):
+		in.hosts = append(in.hosts, Dynamic)
+	default:
+		opt, val := optionValue(args, i, valueOpts)
+		in.option(opt, val)
+		if val == "" && sp.boolValues && *i+1 < len(args) && has("true false", args[*i+1].text) {
+			*i++ // a flag's value
+			return false, false
+		}
+		return false, val == "" && sp.mayTakeValue(opt, valueOpts)
+	}
+	return false, false
+}
+
+// operandWord reads an operand: uv run's command, whose words after it
+// are its own (stop); a requirement file (uv pip sync f); or a package.
+func (in *install) operandWord(a arg, pending bool) (stop bool) {
+	t := a.text
+	switch {
+	case in.runs && pending:
+		// The value of an option the spec does not know, or the command:
+		// the words after it may be uv's options, and that option may name
+		// any index (uv run --future-opt v --index URL pytest).
+		in.anyHost = true
+		in.command(t)
+	case in.runs:
+		in.command(t) // uv run pytest --index-url x: pytest's own words
+		return true
+	case in.exec && pending && len(in.names) == 0:
+		// The package to run, or an unknown option's value: the package
+		// and its index are any (uvx --future v ruff).
+		in.anyHost, in.execNamed = true, true
+		in.names = append(in.names, Dynamic)
+	case in.reqFiles:
+		in.manifests = append(in.manifests, "("+t+")")
+		in.files = append(in.files, t)
+	default:
+		in.operand(a)
+	}
+	return false
+}
+
+// command notes uv run's command when it is a script, whose own
+// dependencies uv fetches: "-" (stdin) or a URL (fetched), the value of
+// --script, or a .py or .pyw file.
+func (in *install) command(t string) {
+	switch {
+	case t == "-" || strings.Contains(t, "://"):
+		in.script, in.scripts = true, append(in.scripts, Dynamic)
+	case in.script && len(in.scripts) == 0 || strings.HasSuffix(t, ".py") || strings.HasSuffix(t, ".pyw"):
+		in.script, in.scripts = true, append(in.scripts, t)
+	}
+}
+
+// option applies an option and its value ("" for a flag, Dynamic when not
+// literal).
+func (in *install) option(opt, val string) {
+	sp := in.spec
+	switch {
+	case sp.scoped && scopedRegistry(opt):
+		if val != "" { // npm reads "--@s:registry URL" as a flag and a package
 			in.extra = append(in.extra, val)
-		case has(sp.versionOpts, opt):
-			version = val
-		case has(sp.manifestOpts, opt):
-			manifests = append(manifests, "("+val+")")
-			in.files = append(in.files, val)
-		case has(sp.fileOpts, opt):
-			in.files = append(in.files, val)
-		case has(sp.dirOpts, opt):
-			in.elsewhere = true
-		case has(sp.pkgOpts, opt), in.exec && has(sp.execPkgOpts, opt):
-			if val == "" {
-				val = Dynamic
-			}
-			in.names = append(in.names, val)
-			in.execNamed = in.execNamed || has(sp.execPkgOpts, opt)
-		case has(sp.offlineOpts, opt):
-			in.offline = true
-		case has(sp.noFetchOpts, opt) || has(sp.noFetchOpts, in.sub+":"+opt):
-			in.noFetch = true
-		case opt == "--script" || opt == "--gui-script":
-			in.script = true
-			if val != "" {
-				in.scripts = append(in.scripts, val)
-			}
-		case has(sp.linkOpts, opt):
-			if val == Dynamic || strings.Contains(val, "://") && !strings.HasPrefix(strings.ToLower(val), "file:") {
-				in.links = true
-			}
+		}
+	case has(sp.anyHostOpts, opt), has(sp.configOpts, opt):
+		in.anyHost = true
+	case has(sp.hostOpts, opt):
+		in.hosts = append(in.hosts, val)
+	case has(sp.extraOpts, opt):
+		in.extra = append(in.extra, val)
+	case has(sp.versionOpts, opt):
+		in.version = val
+	case has(sp.manifestOpts, opt):
+		in.manifests = append(in.manifests, "("+val+")")
+		in.files = append(in.files, val)
+	case has(sp.fileOpts, opt):
+		in.files = append(in.files, val)
+	case has(sp.dirOpts, opt):
+		in.elsewhere = true
+	case has(sp.pkgOpts, opt), in.exec && has(sp.execPkgOpts, opt):
+		in.names = append(in.names, cmp.Or(val, Dynamic))
+		in.execNamed = in.execNamed || has(sp.execPkgOpts, opt)
+	case has(sp.offlineOpts, opt):
+		in.offline = true
+	case has(sp.noFetchOpts, in.sub+":"+opt):
+		in.noFetch = true
+	case sp.cmdSubs != "" && (opt == "--script" || opt == "-s" || opt == "--gui-script"):
+		in.script = true
+		if val != "" {
+			in.scripts = append(in.scripts, val)
+		}
+	case has(sp.linkOpts, opt):
+		if val == Dynamic || strings.Contains(val, "://") && !strings.HasPrefix(strings.ToLower(val), "file:") {
+			in.links = true
 		}
 	}
-	if version != "" && len(in.names) == 1 {
-		in.names[0] += "@" + version
+}
+
+// settle turns what the words named into the install's packages: the
+// version on the one package, the manifests; uv run's manifest unless
+// --no-sync (but a script's own dependencies are fetched all the same);
+// the manifest when no package is named or the subcommand installs only
+// it.
+func (in *install) settle(manifestOnly bool) {
+	sp := in.spec
+	if in.version != "" && len(in.names) == 1 {
+		in.names[0] += "@" + in.version
 	}
-	in.names = append(in.names, manifests...)
-	if in.runs || in.noFetch {
-		// The packages its options name (uv run --with X), and the
-		// manifest it syncs unless told not to (--no-sync: but a script's
-		// own dependencies are fetched all the same).
-		if in.runs && (!in.noFetch || in.script) {
+	in.names = append(in.names, in.manifests...)
+	switch {
+	case in.runs:
+		if !in.noFetch || in.script {
 			in.names = append(in.names, sp.manifest)
 		}
-		if !in.runs {
-			in.names = nil // uv tree --frozen: it reads the lockfile only
-		}
-		return
-	}
-	if len(in.names) == 0 && in.needVersion {
-		return // go install ./cmd/x builds a local package
-	}
-	if len(in.names) == 0 && in.exec {
-		return // runs nothing it fetches
-	}
-	if len(in.names) == 0 || manifestOnly {
+	case in.noFetch:
+		in.names = nil // uv tree --frozen: it reads the lockfile only
+	case len(in.names) == 0 && (in.needVersion || in.exec):
+		// go install ./cmd/x builds a local package; an exec runs
+		// nothing it fetches.
+	case len(in.names) == 0 || manifestOnly:
 		in.names = nil
 		if sp.manifest != "" { // gem install with no gem installs nothing
 			in.names = []string{sp.manifest}
@@ -316,17 +526,14 @@ words:
 // of a certain shape (go install X@V: without a version it builds a local
 // package).
 func (in *install) operand(a arg) {
-	if a.text == "" { // what a tool makes of an empty word is its own
-		in.names = append(in.names, Dynamic)
+	if in.needVersion && a.text != "" && !strings.Contains(a.text, "@") {
 		return
 	}
-	if in.needVersion && !strings.Contains(a.text, "@") {
-		return
-	}
-	if in.exec && (in.execNamed || len(in.names) > 0) {
+	if in.exec && in.execNamed {
 		return // a command of the package named, or the package's arguments
 	}
-	in.names = append(in.names, a.text)
+	in.names = append(in.names, cmp.Or(a.text, Dynamic)) // what a tool makes of an empty word is its own
+	in.execNamed = in.exec
 }
 
 // abbrevOf reports whether a is an index option the tool reads under a
@@ -394,17 +601,40 @@ func (sp *installerSpec) listed(sub string) bool {
 // groups reports whether word starts two-word subcommands of the spec
 // (go mod, uv tool).
 func (sp *installerSpec) groups(word string) bool {
-	for _, f := range strings.Fields(sp.subs + " " + sp.execSubs) {
-		if strings.HasPrefix(f, word+":") {
-			return true
+	for _, list := range []string{sp.subs, sp.execSubs} {
+		for rest := list; rest != ""; {
+			var f string
+			f, rest, _ = strings.Cut(rest, " ")
+			if len(f) > len(word) && f[len(word)] == ':' && strings.HasPrefix(f, word) {
+				return true
+			}
 		}
 	}
 	return false
 }
 
-// valueOpts lists every option of the spec that takes a value.
+// valueOpts lists every option of the spec that takes a value (joined
+// once per table entry: the lists are long, npm's above 3 KB).
 func (sp *installerSpec) valueOpts() string {
-	return strings.Join([]string{sp.hostOpts, sp.extraOpts, sp.versionOpts, sp.manifestOpts, sp.pkgOpts, sp.argOpts, sp.anyHostOpts, sp.linkOpts, sp.fileOpts, sp.dirOpts}, " ")
+	if v, ok := installerValueOpts[sp]; ok {
+		return v
+	}
+	return sp.joinValueOpts()
+}
+
+// installerValueOpts is valueOpts of each of installers, never written
+// after init.
+var installerValueOpts = func() map[*installerSpec]string {
+	m := make(map[*installerSpec]string, len(installers))
+	for _, sp := range installers {
+		m[sp] = sp.joinValueOpts()
+	}
+	return m
+}()
+
+func (sp *installerSpec) joinValueOpts() string {
+	return strings.Join([]string{sp.hostOpts, sp.extraOpts, sp.versionOpts, sp.manifestOpts, sp.pkgOpts, sp.argOpts, sp.anyHostOpts,
+		sp.configOpts, sp.linkOpts, sp.fileOpts, sp.dirOpts}, " ")
 }
 
 // packages resolves the installs to Packages once the line's assignments
@@ -427,7 +657,8 @@ func (a *analyzer) packages() {
 			// What the tool will read is written by the line: any index.
 			hosts, index, moved = []string{Dynamic}, Dynamic, true
 		}
-		base := Package{Manager: in.manager, Command: in.cmd, Files: in.files, Scripts: in.scripts, Elsewhere: a.cwdMoved || a.dirMoved || in.elsewhere}
+		base := Package{Manager: in.manager, Command: in.cmd, Files: in.files, Scripts: in.scripts,
+			Elsewhere: a.cwdMoved || a.dirMoved || in.elsewhere || a.assignsAny(in.spec.dirEnv)}
 		for _, n := range in.names {
 			p := base
 			p.Name = n

@@ -328,6 +328,93 @@ var packageCases = []struct {
 	{"uv run --no-index pytest", []string{"(pyproject.toml)  uv ^0"}},
 	{"UV_INDEX_URL=https://u.example/simple uv run pytest", []string{"(pyproject.toml) u.example uv ^0"}},
 	{"uv --directory sub run pytest", []string{"(pyproject.toml) pypi.org uv ^0"}},
+	// uv run's options before the command take values the table lists
+	// (uv-cli RunArgs): a value is not the command, so the options after it
+	// are uv's; an option the table does not know may take the next word,
+	// so the command is not known there: any index (issue 16 H2).
+	{"uv run --resolution lowest --index https://pypi.evil.example/simple pytest", []string{"(pyproject.toml) pypi.org uv ^0", "(pyproject.toml) pypi.evil.example uv ^0"}},
+	{"uv run --index-strategy unsafe-best-match --default-index https://e.example/simple pytest", []string{"(pyproject.toml) e.example uv ^0"}},
+	{"uv run --keyring-provider subprocess -i https://e.example/simple pytest", []string{"(pyproject.toml) e.example uv ^0"}},
+	{"uv run --exclude-newer 2025-01-01 --with evilpkg pytest", []string{"evilpkg pypi.org uv ^0", "(pyproject.toml) pypi.org uv ^0"}},
+	{"uv run --prerelease allow --with git+https://git.evil.example/x python", []string{"git+https://git.evil.example/x git.evil.example uv ^0", "(pyproject.toml) pypi.org uv ^0"}},
+	{"uv run --refresh-package x -w y pytest", []string{"y pypi.org uv ^0", "(pyproject.toml) pypi.org uv ^0"}},
+	{"uv --color never run --link-mode copy pytest", []string{"(pyproject.toml) pypi.org uv ^0"}},
+	{"uv run --all-extras --isolated -m pytest", []string{"(pyproject.toml) pypi.org uv ^0"}},
+	{"uv run --future-opt v --index https://e.example/simple pytest", []string{"(pyproject.toml) <dynamic> uv ^0", "(pyproject.toml) e.example uv ^0"}},
+	{"uv run --future-flag pytest", []string{"(pyproject.toml) <dynamic> uv ^0"}},
+	{"uv run --future-opt=v pytest", []string{"(pyproject.toml) pypi.org uv ^0"}},
+	{"uv run --no-sync --future-opt v --with x python", []string{"x <dynamic> uv ^0"}},
+	// Options before the subcommand: a listed value option skips its value,
+	// cargo's +toolchain is skipped, and a word after an option the table
+	// does not know may be its value: the next word may be the subcommand
+	// then, and that option may name any index (issue 16 H3, H4).
+	{"cargo +stable fetch", []string{"(Cargo.toml) index.crates.io cargo ^0"}},
+	{"cargo +nightly --color never update", []string{"(Cargo.toml) index.crates.io cargo ^0"}},
+	{"cargo --color never fetch", []string{"(Cargo.toml) index.crates.io cargo ^0"}},
+	{"cargo +stable build", nil},
+	{"cargo --future v fetch", []string{"(Cargo.toml) <dynamic> cargo ^0"}},
+	{"cargo --locked fetch", []string{"(Cargo.toml) index.crates.io cargo ^0"}},
+	{"uv --color never sync", []string{"(pyproject.toml) pypi.org uv ^0"}},
+	{"uv --python-preference only-system sync", []string{"(pyproject.toml) pypi.org uv ^0"}},
+	{"uv --allow-insecure-host x sync", []string{"(pyproject.toml) pypi.org uv ^0"}},
+	{"uv --cache-dir c --color never venv", nil},
+	{"uv --future v sync", []string{"(pyproject.toml) <dynamic> uv ^0"}},
+	{"uv --future sync", []string{"(pyproject.toml) pypi.org uv ^0"}},
+	{"uv --config-file cfg.toml sync", []string{"(pyproject.toml) <dynamic> uv ^0"}},
+	{"uv sync --config-file cfg.toml", []string{"(pyproject.toml) <dynamic> uv ^0"}},
+	{"uv run --config-file cfg.toml pytest", []string{"(pyproject.toml) <dynamic> uv ^0"}},
+	{"uv lock --config-file=cfg.toml", []string{"(pyproject.toml) <dynamic> uv ^0"}},
+	{"uv pip install --config-file cfg.toml requests", []string{"requests <dynamic> pip ^0"}},
+	{"uv --color never pip install x", []string{"x pypi.org pip ^0"}},
+	{"uv --config-file c.toml pip install x", []string{"x <dynamic> pip ^0"}},
+	{"npm --color always update @s/x", []string{"@s/x <dynamic> npm ^0"}},
+	{"npm --loglevel silly update @s/x", []string{"@s/x registry.npmjs.org npm ^0"}},
+	{"npm --usage false i @s/x", []string{"@s/x registry.npmjs.org npm ^0"}},
+	{"npm --future true ci", []string{"(package.json) registry.npmjs.org npm ^0"}},
+	{"npm --heading x i @s/x", []string{"@s/x registry.npmjs.org npm ^0"}},
+	{"npm --head x i @s/x", []string{"<dynamic> <dynamic> npm ^0"}}, // --heading's value, or exec x
+	{"npm --color always test", nil},
+	{"pnpm --reporter silent update @s/x", []string{"@s/x registry.npmjs.org pnpm ^0"}},
+	{"pnpm -w add x", []string{"x registry.npmjs.org pnpm ^0"}}, // --workspace-root
+	{"npm -w pkg install x", []string{"x registry.npmjs.org npm ^0"}},
+	{"npm --install-links install x", []string{"x registry.npmjs.org npm ^0"}},
+	{"npm -g --yes install x", []string{"x registry.npmjs.org npm ^0"}}, // --yes takes only true, false, null
+	{"npm -g install typescript", []string{"typescript registry.npmjs.org npm ^0"}},
+	{"npx --yes cowsay", []string{"cowsay registry.npmjs.org npm ^0"}},
+	{"npx -y cowsay hi", []string{"cowsay registry.npmjs.org npm ^0"}},
+	{"npx --future v cowsay", []string{"<dynamic> <dynamic> npm ^0"}},
+	{"npx --future true cowsay", []string{"cowsay registry.npmjs.org npm ^0"}},
+	{"uvx --future v ruff", []string{"<dynamic> <dynamic> uv ^0"}},
+	{"uvx --isolated ruff", []string{"ruff pypi.org uv ^0"}},
+	{"uvx --with x ruff --index-url https://e.example", []string{"x pypi.org uv ^0", "ruff pypi.org uv ^0"}},
+	{"uv tool run --with x ruff", []string{"x pypi.org uv ^0", "ruff pypi.org uv ^0"}},
+	{"npm --no-color install x", []string{"x registry.npmjs.org npm ^0"}},
+	{"npx --no-install cowsay", []string{"cowsay registry.npmjs.org npm ^0"}},
+	{"yarn --future v", []string{"(package.json) <dynamic> yarn ^0"}},
+	{"poetry -P sub lock", []string{"(pyproject.toml) pypi.org poetry ^0"}},
+	{"poetry --project sub lock", []string{"(pyproject.toml) pypi.org poetry ^0"}},
+	{"go -C sub mod download", []string{"(go.mod) proxy.golang.org go ^0"}},
+	// npm finds its command as npm's deref does (lib/utils/cmd-list.js):
+	// camelCase to kebab-case, an alias, a unique prefix of a command or an
+	// alias (issue 16 H5).
+	{"npm upd @s/x", []string{"@s/x registry.npmjs.org npm ^0"}},
+	{"npm updat", []string{"(package.json) registry.npmjs.org npm ^0"}},
+	{"npm upgr @s/x", []string{"@s/x registry.npmjs.org npm ^0"}},
+	{"npm ded", []string{"(package.json) registry.npmjs.org npm ^0"}},
+	{"npm dedup", []string{"(package.json) registry.npmjs.org npm ^0"}},
+	{"npm install-t @s/x", []string{"@s/x registry.npmjs.org npm ^0"}},
+	{"npm install-ci", []string{"(package.json) registry.npmjs.org npm ^0"}},
+	{"npm install-cl", []string{"(package.json) registry.npmjs.org npm ^0"}},
+	{"npm clean-install-t", []string{"(package.json) registry.npmjs.org npm ^0"}},
+	{"npm exe @s/x", []string{"@s/x registry.npmjs.org npm ^0"}},
+	{"npm cleanInstall", []string{"(package.json) registry.npmjs.org npm ^0"}},
+	{"npm installTest @s/x", []string{"@s/x registry.npmjs.org npm ^0"}},
+	{"npm installCiTest", []string{"(package.json) registry.npmjs.org npm ^0"}},
+	{"npm Update x", nil},  // "-update": no command
+	{"npm e x", nil},       // edit, exec, explain, explore
+	{"npm ad x", nil},      // add, add-user, adduser
+	{"npm install-s", nil}, // install-scripts
+	{"npm un x", nil},
 	// uv lock, remove, tree and export resolve against the index (tree and
 	// export lock first, unless --frozen).
 	{"uv lock", []string{"(pyproject.toml) pypi.org uv ^0"}},
@@ -585,6 +672,19 @@ func TestPackageFilesElsewhere(t *testing.T) {
 		{"sudo -D web npm ci", nil, true},
 		{"chroot /x npm ci", nil, true},
 		{"env -u X npm ci", nil, false},
+		// Options and variables that move the project (issue 16 M4).
+		{"poetry lock --project sub", nil, true},
+		{"poetry -P sub lock", nil, true},
+		{"poetry --directory=sub lock", nil, true},
+		{"bundle install --gemfile sub/Gemfile", nil, true},
+		{"bundle lock --gemfile=sub/Gemfile", nil, true},
+		{"BUNDLE_GEMFILE=sub/Gemfile bundle update", nil, true},
+		{"UV_PROJECT=sub uv sync", nil, true},
+		{"UV_WORKING_DIR=sub uv lock", nil, true},
+		{"export UV_WORKING_DIRECTORY=sub; uv lock", nil, true},
+		{"cargo -C sub fetch", nil, true},
+		{"bundle install", nil, false},
+		{"UV_CACHE_DIR=c uv sync", nil, false},
 	} {
 		an, err := Analyze(tc.line)
 		if err != nil || len(an.Packages) == 0 {
@@ -647,6 +747,25 @@ func TestPackageScripts(t *testing.T) {
 		}
 		if got := an.Packages[len(an.Packages)-1].Scripts; !slices.Equal(got, want) {
 			t.Errorf("%q: scripts %q, want %q", line, got, want)
+		}
+	}
+}
+
+// BenchmarkInstallLines: Analyze of install lines whose subcommand and uv
+// run command are found past options (the cost of reading every option).
+func BenchmarkInstallLines(b *testing.B) {
+	lines := []string{
+		"npm --loglevel silly --no-audit install --save-dev left-pad @types/node@^20",
+		"uv --color never run --resolution lowest --with rich --index https://i.example/simple pytest -x",
+		"cargo +stable --color never fetch",
+		"npm ci --omit dev",
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		for _, l := range lines {
+			if _, err := Analyze(l); err != nil {
+				b.Fatal(err)
+			}
 		}
 	}
 }

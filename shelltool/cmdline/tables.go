@@ -310,6 +310,10 @@ type installerSpec struct {
 	// variables that do the same.
 	anyHostOpts string
 	anyHostEnv  string
+	// configOpts name a configuration file the tool reads even where the
+	// sandbox pins its configuration off (uv --config-file, read before
+	// UV_NO_CONFIG): it may name any index (but moves no URL package).
+	configOpts string
 	// directEnv are variables after whose assignment the tool fetches
 	// some packages from their own host (Go's GOPRIVATE, GONOPROXY: the
 	// "direct" index). A name ending in "*" in anyHostEnv or configEnv
@@ -354,10 +358,34 @@ type installerSpec struct {
 	// fileSubs take requirement files as operands (uv pip sync r.txt,
 	// uv pip compile r.in): each is a manifest, read as -r's.
 	fileSubs string
-	// noFetchOpts are options after which the subcommand fetches no
-	// manifest ("OPT" for every subcommand, "SUB:OPT" for one: uv run
-	// --no-sync, uv tree --frozen); pkgOpts' packages are still fetched.
+	// noFetchOpts are options after which a subcommand fetches no
+	// manifest, as "SUB:OPT" (uv run --no-sync, uv tree --frozen);
+	// pkgOpts' packages are still fetched.
 	noFetchOpts string
+	// flagOpts are options known to take no value. An option in neither
+	// these nor the value options may take the next word as its value:
+	// where that word would be the subcommand (or uv run's command), the
+	// word after it may be instead, and the option may name any index
+	// (installs, parse).
+	flagOpts string
+	// plusToolchain: a first word "+NAME" picks a toolchain (cargo
+	// +stable fetch): no subcommand.
+	plusToolchain bool
+	// commands and cmdAliases are the tool's own command table, which it
+	// reads a subcommand word against as npm's deref does: camelCase as
+	// kebab-case, an alias, else a unique prefix of a command or an alias
+	// (npmCommand); subs then list the commands. Empty: the word as written.
+	commands   string
+	cmdAliases map[string]string
+	// dirEnv are variables naming the folder (or the manifest) the tool
+	// works in (UV_PROJECT, BUNDLE_GEMFILE), as dirOpts do.
+	dirEnv string
+	// boolValues: a flag takes a next word "true" or "false" as its value
+	// (npm's nopt).
+	boolValues bool
+	// handOff is a subcommand that is another spec's program, whose
+	// subcommand follows (uv pip: pip's).
+	handOff string
 }
 
 // execRunners maps a program that fetches a package to run it to the
@@ -365,10 +393,10 @@ type installerSpec struct {
 var execRunners = map[string]string{"npx": "npm", "pnpx": "pnpm", "bunx": "bun", "uvx": "uv"}
 
 const (
-	npmArgOpts = "--prefix --tag -w --workspace --omit --include --install-strategy --cache --filter -C --dir --cwd " +
+	npmArgOpts = "--prefix --tag --workspace --omit --include --install-strategy --cache --filter -C --dir --cwd " +
 		"--loglevel --logs-dir --logs-max --scope --otp --auth-type --before --fetch-retries --fetch-retry-factor --fetch-retry-mintimeout " +
 		"--fetch-retry-maxtimeout --fetch-timeout --maxsockets --proxy --https-proxy --noproxy --cafile --ca --cert --key " +
-		"--script-shell --node-options --umask --location --access --os --cpu --libc --install-links --lockfile-version --workspaces-update"
+		"--script-shell --node-options --umask --location --access --os --cpu --libc --lockfile-version"
 	pipArgOpts = "-c --constraint -t --target --prefix --root --platform --python-version --implementation --abi " +
 		"--src --upgrade-strategy --progress-bar --trusted-host --cache-dir --log --timeout --retries --proxy --cert --client-cert " +
 		"--python -p --only-binary --no-binary --config-settings -C --report --group"
@@ -388,36 +416,128 @@ const (
 	npmDirOpts = "--prefix -C --dir --cwd"
 )
 
+// npmCommands and npmAliases are npm 11's command table
+// (lib/utils/cmd-list.js: commands, aliases), which its deref reads the
+// command word against (npmCommand).
+const npmCommands = "access adduser approve-scripts audit bugs cache ci completion config dedupe deny-scripts deprecate diff " +
+	"dist-tag docs doctor edit exec explain explore find-dupes fund get help help-search init install install-ci-test " +
+	"install-scripts install-test link ll login logout ls org outdated owner pack ping pkg prefix profile prune publish " +
+	"query rebuild repo restart root run sbom search set shrinkwrap stage star stars start stop team test token trust " +
+	"undeprecate uninstall unpublish unstar update version view whoami"
+
+var npmAliases = map[string]string{
+	"author": "owner", "home": "docs", "issues": "bugs", "info": "view", "show": "view", "find": "search", "add": "install",
+	"unlink": "uninstall", "remove": "uninstall", "rm": "uninstall", "r": "uninstall", "un": "uninstall", "rb": "rebuild",
+	"list": "ls", "ln": "link", "create": "init", "i": "install", "it": "install-test", "cit": "install-ci-test", "u": "update",
+	"up": "update", "c": "config", "s": "search", "se": "search", "tst": "test", "t": "test", "ddp": "dedupe", "v": "view",
+	"run-script": "run", "clean-install": "ci", "clean-install-test": "install-ci-test", "x": "exec", "why": "explain",
+	"la": "ll", "verison": "version", "ic": "ci", "innit": "init", "in": "install", "ins": "install", "inst": "install",
+	"insta": "install", "instal": "install", "isnt": "install", "isnta": "install", "isntal": "install", "isntall": "install",
+	"install-clean": "ci", "isntall-clean": "ci", "hlep": "help", "dist-tags": "dist-tag", "upgrade": "update",
+	"udpate": "update", "rum": "run", "sit": "install-ci-test", "urn": "run", "ogr": "org", "add-user": "adduser",
+}
+
+// npmValueOpts are the options npm 11's config definitions
+// (@npmcli/config definitions) type as taking a value, never a bare
+// flag. npm reads any other option as a flag, but for those whose type
+// also allows a value ("--color always"): installs reads such an option
+// as one that may take the next word.
+const npmValueOpts = "--_auth --access --allow-directory --allow-file --allow-git --allow-remote --allow-scripts --also " +
+	"--audit-level --auth-type --before --ca --cache --cache-max --cache-min --cafile --call -c --cert --cidr --cpu --depth " +
+	"--diff --diff-dst-prefix --diff-src-prefix --diff-unified --editor --expect-result-count --expires --fetch-retries " +
+	"--fetch-retry-factor --fetch-retry-maxtimeout --fetch-retry-mintimeout --fetch-timeout --git --globalconfig --heading " +
+	"--https-proxy --include --init-author-email --init-author-name --init-author-url --init-license --init-module " +
+	"--init-type --init-version --init.author.email --init.author.name --init.author.url --init.license --init.module " +
+	"--init.version --install-strategy --key --libc --local-address --location -L --lockfile-version --loglevel --logs-dir " +
+	"--logs-max --name --maxsockets --message -m --min-release-age --min-release-age-exclude --node-gyp --node-options " +
+	"--noproxy --omit --only --orgs --os --otp --package --pack-destination --packages --prefix -C --preid " +
+	"--provenance-file --proxy --registry --replace-registry-host --save-prefix --sbom-format --sbom-type --scope --scopes " +
+	"--packages-and-scopes-permission --orgs-permission --password --token-description --script-shell --searchexclude " +
+	"--searchlimit --searchopts --searchstaleness --shell --tag --tag-version-prefix --umask --user-agent --userconfig " +
+	"--viewer --which --workspace -w"
+
+// npmFlagOpts are npm 11's options typed as booleans only (and the
+// shorthands that expand to them): npm reads them, and any option it does
+// not define, as flags; those it types as a boolean or a value (--color,
+// --yes) are in neither list.
+const npmFlagOpts = "--all -a --allow-same-version --audit --bin-links --bypass-2fa --commit-hooks " +
+	"--dangerously-allow-all-scripts --description --dev --diff-ignore-all-space --diff-name-only --diff-no-prefix " +
+	"--diff-text --dry-run --engine-strict --expect-results --force -f --foreground-scripts --format-package-lock --fund " +
+	"--git-tag-version --global -g --global-style --if-present --ignore-scripts --include-staged --include-workspace-root " +
+	"--include-attestations --init-private --install-links --json --legacy-bundling --legacy-peer-deps --link --long -l " +
+	"--offline --omit-lockfile-registry-resolved --optional --package-lock --package-lock-only --parseable -p " +
+	"--allow-scripts-pending --allow-scripts-pin --prefer-dedupe --prefer-offline --prefer-online --production --progress " +
+	"--provenance --read-only --rebuild-bundle --save -S --save-bundle -B --save-dev -D --save-exact -E --save-optional -O " +
+	"--save-peer --save-prod -P --packages-all --shrinkwrap --sign-git-commit --sign-git-tag --strict-peer-deps " +
+	"--strict-allow-scripts --strict-ssl --timing --unicode --update-notifier --usage -? -H -h --version -v --versions " +
+	"--workspaces --workspaces-update --yes -y --desc --help --local -n --no --porcelain --readonly --iwr --ws"
+
+// uvValueOpts and uvFlagOpts are uv's options that take a value and
+// those that take none, for uv run and before the subcommand (uv-cli:
+// RunArgs with what it flattens, and the global TopLevelArgs, whose value
+// options are uvGlobalValueOpts: uv pip takes them too), besides those
+// the uv spec lists by their effect (--index, --with, --directory,
+// --config-file, ...).
+const (
+	uvValueOpts = "--extra --no-extra --no-editable-package --env-file --with-editable --package --python -p " +
+		"--max-recursion-depth --python-platform --group --no-group --only-group --upgrade-package -P --upgrade-group " +
+		"--config-setting --config-settings -C --config-settings-package --link-mode --reinstall-package --index-strategy " +
+		"--keyring-provider --resolution --prerelease --prerelease-package --fork-strategy --no-build-isolation-package " +
+		"--exclude-newer-package --exclude-newer --no-sources-package --no-build-package --no-binary-package --refresh-package " +
+		uvGlobalValueOpts
+	uvGlobalValueOpts = "--cache-dir --python-preference --python-fetch --color --allow-insecure-host --trusted-host --preview-features --preview-feature"
+	uvFlagOpts        = "--all-extras --no-all-extras --module -m --editable --no-editable --inexact --no-exact --exact --no-env-file " +
+		"--isolated --active --no-active --no-sync --locked --frozen --gui-script --all-packages --no-project " +
+		"--show-resolution --dev --no-dev --only-dev --no-default-groups --all-groups --upgrade -U --no-upgrade --no-index " +
+		"--reinstall --force-reinstall --no-reinstall --pre --no-build-isolation --build-isolation --compile-bytecode --compile " +
+		"--no-compile-bytecode --no-compile --no-sources --no-build --build --no-binary --binary --refresh --no-refresh " +
+		"--no-config --no-cache --no-cache-dir -n --managed-python --no-managed-python --allow-python-downloads " +
+		"--no-python-downloads --quiet -q --verbose -v --no-color --native-tls --no-native-tls --system-certs --no-system-certs " +
+		"--offline --no-offline --preview --no-preview --show-settings --no-progress --no-installer-metadata"
+)
+
+// yarnFlagOpts are yarn's global options that take no value (yarn
+// classic's CLI docs): the program alone installs, so an option not known
+// before no subcommand would make the index any.
+const yarnFlagOpts = "-s --silent --verbose --offline --prefer-offline --frozen-lockfile --pure-lockfile --production --prod " +
+	"--json --no-progress --non-interactive --ignore-scripts --ignore-engines --ignore-optional --ignore-platform --no-lockfile " +
+	"--immutable --check-files --flat --force --har --no-default-rc --no-bin-links --link-duplicates --skip-integrity-check " +
+	"--update-checksums --no-node-version-check --emoji --no-emoji"
+
 // installers maps a package manager (base name without version) to its
 // install forms. "python -m pip" and "uv pip" are pip.
 var installers = map[string]*installerSpec{
 	// npm update (up, upgrade, udpate) fetches the named packages, or every
 	// dependency of the manifest; dedupe (ddp) may fetch to rearrange them.
-	"npm": {subs: "install i add in ins inst insta instal isnt isnta isntal isntall ci clean-install install-clean isntall-clean ic install-test it install-ci-test cit update up upgrade udpate dedupe ddp",
-		manifestSubs: "ci clean-install install-clean isntall-clean ic install-ci-test cit dedupe ddp", manifest: "(package.json)", host: "registry.npmjs.org",
-		hostOpts: "--registry", argOpts: npmArgOpts, env: "npm_config_registry NPM_CONFIG_REGISTRY",
+	// The subcommands are npm's commands: npm reads the word as npmCommand
+	// does (add, i, in, isntall, upd, cleanInstall: install, ci, update).
+	"npm": {subs: "install ci install-test install-ci-test update dedupe", commands: npmCommands, cmdAliases: npmAliases,
+		manifestSubs: "ci install-ci-test dedupe", manifest: "(package.json)", host: "registry.npmjs.org",
+		hostOpts: "--registry", argOpts: npmArgOpts + " " + npmValueOpts, env: "npm_config_registry NPM_CONFIG_REGISTRY",
 		anyHostOpts: "--replace-registry-host " + npmConfigOpts, anyHostEnv: "npm_config_replace_registry_host", scoped: true,
 		configEnv: npmConfigEnv, npmSpecs: true, abbrevOpts: npmAbbrevOpts, abbrevOwn: "global", abbrevDashes: true,
-		family: "npm", dirOpts: npmDirOpts, execSubs: "exec x", execPkgOpts: "-p --package"},
+		family: "npm", dirOpts: npmDirOpts, execSubs: "exec", execPkgOpts: "-p --package", flagOpts: npmFlagOpts, boolValues: true},
 	// pnpm fetch: the lockfile's packages into the store.
 	"pnpm": {subs: "install i add update up upgrade fetch", manifestSubs: "fetch", manifest: "(package.json)", host: "registry.npmjs.org", hostOpts: "--registry",
-		argOpts: npmArgOpts, env: "npm_config_registry NPM_CONFIG_REGISTRY", scoped: true, configEnv: npmConfigEnv, npmSpecs: true,
+		argOpts: npmArgOpts + " --reporter", env: "npm_config_registry NPM_CONFIG_REGISTRY", scoped: true, configEnv: npmConfigEnv, npmSpecs: true,
 		anyHostOpts: npmConfigOpts, abbrevOpts: npmAbbrevOpts, abbrevOwn: "global", abbrevDashes: true, family: "npm", dirOpts: npmDirOpts,
-		execSubs: "dlx", execPkgOpts: "--package"},
+		execSubs: "dlx", execPkgOpts: "--package", flagOpts: "-w --workspace-root -r --recursive -D --save-dev -g --global --frozen-lockfile --offline --prefer-offline --silent -s"},
 	// yarn upgrade (classic) and up (berry) fetch the named packages or
 	// the manifest's.
 	"yarn": {subs: "install add upgrade up", bareInstall: true, manifest: "(package.json)", host: "registry.yarnpkg.com", hostOpts: "--registry",
 		argOpts: npmArgOpts + " --modules-folder --network-timeout", env: "YARN_REGISTRY YARN_NPM_REGISTRY_SERVER npm_config_registry",
 		configEnv: npmConfigEnv, npmSpecs: true, anyHostOpts: npmConfigOpts, family: "npm", dirOpts: npmDirOpts,
-		execSubs: "dlx", execPkgOpts: "-p --package"},
+		execSubs: "dlx", execPkgOpts: "-p --package", flagOpts: yarnFlagOpts},
 	"bun": {subs: "install i add a update", manifest: "(package.json)", host: "registry.npmjs.org", hostOpts: "--registry",
 		argOpts: npmArgOpts + " --backend --concurrent-scripts", env: "BUN_CONFIG_REGISTRY NPM_CONFIG_REGISTRY npm_config_registry",
 		configEnv: npmConfigEnv, npmSpecs: true, anyHostOpts: npmConfigOpts, family: "npm", dirOpts: npmDirOpts,
 		execSubs: "x", execPkgOpts: "-p --package"},
 	"pip": {subs: "install download wheel sync compile", manifest: "(requirements)", host: "pypi.org",
 		hostOpts: "-i --index-url --default-index", extraOpts: "--extra-index-url --index", offlineOpts: "--no-index",
-		manifestOpts: "-r --requirement", pkgOpts: "-e --editable", linkOpts: "-f --find-links", argOpts: pipArgOpts + " -d --dest -w --wheel-dir -o --output-file", env: pipEnv,
+		manifestOpts: "-r --requirement", pkgOpts: "-e --editable", linkOpts: "-f --find-links", argOpts: pipArgOpts + " -d --dest -w --wheel-dir -o --output-file " + uvGlobalValueOpts, env: pipEnv,
 		extraEnv: pipExtraEnv, configEnv: pipConfigEnv, abbrevOpts: pipAbbrevOpts, family: "pip", fileOpts: "-c --constraint",
+		// uv pip reads a --config-file even under UV_NO_CONFIG (pip has none).
+		configOpts: "--config-file",
 		// uv pip sync and compile (pip has neither: it fails) resolve their
 		// requirement files against the index.
 		fileSubs: "sync compile"},
@@ -431,18 +551,21 @@ var installers = map[string]*installerSpec{
 	// "Locking and syncing"). uv run --no-sync neither locks nor syncs,
 	// uv run --frozen still syncs from the lockfile; --offline fetches
 	// nothing.
+	// uv reads --config-file before it checks UV_NO_CONFIG (the sandbox's
+	// pin): the index is any. UV_PROJECT and UV_WORKING_DIR are
+	// --project's and --directory's variables.
 	"uv": {subs: "add sync lock remove tree export run tool:install", execSubs: "tool:run", stopSubs: "tool:run", execPkgOpts: "--from",
-		pkgOpts: "--with", manifestOpts: "--with-requirements", manifestSubs: "sync lock remove tree export", cmdSubs: "run", noFetchOpts: "run:--no-sync tree:--frozen export:--frozen",
+		pkgOpts: "--with -w", configOpts: "--config-file", flagOpts: uvFlagOpts, handOff: "pip", dirEnv: "UV_PROJECT UV_WORKING_DIR UV_WORKING_DIRECTORY", manifestOpts: "--with-requirements", manifestSubs: "sync lock remove tree export", cmdSubs: "run", noFetchOpts: "run:--no-sync tree:--frozen export:--frozen",
 		manifest: "(pyproject.toml)", host: "pypi.org",
 		hostOpts: "-i --index-url --default-index", extraOpts: "--extra-index-url --index", offlineOpts: "--no-index --offline",
-		argOpts: pipArgOpts + " --package --extra --optional --dev-group --branch --tag --rev --script --directory --project --with-editable " +
+		argOpts: pipArgOpts + " " + uvValueOpts + " --package --extra --optional --dev-group --branch --tag --rev --script -s --directory --project --with-editable " +
 			"--upgrade-package -P --format -o --output-file --depth -d --prune --invert --python-platform --env-file --group --only-group --no-group", env: pipEnv,
 		linkOpts: "-f --find-links", extraEnv: pipExtraEnv, configEnv: pipConfigEnv, family: "uv", dirOpts: "--directory --project",
 		fileOpts: "-r --requirements -c --constraints --constraint"},
 	// poetry lock resolves against the sources, update the named packages
 	// or all, sync (poetry 2) and remove re-lock and install.
 	"poetry": {subs: "add install lock update sync remove", manifestSubs: "install lock sync remove", manifest: "(pyproject.toml)", host: "pypi.org",
-		argOpts: "-G --group --source --python -E --extras --with --without --only", family: "poetry", dirOpts: "--directory -C"},
+		argOpts: "-G --group --source --python -E --extras --with --without --only", family: "poetry", dirOpts: "--directory -C --project -P"},
 	// go mod download fetches the modules named, or every module of the
 	// build list; go mod tidy and vendor, go work sync and vendor fetch
 	// what the build list lacks. go build, test and the like fetch a
@@ -458,11 +581,13 @@ var installers = map[string]*installerSpec{
 	// fetch implicitly, bounded by the egress proxy.
 	"cargo": {subs: "add install fetch update generate-lockfile vendor", manifestSubs: "fetch update generate-lockfile vendor",
 		manifest: "(Cargo.toml)", host: "index.crates.io", hostOpts: "--index --registry --git", offlineOpts: "--offline --frozen",
-		versionOpts: "--version --vers", pkgOpts: "--path", argOpts: "--branch --tag --rev --features -F --target --root -j --jobs --profile --package -p --rename --bin --example --target-dir -Z --precise -s --sync",
-		anyHostOpts: "--config", anyHostEnv: "CARGO_REGISTRY_DEFAULT CARGO_REGISTRIES_*", configEnv: "CARGO_HOME", family: "cargo", dirOpts: "--manifest-path"},
+		versionOpts: "--version --vers", pkgOpts: "--path", argOpts: "--branch --tag --rev --features -F --target --root -j --jobs --profile --package -p --rename --bin --example --target-dir -Z --precise -s --sync --color",
+		anyHostOpts: "--config", anyHostEnv: "CARGO_REGISTRY_DEFAULT CARGO_REGISTRIES_*", configEnv: "CARGO_HOME", family: "cargo",
+		dirOpts: "--manifest-path -C", plusToolchain: true},
 	"gem": {subs: "install i", host: "rubygems.org", hostOpts: "-s --source", versionOpts: "-v --version", argOpts: "-i --install-dir -n --bindir --platform -g --file", family: "gem"},
 	"bundle": {subs: "install add update lock", manifestSubs: "install lock", manifest: "(Gemfile)", host: "rubygems.org", hostOpts: "--source",
-		versionOpts: "--version -v", argOpts: "--path --gemfile --jobs -j --retry --without --with --group -g", family: "gem"},
+		versionOpts: "--version -v", argOpts: "--path --jobs -j --retry --without --with --group -g", family: "gem",
+		dirOpts: "--gemfile", dirEnv: "BUNDLE_GEMFILE"},
 	"composer": {subs: "require install update", manifestSubs: "install update", manifest: "(composer.json)", host: "repo.packagist.org", family: "composer", dirOpts: "-d --working-dir"},
 	"conda":    {subs: "install create", host: "conda.anaconda.org", hostOpts: "-c --channel", argOpts: "-n --name -p --prefix --file", family: "conda"},
 	"apt-get":  {subs: "install reinstall build-dep source download", argOpts: "-o --option -t --target-release --default-release -c --config-file"},
