@@ -7,16 +7,15 @@ import (
 	"io/fs"
 	"maps"
 	"net/url"
-	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
 
+	"github.com/onellm/onellm-mcp/fstools"
 	"github.com/onellm/onellm-mcp/grants"
 	"github.com/onellm/onellm-mcp/shelltool/cmdline"
-	"github.com/onellm/onellm-mcp/shelltool/toolchains"
-)
+	)
 
 // Project configuration of package installs (package.install).
 //
@@ -57,16 +56,20 @@ import (
 // credential file no allow rule names exactly, such as a project's .npmrc,
 // or a brokered secret's source: sandboxHides, the rules the run's scan
 // applies): the installer cannot read it,
-// so the decision names exactly the indexes it reads; the files taken as
-// hidden are hidden by the run wherever they lie (past the credential
-// scan's bound, in node_modules). On the host, and where a rule lifts the
-// file, it is read.
+// so the decision names exactly the indexes it reads. Only a regular file
+// reached with no symlink on its way is taken as hidden, and the run hides
+// each such file at its path, also where its own scan does not look (past
+// the credential scan's bound, in node_modules). On the host, and where a
+// rule lifts the file, it is read.
 //
 // Only files inside the writable roots are read: one outside (pip -r
 // /etc/x, a working folder elsewhere) is <dynamic>, so the server reads
-// nothing a command could not. A file that is a symlink, too large, or
-// unreadable for another reason than its absence is <dynamic> (the
-// installer would read it). When the
+// nothing a command could not. A file that is a symlink or lies under one
+// (a dangling one too: the line may create its target), too large, or
+// unreadable for another reason than its absence is <dynamic>: the
+// installer would read it, and the run's placeholder follows a link only
+// at set-up. Files are opened by fstools.OpenRegular (the kernel refuses
+// every symlink on the way). When the
 // install may run in another folder (Package.Elsewhere: the line changes
 // folder, or --prefix, -C, --directory name one), every such file in the
 // writable roots counts, up to maxProjectEntries entries walked (beyond:
@@ -207,8 +210,49 @@ func (pc *projectConfig) indexes(pk cmdline.Package) []string {
 	return out
 }
 
-// hides reports whether the sandbox hides path from the command, and
-// records it (each once).
+// What load found at a project file's path.
+type fileState int
+
+const (
+	fileRead    fileState = iota // a regular file, read
+	fileAbsent                   // nothing there: the installer reads nothing
+	fileHidden                   // hidden from the command (recorded in pc.hidden), not read
+	fileUnknown                  // what the installer reads is not known: <dynamic>
+)
+
+// load reads one project file at path (absolute) as the installer meets
+// it. A file outside the roots is not read (fileUnknown: the server reads
+// nothing a command could not). A symlink at the name or at any folder on
+// its way (fstools.OpenRegular: the kernel refuses them), anything but a
+// regular file, a file too large or unreadable is fileUnknown: the run's
+// placeholder would follow a link only at set-up, so a dangling link, or
+// one the line re-points, would show the command a file the decision did
+// not read. Only a regular file reached without a link is taken as
+// hidden (pc.hides), and the run hides exactly that file.
+func (pc *projectConfig) load(path string) ([]byte, fileState) {
+	path = filepath.Clean(path)
+	if !pc.inRoots(path) {
+		return nil, fileUnknown
+	}
+	err := fstools.StatRegular(path)
+	if err == nil && pc.hides(path) {
+		return nil, fileHidden
+	}
+	var b []byte
+	if err == nil {
+		b, err = fstools.ReadRegular(path, maxProjectFile)
+	}
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil, fileAbsent
+	case err != nil:
+		return nil, fileUnknown
+	}
+	return b, fileRead
+}
+
+// hides reports whether the sandbox hides path, a regular file, from the
+// command, and records it (each once).
 func (pc *projectConfig) hides(path string) bool {
 	if pc.policy == nil || !sandboxHides(pc.policy, path) {
 		return false
@@ -234,7 +278,8 @@ func (pc *projectConfig) abs(f string) string {
 }
 
 // chain is each of names in the working folder and every folder above it
-// that exists (or is not a plain file: a symlink is read as <dynamic>).
+// that exists (or is not a plain file: a symlink there or on its way is
+// read as <dynamic>).
 //
 // Only folders inside the writable roots are read (the server reads what
 // a command might not: a file above them is the person's, such as
@@ -251,8 +296,10 @@ func (pc *projectConfig) chain(names []string) []string {
 			break
 		}
 		for _, n := range names {
+			// A symlink at the name or on its way (a dangling one too) is
+			// listed: load makes it <dynamic>.
 			f := filepath.Join(dir, filepath.FromSlash(n))
-			if _, err := os.Lstat(f); err == nil {
+			if !errors.Is(fstools.StatRegular(f), fs.ErrNotExist) {
 				out = append(out, f)
 			}
 		}
@@ -281,10 +328,14 @@ func (pc *projectConfig) walk() ([]string, bool) {
 	}
 	pc.didWalk, pc.walkOK = true, true
 	want := map[string]bool{}
+	under := map[string][]string{} // ".cargo" → "config.toml", "config"
 	for _, list := range []map[string][]string{projectFiles, unpinnedFiles} {
 		for _, names := range list {
 			for _, n := range names {
 				want[filepath.Base(n)] = true
+				if d, rest, ok := strings.Cut(n, "/"); ok && !slices.Contains(under[d], rest) {
+					under[d] = append(under[d], rest)
+				}
 			}
 		}
 	}
@@ -300,8 +351,12 @@ func (pc *projectConfig) walk() ([]string, bool) {
 				return nil
 			case d.IsDir() && path != root && skippedDirs[d.Name()]: // as the credential scan (secrets.go)
 				return filepath.SkipDir
-			case !d.IsDir() && want[d.Name()]:
+			case !d.IsDir() && want[d.Name()]: // a symlink too: load makes it <dynamic>
 				pc.walked = append(pc.walked, path)
+			case d.Type()&fs.ModeSymlink != 0 && len(under[d.Name()]) > 0: // .cargo -> elsewhere
+				for _, rest := range under[d.Name()] {
+					pc.walked = append(pc.walked, filepath.Join(path, filepath.FromSlash(rest)))
+				}
 			}
 			return nil
 		})
@@ -318,14 +373,11 @@ func (pc *projectConfig) file(manager, path string) []string {
 	if h, ok := pc.hosts[key]; ok {
 		return h
 	}
-	if pc.hides(path) {
-		return nil // the installer reads nothing there
-	}
-	b, err := toolchains.ReadProjectFile(path, maxProjectFile)
+	b, st := pc.load(path)
 	var h []string
 	switch base := filepath.Base(path); {
-	case errors.Is(err, fs.ErrNotExist):
-	case err != nil:
+	case st == fileAbsent || st == fileHidden: // the installer reads nothing there
+	case st == fileUnknown:
 		h = []string{cmdline.Dynamic}
 	case base == ".npmrc":
 		h = npmrcIndexes(b, pc.pinned)
@@ -361,17 +413,11 @@ func (pc *projectConfig) file(manager, path string) []string {
 // script is what a Python script's inline metadata adds to uv's install
 // of its dependencies: its sources and indexes, as a pyproject.toml's.
 func (pc *projectConfig) script(path string) []string {
-	switch {
-	case !pc.inRoots(path):
-		return []string{cmdline.Dynamic} // not read: outside the roots
-	case pc.hides(path):
+	b, st := pc.load(path)
+	switch st {
+	case fileAbsent, fileHidden:
 		return nil // uv cannot read it (and fails)
-	}
-	b, err := toolchains.ReadProjectFile(path, maxProjectFile)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		return nil // uv fails
-	case err != nil:
+	case fileUnknown:
 		return []string{cmdline.Dynamic}
 	}
 	meta, ok := scriptMetadata(b)
@@ -618,17 +664,14 @@ func matchedHosts(re *regexp.Regexp, b []byte) []string {
 // maxRequirements); --find-links with a URL and ${…} are <dynamic>.
 func (pc *projectConfig) requirements(path string, seen *int, depth int) []string {
 	*seen++
-	if *seen > maxRequirements || depth > 8 || !pc.inRoots(filepath.Clean(path)) {
-		return []string{cmdline.Dynamic} // too many, or a file outside the roots, not read
+	if *seen > maxRequirements || depth > 8 {
+		return []string{cmdline.Dynamic} // too many, not read
 	}
-	if pc.hides(path) {
+	b, st := pc.load(path)
+	switch st {
+	case fileAbsent, fileHidden:
 		return nil // pip cannot read it (and fails)
-	}
-	b, err := toolchains.ReadProjectFile(path, maxProjectFile)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		return nil // pip fails
-	case err != nil:
+	case fileUnknown:
 		return []string{cmdline.Dynamic}
 	}
 	var out []string
