@@ -427,28 +427,50 @@ func (pc *projectConfig) script(path string) []string {
 	return tomlSourceHosts(meta)
 }
 
-// scriptMetadata is the TOML of a script's PEP 723 "script" block: the
-// comment lines between "# /// script" and "# ///", without their "#".
-// Python code outside it (url = "https://…" in the program) is not read.
-// ok is false for a block PEP 723 would not read as written (a line that
-// is no comment inside it, no end): what uv makes of it is not known here.
+// pep723Block is PEP 723's reference regular expression for a metadata
+// block, as written there. Go's matching is leftmost-first as Python's, so
+// the greedy content runs to the LAST "# ///" of the comment run, as in the
+// reference implementation and uv: a "# ///" inside a TOML multi-line
+// string does not end the block.
+var pep723Block = regexp.MustCompile(`(?m)^# /// (?P<type>[a-zA-Z0-9-]+)$\s(?P<content>(^#(| .*)$\s)+)^# ///$`)
+
+// pythonLineBreaks are the line boundaries of Python's str.splitlines
+// other than "\n".
+const pythonLineBreaks = "\r\v\f\x1c\x1d\x1e\u0085\u2028\u2029"
+
+// scriptMetadata is the TOML of a script's PEP 723 "script" block, read as
+// the PEP's reference implementation reads it: each content line without
+// its "# " (or "#"). Python code outside it (url = "https://…" in the
+// program) is not read. ok is false where what uv makes of the file is not
+// known here: two script blocks (an error in the reference), or a
+// "# /// script" line that opens no block the regex matches.
 func scriptMetadata(b []byte) (_ []byte, ok bool) {
-	var out []byte
-	in := false
-	for _, line := range strings.Split(string(b), "\n") {
-		line = strings.TrimSuffix(line, "\r")
-		switch {
-		case !in && strings.TrimRight(line, " \t") == "# /// script":
-			in = true
-		case in && strings.TrimRight(line, " \t") == "# ///":
-			in = false
-		case in && (line == "#" || strings.HasPrefix(line, "# ")):
-			out = append(append(out, strings.TrimPrefix(strings.TrimPrefix(line, "#"), " ")...), '\n')
-		case in:
-			return nil, false
+	text := strings.ReplaceAll(string(b), "\r\n", "\n") // as Python reads text
+	var found []string
+	for _, m := range pep723Block.FindAllStringSubmatch(text, -1) {
+		if m[1] == "script" {
+			found = append(found, m[2])
 		}
 	}
-	return out, !in
+	switch {
+	case len(found) > 1:
+		return nil, false
+	case len(found) == 0:
+		opened := slices.ContainsFunc(strings.Split(text, "\n"), func(l string) bool { return strings.HasPrefix(l, "# /// script") })
+		return nil, !opened
+	}
+	if strings.ContainsAny(found[0], pythonLineBreaks) {
+		return nil, false // Python's splitlines would cut the lines elsewhere
+	}
+	var out []byte
+	for _, line := range strings.SplitAfter(found[0], "\n") {
+		if rest, ok := strings.CutPrefix(line, "# "); ok {
+			out = append(out, rest...)
+		} else {
+			out = append(out, strings.TrimPrefix(line, "#")...)
+		}
+	}
+	return out, true
 }
 
 // npmrcIndexes are the hosts an .npmrc's top-level scope registries name

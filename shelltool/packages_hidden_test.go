@@ -107,3 +107,31 @@ func TestDecisionHiddenFilesAreHiddenByTheRun(t *testing.T) {
 		t.Fatalf("the command read the .npmrc the decision did not: %q", out.Stdout)
 	}
 }
+
+// TestScriptMetadata: a PEP 723 block is read as the PEP's reference
+// implementation (and uv) reads it: up to the last "# ///" of the comment
+// run, so one inside a TOML multi-line string does not end it (issue 16,
+// M1); what the reference refuses or reads otherwise is not ok.
+func TestScriptMetadata(t *testing.T) {
+	for _, tc := range []struct {
+		in, want string
+		ok       bool
+	}{
+		{"# /// script\n# dependencies = [\"x\"]\n# ///\nprint(1)\n", "dependencies = [\"x\"]\n", true},
+		{"# /// script\n# a = 1\n# note = '''\n# ///\n# '''\n# [[tool.uv.index]]\n# url = \"https://e.example/\"\n# ///\nprint(1)\n",
+			"a = 1\nnote = '''\n///\n'''\n[[tool.uv.index]]\nurl = \"https://e.example/\"\n", true},
+		{"# /// script\n#\n# a = 1\n# ///\n", "\na = 1\n", true},
+		{"# /// script\n#a = 1\n# ///\n", "", false}, // "#a" is no content line: no block
+		{"# /// script\r\n# a = 1\r\n# ///\r\n", "a = 1\n", true},
+		{"print(1)\n", "", true},
+		{"# /// pyproject\n# a = 1\n# ///\n", "", true}, // another type: not the script's
+		{"# /// script\n# a = 1\nimport os\n", "", false},
+		{"# /// script\n# a = 1\n# ///\n\n# /// script\n# b = 2\n# ///\n", "", false}, // two blocks: the reference refuses
+		{"# /// script\n# a = 1\f# url = \"https://e.example/\"\n# ///\n", "", false},
+	} {
+		got, ok := scriptMetadata([]byte(tc.in))
+		if string(got) != tc.want || ok != tc.ok {
+			t.Errorf("%q: %q %v, want %q %v", tc.in, got, ok, tc.want, tc.ok)
+		}
+	}
+}
