@@ -12,10 +12,12 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/pelletier/go-toml/v2"
+
 	"github.com/onellm/onellm-mcp/fstools"
 	"github.com/onellm/onellm-mcp/grants"
 	"github.com/onellm/onellm-mcp/shelltool/cmdline"
-	)
+)
 
 // Project configuration of package installs (package.install).
 //
@@ -527,51 +529,67 @@ var (
 	// cargoMovesIndex: a cargo config key or table that moves where crates
 	// come from.
 	cargoMovesIndex = regexp.MustCompile(`(?m)^\s*\[*\s*"?(source|registries|registry|patch|http|net|include)\b`)
-	// tomlSource: a TOML key naming an index or a package's source.
-	tomlSource = regexp.MustCompile(`(?m)\b(registry|git|url|index-url|extra-index-url|default-index|find-links|registry-index|source)\s*=\s*(\[|"[^"\n]*"|'[^'\n]*')`)
-	// directReference: a quoted PEP 508 requirement naming its URL.
-	directReference = regexp.MustCompile(`["'][A-Za-z0-9._-]+\s*(?:\[[^\]"']*\])?\s*@\s*([^"'\s;]+://[^"'\s;]*)`)
+	// pep508Reference: a PEP 508 requirement naming its URL ("x[a] @ URL").
+	pep508Reference = regexp.MustCompile(`^\s*[A-Za-z0-9._-]+\s*(?:\[[^\]]*\])?\s*@\s*([^\s;]+://[^\s;]*)`)
 	pnpmRegistry    = regexp.MustCompile(`(?m)^\s*["']?(registry|registries|@[^:\s]+:registry)["']?\s*:`)
 	gemSource       = regexp.MustCompile(`(?m)^\s*source\s*\(?\s*["']([^"'\n]*)["']`)
 	composerURL     = regexp.MustCompile(`"url"\s*:\s*"([^"\n]*)"`)
 )
 
-// tomlSourceHosts are the hosts a pyproject.toml's or lockfile's sources
-// name; a list value, find-links or a value naming a variable is
-// <dynamic>; a package file (a lockfile line with a hash) is its index's.
+// tomlSourceHosts are the hosts a pyproject.toml's, a lockfile's or a
+// config's sources name, read by a real TOML parser (quoted keys, dotted
+// keys, multi-line strings are what TOML says; a file that does not parse
+// is <dynamic>): the string values of sourceKeys that name a URL (or a
+// variable: <dynamic>), find-links (<dynamic>), and PEP 508 direct
+// references anywhere ("x @ git+https://h/x"). A package file (a table
+// with a url and a hash, a lockfile's) is its index's.
 func tomlSourceHosts(b []byte) []string {
+	var doc map[string]any
+	if err := toml.Unmarshal(b, &doc); err != nil {
+		return []string{cmdline.Dynamic}
+	}
 	var out []string
-	seen := map[string]bool{} // a lockfile repeats one source line per package
-	for _, line := range strings.Split(string(b), "\n") {
-		if seen[line] {
-			continue // what it adds is added
+	tomlHosts(doc, "", &out)
+	return out
+}
+
+// sourceKeys are the TOML keys naming an index or a package's source.
+var sourceKeys = map[string]bool{
+	"registry": true, "git": true, "url": true, "index-url": true, "extra-index-url": true, "default-index": true,
+	"find-links": true, "registry-index": true, "source": true,
+}
+
+// tomlHosts adds to out the hosts v, the value of key, names.
+func tomlHosts(v any, key string, out *[]string) {
+	switch v := v.(type) {
+	case map[string]any:
+		_, file := v["hash"]
+		for _, k := range slices.Sorted(maps.Keys(v)) {
+			if k == "url" && file {
+				continue // a package file: its index's
+			}
+			tomlHosts(v[k], k, out)
 		}
-		seen[line] = true
-		if strings.Contains(line, "@") && strings.Contains(line, "://") {
-			// A PEP 508 direct reference in a dependency list ("x @
-			// git+https://h/x"), which may stand on a line of its own.
-			for _, m := range directReference.FindAllStringSubmatch(line, -1) {
+	case []any:
+		for _, e := range v {
+			tomlHosts(e, key, out)
+		}
+	case string:
+		switch {
+		case key == "source" && v == cratesIOGitIndex:
+			*out = append(*out, "index.crates.io") // Cargo.lock's name for crates.io
+		case key == "find-links":
+			*out = append(*out, cmdline.Dynamic)
+		case sourceKeys[key] && (strings.Contains(v, "://") || strings.Contains(v, "$")):
+			*out = append(*out, urlHost(v))
+		case strings.Contains(v, "@") && strings.Contains(v, "://"):
+			if m := pep508Reference.FindStringSubmatch(v); m != nil {
 				if h, ok := requirementURLHost(m[1]); ok {
-					out = append(out, h)
+					*out = append(*out, h)
 				}
 			}
 		}
-		if !strings.Contains(line, "=") || !strings.ContainsAny(line, ":$[") || strings.Contains(line, "hash =") || strings.Contains(line, "hash=") {
-			continue // no source value (a URL, a variable, a list) can be on it
-		}
-		for _, m := range tomlSource.FindAllStringSubmatch(line, -1) {
-			v := m[2]
-			switch {
-			case m[1] == "source" && v == `"`+cratesIOGitIndex+`"`:
-				out = append(out, "index.crates.io") // Cargo.lock's name for crates.io
-			case m[1] != "source" && (v == "[" || m[1] == "find-links"):
-				out = append(out, cmdline.Dynamic)
-			case strings.Contains(v, "://") || strings.Contains(v, "$"):
-				out = append(out, urlHost(v[1:len(v)-1]))
-			}
-		}
 	}
-	return out
 }
 
 // cratesIOGitIndex is how a Cargo.lock names crates.io.

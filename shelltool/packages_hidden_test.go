@@ -135,3 +135,27 @@ func TestScriptMetadata(t *testing.T) {
 		}
 	}
 }
+
+// TestTOMLSourceHosts: sources are read from the TOML as a parser reads
+// it, whatever the spelling (quoted keys, inline tables, multi-line and
+// literal strings, dotted keys); a file that does not parse is <dynamic>
+// (issue 16, M6).
+func TestTOMLSourceHosts(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{"[[tool.uv.index]]\n\"url\" = \"https://pypi.evil.example/simple\"\ndefault = true\n", "pypi.evil.example"},
+		{"[tool.uv.sources]\nx = { \"git\" = \"https://git.evil.example/x\" }\n", "git.evil.example"},
+		{"[tool.uv.sources]\ny = { git = \"\"\"https://git2.evil.example/y\"\"\" }\n", "git2.evil.example"},
+		{"[tool.uv.sources]\ny = { git = '''https://git3.example/y''' }\nz.url = 'https://z.example/z.whl'\n", "git3.example z.example"},
+		{"[project]\ndependencies = [\n  \"\"\"x @ git+https://d.example/x\"\"\",\n  'y[a,b] @ https://e.example/y.whl ; python_version>\"3\"',\n]\n", "d.example e.example"},
+		{"[[package]]\nname = \"x\"\nsource = { registry = \"https://pypi.org/simple\" }\nsdist = { url = \"https://files.example/x.tgz\", hash = \"sha256:0\" }\n", "pypi.org"},
+		{"[[package]]\nsource = \"registry+https://github.com/rust-lang/crates.io-index\"\n", "index.crates.io"},
+		{"[tool.uv]\nfind-links = [\"https://f.example/\"]\nindex-url = \"${IDX}\"\n", cmdline.Dynamic + " " + cmdline.Dynamic},
+		{"[tool.uv.sources\nx = 1\n", cmdline.Dynamic},
+		{"url = \"https://a.example/\"\nurl = \"https://b.example/\"\n", cmdline.Dynamic}, // a duplicate key: TOML refuses it
+		{"[project]\nname = \"x\"\ndescription = \"see https://docs.example\"\n", ""},
+	} {
+		if got := strings.Join(tomlSourceHosts([]byte(tc.in)), " "); got != tc.want {
+			t.Errorf("%q: %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}
