@@ -422,11 +422,42 @@ func (pc *projectConfig) script(path string) []string {
 	case fileUnknown:
 		return []string{cmdline.Dynamic}
 	}
+	return scriptHosts(b)
+}
+
+// scriptHosts are the hosts a script's inline metadata names.
+func scriptHosts(b []byte) []string {
 	meta, ok := scriptMetadata(b)
 	if !ok {
 		return []string{cmdline.Dynamic}
 	}
+	if meta == nil {
+		return nil // no block: no dependencies
+	}
 	return tomlSourceHosts(meta)
+}
+
+// requirementsAs are the hosts a requirements file adds when read as what
+// uv takes it for by its name (uv's RequirementsSource: a .py or .pyw is a
+// PEP 723 script, a file without extension one when it holds a block, a
+// pyproject.toml a project, a pylock*.toml a lock), besides what pip,
+// which reads every one as a requirements file, takes from it. Both are
+// named: the Package does not say which reads it, and uv compares the
+// name without regard to case. A setup.py or setup.cfg, a source tree uv
+// builds, is <dynamic>.
+func requirementsAs(path string, b []byte) []string {
+	base := strings.ToLower(filepath.Base(path))
+	switch ext := filepath.Ext(base); {
+	case base == "setup.py" || base == "setup.cfg":
+		return []string{cmdline.Dynamic} // a source tree uv builds: its requirements are not read here
+	case ext == ".py" || ext == ".pyw" || ext == "":
+		return scriptHosts(b)
+	case base == "pyproject.toml":
+		return tomlSourceHosts(b)
+	case strings.HasPrefix(base, "pylock.") && ext == ".toml":
+		return lockfileHosts(b, false) // its packages' own URLs
+	}
+	return nil
 }
 
 // pep723Block is PEP 723's reference regular expression for a metadata
@@ -714,7 +745,7 @@ func (pc *projectConfig) requirements(path string, seen *int, depth int) []strin
 	case fileUnknown:
 		return []string{cmdline.Dynamic}
 	}
-	var out []string
+	out := requirementsAs(path, b)
 	text := strings.ReplaceAll(string(b), "\\\n", "")
 	for _, line := range strings.Split(text, "\n") {
 		if i := strings.Index(line, " #"); i >= 0 {

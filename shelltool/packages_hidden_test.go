@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -156,6 +157,42 @@ func TestTOMLSourceHosts(t *testing.T) {
 	} {
 		if got := strings.Join(tomlSourceHosts([]byte(tc.in)), " "); got != tc.want {
 			t.Errorf("%q: %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}
+
+// TestRequirementFileKinds: a requirements file is read as what uv takes it
+// for by its name (a script's inline metadata, a pyproject.toml's sources,
+// a pylock's URLs), as well as pip's requirements text (issue 16, M2).
+func TestRequirementFileKinds(t *testing.T) {
+	ws := t.TempDir()
+	script := "# /// script\n# dependencies = [\"requests\", \"x @ git+https://git.evil.example/x\"]\n# [[tool.uv.index]]\n# url = \"https://pypi.evil.example/simple\"\n# default = true\n# ///\nprint(1)\n"
+	writeTree(t, ws, map[string]string{
+		"s.py":               script,
+		"S.PYW":              script,
+		"deps":               script,
+		"sub/pyproject.toml": "[project]\nname = \"a\"\ndependencies = [\"y\"]\n[tool.uv.sources]\ny = { git = \"https://git2.evil.example/y\" }\n",
+		"pylock.toml":        "lock-version = \"1.0\"\n[[packages]]\nname = \"z\"\n[[packages.wheels]]\nurl = \"https://files.evil.example/z.whl\"\nhashes = { sha256 = \"0\" }\n",
+		"setup.py":           "from setuptools import setup\nsetup()\n",
+		"req.txt":            "# url = \"https://comment.example/\"\nrequests\n",
+	})
+	pc := &projectConfig{cwd: ws, roots: []string{ws}, hosts: map[string][]string{}}
+	for _, tc := range []struct{ file, want string }{
+		{"s.py", "pypi.evil.example git.evil.example"},
+		{"S.PYW", "pypi.evil.example git.evil.example"},
+		{"deps", "pypi.evil.example git.evil.example"},
+		{"sub/pyproject.toml", "git2.evil.example"},
+		{"pylock.toml", "files.evil.example"},
+		{"setup.py", cmdline.Dynamic},
+		{"req.txt", ""},
+	} {
+		seen := 0
+		hosts := pc.requirements(filepath.Join(ws, tc.file), &seen, 0)
+		slices.Sort(hosts)
+		want := strings.Fields(tc.want)
+		slices.Sort(want)
+		if !slices.Equal(slices.Compact(hosts), want) {
+			t.Errorf("%s: %q, want %q", tc.file, hosts, want)
 		}
 	}
 }
