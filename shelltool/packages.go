@@ -429,6 +429,7 @@ func (pc *projectConfig) file(manager, path string) []string {
 	if h, ok := pc.hosts[key]; ok {
 		return h
 	}
+	pc.hosts[key] = nil // in progress: a workspace naming itself as a member adds nothing more
 	b, st := pc.load(path)
 	var h []string
 	switch base := filepath.Base(path); {
@@ -446,7 +447,10 @@ func (pc *projectConfig) file(manager, path string) []string {
 	case base == "pnpm-workspace.yaml":
 		if pnpmRegistry.Match(b) {
 			h = []string{cmdline.Dynamic}
+			break
 		}
+		patterns, ok := pnpmMembers(b)
+		h = pc.members(manager, filepath.Join(filepath.Dir(path), "package.json"), patterns, ok)
 	case filepath.Base(filepath.Dir(path)) == ".cargo":
 		if cargoMovesIndex.Match(b) {
 			h = []string{cmdline.Dynamic}
@@ -462,8 +466,130 @@ func (pc *projectConfig) file(manager, path string) []string {
 	default: // pyproject.toml, uv.lock, poetry.lock, uv.toml, poetry.toml
 		h = tomlSourceHosts(b)
 	}
+	if base := filepath.Base(path); st == fileRead && (base == "package.json" || base == "Cargo.toml" || base == "pyproject.toml") {
+		patterns, ok := workspaceMembers(base, b)
+		h = append(h, pc.members(manager, path, patterns, ok)...)
+	}
 	pc.hosts[key] = h
 	return h
+}
+
+// maxMembers bounds the workspace members read for one manifest.
+const maxMembers = 256
+
+// members are the hosts a workspace's members' manifests add (path is the
+// root's manifest, patterns its members, ok false when they are not
+// known): npm, yarn and bun install every workspace of a package.json's
+// "workspaces", pnpm every package of pnpm-workspace.yaml's,
+// cargo resolves every member of Cargo.toml's [workspace] members, uv
+// locks every member of [tool.uv.workspace] members, each with its own
+// git and URL dependencies and sources. Each pattern is expanded as a
+// glob in the manifest's folder (a pattern with "**", braces or a negation
+// is <dynamic>, as is a manifest whose members list does not parse or
+// that has more than maxMembers); each member's manifest of the same name
+// is read as the root's (through load: a symlinked member is <dynamic>).
+// Members a pattern excludes are read too (only hosts are added).
+func (pc *projectConfig) members(manager, path string, patterns []string, ok bool) []string {
+	if !ok {
+		return []string{cmdline.Dynamic}
+	}
+	var out []string
+	n := 0
+	for _, pat := range patterns {
+		if pat == "" || filepath.IsAbs(pat) || strings.HasPrefix(pat, "!") || strings.Contains(pat, "**") || strings.ContainsAny(pat, "{}") {
+			return append(out, cmdline.Dynamic)
+		}
+		matches, err := filepath.Glob(filepath.Join(filepath.Dir(path), filepath.FromSlash(pat)))
+		if err != nil {
+			return append(out, cmdline.Dynamic)
+		}
+		for _, m := range matches {
+			if n++; n > maxMembers {
+				return append(out, cmdline.Dynamic)
+			}
+			out = append(out, pc.file(manager, filepath.Join(m, filepath.Base(path)))...)
+		}
+	}
+	return out
+}
+
+// pnpmMembers are pnpm-workspace.yaml's packages, written as a block list
+// of plain or quoted patterns; ok is false for any other form of the
+// packages key (a flow list, an anchor).
+func pnpmMembers(b []byte) (_ []string, ok bool) {
+	var out []string
+	in := false
+	for _, line := range strings.Split(strings.ReplaceAll(string(b), "\r\n", "\n"), "\n") {
+		trim := strings.TrimSpace(line)
+		switch {
+		case trim == "" || trim[0] == '#':
+		case pnpmPackages.MatchString(line):
+			if line[0] == ' ' || line[0] == '\t' || strings.TrimSpace(line[strings.Index(line, ":")+1:]) != "" {
+				return nil, false
+			}
+			in = true
+		case in && (line[0] == ' ' || line[0] == '\t' || line[0] == '-'):
+			item, isItem := strings.CutPrefix(trim, "- ")
+			if i := strings.Index(item, " #"); i >= 0 {
+				item = item[:i]
+			}
+			item = strings.TrimSpace(item)
+			if q := strings.Trim(item, `"'`); len(q) == len(item)-2 && item[0] == item[len(item)-1] {
+				item = q
+			}
+			if !isItem || item == "" || strings.ContainsAny(item, `"'[]{}`) || item[0] == '&' || item[0] == '*' {
+				return nil, false
+			}
+			out = append(out, item)
+		default:
+			in = false
+		}
+	}
+	return out, true
+}
+
+// workspaceMembers are the member patterns a manifest declares; ok is
+// false when its members list is not one this reads.
+func workspaceMembers(base string, b []byte) (_ []string, ok bool) {
+	if base == "package.json" {
+		var m struct {
+			Workspaces json.RawMessage `json:"workspaces"`
+		}
+		if json.Unmarshal(b, &m) != nil {
+			return nil, false
+		}
+		if len(m.Workspaces) == 0 || string(m.Workspaces) == "null" {
+			return nil, true
+		}
+		var list []string
+		if json.Unmarshal(m.Workspaces, &list) == nil {
+			return list, true
+		}
+		var obj struct {
+			Packages []string `json:"packages"`
+		}
+		err := json.Unmarshal(m.Workspaces, &obj)
+		return obj.Packages, err == nil
+	}
+	var doc struct {
+		Workspace struct {
+			Members []string `toml:"members"`
+		} `toml:"workspace"`
+		Tool struct {
+			UV struct {
+				Workspace struct {
+					Members []string `toml:"members"`
+				} `toml:"workspace"`
+			} `toml:"uv"`
+		} `toml:"tool"`
+	}
+	if toml.Unmarshal(b, &doc) != nil {
+		return nil, false
+	}
+	if base == "Cargo.toml" {
+		return doc.Workspace.Members, true
+	}
+	return doc.Tool.UV.Workspace.Members, true
 }
 
 // script is what a Python script's inline metadata adds to uv's install
@@ -616,6 +742,7 @@ var (
 	cargoMovesIndex = regexp.MustCompile(`(?m)^\s*\[*\s*"?(source|registries|registry|patch|http|net|include)\b`)
 	// pep508Reference: a PEP 508 requirement naming its URL ("x[a] @ URL").
 	pep508Reference = regexp.MustCompile(`^\s*[A-Za-z0-9._-]+\s*(?:\[[^\]]*\])?\s*@\s*([^\s;]+://[^\s;]*)`)
+	pnpmPackages    = regexp.MustCompile(`(?m)^\s*["']?packages["']?\s*:`)
 	pnpmRegistry    = regexp.MustCompile(`(?m)^\s*["']?(registry|registries|@[^:\s]+:registry)["']?\s*:`)
 	gemSource       = regexp.MustCompile(`(?m)^\s*source\s*\(?\s*["']([^"'\n]*)["']`)
 	composerURL     = regexp.MustCompile(`"url"\s*:\s*"([^"\n]*)"`)

@@ -245,3 +245,58 @@ func TestInstallIntoSkippedFolder(t *testing.T) {
 		}
 	}
 }
+
+// TestWorkspaceMembers: an install in a workspace's root reads its
+// members' manifests (npm workspaces, pnpm packages, Cargo members, uv
+// members), whose git and URL dependencies it fetches; a members list
+// not read here is <dynamic> (issue 16, M3).
+func TestWorkspaceMembers(t *testing.T) {
+	ws := t.TempDir()
+	writeTree(t, ws, map[string]string{
+		"nws/package.json":            `{"name":"r","workspaces":["packages/*"]}`,
+		"nws/packages/a/package.json": `{"dependencies":{"x":"git+https://git.evil.example/x.git"}}`,
+		"nobj/package.json":           `{"workspaces":{"packages":["a"]}}`,
+		"nobj/a/package.json":         `{"dependencies":{"x":"https://tar.evil.example/x.tgz"}}`,
+		"nneg/package.json":           `{"workspaces":["!x", "a/**"]}`,
+		"pws/package.json":            "{}",
+		"pws/pnpm-workspace.yaml":     "packages:\n  - 'pk/*'\n  - \"other\" # a comment\n",
+		"pws/pk/m/package.json":       `{"dependencies":{"x":"git+https://pgit.evil.example/x.git"}}`,
+		"pflow/package.json":          "{}",
+		"pflow/pnpm-workspace.yaml":   "packages: ['pk/*']\n",
+		"cws/Cargo.toml":              "[workspace]\nmembers = [\"crates/*\"]\n",
+		"cws/crates/a/Cargo.toml":     "[package]\nname = \"a\"\n[dependencies]\nx = { git = \"https://git.evil.example/x\" }\n",
+		"uvws/pyproject.toml":         "[project]\nname = \"r\"\n[tool.uv.workspace]\nmembers = [\"pkgs/*\"]\n",
+		"uvws/pkgs/m/pyproject.toml":  "[project]\nname = \"m\"\ndependencies = [\"x @ git+https://git.evil.example/x\"]\n[tool.uv.sources]\ny = { git = \"https://git2.evil.example/y\" }\n",
+		"self/package.json":           `{"workspaces":["."]}`,
+	})
+	cfg, err := grants.Parse([]byte("profile = \"interactive-dev\"\n"), "t.toml", ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := grants.Compile(cfg, grants.CompileOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ dir, line, hosts string }{
+		{"nws", "npm install", "registry.npmjs.org git.evil.example"},
+		{"nobj", "yarn", "registry.yarnpkg.com tar.evil.example"},
+		{"nneg", "npm install", "registry.npmjs.org " + cmdline.Dynamic},
+		{"pws", "pnpm install", "registry.npmjs.org pgit.evil.example"},
+		{"pflow", "pnpm install", "registry.npmjs.org " + cmdline.Dynamic},
+		{"cws", "cargo fetch", "index.crates.io git.evil.example"},
+		{"uvws", "uv lock", "pypi.org git.evil.example git2.evil.example"},
+		{"self", "npm install", "registry.npmjs.org"},
+	} {
+		a, err := cmdline.Analyze(tc.line)
+		if err != nil {
+			t.Fatal(err)
+		}
+		reqs, _, err := requests(p, a, filepath.Join(ws, tc.dir), grants.SurfaceHost)
+		if err != nil {
+			t.Fatalf("%q: %v", tc.line, err)
+		}
+		if got := installHosts(reqs); got != tc.hosts {
+			t.Errorf("in %s: %q: hosts %q, want %q", tc.dir, tc.line, got, tc.hosts)
+		}
+	}
+}
