@@ -187,18 +187,18 @@ type projectConfig struct {
 // cmd installs.
 func (pc *projectConfig) indexes(pk cmdline.Package, cmd cmdline.Command) []string {
 	var out []string
-	for _, f := range pk.Files {
+	for i, f := range slices.Concat(pk.Files, pk.Scripts) {
 		if f == cmdline.Dynamic || f == "" || pk.Elsewhere && !filepath.IsAbs(f) {
-			return []string{cmdline.Dynamic} // named at run time, or relative to a folder the line moves to
+			// Named at run time (stdin, a URL's script), or relative to
+			// a folder the line moves to.
+			return []string{cmdline.Dynamic}
 		}
-		seen := 0
-		out = append(out, pc.requirements(pc.abs(f), &seen, 0)...)
-	}
-	for _, f := range pk.Scripts {
-		if f == cmdline.Dynamic || f == "" || pk.Elsewhere && !filepath.IsAbs(f) {
-			return []string{cmdline.Dynamic} // stdin, a URL's, or relative to a folder the line moves to
+		if i < len(pk.Files) {
+			seen := 0
+			out = append(out, pc.requirements(pc.abs(f), &seen, 0)...)
+		} else {
+			out = append(out, pc.script(pc.abs(f))...)
 		}
-		out = append(out, pc.script(pc.abs(f))...)
 	}
 	names := append(slices.Clone(projectFiles[pk.Manager]), unpinned(pc.pinned, pk.Manager)...)
 	if len(names) == 0 {
