@@ -41,13 +41,21 @@ import (
 //     <dynamic>: those name registries the sandbox does not pin, or run
 //     code that rewrites them. A package.json's git and URL dependencies
 //     and a lockfile's URLs add their hosts.
+//   - workspaces: a root manifest's members (package.json "workspaces",
+//     pnpm-workspace.yaml packages, Cargo [workspace] members,
+//     [tool.uv.workspace] members) have their manifests read too, as the
+//     tool installs or locks them all (members).
 //   - pip: the requirement and constraint files the line names (-r, -c):
 //     their --index-url, --extra-index-url and URL requirements add hosts,
 //     --find-links and ${…} are <dynamic>, nested -r/-c files are read.
+//     uv reads such a file by its name as a PEP 723 script, a
+//     pyproject.toml or a pylock; it is read that way too (requirementsAs).
 //   - uv and poetry: pyproject.toml and the lockfile (uv.lock,
-//     poetry.lock), poetry.toml, and without the pins uv.toml: every
-//     registry, git or url source adds its host (a lockfile's package
-//     files, with a hash, are its index's).
+//     poetry.lock), poetry.toml, and without the pins uv.toml, parsed as
+//     TOML (one that does not parse is <dynamic>): every registry, git or
+//     url source adds its host (a lockfile's package files, with a hash,
+//     are its index's). A script's PEP 723 block is read as the PEP's
+//     reference implementation reads it.
 //   - cargo: a .cargo/config.toml (or .cargo/config) from the folder up
 //     with a source replacement, registries, [patch], [http] or [net]
 //     table, or an include, is <dynamic>.
