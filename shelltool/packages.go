@@ -748,6 +748,10 @@ var (
 	// cargoMovesIndex: a cargo config key or table that moves where crates
 	// come from.
 	cargoMovesIndex = regexp.MustCompile(`(?m)^\s*\[*\s*"?(source|registries|registry|patch|http|net|include)\b`)
+	// tomlSource: a TOML key naming an index or a package's source.
+	tomlSource = regexp.MustCompile(`(?m)\b(registry|git|url|index-url|extra-index-url|default-index|find-links|registry-index|source)\s*=\s*(\[|"[^"\n]*"|'[^'\n]*')`)
+	// directReference: a quoted PEP 508 requirement naming its URL.
+	directReference = regexp.MustCompile(`["'][A-Za-z0-9._-]+\s*(?:\[[^\]"']*\])?\s*@\s*([^"'\s;]+://[^"'\s;]*)`)
 	// pep508Reference: a PEP 508 requirement naming its URL ("x[a] @ URL").
 	pep508Reference = regexp.MustCompile(`^\s*[A-Za-z0-9._-]+\s*(?:\[[^\]]*\])?\s*@\s*([^\s;]+://[^\s;]*)`)
 	pnpmPackages    = regexp.MustCompile(`(?m)^\s*["']?packages["']?\s*:`)
@@ -757,13 +761,21 @@ var (
 )
 
 // tomlSourceHosts are the hosts a pyproject.toml's, a lockfile's or a
-// config's sources name, read by a real TOML parser (quoted keys, dotted
-// keys, multi-line strings are what TOML says; a file that does not parse
-// is <dynamic>): the string values of sourceKeys that name a URL (or a
-// variable: <dynamic>), find-links (<dynamic>), and PEP 508 direct
-// references anywhere ("x @ git+https://h/x"). A package file (a table
-// with a url and a hash, a lockfile's) is its index's.
+// config's sources name: the string values of sourceKeys that name a URL
+// (or a variable: <dynamic>), find-links (<dynamic>), and PEP 508 direct
+// references anywhere ("x @ git+https://h/x"). A package file (a url with
+// a hash, a lockfile's) is its index's.
+//
+// A file in the plain forms a lockfile is written in (bare keys, one-line
+// strings without escapes) is read line by line, each distinct line once
+// (a lockfile repeats one source line per package): a tenth of a full
+// parse's time. Any other form (a quoted key, a multi-line string, an
+// escape: tomlUnplain) is parsed as TOML by a real parser, and a file
+// that does not parse is <dynamic>.
 func tomlSourceHosts(b []byte) []string {
+	if !tomlUnplain(b) {
+		return tomlLineHosts(b)
+	}
 	var doc map[string]any
 	if err := toml.Unmarshal(b, &doc); err != nil {
 		return []string{cmdline.Dynamic}
@@ -773,13 +785,95 @@ func tomlSourceHosts(b []byte) []string {
 	return out
 }
 
+// tomlUnplain reports whether b has a TOML form the line reader does not
+// read as TOML does: a multi-line string, an escape, or a quoted key (a
+// quoted string at a line's start, or after "{", "," or a dotted key's
+// ".", followed by "="). A false report only costs the full parse. (A
+// hand-written scan: the equivalent regexp takes milliseconds on a
+// lockfile.)
+func tomlUnplain(b []byte) bool {
+	if bytes.Contains(b, []byte(`"""`)) || bytes.Contains(b, []byte("'''")) || bytes.IndexByte(b, '\\') >= 0 {
+		return true
+	}
+	for _, line := range bytes.Split(b, []byte("\n")) {
+		for i, c := range line {
+			if c != '"' && c != '\'' {
+				continue
+			}
+			j := i - 1
+			for j >= 0 && (line[j] == ' ' || line[j] == '\t') {
+				j--
+			}
+			if j >= 0 && line[j] != '{' && line[j] != ',' && line[j] != '.' {
+				continue // a value, not a key
+			}
+			end := bytes.IndexByte(line[i+1:], c)
+			if end < 0 {
+				continue
+			}
+			k := i + end + 2
+			for k < len(line) && (line[k] == ' ' || line[k] == '\t') {
+				k++
+			}
+			if k < len(line) && line[k] == '=' {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// tomlLineHosts is tomlSourceHosts for a plain file, line by line; a list
+// value of a source key is <dynamic>.
+func tomlLineHosts(b []byte) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, line := range strings.Split(string(b), "\n") {
+		if seen[line] {
+			continue // what it adds is added
+		}
+		seen[line] = true
+		if strings.Contains(line, "@") && strings.Contains(line, "://") {
+			// A PEP 508 direct reference in a dependency list, which may
+			// stand on a line of its own.
+			for _, m := range directReference.FindAllStringSubmatch(line, -1) {
+				if h, ok := requirementURLHost(m[1]); ok {
+					out = append(out, h)
+				}
+			}
+		}
+		if !strings.Contains(line, "=") || !strings.ContainsAny(line, ":$[") {
+			continue // no source value (a URL, a variable, a list) can be on it
+		}
+		file := strings.Contains(line, "hash =") || strings.Contains(line, "hash=")
+		if file && !slices.ContainsFunc([]string{"git", "registry", "index", "source", "find-links"}, func(k string) bool { return strings.Contains(line, k) }) {
+			continue // a package file's line, with no other source key: its index's
+		}
+		for _, m := range tomlSource.FindAllStringSubmatch(line, -1) {
+			v := m[2]
+			switch {
+			case m[1] == "url" && file:
+				// a package file: its index's
+			case m[1] == "source" && v == `"`+cratesIOGitIndex+`"`:
+				out = append(out, "index.crates.io") // Cargo.lock's name for crates.io
+			case m[1] != "source" && (v == "[" || m[1] == "find-links"):
+				out = append(out, cmdline.Dynamic)
+			case strings.Contains(v, "://") || strings.Contains(v, "$"):
+				out = append(out, urlHost(v[1:len(v)-1]))
+			}
+		}
+	}
+	return out
+}
+
 // sourceKeys are the TOML keys naming an index or a package's source.
 var sourceKeys = map[string]bool{
 	"registry": true, "git": true, "url": true, "index-url": true, "extra-index-url": true, "default-index": true,
 	"find-links": true, "registry-index": true, "source": true,
 }
 
-// tomlHosts adds to out the hosts v, the value of key, names.
+// tomlHosts adds to out the hosts v, the value of key in a parsed TOML
+// document, names.
 func tomlHosts(v any, key string, out *[]string) {
 	switch v := v.(type) {
 	case map[string]any:

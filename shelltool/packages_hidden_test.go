@@ -151,8 +151,11 @@ func TestTOMLSourceHosts(t *testing.T) {
 		{"[[package]]\nname = \"x\"\nsource = { registry = \"https://pypi.org/simple\" }\nsdist = { url = \"https://files.example/x.tgz\", hash = \"sha256:0\" }\n", "pypi.org"},
 		{"[[package]]\nsource = \"registry+https://github.com/rust-lang/crates.io-index\"\n", "index.crates.io"},
 		{"[tool.uv]\nfind-links = [\"https://f.example/\"]\nindex-url = \"${IDX}\"\n", cmdline.Dynamic + " " + cmdline.Dynamic},
-		{"[tool.uv.sources\nx = 1\n", cmdline.Dynamic},
-		{"url = \"https://a.example/\"\nurl = \"https://b.example/\"\n", cmdline.Dynamic}, // a duplicate key: TOML refuses it
+		{"url = \"https\\u003a//esc.example/\"\n", "esc.example"},                               // an escape: parsed
+		{"x = { git = \"https://g.example/x\", hash = \"0\" }\n", "g.example"},                  // only a url with a hash is a file
+		{"[tool.uv.sources\n\"x\" = 1\n", cmdline.Dynamic},                                      // parsed: no TOML
+		{"\"url\" = \"https://a.example/\"\nurl = \"https://b.example/\"\n", cmdline.Dynamic},   // a duplicate key: TOML refuses it
+		{"url = \"https://a.example/\"\nurl = \"https://b.example/\"\n", "a.example b.example"}, // plain: read by lines, both named
 		{"[project]\nname = \"x\"\ndescription = \"see https://docs.example\"\n", ""},
 	} {
 		if got := strings.Join(tomlSourceHosts([]byte(tc.in)), " "); got != tc.want {
