@@ -51,8 +51,10 @@ import (
 //     uv reads such a file by its name as a PEP 723 script, a
 //     pyproject.toml or a pylock; it is read that way too (requirementsAs).
 //   - uv and poetry: pyproject.toml and the lockfile (uv.lock,
-//     poetry.lock), poetry.toml, and without the pins uv.toml, parsed as
-//     TOML (one that does not parse is <dynamic>): every registry, git or
+//     poetry.lock), poetry.toml, and without the pins uv.toml, read as
+//     TOML reads them (tomlSourceHosts: a real parser for any form but
+//     the plain one lockfiles use; one that does not parse is
+//     <dynamic>): every registry, git or
 //     url source adds its host (a lockfile's package files, with a hash,
 //     are its index's). A script's PEP 723 block is read as the PEP's
 //     reference implementation reads it.
