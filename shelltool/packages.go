@@ -13,9 +13,11 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/pelletier/go-toml/v2"
+
+	"github.com/onellm/onellm-mcp/fstools"
 	"github.com/onellm/onellm-mcp/grants"
 	"github.com/onellm/onellm-mcp/shelltool/cmdline"
-	"github.com/onellm/onellm-mcp/shelltool/toolchains"
 )
 
 // Project configuration of package installs (package.install).
@@ -39,13 +41,23 @@ import (
 //     <dynamic>: those name registries the sandbox does not pin, or run
 //     code that rewrites them. A package.json's git and URL dependencies
 //     and a lockfile's URLs add their hosts.
+//   - workspaces: a root manifest's members (package.json "workspaces",
+//     pnpm-workspace.yaml packages, Cargo [workspace] members,
+//     [tool.uv.workspace] members) have their manifests read too, as the
+//     tool installs or locks them all (members).
 //   - pip: the requirement and constraint files the line names (-r, -c):
 //     their --index-url, --extra-index-url and URL requirements add hosts,
 //     --find-links and ${…} are <dynamic>, nested -r/-c files are read.
+//     uv reads such a file by its name as a PEP 723 script, a
+//     pyproject.toml or a pylock; it is read that way too (requirementsAs).
 //   - uv and poetry: pyproject.toml and the lockfile (uv.lock,
-//     poetry.lock), poetry.toml, and without the pins uv.toml: every
-//     registry, git or url source adds its host (a lockfile's package
-//     files, with a hash, are its index's).
+//     poetry.lock), poetry.toml, and without the pins uv.toml, read as
+//     TOML reads them (tomlSourceHosts: a real parser for any form but
+//     the plain one lockfiles use; one that does not parse is
+//     <dynamic>): every registry, git or
+//     url source adds its host (a lockfile's package files, with a hash,
+//     are its index's). A script's PEP 723 block is read as the PEP's
+//     reference implementation reads it.
 //   - cargo: a .cargo/config.toml (or .cargo/config) from the folder up
 //     with a source replacement, registries, [patch], [http] or [net]
 //     table, or an include, is <dynamic>.
@@ -57,20 +69,28 @@ import (
 // credential file no allow rule names exactly, such as a project's .npmrc,
 // or a brokered secret's source: sandboxHides, the rules the run's scan
 // applies): the installer cannot read it,
-// so the decision names exactly the indexes it reads; the files taken as
-// hidden are hidden by the run wherever they lie (past the credential
-// scan's bound, in node_modules). On the host, and where a rule lifts the
-// file, it is read.
+// so the decision names exactly the indexes it reads. Only a regular file
+// reached with no symlink on its way is taken as hidden, and the run hides
+// each such file at its path, also where its own scan does not look (past
+// the credential scan's bound, in node_modules). On the host, and where a
+// rule lifts the file, it is read.
 //
 // Only files inside the writable roots are read: one outside (pip -r
 // /etc/x, a working folder elsewhere) is <dynamic>, so the server reads
-// nothing a command could not. A file that is a symlink, too large, or
-// unreadable for another reason than its absence is <dynamic> (the
-// installer would read it). When the
+// nothing a command could not. A file that is a symlink or lies under one
+// (a dangling one too: the line may create its target), too large, or
+// unreadable for another reason than its absence is <dynamic>: the
+// installer would read it, and the run's placeholder follows a link only
+// at set-up. Files are opened by fstools.OpenRegular (the kernel refuses
+// every symlink on the way). When the
 // install may run in another folder (Package.Elsewhere: the line changes
 // folder, or --prefix, -C, --directory name one), every such file in the
 // writable roots counts, up to maxProjectEntries entries walked (beyond:
-// <dynamic>). Hosts are only added: an index the line decided stays.
+// <dynamic>); the walk skips dependency folders as the credential scan
+// does, so the folders the command names literally (its cd, a word naming
+// a folder: npm --prefix node_modules/x) have their chain read directly,
+// and a folder named only at run time is <dynamic>. Hosts are only added:
+// an index the line decided stays.
 
 // Bounds on reading project configuration.
 const (
@@ -119,7 +139,7 @@ func pinnedIndexes(pinned bool, pkgs []cmdline.Package) []cmdline.Package {
 // adds to each: a Package per added host after the package's own. hidden
 // are the files it took as hidden from the command (sandboxHides) and so
 // did not read: the run hides them, whatever its own scan finds.
-func projectIndexes(p *grants.Policy, cwd string, surface grants.Surface, pkgs []cmdline.Package) (_ []cmdline.Package, hidden []string) {
+func projectIndexes(p *grants.Policy, cwd string, surface grants.Surface, pkgs []cmdline.Package, cmds []cmdline.Command) (_ []cmdline.Package, hidden []string) {
 	pinned := toolchainsApply(p, surface)
 	pkgs = pinnedIndexes(pinned, pkgs)
 	pc := &projectConfig{cwd: cwd, pinned: pinned, roots: slices.Concat([]string{p.Workspace}, p.Sandbox.Writable), hosts: map[string][]string{}}
@@ -139,7 +159,11 @@ func projectIndexes(p *grants.Policy, cwd string, surface grants.Surface, pkgs [
 		if slices.Contains(have, cmdline.Dynamic) || pk.URL != "" || slices.Equal(have, []string{""}) {
 			continue // already any index, a URL's own host, or no network
 		}
-		for _, h := range pc.indexes(pk) {
+		var cmd cmdline.Command
+		if pk.Command >= 0 && pk.Command < len(cmds) {
+			cmd = cmds[pk.Command]
+		}
+		for _, h := range pc.indexes(pk, cmd) {
 			if !slices.Contains(have, h) {
 				have = append(have, h)
 				add := pk
@@ -169,31 +193,36 @@ type projectConfig struct {
 	didWalk bool
 }
 
-// indexes are the hosts the project's configuration adds to pk.
-func (pc *projectConfig) indexes(pk cmdline.Package) []string {
+// indexes are the hosts the project's configuration adds to pk, which
+// cmd installs.
+func (pc *projectConfig) indexes(pk cmdline.Package, cmd cmdline.Command) []string {
 	var out []string
-	for _, f := range pk.Files {
+	for i, f := range slices.Concat(pk.Files, pk.Scripts) {
 		if f == cmdline.Dynamic || f == "" || pk.Elsewhere && !filepath.IsAbs(f) {
-			return []string{cmdline.Dynamic} // named at run time, or relative to a folder the line moves to
+			// Named at run time (stdin, a URL's script), or relative to
+			// a folder the line moves to.
+			return []string{cmdline.Dynamic}
 		}
-		seen := 0
-		out = append(out, pc.requirements(pc.abs(f), &seen, 0)...)
-	}
-	for _, f := range pk.Scripts {
-		if f == cmdline.Dynamic || f == "" || pk.Elsewhere && !filepath.IsAbs(f) {
-			return []string{cmdline.Dynamic} // stdin, a URL's, or relative to a folder the line moves to
+		if i < len(pk.Files) {
+			seen := 0
+			out = append(out, pc.requirements(pc.abs(f), &seen, 0)...)
+		} else {
+			out = append(out, pc.script(pc.abs(f))...)
 		}
-		out = append(out, pc.script(pc.abs(f))...)
 	}
 	names := append(slices.Clone(projectFiles[pk.Manager]), unpinned(pc.pinned, pk.Manager)...)
 	if len(names) == 0 {
 		return out
 	}
-	files := pc.chain(names)
+	files := pc.chain(pc.cwd, names)
 	if pk.Elsewhere {
 		found, ok := pc.walk()
-		if !ok {
+		dirs, known := pc.targets(cmd)
+		if !ok || !known {
 			return append(out, cmdline.Dynamic)
+		}
+		for _, d := range dirs {
+			files = append(files, pc.chain(d, names)...) // a folder the walk skips too (node_modules/x)
 		}
 		for _, f := range found {
 			if slices.ContainsFunc(names, func(n string) bool { return strings.HasSuffix(f, string(filepath.Separator)+filepath.FromSlash(n)) }) {
@@ -207,8 +236,49 @@ func (pc *projectConfig) indexes(pk cmdline.Package) []string {
 	return out
 }
 
-// hides reports whether the sandbox hides path from the command, and
-// records it (each once).
+// What load found at a project file's path.
+type fileState int
+
+const (
+	fileRead    fileState = iota // a regular file, read
+	fileAbsent                   // nothing there: the installer reads nothing
+	fileHidden                   // hidden from the command (recorded in pc.hidden), not read
+	fileUnknown                  // what the installer reads is not known: <dynamic>
+)
+
+// load reads one project file at path (absolute) as the installer meets
+// it. A file outside the roots is not read (fileUnknown: the server reads
+// nothing a command could not). A symlink at the name or at any folder on
+// its way (fstools.OpenRegular: the kernel refuses them), anything but a
+// regular file, a file too large or unreadable is fileUnknown: the run's
+// placeholder would follow a link only at set-up, so a dangling link, or
+// one the line re-points, would show the command a file the decision did
+// not read. Only a regular file reached without a link is taken as
+// hidden (pc.hides), and the run hides exactly that file.
+func (pc *projectConfig) load(path string) ([]byte, fileState) {
+	path = filepath.Clean(path)
+	if !pc.inRoots(path) {
+		return nil, fileUnknown
+	}
+	err := fstools.StatRegular(path)
+	if err == nil && pc.hides(path) {
+		return nil, fileHidden
+	}
+	var b []byte
+	if err == nil {
+		b, err = fstools.ReadRegular(path, maxProjectFile)
+	}
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil, fileAbsent
+	case err != nil:
+		return nil, fileUnknown
+	}
+	return b, fileRead
+}
+
+// hides reports whether the sandbox hides path, a regular file, from the
+// command, and records it (each once).
 func (pc *projectConfig) hides(path string) bool {
 	if pc.policy == nil || !sandboxHides(pc.policy, path) {
 		return false
@@ -234,15 +304,16 @@ func (pc *projectConfig) abs(f string) string {
 }
 
 // chain is each of names in the working folder and every folder above it
-// that exists (or is not a plain file: a symlink is read as <dynamic>).
+// that exists (or is not a plain file: a symlink there or on its way is
+// read as <dynamic>).
 //
 // Only folders inside the writable roots are read (the server reads what
 // a command might not: a file above them is the person's, such as
 // ~/.npmrc, which commands cannot read); a working folder outside them is
 // <dynamic>.
-func (pc *projectConfig) chain(names []string) []string {
+func (pc *projectConfig) chain(from string, names []string) []string {
 	var out []string
-	dir := filepath.Clean(pc.cwd)
+	dir := filepath.Clean(from)
 	if !pc.inRoots(dir) {
 		return []string{cmdline.Dynamic}
 	}
@@ -251,8 +322,10 @@ func (pc *projectConfig) chain(names []string) []string {
 			break
 		}
 		for _, n := range names {
+			// A symlink at the name or on its way (a dangling one too) is
+			// listed: load makes it <dynamic>.
 			f := filepath.Join(dir, filepath.FromSlash(n))
-			if _, err := os.Lstat(f); err == nil {
+			if !errors.Is(fstools.StatRegular(f), fs.ErrNotExist) {
 				out = append(out, f)
 			}
 		}
@@ -263,6 +336,46 @@ func (pc *projectConfig) chain(names []string) []string {
 		dir = up
 	}
 	return out
+}
+
+// targets are the folders an install elsewhere may run in that the
+// command names literally: the folder the line's cd leaves it in, and each
+// of its words (or an option's value after "=") that names a folder in the
+// roots (npm --prefix D, uv --directory D: more folders than the tool uses
+// only add hosts). Their configuration is read directly, since the walk
+// skips dependency folders (node_modules, vendor, .venv) as the credential
+// scan does. known is false when the folder cannot be known: a cd to a
+// folder named at run time, or an option whose value is not literal.
+func (pc *projectConfig) targets(cmd cmdline.Command) (dirs []string, known bool) {
+	if cmd.Dir == cmdline.Dynamic {
+		return nil, false
+	}
+	base := pc.abs(cmd.Dir)
+	dirs = append(dirs, base)
+	for i, w := range cmd.Words {
+		if i == 0 {
+			continue
+		}
+		if _, v, ok := strings.Cut(w, "="); ok && strings.HasPrefix(w, "-") {
+			w = v
+		}
+		if strings.ContainsAny(w, "$`") {
+			if strings.HasPrefix(cmd.Words[i], "-") || strings.HasPrefix(cmd.Words[i-1], "-") {
+				return nil, false // an option's value known only at run time
+			}
+			continue
+		}
+		d := w
+		if !filepath.IsAbs(d) {
+			d = filepath.Join(base, d)
+		}
+		// A symlink too: its files are read as <dynamic>.
+		d = filepath.Clean(d)
+		if fi, err := os.Lstat(d); err == nil && (fi.IsDir() || fi.Mode()&fs.ModeSymlink != 0) && pc.inRoots(d) && !slices.Contains(dirs, d) {
+			dirs = append(dirs, d)
+		}
+	}
+	return dirs, true
 }
 
 // inRoots reports whether path is a writable root or inside one.
@@ -281,10 +394,14 @@ func (pc *projectConfig) walk() ([]string, bool) {
 	}
 	pc.didWalk, pc.walkOK = true, true
 	want := map[string]bool{}
+	under := map[string][]string{} // ".cargo" → "config.toml", "config"
 	for _, list := range []map[string][]string{projectFiles, unpinnedFiles} {
 		for _, names := range list {
 			for _, n := range names {
 				want[filepath.Base(n)] = true
+				if d, rest, ok := strings.Cut(n, "/"); ok && !slices.Contains(under[d], rest) {
+					under[d] = append(under[d], rest)
+				}
 			}
 		}
 	}
@@ -300,8 +417,12 @@ func (pc *projectConfig) walk() ([]string, bool) {
 				return nil
 			case d.IsDir() && path != root && skippedDirs[d.Name()]: // as the credential scan (secrets.go)
 				return filepath.SkipDir
-			case !d.IsDir() && want[d.Name()]:
+			case !d.IsDir() && want[d.Name()]: // a symlink too: load makes it <dynamic>
 				pc.walked = append(pc.walked, path)
+			case d.Type()&fs.ModeSymlink != 0 && len(under[d.Name()]) > 0: // .cargo -> elsewhere
+				for _, rest := range under[d.Name()] {
+					pc.walked = append(pc.walked, filepath.Join(path, filepath.FromSlash(rest)))
+				}
 			}
 			return nil
 		})
@@ -318,14 +439,12 @@ func (pc *projectConfig) file(manager, path string) []string {
 	if h, ok := pc.hosts[key]; ok {
 		return h
 	}
-	if pc.hides(path) {
-		return nil // the installer reads nothing there
-	}
-	b, err := toolchains.ReadProjectFile(path, maxProjectFile)
+	pc.hosts[key] = nil // in progress: a workspace naming itself as a member adds nothing more
+	b, st := pc.load(path)
 	var h []string
 	switch base := filepath.Base(path); {
-	case errors.Is(err, fs.ErrNotExist):
-	case err != nil:
+	case st == fileAbsent || st == fileHidden: // the installer reads nothing there
+	case st == fileUnknown:
 		h = []string{cmdline.Dynamic}
 	case base == ".npmrc":
 		h = npmrcIndexes(b, pc.pinned)
@@ -338,7 +457,10 @@ func (pc *projectConfig) file(manager, path string) []string {
 	case base == "pnpm-workspace.yaml":
 		if pnpmRegistry.Match(b) {
 			h = []string{cmdline.Dynamic}
+			break
 		}
+		patterns, ok := pnpmMembers(b)
+		h = pc.members(manager, filepath.Join(filepath.Dir(path), "package.json"), patterns, ok)
 	case filepath.Base(filepath.Dir(path)) == ".cargo":
 		if cargoMovesIndex.Match(b) {
 			h = []string{cmdline.Dynamic}
@@ -354,55 +476,224 @@ func (pc *projectConfig) file(manager, path string) []string {
 	default: // pyproject.toml, uv.lock, poetry.lock, uv.toml, poetry.toml
 		h = tomlSourceHosts(b)
 	}
+	if base := filepath.Base(path); st == fileRead && (base == "package.json" || base == "Cargo.toml" || base == "pyproject.toml") {
+		patterns, ok := workspaceMembers(base, b)
+		h = append(h, pc.members(manager, path, patterns, ok)...)
+	}
 	pc.hosts[key] = h
 	return h
+}
+
+// maxMembers bounds the workspace members read for one manifest.
+const maxMembers = 256
+
+// members are the hosts a workspace's members' manifests add (path is the
+// root's manifest, patterns its members, ok false when they are not
+// known): npm, yarn and bun install every workspace of a package.json's
+// "workspaces", pnpm every package of pnpm-workspace.yaml's,
+// cargo resolves every member of Cargo.toml's [workspace] members, uv
+// locks every member of [tool.uv.workspace] members, each with its own
+// git and URL dependencies and sources. Each pattern is expanded as a
+// glob in the manifest's folder (a pattern with "**", braces or a negation
+// is <dynamic>, as is a manifest whose members list does not parse or
+// that has more than maxMembers); each member's manifest of the same name
+// is read as the root's (through load: a symlinked member is <dynamic>).
+// Members a pattern excludes are read too (only hosts are added).
+func (pc *projectConfig) members(manager, path string, patterns []string, ok bool) []string {
+	if !ok {
+		return []string{cmdline.Dynamic}
+	}
+	var out []string
+	n := 0
+	for _, pat := range patterns {
+		if pat == "" || filepath.IsAbs(pat) || strings.HasPrefix(pat, "!") || strings.Contains(pat, "**") || strings.ContainsAny(pat, "{}") {
+			return append(out, cmdline.Dynamic)
+		}
+		matches, err := filepath.Glob(filepath.Join(filepath.Dir(path), filepath.FromSlash(pat)))
+		if err != nil {
+			return append(out, cmdline.Dynamic)
+		}
+		for _, m := range matches {
+			if n++; n > maxMembers {
+				return append(out, cmdline.Dynamic)
+			}
+			out = append(out, pc.file(manager, filepath.Join(m, filepath.Base(path)))...)
+		}
+	}
+	return out
+}
+
+// pnpmMembers are pnpm-workspace.yaml's packages, written as a block list
+// of plain or quoted patterns; ok is false for any other form of the
+// packages key (a flow list, an anchor).
+func pnpmMembers(b []byte) (_ []string, ok bool) {
+	var out []string
+	in := false
+	for _, line := range strings.Split(strings.ReplaceAll(string(b), "\r\n", "\n"), "\n") {
+		trim := strings.TrimSpace(line)
+		switch {
+		case trim == "" || trim[0] == '#':
+		case pnpmPackages.MatchString(line):
+			if line[0] == ' ' || line[0] == '\t' || strings.TrimSpace(line[strings.Index(line, ":")+1:]) != "" {
+				return nil, false
+			}
+			in = true
+		case in && (line[0] == ' ' || line[0] == '\t' || line[0] == '-'):
+			item, isItem := strings.CutPrefix(trim, "- ")
+			if i := strings.Index(item, " #"); i >= 0 {
+				item = item[:i]
+			}
+			item = strings.TrimSpace(item)
+			if q := strings.Trim(item, `"'`); len(q) == len(item)-2 && item[0] == item[len(item)-1] {
+				item = q
+			}
+			if !isItem || item == "" || strings.ContainsAny(item, `"'[]{}`) || item[0] == '&' || item[0] == '*' {
+				return nil, false
+			}
+			out = append(out, item)
+		default:
+			in = false
+		}
+	}
+	return out, true
+}
+
+// workspaceMembers are the member patterns a manifest declares; ok is
+// false when its members list is not one this reads.
+func workspaceMembers(base string, b []byte) (_ []string, ok bool) {
+	if base == "package.json" {
+		var m struct {
+			Workspaces json.RawMessage `json:"workspaces"`
+		}
+		if json.Unmarshal(b, &m) != nil {
+			return nil, false
+		}
+		if len(m.Workspaces) == 0 || string(m.Workspaces) == "null" {
+			return nil, true
+		}
+		var list []string
+		if json.Unmarshal(m.Workspaces, &list) == nil {
+			return list, true
+		}
+		var obj struct {
+			Packages []string `json:"packages"`
+		}
+		err := json.Unmarshal(m.Workspaces, &obj)
+		return obj.Packages, err == nil
+	}
+	var doc struct {
+		Workspace struct {
+			Members []string `toml:"members"`
+		} `toml:"workspace"`
+		Tool struct {
+			UV struct {
+				Workspace struct {
+					Members []string `toml:"members"`
+				} `toml:"workspace"`
+			} `toml:"uv"`
+		} `toml:"tool"`
+	}
+	if toml.Unmarshal(b, &doc) != nil {
+		return nil, false
+	}
+	if base == "Cargo.toml" {
+		return doc.Workspace.Members, true
+	}
+	return doc.Tool.UV.Workspace.Members, true
 }
 
 // script is what a Python script's inline metadata adds to uv's install
 // of its dependencies: its sources and indexes, as a pyproject.toml's.
 func (pc *projectConfig) script(path string) []string {
-	switch {
-	case !pc.inRoots(path):
-		return []string{cmdline.Dynamic} // not read: outside the roots
-	case pc.hides(path):
+	b, st := pc.load(path)
+	switch st {
+	case fileAbsent, fileHidden:
 		return nil // uv cannot read it (and fails)
-	}
-	b, err := toolchains.ReadProjectFile(path, maxProjectFile)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		return nil // uv fails
-	case err != nil:
+	case fileUnknown:
 		return []string{cmdline.Dynamic}
 	}
+	return scriptHosts(b)
+}
+
+// scriptHosts are the hosts a script's inline metadata names.
+func scriptHosts(b []byte) []string {
 	meta, ok := scriptMetadata(b)
 	if !ok {
 		return []string{cmdline.Dynamic}
 	}
+	if meta == nil {
+		return nil // no block: no dependencies
+	}
 	return tomlSourceHosts(meta)
 }
 
-// scriptMetadata is the TOML of a script's PEP 723 "script" block: the
-// comment lines between "# /// script" and "# ///", without their "#".
-// Python code outside it (url = "https://…" in the program) is not read.
-// ok is false for a block PEP 723 would not read as written (a line that
-// is no comment inside it, no end): what uv makes of it is not known here.
+// requirementsAs are the hosts a requirements file adds when read as what
+// uv takes it for by its name (uv's RequirementsSource: a .py or .pyw is a
+// PEP 723 script, a file without extension one when it holds a block, a
+// pyproject.toml a project, a pylock*.toml a lock), besides what pip,
+// which reads every one as a requirements file, takes from it. Both are
+// named: the Package does not say which reads it, and uv compares the
+// name without regard to case. A setup.py or setup.cfg, a source tree uv
+// builds, is <dynamic>.
+func requirementsAs(path string, b []byte) []string {
+	base := strings.ToLower(filepath.Base(path))
+	switch ext := filepath.Ext(base); {
+	case base == "setup.py" || base == "setup.cfg":
+		return []string{cmdline.Dynamic} // a source tree uv builds: its requirements are not read here
+	case ext == ".py" || ext == ".pyw" || ext == "":
+		return scriptHosts(b)
+	case base == "pyproject.toml":
+		return tomlSourceHosts(b)
+	case strings.HasPrefix(base, "pylock.") && ext == ".toml":
+		return lockfileHosts(b, false) // its packages' own URLs
+	}
+	return nil
+}
+
+// pep723Block is PEP 723's reference regular expression for a metadata
+// block, as written there. Go's matching is leftmost-first as Python's, so
+// the greedy content runs to the LAST "# ///" of the comment run, as in the
+// reference implementation and uv: a "# ///" inside a TOML multi-line
+// string does not end the block.
+var pep723Block = regexp.MustCompile(`(?m)^# /// (?P<type>[a-zA-Z0-9-]+)$\s(?P<content>(^#(| .*)$\s)+)^# ///$`)
+
+// pythonLineBreaks are the line boundaries of Python's str.splitlines
+// other than "\n".
+const pythonLineBreaks = "\r\v\f\x1c\x1d\x1e\u0085\u2028\u2029"
+
+// scriptMetadata is the TOML of a script's PEP 723 "script" block, read as
+// the PEP's reference implementation reads it: each content line without
+// its "# " (or "#"). Python code outside it (url = "https://…" in the
+// program) is not read. ok is false where what uv makes of the file is not
+// known here: two script blocks (an error in the reference), or a
+// "# /// script" line that opens no block the regex matches.
 func scriptMetadata(b []byte) (_ []byte, ok bool) {
-	var out []byte
-	in := false
-	for _, line := range strings.Split(string(b), "\n") {
-		line = strings.TrimSuffix(line, "\r")
-		switch {
-		case !in && strings.TrimRight(line, " \t") == "# /// script":
-			in = true
-		case in && strings.TrimRight(line, " \t") == "# ///":
-			in = false
-		case in && (line == "#" || strings.HasPrefix(line, "# ")):
-			out = append(append(out, strings.TrimPrefix(strings.TrimPrefix(line, "#"), " ")...), '\n')
-		case in:
-			return nil, false
+	text := strings.ReplaceAll(string(b), "\r\n", "\n") // as Python reads text
+	var found []string
+	for _, m := range pep723Block.FindAllStringSubmatch(text, -1) {
+		if m[1] == "script" {
+			found = append(found, m[2])
 		}
 	}
-	return out, !in
+	switch {
+	case len(found) > 1:
+		return nil, false
+	case len(found) == 0:
+		opened := slices.ContainsFunc(strings.Split(text, "\n"), func(l string) bool { return strings.HasPrefix(l, "# /// script") })
+		return nil, !opened
+	}
+	if strings.ContainsAny(found[0], pythonLineBreaks) {
+		return nil, false // Python's splitlines would cut the lines elsewhere
+	}
+	var out []byte
+	for _, line := range strings.SplitAfter(found[0], "\n") {
+		if rest, ok := strings.CutPrefix(line, "# "); ok {
+			out = append(out, rest...)
+		} else {
+			out = append(out, strings.TrimPrefix(line, "#")...)
+		}
+	}
+	return out, true
 }
 
 // npmrcIndexes are the hosts an .npmrc's top-level scope registries name
@@ -463,37 +754,108 @@ var (
 	tomlSource = regexp.MustCompile(`(?m)\b(registry|git|url|index-url|extra-index-url|default-index|find-links|registry-index|source)\s*=\s*(\[|"[^"\n]*"|'[^'\n]*')`)
 	// directReference: a quoted PEP 508 requirement naming its URL.
 	directReference = regexp.MustCompile(`["'][A-Za-z0-9._-]+\s*(?:\[[^\]"']*\])?\s*@\s*([^"'\s;]+://[^"'\s;]*)`)
+	// pep508Reference: a PEP 508 requirement naming its URL ("x[a] @ URL").
+	pep508Reference = regexp.MustCompile(`^\s*[A-Za-z0-9._-]+\s*(?:\[[^\]]*\])?\s*@\s*([^\s;]+://[^\s;]*)`)
+	pnpmPackages    = regexp.MustCompile(`(?m)^\s*["']?packages["']?\s*:`)
 	pnpmRegistry    = regexp.MustCompile(`(?m)^\s*["']?(registry|registries|@[^:\s]+:registry)["']?\s*:`)
 	gemSource       = regexp.MustCompile(`(?m)^\s*source\s*\(?\s*["']([^"'\n]*)["']`)
 	composerURL     = regexp.MustCompile(`"url"\s*:\s*"([^"\n]*)"`)
 )
 
-// tomlSourceHosts are the hosts a pyproject.toml's or lockfile's sources
-// name; a list value, find-links or a value naming a variable is
-// <dynamic>; a package file (a lockfile line with a hash) is its index's.
+// tomlSourceHosts are the hosts a pyproject.toml's, a lockfile's or a
+// config's sources name: the string values of sourceKeys that name a URL
+// (or a variable: <dynamic>), find-links (<dynamic>), and PEP 508 direct
+// references anywhere ("x @ git+https://h/x"). A package file (a url with
+// a hash, a lockfile's) is its index's.
+//
+// A file in the plain forms a lockfile is written in (bare keys, one-line
+// strings without escapes) is read line by line, each distinct line once
+// (a lockfile repeats one source line per package): a tenth of a full
+// parse's time. Any other form (a quoted key, a multi-line string, an
+// escape: tomlUnplain) is parsed as TOML by a real parser, and a file
+// that does not parse is <dynamic>.
 func tomlSourceHosts(b []byte) []string {
+	if !tomlUnplain(b) {
+		return tomlLineHosts(b)
+	}
+	var doc map[string]any
+	if err := toml.Unmarshal(b, &doc); err != nil {
+		return []string{cmdline.Dynamic}
+	}
 	var out []string
-	seen := map[string]bool{} // a lockfile repeats one source line per package
+	tomlHosts(doc, "", &out)
+	return out
+}
+
+// tomlUnplain reports whether b has a TOML form the line reader does not
+// read as TOML does: a multi-line string, an escape, or a quoted key (a
+// quoted string at a line's start, or after "{", "," or a dotted key's
+// ".", followed by "="). A false report only costs the full parse. (A
+// hand-written scan: the equivalent regexp takes milliseconds on a
+// lockfile.)
+func tomlUnplain(b []byte) bool {
+	if bytes.Contains(b, []byte(`"""`)) || bytes.Contains(b, []byte("'''")) || bytes.IndexByte(b, '\\') >= 0 {
+		return true
+	}
+	for _, line := range bytes.Split(b, []byte("\n")) {
+		for i, c := range line {
+			if c != '"' && c != '\'' {
+				continue
+			}
+			j := i - 1
+			for j >= 0 && (line[j] == ' ' || line[j] == '\t') {
+				j--
+			}
+			if j >= 0 && line[j] != '{' && line[j] != ',' && line[j] != '.' {
+				continue // a value, not a key
+			}
+			end := bytes.IndexByte(line[i+1:], c)
+			if end < 0 {
+				continue
+			}
+			k := i + end + 2
+			for k < len(line) && (line[k] == ' ' || line[k] == '\t') {
+				k++
+			}
+			if k < len(line) && line[k] == '=' {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// tomlLineHosts is tomlSourceHosts for a plain file, line by line; a list
+// value of a source key is <dynamic>.
+func tomlLineHosts(b []byte) []string {
+	var out []string
+	seen := map[string]bool{}
 	for _, line := range strings.Split(string(b), "\n") {
 		if seen[line] {
 			continue // what it adds is added
 		}
 		seen[line] = true
 		if strings.Contains(line, "@") && strings.Contains(line, "://") {
-			// A PEP 508 direct reference in a dependency list ("x @
-			// git+https://h/x"), which may stand on a line of its own.
+			// A PEP 508 direct reference in a dependency list, which may
+			// stand on a line of its own.
 			for _, m := range directReference.FindAllStringSubmatch(line, -1) {
 				if h, ok := requirementURLHost(m[1]); ok {
 					out = append(out, h)
 				}
 			}
 		}
-		if !strings.Contains(line, "=") || !strings.ContainsAny(line, ":$[") || strings.Contains(line, "hash =") || strings.Contains(line, "hash=") {
+		if !strings.Contains(line, "=") || !strings.ContainsAny(line, ":$[") {
 			continue // no source value (a URL, a variable, a list) can be on it
+		}
+		file := strings.Contains(line, "hash =") || strings.Contains(line, "hash=")
+		if file && !slices.ContainsFunc([]string{"git", "registry", "index", "source", "find-links"}, func(k string) bool { return strings.Contains(line, k) }) {
+			continue // a package file's line, with no other source key: its index's
 		}
 		for _, m := range tomlSource.FindAllStringSubmatch(line, -1) {
 			v := m[2]
 			switch {
+			case m[1] == "url" && file:
+				// a package file: its index's
 			case m[1] == "source" && v == `"`+cratesIOGitIndex+`"`:
 				out = append(out, "index.crates.io") // Cargo.lock's name for crates.io
 			case m[1] != "source" && (v == "[" || m[1] == "find-links"):
@@ -504,6 +866,46 @@ func tomlSourceHosts(b []byte) []string {
 		}
 	}
 	return out
+}
+
+// sourceKeys are the TOML keys naming an index or a package's source.
+var sourceKeys = map[string]bool{
+	"registry": true, "git": true, "url": true, "index-url": true, "extra-index-url": true, "default-index": true,
+	"find-links": true, "registry-index": true, "source": true,
+}
+
+// tomlHosts adds to out the hosts v, the value of key in a parsed TOML
+// document, names.
+func tomlHosts(v any, key string, out *[]string) {
+	switch v := v.(type) {
+	case map[string]any:
+		_, file := v["hash"]
+		for _, k := range slices.Sorted(maps.Keys(v)) {
+			if k == "url" && file {
+				continue // a package file: its index's
+			}
+			tomlHosts(v[k], k, out)
+		}
+	case []any:
+		for _, e := range v {
+			tomlHosts(e, key, out)
+		}
+	case string:
+		switch {
+		case key == "source" && v == cratesIOGitIndex:
+			*out = append(*out, "index.crates.io") // Cargo.lock's name for crates.io
+		case key == "find-links":
+			*out = append(*out, cmdline.Dynamic)
+		case sourceKeys[key] && (strings.Contains(v, "://") || strings.Contains(v, "$")):
+			*out = append(*out, urlHost(v))
+		case strings.Contains(v, "@") && strings.Contains(v, "://"):
+			if m := pep508Reference.FindStringSubmatch(v); m != nil {
+				if h, ok := requirementURLHost(m[1]); ok {
+					*out = append(*out, h)
+				}
+			}
+		}
+	}
 }
 
 // cratesIOGitIndex is how a Cargo.lock names crates.io.
@@ -618,20 +1020,17 @@ func matchedHosts(re *regexp.Regexp, b []byte) []string {
 // maxRequirements); --find-links with a URL and ${…} are <dynamic>.
 func (pc *projectConfig) requirements(path string, seen *int, depth int) []string {
 	*seen++
-	if *seen > maxRequirements || depth > 8 || !pc.inRoots(filepath.Clean(path)) {
-		return []string{cmdline.Dynamic} // too many, or a file outside the roots, not read
+	if *seen > maxRequirements || depth > 8 {
+		return []string{cmdline.Dynamic} // too many, not read
 	}
-	if pc.hides(path) {
+	b, st := pc.load(path)
+	switch st {
+	case fileAbsent, fileHidden:
 		return nil // pip cannot read it (and fails)
-	}
-	b, err := toolchains.ReadProjectFile(path, maxProjectFile)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		return nil // pip fails
-	case err != nil:
+	case fileUnknown:
 		return []string{cmdline.Dynamic}
 	}
-	var out []string
+	out := requirementsAs(path, b)
 	text := strings.ReplaceAll(string(b), "\\\n", "")
 	for _, line := range strings.Split(text, "\n") {
 		if i := strings.Index(line, " #"); i >= 0 {

@@ -39,6 +39,11 @@ func FuzzProjectConfig(f *testing.F) {
 		hosts = append(hosts, matchedHosts(composerURL, b)...)
 		hosts = append(hosts, pc.requirements(req, &seen, 0)...)
 		hosts = append(hosts, pc.script(req)...)
+		// The workspace readers: patterns only, never a panic.
+		pnpmMembers(b)
+		for _, base := range []string{"package.json", "Cargo.toml", "pyproject.toml"} {
+			workspaceMembers(base, b)
+		}
 		for _, h := range hosts {
 			if h == cmdline.Dynamic {
 				continue

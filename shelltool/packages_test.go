@@ -180,7 +180,7 @@ func TestProjectIndexes(t *testing.T) {
 		{grants.SurfaceSandbox, "npm", "npm i https://registry.npmjs.org/x/-/x-1.tgz", "registry.npmjs.org"},
 		{grants.SurfaceSandbox, "npmvar", "npm ci", "registry.npmjs.org"},
 		{grants.SurfaceHost, "npmvar", "npm ci", "registry.npmjs.org <dynamic>"},
-		{grants.SurfaceSandbox, "npmlink", "npm ci", "registry.npmjs.org"}, // hidden: the sandbox hides its target
+		{grants.SurfaceSandbox, "npmlink", "npm ci", "registry.npmjs.org <dynamic>"}, // a symlink is never taken as hidden: the run's placeholder follows it only at set-up
 		{grants.SurfaceHost, "npmlink", "npm ci", "registry.npmjs.org <dynamic>"},
 		{grants.SurfaceSandbox, "yarn", "yarn add x", "registry.yarnpkg.com <dynamic>"},
 		{grants.SurfaceSandbox, "yarn", "npm i x", "registry.npmjs.org"},
@@ -238,7 +238,7 @@ func TestProjectIndexes(t *testing.T) {
 		{grants.SurfaceSandbox, "crate", "cargo add serde", "index.crates.io github.com gitlab.example"},
 		{grants.SurfaceSandbox, "", "npm i @far/x", "registry.npmjs.org"},
 		{grants.SurfaceSandbox, "", "cd far/deep && npm i @far/x", "registry.npmjs.org <dynamic> lockgit.example github.com git.example"},
-		{grants.SurfaceHost, "", "cd far/deep && npm i @far/x", "registry.npmjs.org <dynamic> lockgit.example github.com tar.example git.example far.example mirror.example npm.acme.example"},
+		{grants.SurfaceHost, "", "cd far/deep && npm i @far/x", "registry.npmjs.org far.example <dynamic> lockgit.example github.com tar.example git.example mirror.example npm.acme.example"},
 		{grants.SurfaceSandbox, "", "npm --prefix far/deep i @far/x", "registry.npmjs.org <dynamic> lockgit.example github.com git.example"},
 	} {
 		reqs, err := LineRequests(p, tc.line, filepath.Join(ws, tc.dir), tc.surface)

@@ -409,7 +409,7 @@ func requests(p *grants.Policy, a cmdline.Analysis, cwd string, surface grants.S
 	// One package.install per package and index, besides the installing
 	// command's process.exec; the project's configuration may add indexes
 	// (packages.go).
-	pkgs, hidden := projectIndexes(p, cwd, surface, a.Packages)
+	pkgs, hidden := projectIndexes(p, cwd, surface, a.Packages, a.Commands)
 	for _, pk := range pkgs {
 		if err := heldToRegistry(p, pk, surface); err != nil {
 			return nil, nil, err

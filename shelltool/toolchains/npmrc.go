@@ -1,12 +1,9 @@
 package toolchains
 
 import (
-	"errors"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"unicode"
 )
 
@@ -59,25 +56,4 @@ func parseNpmCAFile(b []byte) string {
 // would not stay one line of the generated config).
 func hasControl(s string) bool {
 	return strings.ContainsFunc(s, unicode.IsControl)
-}
-
-// ReadProjectFile reads an installer's project file (an .npmrc, a
-// lockfile, a requirement file) for the package.install decision, as the
-// installer would read it: a symlink (which may lead where the server, not
-// the command, can read), anything but a regular file, or a file over max
-// bytes is an error, as is its absence (fs.ErrNotExist).
-func ReadProjectFile(path string, max int64) ([]byte, error) {
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
-		return nil, errors.New("toolchains: " + path + " is not a regular file")
-	}
-	b, err := io.ReadAll(io.LimitReader(f, max+1))
-	if err == nil && int64(len(b)) > max {
-		err = errors.New("toolchains: " + path + " is too large")
-	}
-	return b, err
 }

@@ -1,12 +1,9 @@
 package toolchains
 
 import (
-	"errors"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"unicode"
 )
@@ -59,35 +56,4 @@ func FuzzParseNpmCAFile(f *testing.F) {
 			t.Fatalf("%q kept %q", in, v)
 		}
 	})
-}
-
-// TestReadProjectFile: a project file is read as the installer reads it,
-// but a symlink, a fifo, a folder or a file over the bound is refused
-// (never followed, never blocking), and a missing one says so.
-func TestReadProjectFile(t *testing.T) {
-	dir := t.TempDir()
-	f := filepath.Join(dir, ".npmrc")
-	if err := os.WriteFile(f, []byte("@s:registry=https://s.example/\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Symlink(f, filepath.Join(dir, "link")); err != nil {
-		t.Fatal(err)
-	}
-	if err := syscall.Mkfifo(filepath.Join(dir, "fifo"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if b, err := ReadProjectFile(f, 64); err != nil || !strings.Contains(string(b), "s.example") {
-		t.Errorf("read %q: %v", b, err)
-	}
-	for _, bad := range []string{"link", "fifo", "."} {
-		if _, err := ReadProjectFile(filepath.Join(dir, bad), 64); err == nil {
-			t.Errorf("%s was read", bad)
-		}
-	}
-	if _, err := ReadProjectFile(f, 8); err == nil {
-		t.Error("a file over the bound was read")
-	}
-	if _, err := ReadProjectFile(filepath.Join(dir, "missing"), 64); !errors.Is(err, fs.ErrNotExist) {
-		t.Errorf("missing file: %v", err)
-	}
 }
