@@ -445,9 +445,16 @@ func (in *install) command(t string) {
 	switch {
 	case t == "-" || strings.Contains(t, "://"):
 		in.script, in.scripts = true, append(in.scripts, Dynamic)
-	case in.script && len(in.scripts) == 0 || strings.HasSuffix(t, ".py") || strings.HasSuffix(t, ".pyw"):
+	case in.script && len(in.scripts) == 0 || isPythonScript(t):
 		in.script, in.scripts = true, append(in.scripts, t)
 	}
+}
+
+// isPythonScript: a name uv runs as a script by its extension, .py or
+// .pyw in any case (uv compares them without case).
+func isPythonScript(name string) bool {
+	ext := strings.ToLower(name[strings.LastIndexByte(name, '.')+1:])
+	return strings.Contains(name, ".") && (ext == "py" || ext == "pyw")
 }
 
 // option applies an option and its value ("" for a flag, Dynamic when not

@@ -321,6 +321,10 @@ var packageCases = []struct {
 	{"uv run --no-sync --with rich python", []string{"rich pypi.org uv ^0"}},
 	{"uv run --with-requirements r.txt python", []string{"(r.txt) pypi.org uv ^0", "(pyproject.toml) pypi.org uv ^0"}},
 	{"uv run --no-sync tool.py", []string{"(pyproject.toml) pypi.org uv ^0"}},
+	{"uv run --no-sync TOOL.PY", []string{"(pyproject.toml) pypi.org uv ^0"}},
+	{"uv run --no-sync tool.Pyw", []string{"(pyproject.toml) pypi.org uv ^0"}},
+	{"uv run --no-sync py", nil},
+	{"uv run --no-sync tool.pyc", nil},
 	{"uv run --no-sync --script tool", []string{"(pyproject.toml) pypi.org uv ^0"}},
 	{"uv run --no-sync - < x.py", []string{"(pyproject.toml) pypi.org uv ^0"}},
 	{"uv run pytest --no-sync", []string{"(pyproject.toml) pypi.org uv ^0"}}, // pytest's option
