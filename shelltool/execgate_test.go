@@ -798,3 +798,69 @@ func TestOutsideRepositoryRefsReadOnly(t *testing.T) {
 		}
 	}
 }
+
+// TestEmptyingApproval: a line that empties the workspace and the exec
+// its shell makes (the glob expanded) are the same request, so the
+// person's approval of the line holds for the program; and only for the
+// same program emptying the same folder.
+func TestEmptyingApproval(t *testing.T) {
+	mk := func() string {
+		ws, _ := filepath.EvalSymlinks(t.TempDir())
+		for _, d := range []string{"a", "b", "c", ".git"} {
+			if err := os.Mkdir(filepath.Join(ws, d), 0o755); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return ws
+	}
+	ws, other := mk(), mk()
+	p := policyFor(t, ws, `profile = "interactive-dev"`)
+	exec := func(ws string, argv ...string) grants.Request {
+		t.Helper()
+		g := execRequests(sandbox.ExecEvent{Exe: "/usr/bin/" + argv[0], Argv: argv, ExecPath: "/usr/bin/" + argv[0], Cwd: ws}, identity{}, ws)
+		if len(g) == 0 {
+			t.Fatalf("%q: no request", argv)
+		}
+		return g[0]
+	}
+	rmABC := []string{"rm", "-rf", "a", "b", "c"}
+	for _, tc := range []struct {
+		line    string
+		ws      string
+		argv    []string
+		carries bool
+	}{
+		{"rm -rf *", ws, rmABC, true},
+		{"rm -rf ./*", ws, []string{"rm", "-rf", "./a", "./b", "./c"}, true},
+		{"rm -rf -- *", ws, []string{"rm", "-rf", "--", "a", "b", "c"}, true},
+		{"rm -rf * .[!.]*", ws, []string{"rm", "-rf", "a", "b", "c", ".git"}, true},
+		{"cd a && rm -rf ../*", ws, []string{"rm", "-rf", "../a", "../b", "../c"}, false}, // the exec's cwd is ws, not a: words differ
+		{"rm -rf a b c", ws, rmABC, true},
+		{"rm -rf *", other, rmABC, false},                                       // another folder
+		{"rm -rf *", ws, []string{"rm", "-r", "a", "b", "c"}, false},             // other options
+		{"rm -rf *", ws, []string{"find", "a", "b", "c", "-delete"}, false},     // another program
+		{"rm -rf * /etc", ws, []string{"rm", "-rf", "a", "b", "c", "/etc"}, false},
+	} {
+		lr, err := LineRequests(p, tc.line, ws, grants.SurfaceSandbox)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var line *grants.Request
+		for i := range lr {
+			if lr[i].Target.Resource == "rm" {
+				line = &lr[i]
+			}
+		}
+		if line == nil || line.Risk != grants.RiskCritical {
+			t.Fatalf("%q: line requests %+v, want a critical rm", tc.line, lr)
+		}
+		g := exec(tc.ws, tc.argv...)
+		if g.Risk != grants.RiskCritical {
+			t.Errorf("%q: exec %q is %v %q, want critical", tc.line, tc.argv, g.Risk, g.Target.Option)
+		}
+		if got := line.KeyInCall() == g.KeyInCall() && line.Risk == g.Risk; got != tc.carries {
+			t.Errorf("%q then %q in %s: approval carries %v, want %v\n line %q %q\n exec %q %q",
+				tc.line, tc.argv, tc.ws, got, tc.carries, line.Target.Command, line.Target.Option, g.Target.Command, g.Target.Option)
+		}
+	}
+}

@@ -62,6 +62,11 @@ type Command struct {
 	// folder that is critical to remove (the workspace root: rm -rf *
 	// after the shell expanded the glob). Nil for any other command.
 	Removes []string
+	// Globs are the glob operands of that removal, as written (rm -rf *):
+	// the shell expands them before the program runs, so the caller
+	// expands them against the folder to ask the question the program's
+	// exec will ask.
+	Globs []string
 }
 
 // Redirect is a shell redirection from or into a file.
