@@ -864,3 +864,53 @@ func TestEmptyingApproval(t *testing.T) {
 		}
 	}
 }
+
+// TestFindEmpties: a find that deletes and whose expression is not shown
+// to restrict which entries it reaches removes every entry of its roots:
+// critical on the line and at exec alike when a root is the workspace
+// (leading options, non-selecting primaries, a delete before the test,
+// -exec rm). A find that selects stays high.
+func TestFindEmpties(t *testing.T) {
+	ws, _ := filepath.EvalSymlinks(t.TempDir())
+	for _, d := range []string{"a", "b", "c"} {
+		if err := os.Mkdir(filepath.Join(ws, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p := policyFor(t, ws, `profile = "interactive-dev"`)
+	for _, tc := range []struct {
+		argv []string
+		want grants.Risk
+	}{
+		{[]string{"find", "-P", ".", "-delete"}, grants.RiskCritical},
+		{[]string{"find", "-H", ".", "-mindepth", "1", "-delete"}, grants.RiskCritical},
+		{[]string{"find", "-L", ".", "-delete"}, grants.RiskCritical},
+		{[]string{"find", "-O1", ".", "-delete"}, grants.RiskCritical},
+		{[]string{"find", "-D", "exec", ".", "-delete"}, grants.RiskCritical},
+		{[]string{"find", ".", "-true", "-delete"}, grants.RiskCritical},
+		{[]string{"find", ".", "-delete", "-print"}, grants.RiskCritical},
+		{[]string{"find", ".", "-name", "*", "-delete"}, grants.RiskCritical},
+		{[]string{"find", ".", "-delete", "-name", "zzz"}, grants.RiskCritical},
+		{[]string{"find", ".", "-mindepth", "1", "-maxdepth", "99", "-delete"}, grants.RiskCritical},
+		{[]string{"find", ".", "-maxdepth", "1", "-mindepth", "1", "-delete"}, grants.RiskCritical},
+		{[]string{"find", ".", "-exec", "rm", "-rf", "{}", "+"}, grants.RiskCritical},
+		{[]string{"find", ".", "-mindepth", "1", "-exec", "rm", "-r", "{}", ";"}, grants.RiskCritical},
+		{[]string{"find", "a", "b", "c", "-exec", "rm", "-rf", "{}", "+"}, grants.RiskCritical},
+		{[]string{"find", ".", "-name", "*.o", "-delete"}, grants.RiskHigh},
+		{[]string{"find", "-P", ".", "-type", "f", "-name", "*.o", "-delete"}, grants.RiskHigh},
+		{[]string{"find", "a", "-delete"}, grants.RiskHigh},
+	} {
+		g := execRequests(sandbox.ExecEvent{Exe: "/usr/bin/find", Argv: tc.argv, ExecPath: "/usr/bin/find", Cwd: ws}, identity{}, ws)
+		if len(g) == 0 || g[0].Risk != tc.want {
+			t.Errorf("exec %q: %+v, want %v", tc.argv, g, tc.want)
+		}
+		line := ""
+		for _, w := range tc.argv {
+			line += "'" + w + "' "
+		}
+		lr, err := LineRequests(p, line, ws, grants.SurfaceSandbox)
+		if err != nil || len(lr) == 0 || lr[0].Risk != tc.want {
+			t.Errorf("line %s: %+v %v, want %v", line, lr, err, tc.want)
+		}
+	}
+}
