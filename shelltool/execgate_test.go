@@ -836,9 +836,9 @@ func TestEmptyingApproval(t *testing.T) {
 		{"rm -rf * .[!.]*", ws, []string{"rm", "-rf", "a", "b", "c", ".git"}, true},
 		{"cd a && rm -rf ../*", ws, []string{"rm", "-rf", "../a", "../b", "../c"}, false}, // the exec's cwd is ws, not a: words differ
 		{"rm -rf a b c", ws, rmABC, true},
-		{"rm -rf *", other, rmABC, false},                                       // another folder
-		{"rm -rf *", ws, []string{"rm", "-r", "a", "b", "c"}, false},             // other options
-		{"rm -rf *", ws, []string{"find", "a", "b", "c", "-delete"}, false},     // another program
+		{"rm -rf *", other, rmABC, false},                                   // another folder
+		{"rm -rf *", ws, []string{"rm", "-r", "a", "b", "c"}, false},        // other options
+		{"rm -rf *", ws, []string{"find", "a", "b", "c", "-delete"}, false}, // another program
 		{"rm -rf * /etc", ws, []string{"rm", "-rf", "a", "b", "c", "/etc"}, false},
 	} {
 		lr, err := LineRequests(p, tc.line, ws, grants.SurfaceSandbox)
