@@ -234,8 +234,9 @@ const unknownDir = "/" + cmdline.Dynamic
 // folder outside the workspace ws, or the line's own when a cd may not
 // have been reached, raiseOutside; from a folder known only when run
 // (cd "$d"), when unknownOutside, raiseOutside from unknownDir (every
-// relative operand is outside); and raiseEmptying, reporting whether it
-// listed ws. An empty ws skips all of it (tests of the rest).
+// relative operand is outside); and raiseEmptying, from the line's folder
+// too when the cd may not have moved the shell (c.DirOrLine), reporting
+// whether it listed ws. An empty ws skips all of it (tests of the rest).
 func raiseByFolder(c *cmdline.Command, cwd, ws string, unknownOutside bool) (dir string, listed bool) {
 	if ws == "" {
 		return cwd, false
@@ -259,7 +260,16 @@ func raiseByFolder(c *cmdline.Command, cwd, ws string, unknownOutside bool) (dir
 	if dir != cwd && !inWorkspace(dir, ws) {
 		raiseOutside(c, dir)
 	}
-	return dir, raiseEmptying(c, dir, ws)
+	listed = raiseEmptying(c, dir, ws)
+	if c.DirOrLine && dir != cwd {
+		// The cd may not have moved the shell: the stricter of the two.
+		home := *c
+		listed = raiseEmptying(&home, cwd, ws) || listed
+		if home.Risk > c.Risk {
+			*c = home
+		}
+	}
+	return dir, listed
 }
 
 // raiseOutside raises c (a simple command run from cwd, a folder outside

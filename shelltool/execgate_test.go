@@ -914,3 +914,46 @@ func TestFindEmpties(t *testing.T) {
 		}
 	}
 }
+
+// TestLineCdMayStayHome: when a cd from the line's folder may not have
+// moved the shell (it may fail, or cd may not be the builtin), the line's
+// emptying check runs from the line's folder too: bash may remove every
+// entry of the workspace there. A cd that is reached keeps its folder.
+func TestLineCdMayStayHome(t *testing.T) {
+	ws, _ := filepath.EvalSymlinks(t.TempDir())
+	for _, d := range []string{"a", "b", "c", "sub"} {
+		if err := os.Mkdir(filepath.Join(ws, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p := policyFor(t, ws, `profile = "interactive-dev"`)
+	for _, tc := range []struct {
+		line string
+		want grants.Risk
+	}{
+		{"cd nonexist; rm -rf a b c sub", grants.RiskCritical},
+		{"cd sub; rm -rf a b c sub", grants.RiskCritical},
+		{"cd sub || true; rm -rf a b c sub", grants.RiskCritical},
+		{"! cd sub; rm -rf a b c sub", grants.RiskCritical},
+		{"cd() { :; }; cd sub && rm -rf a b c sub", grants.RiskCritical},
+		{"function cd { :; }; cd sub && rm -rf a b c sub", grants.RiskCritical},
+		{"shopt -s expand_aliases\nalias cd=true\ncd sub && rm -rf a b c sub", grants.RiskCritical},
+		{"enable -n cd; cd sub && rm -rf a b c sub", grants.RiskCritical},
+		{"cd sub 2>/dev/null; cd ..; rm -rf a b c sub", grants.RiskCritical},
+		{"cd sub && rm -rf a b c sub", grants.RiskHigh},
+		{"cd sub || exit; rm -rf a b c sub", grants.RiskHigh},
+		{"cd nonexist; rm -rf a b", grants.RiskHigh},
+	} {
+		reqs, err := LineRequests(p, tc.line, ws, grants.SurfaceSandbox)
+		if err != nil {
+			t.Fatalf("%q: %v", tc.line, err)
+		}
+		got := grants.RiskLow
+		for _, r := range reqs {
+			got = max(got, r.Risk)
+		}
+		if got != tc.want {
+			t.Errorf("%q: %v, want %v (%+v)", tc.line, got, tc.want, reqs)
+		}
+	}
+}
