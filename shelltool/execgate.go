@@ -358,7 +358,7 @@ func raiseEmptying(c *cmdline.Command, cwd, ws string) (listed bool) {
 			patterns = append(patterns, strings.ReplaceAll(filepath.Base(p), "[!", "[^"))
 		}
 	}
-	if len(named) < 2 && len(patterns) == 0 || critical && len(patterns) == 0 {
+	if len(named) < 2 && len(patterns) == 0 {
 		return false
 	}
 	entries, err := fstools.EntryNames(ws)

@@ -576,7 +576,7 @@ func TestRaiseEmptying(t *testing.T) {
 		{"rm -rf ./* expanded", ws, ws, rmrf("./a", "./b", "./c"), grants.RiskCritical, true},
 		{"rm -rf -- * expanded", ws, ws, rmrf("--", "a", "b", "c"), grants.RiskCritical, true},
 		{"rm -r .[!.]* * expanded", ws, ws, []string{"rm", "-r", ".git", "a", "b", "c"}, grants.RiskCritical, true},
-		{"rm --recursive, absolute", ws, ws + "/a", []string{"rm", "--recursive", ws + "/a", ws + "/b", ws + "/c"}, grants.RiskCritical, false}, // absolute: critical already
+		{"rm --recursive, absolute", ws, ws + "/a", []string{"rm", "--recursive", ws + "/a", ws + "/b", ws + "/c"}, grants.RiskCritical, true}, // absolute: critical already, listed to be named by the folder
 		{"find -delete of every entry", ws, ws, []string{"find", "a", "b", "c", "-delete"}, grants.RiskCritical, true},
 		{"find . -delete", ws, ws, []string{"find", ".", "-mindepth", "1", "-delete"}, grants.RiskCritical, false},
 		{"find sub/.. -delete", ws, ws, []string{"find", "a/..", "-delete"}, grants.RiskCritical, false},
@@ -815,9 +815,9 @@ func TestEmptyingApproval(t *testing.T) {
 	}
 	ws, other := mk(), mk()
 	p := policyFor(t, ws, `profile = "interactive-dev"`)
-	exec := func(ws string, argv ...string) grants.Request {
+	exec := func(ws, cwd string, argv ...string) grants.Request {
 		t.Helper()
-		g := execRequests(sandbox.ExecEvent{Exe: "/usr/bin/" + argv[0], Argv: argv, ExecPath: "/usr/bin/" + argv[0], Cwd: ws}, identity{}, ws)
+		g := execRequests(sandbox.ExecEvent{Exe: "/usr/bin/" + argv[0], Argv: argv, ExecPath: "/usr/bin/" + argv[0], Cwd: cwd}, identity{}, ws)
 		if len(g) == 0 {
 			t.Fatalf("%q: no request", argv)
 		}
@@ -834,7 +834,7 @@ func TestEmptyingApproval(t *testing.T) {
 		{"rm -rf ./*", ws, []string{"rm", "-rf", "./a", "./b", "./c"}, true},
 		{"rm -rf -- *", ws, []string{"rm", "-rf", "--", "a", "b", "c"}, true},
 		{"rm -rf * .[!.]*", ws, []string{"rm", "-rf", "a", "b", "c", ".git"}, true},
-		{"cd a && rm -rf ../*", ws, []string{"rm", "-rf", "../a", "../b", "../c"}, false}, // the exec's cwd is ws, not a: words differ
+		{"cd a && rm -rf ../*", ws, []string{"rm", "-rf", "../a", "../b", "../c"}, true}, // run in ws/a
 		{"rm -rf a b c", ws, rmABC, true},
 		{"rm -rf *", other, rmABC, false},                                   // another folder
 		{"rm -rf *", ws, []string{"rm", "-r", "a", "b", "c"}, false},        // other options
@@ -854,7 +854,11 @@ func TestEmptyingApproval(t *testing.T) {
 		if line == nil || line.Risk != grants.RiskCritical {
 			t.Fatalf("%q: line requests %+v, want a critical rm", tc.line, lr)
 		}
-		g := exec(tc.ws, tc.argv...)
+		cwd := tc.ws
+		if strings.HasPrefix(tc.line, "cd a ") {
+			cwd += "/a"
+		}
+		g := exec(tc.ws, cwd, tc.argv...)
 		if g.Risk != grants.RiskCritical {
 			t.Errorf("%q: exec %q is %v %q, want critical", tc.line, tc.argv, g.Risk, g.Target.Option)
 		}
