@@ -234,8 +234,9 @@ const unknownDir = "/" + cmdline.Dynamic
 // folder outside the workspace ws, or the line's own when a cd may not
 // have been reached, raiseOutside; from a folder known only when run
 // (cd "$d"), when unknownOutside, raiseOutside from unknownDir (every
-// relative operand is outside); and raiseEmptying, reporting whether it
-// listed ws. An empty ws skips all of it (tests of the rest).
+// relative operand is outside); and raiseEmptying, from the line's folder
+// too when the cd may not have moved the shell (c.DirOrLine), reporting
+// whether it listed ws. An empty ws skips all of it (tests of the rest).
 func raiseByFolder(c *cmdline.Command, cwd, ws string, unknownOutside bool) (dir string, listed bool) {
 	if ws == "" {
 		return cwd, false
@@ -259,7 +260,16 @@ func raiseByFolder(c *cmdline.Command, cwd, ws string, unknownOutside bool) (dir
 	if dir != cwd && !inWorkspace(dir, ws) {
 		raiseOutside(c, dir)
 	}
-	return dir, raiseEmptying(c, dir, ws)
+	listed = raiseEmptying(c, dir, ws)
+	if c.DirOrLine && dir != cwd {
+		// The cd may not have moved the shell: the stricter of the two.
+		home := *c
+		listed = raiseEmptying(&home, cwd, ws) || listed
+		if home.Risk > c.Risk {
+			*c = home
+		}
+	}
+	return dir, listed
 }
 
 // raiseOutside raises c (a simple command run from cwd, a folder outside
@@ -308,36 +318,65 @@ const sparedPer = 16
 // but at most ⌊n/16⌋ of those n (when there are none, every entry): a file
 // created between the shell's glob and this listing does not take the
 // answer down, a removal that keeps most of the root does not go up.
+// A line's glob operands (c.Globs: rm -rf * before bash expands it) are
+// expanded against the same listing.
+//
+// An emptying removal whose every operand is such an entry is named by
+// the folder it empties, not by its operands (emptyingWords): the line's
+// `rm -rf *` and the exec's `rm -rf a b c` are then the same request, so
+// the person's approval of the line holds for the program, and only for
+// the same program with the same options emptying the same folder.
+//
 // Only that check lists ws (one getdents), and it reports whether it did:
 // the answer then depends on the folder, not the event, so the exec gate
 // does not keep it. A listing that fails is critical (fail closed).
 // Folders outside the workspace need no listing: an operand there is
 // already outside (absolute, "..", or raiseOutside's).
 func raiseEmptying(c *cmdline.Command, cwd, ws string) (listed bool) {
-	if len(c.Removes) == 0 || c.Risk >= grants.RiskCritical || ws == "" || !filepath.IsAbs(cwd) {
+	if len(c.Removes)+len(c.Globs) == 0 || ws == "" || !filepath.IsAbs(cwd) {
 		return false
 	}
+	// A command critical for its own reason keeps it, unless it is an
+	// emptying that emptyingWords names (rm -rf * on a line).
+	critical := c.Risk >= grants.RiskCritical
 	named := map[string]bool{}
 	for _, op := range c.Removes {
-		p := op
-		if !filepath.IsAbs(p) {
-			p = cwd + "/" + p
-		}
-		p = filepath.Clean(p)
+		p := resolveIn(cwd, op)
 		if p == ws || strings.HasPrefix(ws, p+"/") || p == "/" {
-			c.Risk, c.Option = grants.RiskCritical, "rm -r of the workspace"
+			if !critical {
+				c.Risk, c.Option = grants.RiskCritical, "rm -r of the workspace"
+			}
 			return false
 		}
 		if filepath.Dir(p) == ws {
 			named[filepath.Base(p)] = true
 		}
 	}
-	if len(named) < 2 {
+	var patterns []string
+	for _, g := range c.Globs {
+		if p := resolveIn(cwd, g); filepath.Dir(p) == ws {
+			patterns = append(patterns, strings.ReplaceAll(filepath.Base(p), "[!", "[^"))
+		}
+	}
+	if len(named) < 2 && len(patterns) == 0 {
 		return false
 	}
 	entries, err := fstools.EntryNames(ws)
 	if err != nil {
-		c.Risk, c.Option = grants.RiskCritical, "rm -r in the workspace root (unlisted: "+err.Error()+")"
+		if !critical {
+			c.Risk, c.Option = grants.RiskCritical, "rm -r in the workspace root (unlisted: "+err.Error()+")"
+		}
+		return true
+	}
+	for _, e := range entries {
+		for _, pat := range patterns {
+			// bash's * and ? do not match a leading "."
+			if ok, _ := filepath.Match(pat, e); ok && (pat[0] == '.' || e[0] != '.') {
+				named[e] = true
+			}
+		}
+	}
+	if len(named) < 2 {
 		return true
 	}
 	visible, spared, sparedHidden := 0, 0, 0
@@ -354,10 +393,50 @@ func raiseEmptying(c *cmdline.Command, cwd, ws string) (listed bool) {
 			visible++
 		}
 	}
-	if visible > 0 && spared <= visible/sparedPer || visible == 0 && sparedHidden == 0 {
-		c.Risk, c.Option = grants.RiskCritical, "rm -r of every entry of the workspace"
+	if !(visible > 0 && spared <= visible/sparedPer || visible == 0 && sparedHidden == 0) {
+		return true
 	}
+	if words, ok := emptyingWords(c, cwd, ws); ok {
+		c.Words, c.Line = words, joinWords(words)
+	} else if critical {
+		return true
+	}
+	c.Risk, c.Option = grants.RiskCritical, "rm -r of every entry of the workspace"
 	return true
+}
+
+// resolveIn is the clean absolute path of op taken from the folder cwd.
+func resolveIn(cwd, op string) string {
+	if !filepath.IsAbs(op) {
+		op = cwd + "/" + op
+	}
+	return filepath.Clean(op)
+}
+
+// emptyingWords are c's words naming the folder ws it empties in place of
+// its operands: the program, its option words in their order, and
+// "<every entry of ws>". Only when every other word is an operand that
+// is an entry of ws (c.Removes, c.Globs): a word that is anything else
+// (an operand outside, an expansion) keeps the words as they are.
+func emptyingWords(c *cmdline.Command, cwd, ws string) ([]string, bool) {
+	if len(c.Words) == 0 {
+		return nil, false
+	}
+	words := []string{c.Words[0]}
+	opts := true
+	for _, w := range c.Words[1:] {
+		switch {
+		case opts && w == "--":
+			opts = false
+			words = append(words, w)
+		case opts && len(w) > 1 && w[0] == '-':
+			words = append(words, w)
+		case (slices.Contains(c.Removes, w) || slices.Contains(c.Globs, w)) && filepath.Dir(resolveIn(cwd, w)) == ws:
+		default:
+			return nil, false
+		}
+	}
+	return append(words, "<every entry of "+ws+">"), true
 }
 
 // inWorkspace reports whether the folder dir is the workspace ws or lies

@@ -576,7 +576,7 @@ func TestRaiseEmptying(t *testing.T) {
 		{"rm -rf ./* expanded", ws, ws, rmrf("./a", "./b", "./c"), grants.RiskCritical, true},
 		{"rm -rf -- * expanded", ws, ws, rmrf("--", "a", "b", "c"), grants.RiskCritical, true},
 		{"rm -r .[!.]* * expanded", ws, ws, []string{"rm", "-r", ".git", "a", "b", "c"}, grants.RiskCritical, true},
-		{"rm --recursive, absolute", ws, ws + "/a", []string{"rm", "--recursive", ws + "/a", ws + "/b", ws + "/c"}, grants.RiskCritical, false}, // absolute: critical already
+		{"rm --recursive, absolute", ws, ws + "/a", []string{"rm", "--recursive", ws + "/a", ws + "/b", ws + "/c"}, grants.RiskCritical, true}, // absolute: critical already, listed to be named by the folder
 		{"find -delete of every entry", ws, ws, []string{"find", "a", "b", "c", "-delete"}, grants.RiskCritical, true},
 		{"find . -delete", ws, ws, []string{"find", ".", "-mindepth", "1", "-delete"}, grants.RiskCritical, false},
 		{"find sub/.. -delete", ws, ws, []string{"find", "a/..", "-delete"}, grants.RiskCritical, false},
@@ -795,6 +795,169 @@ func TestOutsideRepositoryRefsReadOnly(t *testing.T) {
 		}
 		if _, err := os.Stat(filepath.Join(outside, ".git/refs/heads/made")); err == nil {
 			t.Fatalf("%s changed the outside repository's refs", line)
+		}
+	}
+}
+
+// TestEmptyingApproval: a line that empties the workspace and the exec
+// its shell makes (the glob expanded) are the same request, so the
+// person's approval of the line holds for the program; and only for the
+// same program emptying the same folder.
+func TestEmptyingApproval(t *testing.T) {
+	mk := func() string {
+		ws, _ := filepath.EvalSymlinks(t.TempDir())
+		for _, d := range []string{"a", "b", "c", ".git"} {
+			if err := os.Mkdir(filepath.Join(ws, d), 0o755); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return ws
+	}
+	ws, other := mk(), mk()
+	p := policyFor(t, ws, `profile = "interactive-dev"`)
+	exec := func(ws, cwd string, argv ...string) grants.Request {
+		t.Helper()
+		g := execRequests(sandbox.ExecEvent{Exe: "/usr/bin/" + argv[0], Argv: argv, ExecPath: "/usr/bin/" + argv[0], Cwd: cwd}, identity{}, ws)
+		if len(g) == 0 {
+			t.Fatalf("%q: no request", argv)
+		}
+		return g[0]
+	}
+	rmABC := []string{"rm", "-rf", "a", "b", "c"}
+	for _, tc := range []struct {
+		line    string
+		ws      string
+		argv    []string
+		carries bool
+	}{
+		{"rm -rf *", ws, rmABC, true},
+		{"rm -rf ./*", ws, []string{"rm", "-rf", "./a", "./b", "./c"}, true},
+		{"rm -rf -- *", ws, []string{"rm", "-rf", "--", "a", "b", "c"}, true},
+		{"rm -rf * .[!.]*", ws, []string{"rm", "-rf", "a", "b", "c", ".git"}, true},
+		{"cd a && rm -rf ../*", ws, []string{"rm", "-rf", "../a", "../b", "../c"}, true}, // run in ws/a
+		{"rm -rf a b c", ws, rmABC, true},
+		{"rm -rf *", other, rmABC, false},                                   // another folder
+		{"rm -rf *", ws, []string{"rm", "-r", "a", "b", "c"}, false},        // other options
+		{"rm -rf *", ws, []string{"find", "a", "b", "c", "-delete"}, false}, // another program
+		{"rm -rf * /etc", ws, []string{"rm", "-rf", "a", "b", "c", "/etc"}, false},
+	} {
+		lr, err := LineRequests(p, tc.line, ws, grants.SurfaceSandbox)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var line *grants.Request
+		for i := range lr {
+			if lr[i].Target.Resource == "rm" {
+				line = &lr[i]
+			}
+		}
+		if line == nil || line.Risk != grants.RiskCritical {
+			t.Fatalf("%q: line requests %+v, want a critical rm", tc.line, lr)
+		}
+		cwd := tc.ws
+		if strings.HasPrefix(tc.line, "cd a ") {
+			cwd += "/a"
+		}
+		g := exec(tc.ws, cwd, tc.argv...)
+		if g.Risk != grants.RiskCritical {
+			t.Errorf("%q: exec %q is %v %q, want critical", tc.line, tc.argv, g.Risk, g.Target.Option)
+		}
+		if got := line.KeyInCall() == g.KeyInCall() && line.Risk == g.Risk; got != tc.carries {
+			t.Errorf("%q then %q in %s: approval carries %v, want %v\n line %q %q\n exec %q %q",
+				tc.line, tc.argv, tc.ws, got, tc.carries, line.Target.Command, line.Target.Option, g.Target.Command, g.Target.Option)
+		}
+	}
+}
+
+// TestFindEmpties: a find that deletes and whose expression is not shown
+// to restrict which entries it reaches removes every entry of its roots:
+// critical on the line and at exec alike when a root is the workspace
+// (leading options, non-selecting primaries, a delete before the test,
+// -exec rm). A find that selects stays high.
+func TestFindEmpties(t *testing.T) {
+	ws, _ := filepath.EvalSymlinks(t.TempDir())
+	for _, d := range []string{"a", "b", "c"} {
+		if err := os.Mkdir(filepath.Join(ws, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p := policyFor(t, ws, `profile = "interactive-dev"`)
+	for _, tc := range []struct {
+		argv []string
+		want grants.Risk
+	}{
+		{[]string{"find", "-P", ".", "-delete"}, grants.RiskCritical},
+		{[]string{"find", "-H", ".", "-mindepth", "1", "-delete"}, grants.RiskCritical},
+		{[]string{"find", "-L", ".", "-delete"}, grants.RiskCritical},
+		{[]string{"find", "-O1", ".", "-delete"}, grants.RiskCritical},
+		{[]string{"find", "-D", "exec", ".", "-delete"}, grants.RiskCritical},
+		{[]string{"find", ".", "-true", "-delete"}, grants.RiskCritical},
+		{[]string{"find", ".", "-delete", "-print"}, grants.RiskCritical},
+		{[]string{"find", ".", "-name", "*", "-delete"}, grants.RiskCritical},
+		{[]string{"find", ".", "-delete", "-name", "zzz"}, grants.RiskCritical},
+		{[]string{"find", ".", "-mindepth", "1", "-maxdepth", "99", "-delete"}, grants.RiskCritical},
+		{[]string{"find", ".", "-maxdepth", "1", "-mindepth", "1", "-delete"}, grants.RiskCritical},
+		{[]string{"find", ".", "-exec", "rm", "-rf", "{}", "+"}, grants.RiskCritical},
+		{[]string{"find", ".", "-mindepth", "1", "-exec", "rm", "-r", "{}", ";"}, grants.RiskCritical},
+		{[]string{"find", "a", "b", "c", "-exec", "rm", "-rf", "{}", "+"}, grants.RiskCritical},
+		{[]string{"find", ".", "-name", "*.o", "-delete"}, grants.RiskHigh},
+		{[]string{"find", "-P", ".", "-type", "f", "-name", "*.o", "-delete"}, grants.RiskHigh},
+		{[]string{"find", "a", "-delete"}, grants.RiskHigh},
+	} {
+		g := execRequests(sandbox.ExecEvent{Exe: "/usr/bin/find", Argv: tc.argv, ExecPath: "/usr/bin/find", Cwd: ws}, identity{}, ws)
+		if len(g) == 0 || g[0].Risk != tc.want {
+			t.Errorf("exec %q: %+v, want %v", tc.argv, g, tc.want)
+		}
+		line := ""
+		for _, w := range tc.argv {
+			line += "'" + w + "' "
+		}
+		lr, err := LineRequests(p, line, ws, grants.SurfaceSandbox)
+		if err != nil || len(lr) == 0 || lr[0].Risk != tc.want {
+			t.Errorf("line %s: %+v %v, want %v", line, lr, err, tc.want)
+		}
+	}
+}
+
+// TestLineCdMayStayHome: when a cd from the line's folder may not have
+// moved the shell (it may fail, or cd may not be the builtin), the line's
+// emptying check runs from the line's folder too: bash may remove every
+// entry of the workspace there. A cd that is reached keeps its folder.
+func TestLineCdMayStayHome(t *testing.T) {
+	ws, _ := filepath.EvalSymlinks(t.TempDir())
+	for _, d := range []string{"a", "b", "c", "sub"} {
+		if err := os.Mkdir(filepath.Join(ws, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p := policyFor(t, ws, `profile = "interactive-dev"`)
+	for _, tc := range []struct {
+		line string
+		want grants.Risk
+	}{
+		{"cd nonexist; rm -rf a b c sub", grants.RiskCritical},
+		{"cd sub; rm -rf a b c sub", grants.RiskCritical},
+		{"cd sub || true; rm -rf a b c sub", grants.RiskCritical},
+		{"! cd sub; rm -rf a b c sub", grants.RiskCritical},
+		{"cd() { :; }; cd sub && rm -rf a b c sub", grants.RiskCritical},
+		{"function cd { :; }; cd sub && rm -rf a b c sub", grants.RiskCritical},
+		{"shopt -s expand_aliases\nalias cd=true\ncd sub && rm -rf a b c sub", grants.RiskCritical},
+		{"enable -n cd; cd sub && rm -rf a b c sub", grants.RiskCritical},
+		{"cd sub 2>/dev/null; cd ..; rm -rf a b c sub", grants.RiskCritical},
+		{"cd sub && rm -rf a b c sub", grants.RiskHigh},
+		{"cd sub || exit; rm -rf a b c sub", grants.RiskHigh},
+		{"cd nonexist; rm -rf a b", grants.RiskHigh},
+	} {
+		reqs, err := LineRequests(p, tc.line, ws, grants.SurfaceSandbox)
+		if err != nil {
+			t.Fatalf("%q: %v", tc.line, err)
+		}
+		got := grants.RiskLow
+		for _, r := range reqs {
+			got = max(got, r.Risk)
+		}
+		if got != tc.want {
+			t.Errorf("%q: %v, want %v (%+v)", tc.line, got, tc.want, reqs)
 		}
 	}
 }

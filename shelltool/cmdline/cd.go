@@ -15,7 +15,7 @@ import (
 //     that fails leaves bash where it was, so the folder after it is where
 //     it leads only when it cannot have failed for what follows (cd d && …,
 //     cd d || exit) or when it left the line's own folder (which the caller
-//     checks too); else Dynamic. cd with no operand, "~…",
+//     checks too: Command.DirOrLine); else Dynamic. cd with no operand, "~…",
 //     "-", several operands, a word that is not literal, a relative DIR
 //     (not ./ or ../) when the line sets CDPATH or may turn on shopt
 //     cdable_vars, popd, pushd +N and a cd run by another
@@ -40,16 +40,25 @@ import (
 // decides each program in the folder it really runs in.
 
 // scanDirs reports whether the line has a cd, pushd, popd or eval
-// anywhere (the literal name of a simple command), and whether it may
-// turn on bash's cdable_vars (shopt with that word, or any word not
-// literal: cd NAME then goes to $NAME when NAME is no folder).
-func scanDirs(f *syntax.File) (moves, cdableVars bool) {
+// anywhere (the literal name of a simple command), whether it may turn
+// on bash's cdable_vars (shopt with that word, or any word not literal:
+// cd NAME then goes to $NAME when NAME is no folder), and whether cd may
+// not be the builtin (a function named cd, pushd or popd; alias; enable).
+func scanDirs(f *syntax.File) (moves, cdableVars, shadowed bool) {
 	syntax.Walk(f, func(n syntax.Node) bool {
+		if fd, ok := n.(*syntax.FuncDecl); ok {
+			for _, l := range append([]*syntax.Lit{fd.Name}, fd.Names...) {
+				shadowed = shadowed || l != nil && has("cd pushd popd", l.Value)
+			}
+			return true
+		}
 		x, ok := n.(*syntax.CallExpr)
 		if !ok || len(x.Args) == 0 {
 			return true
 		}
 		switch x.Args[0].Lit() {
+		case "alias", "enable":
+			shadowed = true
 		case "cd", "pushd", "popd", "eval":
 			moves = true
 		case "shopt":
@@ -61,7 +70,7 @@ func scanDirs(f *syntax.File) (moves, cdableVars bool) {
 		}
 		return true
 	})
-	return moves, cdableVars
+	return moves, cdableVars, shadowed
 }
 
 // keepDir returns the function that puts the folder back where it is now
@@ -200,6 +209,8 @@ func (a *analyzer) moveDir(k *call, parent int) {
 		if !reached && old != "" && old != a.dir {
 			a.dir = Dynamic
 		}
+		// From the line's folder: the shell may still be there.
+		a.mayStayHome = a.mayStayHome || !reached && old == "" && a.dir != ""
 	}()
 	d := ops[0].text
 	cdpath := !strings.HasPrefix(d, "/") && d != "." && d != ".." && !strings.HasPrefix(d, "./") && !strings.HasPrefix(d, "../")

@@ -55,6 +55,11 @@ type Command struct {
 	// to the line's folder, or Dynamic when it cannot be known (cd "$d", a
 	// cd in a loop, cd -). The caller takes relative operands from there.
 	Dir string
+	// DirOrLine: the command may run in the line's own folder instead of
+	// Dir (a cd from there may have failed: cd d; …, cd d || true, ! cd d;
+	// or cd may not be the builtin: a function cd, alias, enable -n cd).
+	// The caller checks that folder too.
+	DirOrLine bool
 	// Removes are the literal operands of a recursive removal, each a tree
 	// the command removes whole (rm -r/-R/--recursive; find ROOTS -delete
 	// with no test that selects files), as written: the caller resolves
@@ -62,6 +67,11 @@ type Command struct {
 	// folder that is critical to remove (the workspace root: rm -rf *
 	// after the shell expanded the glob). Nil for any other command.
 	Removes []string
+	// Globs are the glob operands of that removal, as written (rm -rf *):
+	// the shell expands them before the program runs, so the caller
+	// expands them against the folder to ask the question the program's
+	// exec will ask.
+	Globs []string
 }
 
 // Redirect is a shell redirection from or into a file.
@@ -117,7 +127,7 @@ func Analyze(line string) (Analysis, error) {
 		return Analysis{}, errors.New("empty command line")
 	}
 	a := &analyzer{parent: -1, src: line}
-	a.cdInLine, a.cdableVars = scanDirs(f)
+	a.cdInLine, a.cdableVars, a.mayStayHome = scanDirs(f)
 	a.stmts(f.Stmts, ctx{})
 	if a.err != nil {
 		return Analysis{}, a.err
@@ -257,6 +267,10 @@ type analyzer struct {
 	cdableVars bool
 	reached    []*syntax.Stmt
 	cdReached  bool
+	// mayStayHome: a cd from the line's folder may not have moved the
+	// shell (it may have failed, or cd may not be the builtin: a function,
+	// alias or enable in the line), so what follows may run there.
+	mayStayHome bool
 }
 
 // printerOnce returns the analyzer's printer, made on first use (a new
@@ -822,6 +836,7 @@ func (a *analyzer) subscriptCode(t string) {
 func (a *analyzer) emit(cmd Command, parent int) int {
 	cmd.Line = strings.Join(cmd.Words, " ")
 	cmd.Dir = a.dir
+	cmd.DirOrLine = a.mayStayHome && a.dir != ""
 	cmd.Parent = parent
 	cmd.Wrapped = parent >= 0
 	if has("cd pushd popd", baseName(cmd.Name)) {

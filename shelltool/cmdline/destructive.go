@@ -42,7 +42,7 @@ func (k *call) rm() {
 			k.raise(critical, "rm -r outside")
 		}
 	}
-	k.removes = literalTrees(targets)
+	k.removes, k.globs = literalTrees(targets), literalGlobs(targets)
 }
 
 // literalTrees are the texts of the literal operands without a glob (what
@@ -52,6 +52,17 @@ func literalTrees(targets []arg) []string {
 	var out []string
 	for _, t := range targets {
 		if t.lit && !t.glob && t.text != "" {
+			out = append(out, t.text)
+		}
+	}
+	return out
+}
+
+// literalGlobs are the texts of the literal operands with a glob.
+func literalGlobs(targets []arg) []string {
+	var out []string
+	for _, t := range targets {
+		if t.lit && t.glob {
 			out = append(out, t.text)
 		}
 	}

@@ -92,9 +92,10 @@
 // the caller takes relative operands, so `cd /tmp && rm -r x` is rm -r
 // outside before it runs, as the exec gate finds it then. A recursive
 // removal lists its literal operands (Command.Removes: rm -r, find ROOTS
-// -delete selecting nothing) for the caller to compare with the folder
-// they are in (every entry of the workspace root is the root); this
-// package does not list folders.
+// -delete or -exec rm whose expression is not shown to restrict what it
+// reaches: fail closed) and its glob operands (Command.Globs) for the
+// caller to compare with the folder they are in (every entry of the
+// workspace root is the root); this package does not list folders.
 //
 // git is read as git 2.39 reads itself (git.go): its global options by
 // handle_options (an option it does not know is read both as taking the

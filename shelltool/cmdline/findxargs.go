@@ -11,8 +11,9 @@ import (
 // -delete and -fprint* write.
 func (k *call) find() {
 	args := k.args
+	lead := findLeadingOptions(args)
 	var roots []arg
-	for _, a := range args {
+	for _, a := range args[lead:] {
 		if a.lit && (strings.HasPrefix(a.text, "-") || a.text == "(" || a.text == "!") {
 			break
 		}
@@ -52,8 +53,8 @@ func (k *call) find() {
 			k.raise(high, "find "+t)
 		}
 	}
-	if emptiesRoots(args[len(roots):]) {
-		k.removes = literalTrees(roots)
+	if emptiesRoots(args[lead+len(roots):]) {
+		k.removes, k.globs = literalTrees(roots), literalGlobs(roots)
 	}
 	if deletes {
 		for _, r := range roots {
@@ -64,28 +65,89 @@ func (k *call) find() {
 	}
 }
 
-// emptiesRoots reports a find expression that deletes every file under its
-// roots: -delete with nothing else but options that select no file
-// (find . -mindepth 1 -delete empties the folder; -maxdepth spares what
-// lies deeper, so it is no such expression).
-func emptiesRoots(expr []arg) bool {
-	deletes := false
-	for i := 0; i < len(expr); i++ {
-		switch t := expr[i].text; {
-		case !expr[i].lit:
-			return false
-		case t == "-delete":
-			deletes = true
-		case t == "-mindepth":
-			// spares the roots, not what is in them
+// findLeadingOptions is how many of find's words are the options before
+// its roots (GNU find: -H -L -P, -D debugopts, -Olevel; and "--").
+func findLeadingOptions(args []arg) int {
+	i := 0
+	for ; i < len(args) && args[i].lit; i++ {
+		switch t := args[i].text; {
+		case t == "-H" || t == "-L" || t == "-P" || t == "--":
+		case t == "-D":
 			i++
-		case has("-depth -xdev -mount -noleaf -ignore_readdir_race -noignore_readdir_race -nowarn -warn", t):
+		case strings.HasPrefix(t, "-O") || strings.HasPrefix(t, "-D") && len(t) > 2:
 		default:
-			return false
+			return i
 		}
 	}
-	return deletes
+	return min(i, len(args))
 }
+
+// emptiesRoots reports a find expression that may delete every entry of
+// its roots: it deletes (-delete, or -exec/-execdir/-ok/-okdir of rm,
+// shred, unlink or rmdir) and the analysis cannot show that a test before
+// that action restricts which entries it reaches (find . -name '*.o'
+// -delete does). It fails closed: an operator (-o, !, parentheses, ","),
+// a word known only when run, a primary it does not know, or a pattern
+// that matches every name (-name '*') restricts nothing; -maxdepth,
+// -mindepth, -true, -print and the other options and actions select no
+// entry; a test after the delete restricts nothing (find . -delete -name x
+// deletes everything).
+func emptiesRoots(expr []arg) bool {
+	restricted, empties, deletes := false, false, false
+	for i := 0; i < len(expr); i++ {
+		t := expr[i].text
+		if t == "-a" || t == "-and" {
+			continue
+		}
+		if !expr[i].lit || has("( ) ! , -o -or -not", t) {
+			empties = true // fail closed: no test is proven to restrict
+			continue
+		}
+		switch {
+		case t == "-delete":
+			deletes = true
+			empties = empties || !restricted
+		case has("-exec -execdir -ok -okdir", t):
+			j := i + 1
+			for ; j < len(expr) && !(expr[j].lit && (expr[j].text == ";" || expr[j].text == "+")); j++ {
+			}
+			if i+1 < len(expr) && expr[i+1].lit && has("rm shred unlink rmdir", baseName(expr[i+1].text)) {
+				deletes = true
+				empties = empties || !restricted
+			} else if i+1 < len(expr) && !expr[i+1].lit {
+				deletes, empties = true, true // a program known only when run
+			}
+			i = j
+		case has(findNoSelect, t):
+		case has(findNoSelect1, t):
+			i++
+		case t == "-fprintf":
+			i += 2
+		case has(findPatterns, t):
+			i++
+			if i < len(expr) && expr[i].lit && strings.Trim(expr[i].text, "*?./[]!^-") != "" {
+				restricted = true
+			}
+		case has(findTests, t) || strings.HasPrefix(t, "-newer") && len(t) == 8:
+			i++
+			restricted = true
+		case has("-empty -false -quit -nouser -nogroup -readable -writable -executable", t):
+			restricted = true
+		default:
+			// a primary this analysis does not know: selects nothing proven
+		}
+	}
+	return deletes && empties
+}
+
+// find's options and actions that select no entry, bare and with one
+// argument; the tests with a name pattern; the tests with one argument.
+const (
+	findNoSelect  = "-depth -d -xdev -mount -noleaf -ignore_readdir_race -noignore_readdir_race -nowarn -warn -daystart -follow -true -print -print0 -ls -prune -help -version"
+	findNoSelect1 = "-maxdepth -mindepth -regextype -printf -fprint -fprint0 -fls -files0-from"
+	findPatterns  = "-name -iname -path -ipath -wholename -iwholename -regex -iregex -lname -ilname"
+	findTests     = "-type -xtype -size -newer -anewer -cnewer -mtime -atime -ctime -mmin -amin -cmin -used -user -uid -group -gid -perm -links -inum -samefile -fstype -context"
+)
 
 func (k *call) parallel() {
 	k.raise(high, "parallel")

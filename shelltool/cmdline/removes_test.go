@@ -24,8 +24,32 @@ func TestRemoves(t *testing.T) {
 		{"find a b -delete", []string{"a", "b"}},
 		{"find . -mindepth 1 -depth -xdev -delete", []string{"."}},
 		{"find . -name '*.o' -delete", nil},
-		{"find . -maxdepth 1 -delete", nil},
+		{"find . -name '*.o' -type f -delete", nil},
+		{"find . -quit -delete", nil},
 		{"find . -print", nil},
+		{"find . -exec echo {} +", nil},
+		// find forms that delete every entry of their roots (fail closed:
+		// nothing proves the expression selects fewer)
+		{"find . -maxdepth 1 -delete", []string{"."}},
+		{"find . -mindepth 1 -maxdepth 99 -delete", []string{"."}},
+		{"find -P . -delete", []string{"."}},
+		{"find -H -L . -delete", []string{"."}},
+		{"find -O1 . -delete", []string{"."}},
+		{"find -D exec . -delete", []string{"."}},
+		{"find -- . -delete", []string{"."}},
+		{"find . -true -delete", []string{"."}},
+		{"find . -delete -print", []string{"."}},
+		{"find . -name '*' -delete", []string{"."}},
+		{"find . -path './*' -delete", []string{"."}},
+		{"find . -delete -name x", []string{"."}},
+		{"find . -name x -o -delete", []string{"."}},
+		{"find . ! -name x -delete", []string{"."}},
+		{"find . -name \"$p\" -delete", []string{"."}},
+		{"find . -printf %p -delete", []string{"."}},
+		{"find . -exec rm -rf {} +", []string{"."}},
+		{"find . -mindepth 1 -exec rm -r {} \\;", []string{"."}},
+		{"find . -maxdepth 1 -mindepth 1 -execdir /bin/rm -rf {} +", []string{"."}},
+		{"find . -exec \"$x\" {} +", []string{"."}},
 		{"ls a b", nil},
 		{"sudo rm -rf a b", []string{"a", "b"}}, // the wrapped rm (second command)
 	} {
@@ -34,6 +58,12 @@ func TestRemoves(t *testing.T) {
 			t.Fatalf("%s: %v", tc.line, err)
 		}
 		c := an.Commands[len(an.Commands)-1]
+		for _, o := range an.Commands {
+			if o.Removes != nil {
+				c = o // find's own, not what its -exec runs
+				break
+			}
+		}
 		if !slices.Equal(c.Removes, tc.want) {
 			t.Errorf("line %s: Removes %q, want %q", tc.line, c.Removes, tc.want)
 		}

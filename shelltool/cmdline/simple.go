@@ -29,6 +29,7 @@ type call struct {
 	allEnvUnset bool
 	reads       []string // variables it sets from input (read NAME, printf -v NAME)
 	removes     []string // trees it removes whole (Command.Removes)
+	globs       []string // glob operands of that removal (Command.Globs)
 	pkgs        []*install
 }
 
@@ -84,7 +85,7 @@ func (a *analyzer) simple(args []arg, c ctx, parent int, floor riskNote) {
 	a.noteConfigWrites(k)
 	chdir := a.dirMoved
 	a.dirMoved = a.dirMoved || moved
-	cmd.Risk, cmd.Option, cmd.Network, cmd.Removes = k.risk, k.option, k.net, k.removes
+	cmd.Risk, cmd.Option, cmd.Network, cmd.Removes, cmd.Globs = k.risk, k.option, k.net, k.removes, k.globs
 	if k.dynamic {
 		cmd.Name = Dynamic
 	}
