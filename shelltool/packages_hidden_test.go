@@ -212,14 +212,7 @@ func TestInstallIntoSkippedFolder(t *testing.T) {
 		"node_modules/foo/.npmrc":       "@s:registry=https://npm.evil.example/\n",
 		"vendor/x/pyproject.toml":       "[project]\nname = \"x\"\ndependencies = [\"y @ git+https://git.evil.example/y\"]\n",
 	})
-	cfg, err := grants.Parse([]byte("profile = \"interactive-dev\"\n"), "t.toml", ws)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := grants.Compile(cfg, grants.CompileOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := policyFor(t, ws, "profile = \"interactive-dev\"\n")
 	npmrc := []string{filepath.Join(ws, "node_modules/foo/.npmrc")}
 	for _, tc := range []struct {
 		line    string
@@ -272,14 +265,7 @@ func TestWorkspaceMembers(t *testing.T) {
 		"uvws/pkgs/m/pyproject.toml":  "[project]\nname = \"m\"\ndependencies = [\"x @ git+https://git.evil.example/x\"]\n[tool.uv.sources]\ny = { git = \"https://git2.evil.example/y\" }\n",
 		"self/package.json":           `{"workspaces":["."]}`,
 	})
-	cfg, err := grants.Parse([]byte("profile = \"interactive-dev\"\n"), "t.toml", ws)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := grants.Compile(cfg, grants.CompileOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := policyFor(t, ws, "profile = \"interactive-dev\"\n")
 	for _, tc := range []struct{ dir, line, hosts string }{
 		{"nws", "npm install", "registry.npmjs.org git.evil.example"},
 		{"nobj", "yarn", "registry.yarnpkg.com tar.evil.example"},

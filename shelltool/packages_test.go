@@ -16,14 +16,7 @@ import (
 // one package.install per package and index, which interactive-dev asks.
 func TestPackageInstallRequests(t *testing.T) {
 	root := t.TempDir()
-	cfg, err := grants.Parse([]byte(`profile = "interactive-dev"`), "t.toml", root)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := grants.Compile(cfg, grants.CompileOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := policyFor(t, root, `profile = "interactive-dev"`)
 	reqs, err := LineRequests(p, "pip install 'requests==2.31.0' --extra-index-url https://mirror.example/simple", p.Workspace, grants.SurfaceSandbox)
 	if err != nil {
 		t.Fatal(err)
@@ -50,15 +43,7 @@ func TestPackageInstallRequests(t *testing.T) {
 // without toolchains are decided as installs from the host they come from.
 func TestNPMTarballURLs(t *testing.T) {
 	compile := func(extra string) *grants.Policy {
-		cfg, err := grants.Parse([]byte("profile = \"interactive-dev\"\n"+extra), "t.toml", t.TempDir())
-		if err != nil {
-			t.Fatal(err)
-		}
-		p, err := grants.Compile(cfg, grants.CompileOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return p
+		return policyFor(t, t.TempDir(), "profile = \"interactive-dev\"\n"+extra)
 	}
 	pinned, none := compile(""), compile("[sandbox]\ntoolchains = \"none\"\n")
 	for _, tc := range []struct {
@@ -154,14 +139,7 @@ func TestProjectIndexes(t *testing.T) {
 	if err := os.Symlink(filepath.Join(ws, "npm", ".npmrc"), filepath.Join(ws, "npmlink", ".npmrc")); err != nil {
 		t.Fatal(err)
 	}
-	cfg, err := grants.Parse([]byte(`profile = "interactive-dev"`), "t.toml", ws)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := grants.Compile(cfg, grants.CompileOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := policyFor(t, ws, `profile = "interactive-dev"`)
 	for _, tc := range []struct {
 		surface grants.Surface
 		dir     string
@@ -266,14 +244,7 @@ func BenchmarkProjectIndexes(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	cfg, err := grants.Parse([]byte(`profile = "interactive-dev"`), "t.toml", root)
-	if err != nil {
-		b.Fatal(err)
-	}
-	p, err := grants.Compile(cfg, grants.CompileOptions{})
-	if err != nil {
-		b.Fatal(err)
-	}
+	p := policyFor(b, root, `profile = "interactive-dev"`)
 	for _, line := range []string{"echo hi", "npm ci", "cd e2e && npm ci"} {
 		b.Run(line, func(b *testing.B) {
 			for b.Loop() {
@@ -314,15 +285,7 @@ func TestHiddenProjectFiles(t *testing.T) {
 		}
 	}
 	compile := func(extra string) *grants.Policy {
-		cfg, err := grants.Parse([]byte("profile = \"interactive-dev\"\n"+extra), "t.toml", ws)
-		if err != nil {
-			t.Fatal(err)
-		}
-		p, err := grants.Compile(cfg, grants.CompileOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return p
+		return policyFor(t, ws, "profile = \"interactive-dev\"\n"+extra)
 	}
 	def := compile("")
 	lift := compile("[[rules.allow]]\nrule_id = \"npmrc\"\ncapability = \"workspace.files.read\"\ntarget = { path = \"lifted/.npmrc\" }\n")
@@ -404,14 +367,7 @@ func BenchmarkFetchForms(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
-	cfg, err := grants.Parse([]byte(`profile = "interactive-dev"`), "t.toml", ws)
-	if err != nil {
-		b.Fatal(err)
-	}
-	p, err := grants.Compile(cfg, grants.CompileOptions{})
-	if err != nil {
-		b.Fatal(err)
-	}
+	p := policyFor(b, ws, `profile = "interactive-dev"`)
 	for _, line := range []string{"uv sync", "uv run pytest", "uv run --no-sync pytest", "go mod download", "go build ./..."} {
 		b.Run(line, func(b *testing.B) {
 			for b.Loop() {
