@@ -224,13 +224,7 @@ func TestProjectIndexes(t *testing.T) {
 			t.Errorf("%s: %q: %v", tc.dir, tc.line, err)
 			continue
 		}
-		var hosts []string
-		for _, r := range reqs {
-			if r.Capability == grants.CapPackageInstall {
-				hosts = append(hosts, r.Target.Host)
-			}
-		}
-		if got := strings.Join(hosts, " "); got != tc.hosts {
+		if got := installHosts(reqs); got != tc.hosts {
 			t.Errorf("%s (%s): %q: hosts %q, want %q", tc.dir, tc.surface, tc.line, got, tc.hosts)
 		}
 	}
@@ -324,17 +318,11 @@ func TestHiddenProjectFiles(t *testing.T) {
 			t.Errorf("%s: %q: %v", tc.name, tc.line, err)
 			continue
 		}
-		var hosts []string
-		for _, r := range reqs {
-			if r.Capability == grants.CapPackageInstall {
-				hosts = append(hosts, r.Target.Host)
-			}
-		}
 		var want []string
 		for _, h := range tc.hidden {
 			want = append(want, filepath.Join(ws, h))
 		}
-		if got := strings.Join(hosts, " "); got != tc.hosts || !slices.Equal(hidden, want) {
+		if got := installHosts(reqs); got != tc.hosts || !slices.Equal(hidden, want) {
 			t.Errorf("%s: %q: hosts %q hidden %q, want %q %q", tc.name, tc.line, got, hidden, tc.hosts, want)
 		}
 	}
