@@ -218,7 +218,7 @@ func (pc *projectConfig) indexes(pk cmdline.Package, cmd cmdline.Command) []stri
 	if pk.Elsewhere {
 		found, ok := pc.walk()
 		dirs, known := pc.targets(cmd)
-		if !ok || !known {
+		if !ok || !known || pk.DirByVariable {
 			return append(out, cmdline.Dynamic)
 		}
 		for _, d := range dirs {
@@ -317,9 +317,10 @@ func (pc *projectConfig) chain(from string, names []string) []string {
 	if !pc.inRoots(dir) {
 		return []string{cmdline.Dynamic}
 	}
-	for range maxChainDepth {
-		if !pc.inRoots(dir) {
-			break
+	for depth := 0; pc.inRoots(dir); depth++ {
+		if depth == maxChainDepth {
+			// Folders above, still in the roots, are not read.
+			return append(out, cmdline.Dynamic)
 		}
 		for _, n := range names {
 			// A symlink at the name or on its way (a dangling one too) is
@@ -358,6 +359,9 @@ func (pc *projectConfig) targets(cmd cmdline.Command) (dirs []string, known bool
 		}
 		if _, v, ok := strings.Cut(w, "="); ok && strings.HasPrefix(w, "-") {
 			w = v
+		}
+		if strings.ContainsAny(w, "*?[") {
+			return nil, false // a pattern: the folders are known only at run time
 		}
 		if strings.ContainsAny(w, "$`") {
 			if strings.HasPrefix(cmd.Words[i], "-") || strings.HasPrefix(cmd.Words[i-1], "-") {

@@ -289,3 +289,35 @@ func TestWorkspaceMembers(t *testing.T) {
 		}
 	}
 }
+
+// TestUnreadFoldersAreDynamic: a folder whose configuration the decision
+// does not read — named by a variable the line assigns, by a pattern, or
+// above the chain's bound — makes the install <dynamic>, never the default
+// index alone (review: each named only registry.npmjs.org/pypi.org/
+// rubygems.org while the tool read a git source elsewhere).
+func TestUnreadFoldersAreDynamic(t *testing.T) {
+	ws := t.TempDir()
+	deep := strings.Repeat("d/", maxChainDepth+6)
+	writeTree(t, ws, map[string]string{
+		".venv/x/pyproject.toml":      "[project]\nname = \"x\"\n[tool.uv.sources]\ny = { git = \"https://evil1.example/y\" }\n",
+		"vendor/x/Gemfile":            "source \"https://evil2.example\"\n",
+		"node_modules/x/package.json": `{"dependencies": {"y": "git+https://evil3.example/y.git"}}`,
+		"package.json":                `{"dependencies": {"y": "git+https://evil4.example/y.git"}}`,
+		deep + "keep":                 "",
+	})
+	p := policyFor(t, ws, `profile = "interactive-dev"`)
+	for _, tc := range []struct{ dir, line string }{
+		{"", "UV_PROJECT=.venv/x uv sync"},
+		{"", "BUNDLE_GEMFILE=vendor/x/Gemfile bundle install"},
+		{"", "npm install --prefix node_mod*/x foo"},
+		{deep, "npm install foo"},
+	} {
+		reqs, err := LineRequests(p, tc.line, filepath.Join(ws, tc.dir), grants.SurfaceSandbox)
+		if err != nil {
+			t.Fatalf("%q: %v", tc.line, err)
+		}
+		if got := installHosts(reqs); !strings.Contains(got, cmdline.Dynamic) {
+			t.Errorf("%q in %.20s: hosts %q, want <dynamic> among them", tc.line, tc.dir, got)
+		}
+	}
+}

@@ -90,6 +90,11 @@ type Package struct {
 	// (pip.conf, uv.toml, pip config set, go env -w): where the pins hold
 	// (toolchains.IndexPins), the index is PinnedHost.
 	PinnedHost string
+	// DirByVariable is set when the folder the tool works in is named by
+	// a variable the line assigns (UV_PROJECT=, BUNDLE_GEMFILE=): its
+	// value is not among the command's words, so the caller cannot read
+	// that folder's configuration.
+	DirByVariable bool
 }
 
 // install is what an installing command asked for, resolved to Packages
@@ -664,8 +669,9 @@ func (a *analyzer) packages() {
 			// What the tool will read is written by the line: any index.
 			hosts, index, moved = []string{Dynamic}, Dynamic, true
 		}
+		byVar := a.assignsAny(in.spec.dirEnv)
 		base := Package{Manager: in.manager, Command: in.cmd, Files: in.files, Scripts: in.scripts,
-			Elsewhere: a.cwdMoved || a.dirMoved || in.elsewhere || a.assignsAny(in.spec.dirEnv)}
+			Elsewhere: a.cwdMoved || a.dirMoved || in.elsewhere || byVar, DirByVariable: byVar}
 		for _, n := range in.names {
 			p := base
 			p.Name = n
