@@ -123,9 +123,11 @@ func (a *analyzer) orList(x *syntax.BinaryCmd, c ctx) {
 	if end != start {
 		a.dir = Dynamic
 	}
-	from := a.dir
+	// b moved the folder when it ran a cd, even one that left a.dir as it
+	// was (a cd while the folder is <dynamic>, or one made <dynamic>).
+	from, cds := a.dir, a.cds
 	a.stmt(x.Y, c)
-	if a.dir == from {
+	if a.dir == from && a.cds == cds {
 		a.dir = end
 	} else {
 		a.dir = Dynamic

@@ -62,6 +62,8 @@ var dirCases = []struct {
 	{"cd /tmp || rm -r x", "cd /tmp= | rm -r x=<dynamic>"},
 	{"cd /tmp || exit 1; rm -r x", "cd /tmp= | exit 1=<dynamic> | rm -r x=/tmp"},
 	{"true || cd /tmp; ls", "true= | cd /tmp= | ls=<dynamic>"},
+	{"cd sub || cd /etc; rm -rf x", "cd sub= | cd /etc=<dynamic> | rm -rf x=<dynamic>"},
+	{"cd sub || cd ../..; rm -rf x", "cd sub= | cd ../..=<dynamic> | rm -rf x=<dynamic>"},
 	{"if true; then cd /a; fi; ls", "true= | cd /a= | ls=<dynamic>"},
 	{"if true; then cd /a; else cd /a; fi; ls", "true= | cd /a= | cd /a= | ls=/a"},
 	{"case x in a) cd /a;; esac; ls", "cd /a= | ls=<dynamic>"},
