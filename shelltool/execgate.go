@@ -431,12 +431,33 @@ func emptyingWords(c *cmdline.Command, cwd, ws string) ([]string, bool) {
 			words = append(words, w)
 		case opts && len(w) > 1 && w[0] == '-':
 			words = append(words, w)
-		case (slices.Contains(c.Removes, w) || slices.Contains(c.Globs, w)) && filepath.Dir(resolveIn(cwd, w)) == ws:
+		case (slices.Contains(c.Removes, w) || slices.Contains(c.Globs, w)) && !dotDotAfterName(w) && filepath.Dir(resolveIn(cwd, w)) == ws:
 		default:
 			return nil, false
 		}
 	}
 	return append(words, "<every entry of "+ws+">"), true
+}
+
+// dotDotAfterName reports whether op has a ".." after a name (link/../x):
+// the kernel takes it from where that name leads, a symlink's target too,
+// not from the text, so such an operand is not known to be an entry of
+// the folder its text names. Leading ".." (from the folder the command
+// runs in) is taken as the kernel takes it.
+func dotDotAfterName(op string) bool {
+	named := false
+	for _, part := range strings.Split(op, "/") {
+		switch part {
+		case "", ".":
+		case "..":
+			if named {
+				return true
+			}
+		default:
+			named = true
+		}
+	}
+	return false
 }
 
 // inWorkspace reports whether the folder dir is the workspace ws or lies

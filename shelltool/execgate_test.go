@@ -840,6 +840,9 @@ func TestEmptyingApproval(t *testing.T) {
 		{"rm -rf *", ws, []string{"rm", "-r", "a", "b", "c"}, false},        // other options
 		{"rm -rf *", ws, []string{"find", "a", "b", "c", "-delete"}, false}, // another program
 		{"rm -rf * /etc", ws, []string{"rm", "-rf", "a", "b", "c", "/etc"}, false},
+		// a/.. is where a leads (a symlink's target's parent), not ws:
+		// the text cannot say x is an entry of ws (review).
+		{"rm -rf *", ws, []string{"rm", "-rf", "a", "b", "c", "a/../x"}, false},
 	} {
 		lr, err := LineRequests(p, tc.line, ws, grants.SurfaceSandbox)
 		if err != nil {
