@@ -288,6 +288,18 @@ func openNoSymlinks(real string, flags int, mode uint32) (*os.File, error) {
 // caller closes: read_file reads a small file through it without an
 // os.File's poller registration and cleanup (two system calls, a finaliser).
 func openNoSymlinksFD(real string, flags int, mode uint32) (int, error) {
+	fd, err := openat2NoSymlinks(real, flags, mode)
+	if errors.Is(err, unix.ELOOP) {
+		return -1, fmt.Errorf("open %s: a path component changed into a symlink after the decision; refused", real)
+	}
+	return fd, err
+}
+
+// openat2NoSymlinks opens real with the kernel refusing a symlink in every
+// component, keeping the kernel's error (ELOOP for a symlink on the way,
+// ENOENT for absence) in an *fs.PathError; kernels without openat2 walk the
+// path with O_NOFOLLOW instead.
+func openat2NoSymlinks(real string, flags int, mode uint32) (int, error) {
 	how := unix.OpenHow{
 		Flags:   uint64(flags | unix.O_CLOEXEC | unix.O_NOFOLLOW),
 		Mode:    uint64(mode),
@@ -300,8 +312,6 @@ func openNoSymlinksFD(real string, flags int, mode uint32) (int, error) {
 			return fd, nil
 		case errors.Is(err, unix.EINTR) || errors.Is(err, unix.EAGAIN):
 			continue
-		case errors.Is(err, unix.ELOOP):
-			return -1, fmt.Errorf("open %s: a path component changed into a symlink after the decision; refused", real)
 		case errors.Is(err, unix.ENOSYS):
 			return openByComponentsFD(real, flags, mode)
 		}

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 
 	"golang.org/x/sys/unix"
@@ -64,17 +63,9 @@ func ReadRegular(p string, max int64) ([]byte, error) {
 // openNoSymlinksRaw is openNoSymlinks keeping the kernel's error (ELOOP for
 // a symlink on the way, ENOENT for absence), for callers to tell them apart.
 func openNoSymlinksRaw(p string, flags int) (*os.File, error) {
-	how := unix.OpenHow{Flags: uint64(flags | unix.O_CLOEXEC | unix.O_NOFOLLOW), Resolve: unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS}
-	for {
-		fd, err := unix.Openat2(unix.AT_FDCWD, p, &how)
-		switch {
-		case err == nil:
-			return os.NewFile(uintptr(fd), p), nil
-		case errors.Is(err, unix.EINTR) || errors.Is(err, unix.EAGAIN):
-			continue
-		case errors.Is(err, unix.ENOSYS):
-			return openByComponents(p, flags, 0) // O_NOFOLLOW per component: ELOOP as well
-		}
-		return nil, &fs.PathError{Op: "open", Path: p, Err: err}
+	fd, err := openat2NoSymlinks(p, flags, 0)
+	if err != nil {
+		return nil, err
 	}
+	return os.NewFile(uintptr(fd), p), nil
 }
