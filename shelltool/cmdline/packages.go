@@ -95,6 +95,17 @@ type Package struct {
 	// value is not among the command's words, so the caller cannot read
 	// that folder's configuration.
 	DirByVariable bool
+	// DirectHosts are, for a go install whose hosts do not include the
+	// module's own (the line names no direct fallback), the hosts go
+	// fetches it from when the environment the command runs in does:
+	// GOPROXY with "direct" (go's default, "https://proxy.golang.org,direct")
+	// or GONOPROXY/GOPRIVATE matching it (directHosts). The line cannot
+	// show that environment: the caller adds them where it holds (the
+	// host surface; not the sandbox, whose GOPROXY is pinned without
+	// direct). ProxyByLine: the line names GOPROXY, so only GONOPROXY and
+	// GOPRIVATE of that environment lead to direct.
+	DirectHosts []string
+	ProxyByLine bool
 }
 
 // install is what an installing command asked for, resolved to Packages
@@ -170,6 +181,10 @@ func (k *call) installs() {
 		// An option the spec does not know took the word before the
 		// subcommand as its value: it may name any index.
 		anyHost: how == subAfterValue}
+	// A relay runs the install in other folders (yarn workspace NAME).
+	in.elsewhere = sp.relays != "" && slices.ContainsFunc(args, func(a arg) bool {
+		return slices.ContainsFunc(strings.Fields(sp.relays), func(r string) bool { w, _, _ := strings.Cut(r, ":"); return a.text == w })
+	})
 	in.parse(rest, has(sp.manifestSubs, sub))
 	if len(in.names) > 0 {
 		k.pkgs = append(k.pkgs, in)
@@ -225,7 +240,8 @@ func (sp *installerSpec) subcommand(args []arg) (sub string, rest []arg, n int, 
 	}
 	valueOpts := sp.valueOpts()
 	var readings []subReading
-	var values []int // operands an unknown option may have taken so far
+	var values []int  // operands an unknown option may have taken so far
+	var relayed []int // the words of relays (yarn workspace NAME)
 	pending, abbrev, ended := false, false, true
 	for i := 0; i < len(args); i++ {
 		a := args[i]
@@ -244,12 +260,22 @@ func (sp *installerSpec) subcommand(args []arg) (sub string, rest []arg, n int, 
 			}
 			continue
 		}
+		if n, ok := sp.relay(args, i); ok {
+			if pending || n < 0 {
+				return "", nil, 0, subDynamic // a value, or a relay of a word known only when run
+			}
+			for j := range n {
+				relayed = append(relayed, i+j) // not options: skipped as values are
+			}
+			i += n - 1
+			continue
+		}
 		r, how := sp.reading(args, i)
 		if how == subDynamic {
 			return "", nil, 0, subDynamic
 		}
 		if how == subFound {
-			r.skip, r.afterValue = append(r.skip, values...), len(values) > 0
+			r.skip, r.afterValue = slices.Concat(r.skip, values, relayed), len(values) > 0
 			readings = append(readings, r)
 		}
 		if !pending {
@@ -260,7 +286,7 @@ func (sp *installerSpec) subcommand(args []arg) (sub string, rest []arg, n int, 
 	}
 	if sp.bareInstall && ended {
 		// yarn: no subcommand installs (all operands maybe values).
-		readings = append(readings, subReading{skip: values, afterValue: len(values) > 0})
+		readings = append(readings, subReading{skip: slices.Concat(values, relayed), afterValue: len(values) > 0})
 	}
 	switch {
 	case len(readings) == 0:
@@ -281,6 +307,24 @@ func (sp *installerSpec) subcommand(args []arg) (sub string, rest []arg, n int, 
 		return r.sub, rest, n, subAfterValue
 	}
 	return r.sub, rest, n, subFound
+}
+
+// relay reports whether args[i] starts one of the spec's relays, and how
+// many words it is (-1 when a word of it is not literal).
+func (sp *installerSpec) relay(args []arg, i int) (n int, ok bool) {
+	for _, r := range strings.Fields(sp.relays) {
+		word, next, _ := strings.Cut(r, ":")
+		if args[i].text != word || i+1 >= len(args) {
+			continue
+		}
+		switch {
+		case !args[i+1].lit:
+			return -1, true
+		case next == "*" || args[i+1].text == next:
+			return 2, true
+		}
+	}
+	return 0, false
 }
 
 // reading reads args[i] as the subcommand: subFound with its words when it
@@ -355,7 +399,14 @@ func (sp *installerSpec) mayTakeValue(opt, valueOpts string) bool {
 		return false // nopt: --no-X sets X false
 	}
 	return len(opt) > 1 && opt[0] == '-' && opt != "--" && !strings.Contains(opt, "=") && !has(valueOpts, opt) &&
-		!has(sp.flagOpts, opt) && !has(sp.offlineOpts, opt)
+		!has(sp.flagOpts, opt) && !has(sp.offlineOpts, opt) && !has(sp.dirFlags, opt)
+}
+
+// dropOpts is the option list opts without the options drop lists (a
+// relative's list less the options it reads otherwise: yarn -C is
+// --caret, not npm's folder).
+func dropOpts(opts, drop string) string {
+	return strings.Join(slices.DeleteFunc(strings.Fields(opts), func(o string) bool { return has(drop, o) }), " ")
 }
 
 // parse reads an install subcommand's words (word), then settles what it
@@ -484,7 +535,7 @@ func (in *install) option(opt, val string) {
 		in.files = append(in.files, val)
 	case has(sp.fileOpts, opt):
 		in.files = append(in.files, val)
-	case has(sp.dirOpts, opt):
+	case has(sp.dirOpts, opt), has(sp.dirFlags, opt):
 		in.elsewhere = true
 	case has(sp.pkgOpts, opt), in.exec && has(sp.execPkgOpts, opt):
 		in.names = append(in.names, cmp.Or(val, Dynamic))
@@ -687,9 +738,19 @@ func (a *analyzer) packages() {
 				a.out.Packages = append(a.out.Packages, p.pinned(written))
 				continue
 			}
+			var seen []string
 			for _, h := range hosts {
-				p.Host = indexHost(h, n)
-				a.out.Packages = append(a.out.Packages, p.pinned(written))
+				for _, host := range indexHosts(h, n) {
+					if !slices.Contains(seen, host) {
+						seen = append(seen, host)
+						p.Host = host
+						a.out.Packages = append(a.out.Packages, p.pinned(written))
+					}
+				}
+			}
+			if in.spec.directEnv != "" && !slices.Contains(hosts, "direct") && !slices.Contains(hosts, Dynamic) {
+				last := &a.out.Packages[len(a.out.Packages)-1]
+				last.DirectHosts, last.ProxyByLine = directHosts(n), len(a.envIndexes(in)) > 0
 			}
 		}
 	}
@@ -972,6 +1033,41 @@ func indexOrigin(index string) string {
 
 func isSchemeChar(c byte) bool {
 	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '+' || c == '-' || c == '.'
+}
+
+// indexHosts are the hosts an index as written names for pkg: indexHost's,
+// and for Go's direct fallback directHosts.
+func indexHosts(index, pkg string) []string {
+	if index == "direct" {
+		return directHosts(pkg)
+	}
+	return []string{indexHost(index, pkg)}
+}
+
+// goCodeHosts are the path prefixes cmd/go fetches from the named host
+// itself (cmd/go/internal/vcs: vcsPaths); for any other module path, go
+// direct first asks https://PATH?go-get=1 and follows its go-import meta
+// tag to a repository on any host.
+var goCodeHosts = []string{"github.com/", "bitbucket.org/", "launchpad.net/", "hub.jazz.net/git/", "git.apache.org/",
+	"git.openstack.org/", "chiselapp.com/"}
+
+// directHosts are the hosts go's direct fallback fetches pkg from: the
+// module path's host, and Dynamic besides unless it is one of
+// goCodeHosts. A manifest ("(go.mod)"), a local pattern ("./...") or
+// "all" is Dynamic: its modules are the whole module graph, whose paths
+// the dependencies' own go.mod files name (go.mod's require lines do not
+// bound them, nor their meta tags' hosts).
+func directHosts(pkg string) []string {
+	h := indexHost("direct", pkg)
+	if h == Dynamic {
+		return []string{Dynamic}
+	}
+	path, _, _ := strings.Cut(pkg, "@")
+	path = strings.ToLower(path) + "/"
+	if slices.ContainsFunc(goCodeHosts, func(p string) bool { return strings.HasPrefix(path, p) && len(path) > len(p) }) {
+		return []string{h}
+	}
+	return []string{h, Dynamic}
 }
 
 // indexHost turns an index as written (a URL, a host, "direct" for Go's

@@ -465,7 +465,7 @@ var packageCases = []struct {
 	{"GOPRIVATE=* go get", []string{"(go.mod) proxy.golang.org go ^0", "(go.mod) <dynamic> go ^0"}},
 	{"GOPRIVATE=* go get -u ./...", []string{"./... proxy.golang.org go ^0", "./... <dynamic> go ^0"}},
 	{"GONOPROXY=* go mod download all", []string{"all proxy.golang.org go ^0", "all <dynamic> go ^0"}},
-	{"GOPRIVATE=* go mod download Git.Example/m@v1", []string{"Git.Example/m@v1 proxy.golang.org go ^0", "Git.Example/m@v1 git.example go ^0"}},
+	{"GOPRIVATE=* go mod download Git.Example/m@v1", []string{"Git.Example/m@v1 proxy.golang.org go ^0", "Git.Example/m@v1 git.example go ^0", "Git.Example/m@v1 <dynamic> go ^0"}},
 	// Cargo: fetch, update, generate-lockfile and vendor fetch the
 	// manifest's dependencies; --offline and --frozen nothing.
 	{"cargo fetch", []string{"(Cargo.toml) index.crates.io cargo ^0"}},
@@ -511,8 +511,36 @@ var packageCases = []struct {
 	{"bundle exec rake", nil},
 	// Go: GOPRIVATE and GONOPROXY fetch matching modules from their own
 	// host; GOENV and GOROOT name the files go reads its settings from.
-	{"GOPRIVATE=* go get evil.example/m@v1", []string{"evil.example/m@v1 proxy.golang.org go ^0", "evil.example/m@v1 evil.example go ^0"}},
-	{"GONOPROXY=$P go get a.org/m", []string{"a.org/m proxy.golang.org go ^0", "a.org/m a.org go ^0"}},
+	{"GOPRIVATE=* go get evil.example/m@v1", []string{"evil.example/m@v1 proxy.golang.org go ^0", "evil.example/m@v1 evil.example go ^0", "evil.example/m@v1 <dynamic> go ^0"}},
+	// Direct from a code host go knows is that host; from any other, its
+	// go-get meta tag may name any host (issue 16).
+	{"GOPRIVATE=* go get github.com/a/b@v1", []string{"github.com/a/b@v1 proxy.golang.org go ^0", "github.com/a/b@v1 github.com go ^0"}},
+	{"GOPROXY=off GONOPROXY=* go get golang.org/x/tools@v0.1.0", []string{"golang.org/x/tools@v0.1.0  go ^0", "golang.org/x/tools@v0.1.0 golang.org go ^0", "golang.org/x/tools@v0.1.0 <dynamic> go ^0"}},
+	{"GOPROXY='https://p.example|direct' go install bitbucket.org/a/b@v1", []string{"bitbucket.org/a/b@v1 p.example go ^0", "bitbucket.org/a/b@v1 bitbucket.org go ^0"}},
+	{"GOPROXY=direct go mod download x.org/m@v1", []string{"x.org/m@v1 x.org go ^0", "x.org/m@v1 <dynamic> go ^0"}},
+	// Option lists completed (issue 16): lines an unknown option made
+	// <dynamic>, options that move the folder, and options read otherwise.
+	{"yarn --mutex network add x", []string{"x registry.yarnpkg.com yarn ^0"}},
+	{"yarn --cache-folder /tmp/c add x", []string{"x registry.yarnpkg.com yarn ^0"}},
+	{"yarn add -C lodash", []string{"lodash registry.yarnpkg.com yarn ^0"}},
+	{"yarn workspace web add x", []string{"x registry.yarnpkg.com yarn ^0"}},
+	{"yarn workspaces foreach -A --exclude a add x", []string{"x registry.yarnpkg.com yarn ^0"}},
+	{"yarn --emoji true", []string{"(package.json) <dynamic> yarn ^0"}}, // was none: "true" is --emoji's (classic)
+	{"yarn --use-yarnrc ./r add x", []string{"x <dynamic> yarn ^0"}},
+	{"pnpm -F web add x", []string{"x registry.npmjs.org pnpm ^0"}},
+	{"pnpm --workspace-concurrency 2 -r update", []string{"(package.json) registry.npmjs.org pnpm ^0"}},
+	{"pnpm add --workspace x", []string{"x registry.npmjs.org pnpm ^0"}},
+	{"pnpm --pnpmfile ./h.cjs add x", []string{"x <dynamic> pnpm ^0"}},
+	{"bun add -d x", []string{"x registry.npmjs.org bun ^0"}},
+	{"bun --cwd sub --silent add x", []string{"x registry.npmjs.org bun ^0"}},
+	{"bun install -c ./b.toml", []string{"(package.json) <dynamic> bun ^0"}},
+	{"go get -x -v -tags t example.com/m@v1", []string{"example.com/m@v1 proxy.golang.org go ^0"}},
+	{"go install -trimpath -ldflags=-s golang.org/x/tools/gopls@latest", []string{"golang.org/x/tools/gopls@latest proxy.golang.org go ^0"}},
+	{"poetry -n -vvv add x", []string{"x pypi.org poetry ^0"}},
+	{"bundle add x --git https://git.example/x", []string{"x git.example bundle ^0"}},
+	{"bundle add x --github a/x", []string{"x <dynamic> bundle ^0"}},
+	{"BUNDLE_MIRROR__ALL=https://m.example bundle install", []string{"(Gemfile) <dynamic> bundle ^0"}},
+	{"GONOPROXY=$P go get a.org/m", []string{"a.org/m proxy.golang.org go ^0", "a.org/m a.org go ^0", "a.org/m <dynamic> go ^0"}},
 	{"GOENV=./go.env go get a.org/m", []string{"a.org/m <dynamic> go ^0"}},
 	{"unset GOENV; go get a.org/m", []string{"a.org/m <dynamic> go ^1"}},
 	// Cargo: --config on the line, the registry variables, CARGO_HOME.

@@ -386,6 +386,13 @@ type installerSpec struct {
 	// handOff is a subcommand that is another spec's program, whose
 	// subcommand follows (uv pip: pip's).
 	handOff string
+	// dirFlags are flags after which the tool works in other folders of
+	// the project too (pnpm -r, -w), as dirOpts do.
+	dirFlags string
+	// relays run the subcommand that follows them in other folders (yarn
+	// workspace NAME add x, yarn workspaces foreach add x): "WORD:*" is
+	// WORD and any one word, "WORD:NEXT" the two words.
+	relays string
 }
 
 // execRunners maps a program that fetches a package to run it to the
@@ -496,13 +503,93 @@ const (
 		"--offline --no-offline --preview --no-preview --show-settings --no-progress --no-installer-metadata"
 )
 
-// yarnFlagOpts are yarn's global options that take no value (yarn
-// classic's CLI docs): the program alone installs, so an option not known
-// before no subcommand would make the index any.
-const yarnFlagOpts = "-s --silent --verbose --offline --prefer-offline --frozen-lockfile --pure-lockfile --production --prod " +
-	"--json --no-progress --non-interactive --ignore-scripts --ignore-engines --ignore-optional --ignore-platform --no-lockfile " +
-	"--immutable --check-files --flat --force --har --no-default-rc --no-bin-links --link-duplicates --skip-integrity-check " +
-	"--update-checksums --no-node-version-check --emoji --no-emoji"
+// yarnValueOpts and yarnFlagOpts are yarn's options that take a value
+// and those that take none: yarn classic's global options
+// (src/cli/index.js) and its install, add and upgrade flags, and berry's
+// (clipanion: add, install, up, dlx, workspaces foreach). The program
+// alone installs, so an option not known before no subcommand makes the
+// index any. Classic's --prod, --production, --emoji and
+// --scripts-prepend-node-path take the next word when it is no option
+// (commander's optional value: firstNonFlagIndex skips a word bound to
+// one), berry's do not exist: they are in neither list (both readings).
+const (
+	yarnValueOpts = "--modules-folder --network-timeout --network-concurrency --mutex --cache-folder --preferred-cache-folder " +
+		"--global-folder --link-folder --https-proxy --proxy --otp --mode --from --include --exclude -j --jobs"
+	yarnFlagOpts = "-s --silent --verbose --offline --prefer-offline --frozen-lockfile --pure-lockfile " +
+		"--json --no-progress --non-interactive --ignore-scripts --ignore-engines --ignore-optional --ignore-platform --no-lockfile " +
+		"--immutable --immutable-cache --check-cache --check-resolutions --refresh-lockfile --inline-builds --check-files --flat --force " +
+		"--har --no-default-rc --no-bin-links --link-duplicates --skip-integrity-check --strict-semver " +
+		"--update-checksums --no-node-version-check --no-emoji -D --dev -P --peer -O --optional -E --exact -T --tilde -C --caret " +
+		"-F --fixed -i --interactive --cached --prefer-dev -W --ignore-workspace-root-check --audit -R --recursive --latest -L " +
+		"-q --quiet -A --all --worktree --since -v --parallel --interlaced -t --topological --topological-dev --no-private -n --dry-run"
+)
+
+// pnpmValueOpts and pnpmFlagOpts are pnpm's options that take a value
+// and those that take none (config/config/src/types.ts, the install
+// commands' cliOptionsTypes and the universal ones: --filter, --reporter,
+// --loglevel, --dir), besides those pnpm's spec lists by their effect.
+const (
+	pnpmValueOpts = "--reporter --workspace-concurrency --changed-files-ignore-pattern --test-pattern --resume-from " +
+		"--store-dir --virtual-store-dir --modules-dir --global-dir --global-bin-dir --child-concurrency --network-concurrency " +
+		"--node-linker --package-import-method --resolution-mode --hoist-pattern --public-hoist-pattern --use-node-version " +
+		"--allow-build --config-dir --state-dir --cache-dir --virtual-store-dir-max-length --save-catalog-name --catalog-mode --depth"
+	pnpmFlagOpts = "-D --save-dev -P --save-prod -O --save-optional -E --save-exact --save-peer --save-catalog -g --global " +
+		"--frozen-lockfile --no-frozen-lockfile --prefer-frozen-lockfile --offline --prefer-offline --silent -s --stream " +
+		"--aggregate-output --parallel --sort --no-sort --reverse --use-stderr --fail-if-no-match --include-workspace-root " +
+		"--ignore-workspace --ignore-workspace-root-check --no-optional --prod --dev --lockfile-only --fix-lockfile --force " +
+		"--ignore-scripts --ignore-pnpmfile --shamefully-hoist --strict-peer-dependencies --side-effects-cache " +
+		"--no-side-effects-cache --color --no-color --report-summary --latest -L --interactive -i --no-save " +
+		"--workspace --dangerously-allow-all-builds --verify-store-integrity --no-verify-store-integrity --json --help -h"
+)
+
+// bunValueOpts and bunFlagOpts are bun's options that take a value and
+// those that take none (src/cli/Arguments.zig: the runtime's and
+// install_params).
+const (
+	bunValueOpts = "--backend --concurrent-scripts --network-concurrency --cache-dir --ca --cafile --omit --linker " +
+		"--minimum-release-age --elide-lines --env-file --preload -r --require --import --install --tsconfig-override " +
+		"--define --loader -l --main-fields --conditions --port --inspect-wait --trust-policy"
+	bunFlagOpts = "-y --yarn -p --production -d --no-save --save --dry-run --frozen-lockfile -f --force --no-cache --silent " +
+		"--verbose --no-progress --no-summary --no-verify --ignore-scripts --trust -g --global -D --dev --development " +
+		"--optional --peer -E --exact -a --analyze --only-missing --save-text-lockfile --lockfile-only --bun -b --smol " +
+		"--no-install -i --prefer-offline --prefer-latest --hot --watch --no-clear-screen --latest --help -h"
+)
+
+// goBuildValueOpts and goBuildFlagOpts are cmd/go's build flags (go help
+// build), which go get, go install and go run accept, with go get's,
+// go run's and go mod download's own (go help get, run, mod download),
+// written with one dash or two as the flag package reads them. -C (only
+// first), -modfile and -overlay name another go.mod or folder (dirOpts).
+const (
+	goBuildValueOpts = "-o -p -covermode -coverpkg -asmflags -buildmode -compiler -gccgoflags -gcflags -installsuffix " +
+		"-ldflags -mod -pgo -pkgdir -tags -toolexec -exec -reuse " +
+		"--o --p --covermode --coverpkg --asmflags --buildmode --compiler --gccgoflags --gcflags --installsuffix " +
+		"--ldflags --mod --pgo --pkgdir --tags --toolexec --exec --reuse"
+	goBuildFlagOpts = "-a -n -race -msan -asan -cover -v -work -x -buildvcs -json -linkshared -modcacherw -trimpath -t -u -tool -d -insecure " +
+		"--a --n --race --msan --asan --cover --v --work --x --buildvcs --json --linkshared --modcacherw --trimpath --t --u --tool --d --insecure"
+)
+
+// poetryValueOpts and poetryFlagOpts are poetry's options that take a
+// value and those that take none: the application's global ones (cleo:
+// -P/--project and -C/--directory name the project, dirOpts) and those of
+// add, install, lock, update, sync and remove.
+const (
+	poetryValueOpts = "-G --group --source --python -E --extras --with --without --only --platform --markers"
+	poetryFlagOpts  = "-h --help -q --quiet -V --version --ansi --no-ansi -n --no-interaction -v -vv -vvv --verbose " +
+		"--no-plugins --no-cache -D --dev -e --editable --allow-prereleases --dry-run --lock --sync --no-root " +
+		"--no-directory --only-root --all-extras --all-groups --compile --no-update --regenerate --check --no-dev"
+)
+
+// bundleValueOpts and bundleFlagOpts are bundler's options that take a
+// value and those that take none (bundler/lib/bundler/cli.rb: the global
+// ones and install's, add's, update's and lock's).
+const (
+	bundleValueOpts = "--path --jobs -j --retry -r --without --with --group -g --shebang --trust-policy --target-rbconfig " +
+		"--require --branch -b --ref --glob --lockfile --add-platform --remove-platform --bundler"
+	bundleFlagOpts = "--no-color -V --verbose --clean --deployment --redownload --force --frozen --full-index --local " +
+		"--prefer-local --no-cache --no-prune --quiet --system --skip-install --strict --optimistic --conservative " +
+		"--patch --minor --major --pre --all --print --normalize-platforms --binstubs --standalone --update"
+)
 
 // installers maps a package manager (base name without version) to its
 // install forms. "python -m pip" and "uv pip" are pip.
@@ -517,21 +604,32 @@ var installers = map[string]*installerSpec{
 		anyHostOpts: "--replace-registry-host " + npmConfigOpts, anyHostEnv: "npm_config_replace_registry_host", scoped: true,
 		configEnv: npmConfigEnv, npmSpecs: true, abbrevOpts: npmAbbrevOpts, abbrevOwn: "global", abbrevDashes: true,
 		family: "npm", dirOpts: npmDirOpts, execSubs: "exec", execPkgOpts: "-p --package", flagOpts: npmFlagOpts, boolValues: true},
-	// pnpm fetch: the lockfile's packages into the store.
+	// pnpm fetch: the lockfile's packages into the store. pnpm's options
+	// (config/config/src/types.ts and the install commands' rcOptionsTypes)
+	// are pnpmValueOpts and pnpmFlagOpts; --filter, -r and -w select other
+	// folders of the workspace (their .npmrc too: dirFlags), --lockfile-dir
+	// another lockfile, --pnpmfile hooks that may rewrite any resolution.
 	"pnpm": {subs: "install i add update up upgrade fetch", manifestSubs: "fetch", manifest: "(package.json)", host: "registry.npmjs.org", hostOpts: "--registry",
-		argOpts: npmArgOpts + " --reporter", env: "npm_config_registry NPM_CONFIG_REGISTRY", scoped: true, configEnv: npmConfigEnv, npmSpecs: true,
-		anyHostOpts: npmConfigOpts, abbrevOpts: npmAbbrevOpts, abbrevOwn: "global", abbrevDashes: true, family: "npm", dirOpts: npmDirOpts,
-		execSubs: "dlx", execPkgOpts: "--package", flagOpts: "-w --workspace-root -r --recursive -D --save-dev -g --global --frozen-lockfile --offline --prefer-offline --silent -s"},
+		argOpts: dropOpts(npmArgOpts, "--workspace") + " " + pnpmValueOpts, env: "npm_config_registry NPM_CONFIG_REGISTRY", scoped: true, configEnv: npmConfigEnv, npmSpecs: true,
+		anyHostOpts: npmConfigOpts + " --pnpmfile --global-pnpmfile", abbrevOpts: npmAbbrevOpts, abbrevOwn: "global", abbrevDashes: true, family: "npm",
+		dirOpts: npmDirOpts + " --lockfile-dir --filter -F --filter-prod --workspace-dir", dirFlags: "-r --recursive -w --workspace-root",
+		execSubs: "dlx", execPkgOpts: "--package", flagOpts: pnpmFlagOpts},
 	// yarn upgrade (classic) and up (berry) fetch the named packages or
-	// the manifest's.
+	// the manifest's. yarn workspace NAME CMD and yarn workspaces foreach
+	// CMD run CMD in other folders (relays). --use-yarnrc (classic) and
+	// YARN_RC_FILENAME (berry) name the configuration, which names the
+	// registry.
 	"yarn": {subs: "install add upgrade up", bareInstall: true, manifest: "(package.json)", host: "registry.yarnpkg.com", hostOpts: "--registry",
-		argOpts: npmArgOpts + " --modules-folder --network-timeout", env: "YARN_REGISTRY YARN_NPM_REGISTRY_SERVER npm_config_registry",
-		configEnv: npmConfigEnv, npmSpecs: true, anyHostOpts: npmConfigOpts, family: "npm", dirOpts: npmDirOpts,
-		execSubs: "dlx", execPkgOpts: "-p --package", flagOpts: yarnFlagOpts},
+		argOpts: dropOpts(npmArgOpts, "-C --prefix --dir") + " " + yarnValueOpts, env: "YARN_REGISTRY YARN_NPM_REGISTRY_SERVER npm_config_registry",
+		configEnv: npmConfigEnv + " YARN_RC_FILENAME", npmSpecs: true, anyHostOpts: npmConfigOpts + " --use-yarnrc", family: "npm", dirOpts: "--cwd",
+		execSubs: "dlx", execPkgOpts: "-p --package", flagOpts: yarnFlagOpts, relays: "workspace:* workspaces:foreach"},
+	// bun's options (src/cli/Arguments.zig: the runtime's, shared by every
+	// command, and install_params): -c/--config names the bunfig.toml,
+	// which names the registry; --filter selects workspace folders.
 	"bun": {subs: "install i add a update", manifest: "(package.json)", host: "registry.npmjs.org", hostOpts: "--registry",
-		argOpts: npmArgOpts + " --backend --concurrent-scripts", env: "BUN_CONFIG_REGISTRY NPM_CONFIG_REGISTRY npm_config_registry",
-		configEnv: npmConfigEnv, npmSpecs: true, anyHostOpts: npmConfigOpts, family: "npm", dirOpts: npmDirOpts,
-		execSubs: "x", execPkgOpts: "-p --package"},
+		argOpts: dropOpts(npmArgOpts, "-C --prefix --dir") + " " + bunValueOpts, env: "BUN_CONFIG_REGISTRY NPM_CONFIG_REGISTRY npm_config_registry",
+		configEnv: npmConfigEnv, npmSpecs: true, anyHostOpts: npmConfigOpts + " -c --config", family: "npm",
+		dirOpts: "--cwd --filter -F", execSubs: "x", execPkgOpts: "-p --package", flagOpts: bunFlagOpts},
 	"pip": {subs: "install download wheel sync compile", manifest: "(requirements)", host: "pypi.org",
 		hostOpts: "-i --index-url --default-index", extraOpts: "--extra-index-url --index", offlineOpts: "--no-index",
 		manifestOpts: "-r --requirement", pkgOpts: "-e --editable", linkOpts: "-f --find-links", argOpts: pipArgOpts + " -d --dest -w --wheel-dir -o --output-file " + uvGlobalValueOpts, env: pipEnv,
@@ -565,7 +663,7 @@ var installers = map[string]*installerSpec{
 	// poetry lock resolves against the sources, update the named packages
 	// or all, sync (poetry 2) and remove re-lock and install.
 	"poetry": {subs: "add install lock update sync remove", manifestSubs: "install lock sync remove", manifest: "(pyproject.toml)", host: "pypi.org",
-		argOpts: "-G --group --source --python -E --extras --with --without --only", family: "poetry", dirOpts: "--directory -C --project -P"},
+		argOpts: poetryValueOpts, flagOpts: poetryFlagOpts, family: "poetry", dirOpts: "--directory -C --project -P"},
 	// go mod download fetches the modules named, or every module of the
 	// build list; go mod tidy and vendor, go work sync and vendor fetch
 	// what the build list lacks. go build, test and the like fetch a
@@ -573,8 +671,8 @@ var installers = map[string]*installerSpec{
 	// egress proxy's rules bound it).
 	"go": {subs: "get install run mod:download mod:tidy mod:vendor work:sync work:vendor", versionSubs: "install run",
 		manifestSubs: "mod:tidy mod:vendor work:sync work:vendor", manifest: "(go.mod)", host: "proxy.golang.org",
-		argOpts: "-C -o -modfile -pgo -tags -ldflags -gcflags -asmflags -p -toolexec -exec -overlay -mod -buildmode -compiler -installsuffix -pkgdir", env: "GOPROXY",
-		directEnv: "GOPRIVATE GONOPROXY", configEnv: "GOENV GOROOT", family: "go", dirOpts: "-C"},
+		argOpts: goBuildValueOpts, flagOpts: goBuildFlagOpts, env: "GOPROXY",
+		directEnv: "GOPRIVATE GONOPROXY", configEnv: "GOENV GOROOT", family: "go", dirOpts: "-C --C -modfile --modfile -overlay --overlay"},
 	// cargo fetch, update, generate-lockfile and vendor fetch the
 	// manifest's dependencies (their index, or at least the lock's);
 	// --offline and --frozen fetch nothing. cargo build and the like
@@ -585,9 +683,15 @@ var installers = map[string]*installerSpec{
 		anyHostOpts: "--config", anyHostEnv: "CARGO_REGISTRY_DEFAULT CARGO_REGISTRIES_*", configEnv: "CARGO_HOME", family: "cargo",
 		dirOpts: "--manifest-path -C", plusToolchain: true},
 	"gem": {subs: "install i", host: "rubygems.org", hostOpts: "-s --source", versionOpts: "-v --version", argOpts: "-i --install-dir -n --bindir --platform -g --file", family: "gem"},
-	"bundle": {subs: "install add update lock", manifestSubs: "install lock", manifest: "(Gemfile)", host: "rubygems.org", hostOpts: "--source",
-		versionOpts: "--version -v", argOpts: "--path --jobs -j --retry --without --with --group -g", family: "gem",
-		dirOpts: "--gemfile", dirEnv: "BUNDLE_GEMFILE"},
+	"bundle": {subs: "install add update lock", manifestSubs: "install lock", manifest: "(Gemfile)", host: "rubygems.org", hostOpts: "--source -s --git",
+		versionOpts: "--version -v", argOpts: bundleValueOpts, flagOpts: bundleFlagOpts, family: "gem",
+		// bundle add --git URL fetches the gem from that URL's host;
+		// --github names a repository there, --source (and -s) a gem
+		// source. A mirror (BUNDLE_MIRROR__*) moves every source, a
+		// configuration folder names mirrors and sources.
+		anyHostOpts: "--github", anyHostEnv: "BUNDLE_MIRROR__*",
+		configEnv: "BUNDLE_APP_CONFIG BUNDLE_USER_CONFIG BUNDLE_USER_HOME",
+		dirOpts:   "--gemfile", dirEnv: "BUNDLE_GEMFILE"},
 	"composer": {subs: "require install update", manifestSubs: "install update", manifest: "(composer.json)", host: "repo.packagist.org", family: "composer", dirOpts: "-d --working-dir"},
 	"conda":    {subs: "install create", host: "conda.anaconda.org", hostOpts: "-c --channel", argOpts: "-n --name -p --prefix --file", family: "conda"},
 	"apt-get":  {subs: "install reinstall build-dep source download", argOpts: "-o --option -t --target-release --default-release -c --config-file"},
