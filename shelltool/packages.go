@@ -156,6 +156,7 @@ func projectIndexes(p *grants.Policy, cwd string, surface grants.Surface, pkgs [
 		for j := i; j >= 0 && pkgs[j].Command == pk.Command && pkgs[j].Name == pk.Name; j-- {
 			have = append(have, pkgs[j].Host)
 		}
+		out, have = withDirectHosts(out, pk, have, func(byLine bool) bool { return goDirect(surface, pinned, byLine, commandEnv(p)) })
 		if slices.Contains(have, cmdline.Dynamic) || pk.URL != "" || slices.Equal(have, []string{""}) {
 			continue // already any index, a URL's own host, or no network
 		}
