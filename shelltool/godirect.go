@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/onellm/onellm-mcp/fstools"
 	"github.com/onellm/onellm-mcp/grants"
 	"github.com/onellm/onellm-mcp/shelltool/cmdline"
 )
@@ -78,7 +79,10 @@ func goEnvFile(getenv func(string) string) (map[string]string, bool) {
 		}
 		path = filepath.Join(dir, "go", "env")
 	}
-	b, err := os.ReadFile(path)
+	if !filepath.IsAbs(path) {
+		return nil, false
+	}
+	b, err := fstools.ReadRegular(path, 1<<20) // a symlinked one: unread, so direct
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, true
 	}
