@@ -3,6 +3,7 @@ package shelltool
 import (
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -431,12 +432,42 @@ func emptyingWords(c *cmdline.Command, cwd, ws string) ([]string, bool) {
 			words = append(words, w)
 		case opts && len(w) > 1 && w[0] == '-':
 			words = append(words, w)
-		case (slices.Contains(c.Removes, w) || slices.Contains(c.Globs, w)) && !dotDotAfterName(w) && filepath.Dir(resolveIn(cwd, w)) == ws:
+		case slices.Contains(c.Removes, w) && plainEntry(w, cwd, ws, false),
+			slices.Contains(c.Globs, w) && plainEntry(w, cwd, ws, true):
 		default:
 			return nil, false
 		}
 	}
 	return append(words, "<every entry of "+ws+">"), true
+}
+
+// plainEntry reports whether the operand op (from cwd) names an entry of
+// ws as bash's * gives it: a name that does not start with "." (* spares
+// hidden entries), written plainly (./name, ../name, ws/name: no trailing
+// "/" or "/.", no "//", no ".." after a name), and, unless it is a glob,
+// no symlink (Lstat now: rm -r link/ empties where it leads, and a link
+// to "." is the workspace itself; an Lstat error is no plain entry). Only
+// such operands let the removal be named by the folder it empties.
+func plainEntry(op, cwd, ws string, glob bool) bool {
+	if dotDotAfterName(op) || strings.Contains(op, "//") || filepath.Dir(resolveIn(cwd, op)) != ws {
+		return false
+	}
+	name := op
+	if filepath.IsAbs(op) {
+		name = strings.TrimPrefix(op, ws+"/")
+	} else {
+		for strings.HasPrefix(name, "./") || strings.HasPrefix(name, "../") {
+			_, name, _ = strings.Cut(name, "/")
+		}
+	}
+	if name == "" || name[0] == '.' || strings.Contains(name, "/") {
+		return false
+	}
+	if glob {
+		return true
+	}
+	fi, err := os.Lstat(filepath.Join(ws, name))
+	return err == nil && fi.Mode()&os.ModeSymlink == 0
 }
 
 // dotDotAfterName reports whether op has a ".." after a name (link/../x):

@@ -833,7 +833,9 @@ func TestEmptyingApproval(t *testing.T) {
 		{"rm -rf *", ws, rmABC, true},
 		{"rm -rf ./*", ws, []string{"rm", "-rf", "./a", "./b", "./c"}, true},
 		{"rm -rf -- *", ws, []string{"rm", "-rf", "--", "a", "b", "c"}, true},
-		{"rm -rf * .[!.]*", ws, []string{"rm", "-rf", "a", "b", "c", ".git"}, true},
+		// hidden entries named: * spares them, the folder's name does not
+		// say it (review rev20 H2): the removal keeps its own words.
+		{"rm -rf * .[!.]*", ws, []string{"rm", "-rf", "a", "b", "c", ".git"}, false},
 		{"cd a && rm -rf ../*", ws, []string{"rm", "-rf", "../a", "../b", "../c"}, true}, // run in ws/a
 		{"rm -rf a b c", ws, rmABC, true},
 		{"rm -rf *", other, rmABC, false},                                   // another folder
@@ -961,6 +963,66 @@ func TestLineCdMayStayHome(t *testing.T) {
 		}
 		if got != tc.want {
 			t.Errorf("%q: %v, want %v (%+v)", tc.line, got, tc.want, reqs)
+		}
+	}
+}
+
+// TestEmptyingNamedOnlyWhenPlain: the approval of the line's rm -rf *
+// (named by the folder it empties) holds for the script's rm -rf a b c and
+// for nothing that removes more: a hidden entry, an operand with a
+// trailing "/" or "/." or "//", a symlink (to the workspace itself or out
+// of it). Those keep their own words, and are critical.
+func TestEmptyingNamedOnlyWhenPlain(t *testing.T) {
+	ws, _ := filepath.EvalSymlinks(t.TempDir())
+	out, _ := filepath.EvalSymlinks(t.TempDir())
+	for _, d := range []string{"a", "b", "c"} {
+		if err := os.Mkdir(filepath.Join(ws, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p := policyFor(t, ws, `profile = "interactive-dev"`)
+	line := func() grants.Request {
+		lr, err := LineRequests(p, "rm -rf *", ws, grants.SurfaceSandbox)
+		if err != nil || len(lr) == 0 {
+			t.Fatal(lr, err)
+		}
+		return lr[0]
+	}
+	carries := func(l grants.Request, argv ...string) (bool, grants.Risk) {
+		g := execRequests(sandbox.ExecEvent{Exe: "/usr/bin/rm", Argv: argv, ExecPath: "/usr/bin/rm", Cwd: ws}, identity{}, ws)
+		var risk grants.Risk
+		for _, r := range g {
+			risk = max(risk, r.Risk)
+		}
+		return slices.ContainsFunc(g, func(r grants.Request) bool { return r.KeyInCall() == l.KeyInCall() && r.Risk == l.Risk }), risk
+	}
+	if ok, _ := carries(line(), "rm", "-rf", "a", "b", "c"); !ok {
+		t.Fatal("the approval of rm -rf * does not hold for rm -rf a b c")
+	}
+	if ok, _ := carries(line(), "rm", "-rf", "./a", "b", ws+"/c"); !ok {
+		t.Error("the approval of rm -rf * does not hold for rm -rf ./a b WS/c")
+	}
+	if err := os.Mkdir(filepath.Join(ws, ".git"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(out, filepath.Join(ws, "link")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(".", filepath.Join(ws, "self")); err != nil {
+		t.Fatal(err)
+	}
+	l := line()
+	for _, argv := range [][]string{
+		{"rm", "-rf", "a", "b", "c", ".git", "link", "self"},
+		{"rm", "-rf", "a", "b", "c", "link", "self"},
+		{"rm", "-rf", "a", "b", "c", "link/", "self"},
+		{"rm", "-rf", "a", "b", "c", "link", "self/"},
+		{"rm", "-rf", "a", "b", "c", "link/.", "self"},
+		{"rm", "-rf", "a", "b", "c", "link", "./self//"},
+		{"rm", "-rf", "a", "b", "c/", "link", "self"},
+	} {
+		if ok, risk := carries(l, argv...); ok || risk != grants.RiskCritical {
+			t.Errorf("%q: carries the approval of rm -rf * %v, risk %v (want no, critical)", argv, ok, risk)
 		}
 	}
 }
