@@ -2,7 +2,9 @@ package shelltool
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -261,10 +263,12 @@ func raiseByFolder(c *cmdline.Command, cwd, ws string, unknownOutside bool) (dir
 	if dir != cwd && !inWorkspace(dir, ws) {
 		raiseOutside(c, dir)
 	}
+	raiseThroughLinks(c, dir, ws)
 	listed = raiseEmptying(c, dir, ws)
 	if c.DirOrLine && dir != cwd {
 		// The cd may not have moved the shell: the stricter of the two.
 		home := *c
+		raiseThroughLinks(&home, cwd, ws)
 		listed = raiseEmptying(&home, cwd, ws) || listed
 		if home.Risk > c.Risk {
 			*c = home
@@ -301,6 +305,87 @@ func raiseOutside(c *cmdline.Command, cwd string) {
 	// comes after, with words of its own).
 	if alt, err := cmdline.AnalyzeArgv(abs); err == nil && len(alt) > 0 && alt[0].Risk >= grants.RiskCritical {
 		c.Risk, c.Option = grants.RiskCritical, alt[0].Option
+	}
+}
+
+// raiseThroughLinks raises c (a recursive removal run from cwd) to
+// critical when an operand leads, through a symlink on its way, outside
+// the workspace ws or to ws itself or above: rm -rf link/ and rm -rf
+// link/* with link -> a writable root elsewhere remove there, whatever
+// the text says. Each operand is resolved as the kernel takes it now
+// (filepath.EvalSymlinks from cwd, the real folder at exec): its last
+// name only when it ends in "/", "." or ".." (rm removes a symlink
+// itself, not its target), a glob's folder part. An operand that is not
+// there removes nothing; any other failure to resolve is critical (fail
+// closed).
+func raiseThroughLinks(c *cmdline.Command, cwd, ws string) {
+	if c.Risk >= grants.RiskCritical || len(c.Removes)+len(c.Globs) == 0 || ws == "" || !filepath.IsAbs(cwd) {
+		return
+	}
+	roots := []string{ws}
+	if r, err := filepath.EvalSymlinks(ws); err == nil && r != ws {
+		roots = append(roots, r)
+	}
+	judge := func(target string) string {
+		for _, r := range roots {
+			if target == r || strings.HasPrefix(r, target+"/") || target == "/" {
+				return "rm -r of the workspace (through a symlink)"
+			}
+		}
+		for _, r := range roots {
+			if inWorkspace(target, r) {
+				return ""
+			}
+		}
+		return "rm -r outside the workspace (through a symlink)"
+	}
+	resolve := func(raw string, follow bool) string {
+		if !filepath.IsAbs(raw) {
+			raw = cwd + "/" + raw
+		}
+		base := ""
+		if !follow {
+			raw, base = raw[:strings.LastIndex(raw, "/")], raw[strings.LastIndex(raw, "/")+1:]
+			if raw == "" {
+				raw = "/"
+			}
+		}
+		p, err := filepath.EvalSymlinks(raw)
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			return ""
+		case err != nil:
+			return "rm -r through a path that cannot be resolved (" + err.Error() + ")"
+		}
+		return judge(filepath.Join(p, base))
+	}
+	for _, op := range c.Removes {
+		t := strings.TrimRight(op, "/")
+		follow := t != op || t == "." || t == ".." || strings.HasSuffix(t, "/.") || strings.HasSuffix(t, "/..")
+		if t == "" {
+			t = "/"
+		}
+		if why := resolve(t, follow); why != "" {
+			c.Risk, c.Option = grants.RiskCritical, why
+			return
+		}
+	}
+	for _, g := range c.Globs {
+		i := strings.LastIndex(g, "/")
+		if i < 0 {
+			continue // in cwd: the folder the command runs in
+		}
+		dir := g[:i]
+		if strings.ContainsAny(dir, "*?[") {
+			continue // a folder the glob chooses: the exec's operands are judged
+		}
+		if dir == "" {
+			dir = "/"
+		}
+		if why := resolve(dir, true); why != "" {
+			c.Risk, c.Option = grants.RiskCritical, why
+			return
+		}
 	}
 }
 

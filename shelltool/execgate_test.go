@@ -1026,3 +1026,75 @@ func TestEmptyingNamedOnlyWhenPlain(t *testing.T) {
 		}
 	}
 }
+
+// TestRemovalThroughSymlink: a removal whose operand leads through a
+// symlink outside the workspace (rm -rf link/, link/*, link/.) or to the
+// workspace itself (self/ with self -> .) is critical at exec and on the
+// line; removing the link itself (rm -rf link) is not.
+func TestRemovalThroughSymlink(t *testing.T) {
+	ws, _ := filepath.EvalSymlinks(t.TempDir())
+	out, _ := filepath.EvalSymlinks(t.TempDir())
+	if err := os.WriteFile(filepath.Join(out, "precious"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range [][2]string{{out, "link"}, {".", "self"}, {out, "sub/deep"}} {
+		os.MkdirAll(filepath.Join(ws, filepath.Dir(l[1])), 0o755)
+		if err := os.Symlink(l[0], filepath.Join(ws, l[1])); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p := policyFor(t, ws, `profile = "interactive-dev"`)
+	for _, tc := range []struct {
+		argv []string
+		want grants.Risk
+	}{
+		{[]string{"rm", "-rf", "link/"}, grants.RiskCritical},
+		{[]string{"rm", "-rf", "link/precious"}, grants.RiskCritical},
+		{[]string{"rm", "-rf", "link/."}, grants.RiskCritical},
+		{[]string{"rm", "-rf", "./sub/deep/precious"}, grants.RiskCritical},
+		{[]string{"rm", "-rf", "self/"}, grants.RiskCritical},
+		{[]string{"rm", "-rf", "link"}, grants.RiskHigh},
+		{[]string{"rm", "-rf", "sub"}, grants.RiskHigh},
+		{[]string{"rm", "-rf", "gone/x"}, grants.RiskHigh},
+	} {
+		g := execRequests(sandbox.ExecEvent{Exe: "/usr/bin/rm", Argv: tc.argv, ExecPath: "/usr/bin/rm", Cwd: ws}, identity{}, ws)
+		if len(g) == 0 || g[0].Risk != tc.want {
+			t.Errorf("exec %q: %+v, want %v", tc.argv, g, tc.want)
+		}
+	}
+	for _, line := range []string{"rm -rf link/*", "rm -rf link/"} {
+		lr, err := LineRequests(p, line, ws, grants.SurfaceSandbox)
+		if err != nil || len(lr) == 0 || lr[0].Risk != grants.RiskCritical {
+			t.Errorf("line %q: %+v %v, want critical", line, lr, err)
+		}
+	}
+}
+
+// TestExecGateRemovalThroughSymlink: in the real sandbox, a script's
+// rm -rf link/ and rm -rf link/* (link -> a writable root outside the
+// workspace) are refused as critical and the outside file stays.
+func TestExecGateRemovalThroughSymlink(t *testing.T) {
+	for _, body := range []string{"rm -rf link/", "rm -rf link/*"} {
+		t.Run(body, func(t *testing.T) {
+			ws, _ := filepath.EvalSymlinks(t.TempDir())
+			out, _ := filepath.EvalSymlinks(t.TempDir())
+			if err := os.WriteFile(filepath.Join(out, "precious"), []byte("x"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Symlink(out, filepath.Join(ws, "link")); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(ws, "s.sh"), []byte("#!/bin/sh\n"+body+"\necho rc=$?\n"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			p := policyFor(t, ws, "profile = \"interactive-dev\"\n[sandbox]\nwritable = [\""+out+"\"]\n")
+			o := runTool(t, &Tool{}, (&gateCall{}).env(p), "./s.sh")
+			if len(o.RefusedPrograms) != 1 || !strings.Contains(o.RefusedPrograms[0], "critical") {
+				t.Errorf("refused %q, want one critical refusal (stdout %q stderr %q)", o.RefusedPrograms, o.Stdout, o.Stderr)
+			}
+			if _, err := os.Stat(filepath.Join(out, "precious")); err != nil {
+				t.Errorf("the outside file was removed: %v", err)
+			}
+		})
+	}
+}
