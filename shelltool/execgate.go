@@ -126,20 +126,33 @@ func execRequestsListed(ev sandbox.ExecEvent, id identity, ws string) (reqs []gr
 			continue
 		}
 		for _, c := range cmds {
+			own := c
 			if ev.Cwd != "" {
 				// A folder known only when run (sh -c 'cd "$d" && rm -r x'):
 				// that program is decided at its own exec, where it runs.
 				_, l := raiseByFolder(&c, ev.Cwd, ws, false)
 				listed = listed || l
 			}
-			words := append([]string{programName(c.Name)}, c.Words[1:]...)
-			r := base(grants.Request{
-				Target: grants.Target{Resource: programName(c.Name), Command: joinWords(words), Option: c.Option},
-				Risk:   c.Risk, Argv: words,
-			})
-			if k := r.Key(); !seen[k] {
-				seen[k] = true
-				reqs = append(reqs, r)
+			toDecide := []cmdline.Command{c}
+			if emptyingNamed(c) {
+				// Named by the folder it empties (the approval's key): its
+				// own words are decided too, so a deny or ask rule on them
+				// holds. Its risk is the words' own, at most high: the
+				// emptying's critical risk is the named request's, which
+				// the line's approval settles (review rev20 H1).
+				own.Risk = min(own.Risk, grants.RiskHigh)
+				toDecide = append(toDecide, own)
+			}
+			for _, c := range toDecide {
+				words := append([]string{programName(c.Name)}, c.Words[1:]...)
+				r := base(grants.Request{
+					Target: grants.Target{Resource: programName(c.Name), Command: joinWords(words), Option: c.Option},
+					Risk:   c.Risk, Argv: words,
+				})
+				if k := r.Key(); !seen[k] {
+					seen[k] = true
+					reqs = append(reqs, r)
+				}
 			}
 		}
 	}
@@ -199,12 +212,27 @@ func gitForms(n named) []named {
 // holds before the line runs, on the host too (where no gate runs), and
 // an approval given for the line holds for the program. (Only then, as for
 // base names: any other rule decides every form alike.)
+//
+// A removal named by the folder it empties (emptyingWords: rm -rf
+// <every entry of WS>) is decided by its own operands too, as the exec
+// gate decides it, when a deny or ask rule can name the program: such a
+// rule on the words (re:.*\.git.*) then holds for the line (review rev20
+// H1). The operands follow the options (the order of the line's words
+// between them is not kept).
 func gitLineRequests(p *grants.Policy, c cmdline.Command, cwd string, surface grants.Surface) []grants.Request {
 	base := programName(c.Name)
-	if len(c.Words) == 0 || base != "git" && !strings.HasPrefix(base, "git-") || !p.NamesProgram("git") {
-		return nil
-	}
 	var reqs []grants.Request
+	if emptyingNamed(c) && p.NamesProgram(base) {
+		words := slices.Concat(c.Words[:len(c.Words)-1], c.Removes, c.Globs)
+		reqs = append(reqs, grants.Request{
+			Capability: grants.CapProcessExec, Surface: surface, Argv: words, Cwd: cwd,
+			Target: grants.Target{ToolName: Name, Resource: c.Name, Command: joinWords(words), Option: c.Option},
+			Risk:   max(c.Risk, grants.BaseRisk(grants.CapProcessExec, surface)),
+		})
+	}
+	if len(c.Words) == 0 || base != "git" && !strings.HasPrefix(base, "git-") || !p.NamesProgram("git") {
+		return reqs
+	}
 	for _, f := range gitForms(named{base, c.Words[1:]}) {
 		words := append([]string{"git"}, f.rest...)
 		r := grants.Request{
@@ -491,6 +519,15 @@ func raiseEmptying(c *cmdline.Command, cwd, ws string) (listed bool) {
 	return true
 }
 
+// emptyingPrefix starts the word emptyingWords puts in place of the operands.
+const emptyingPrefix = "<every entry of "
+
+// emptyingNamed reports whether c is a removal emptyingWords named by the
+// folder it empties.
+func emptyingNamed(c cmdline.Command) bool {
+	return len(c.Words) > 1 && strings.HasPrefix(c.Words[len(c.Words)-1], emptyingPrefix)
+}
+
 // resolveIn is the clean absolute path of op taken from the folder cwd.
 func resolveIn(cwd, op string) string {
 	if !filepath.IsAbs(op) {
@@ -523,7 +560,7 @@ func emptyingWords(c *cmdline.Command, cwd, ws string) ([]string, bool) {
 			return nil, false
 		}
 	}
-	return append(words, "<every entry of "+ws+">"), true
+	return append(words, emptyingPrefix+ws+">"), true
 }
 
 // plainEntry reports whether the operand op (from cwd) names an entry of

@@ -611,8 +611,53 @@ func TestRaiseEmptying(t *testing.T) {
 		t.Errorf("the line rm -rf a b c: %+v %v", reqs, err)
 	}
 	got := execRequests(sandbox.ExecEvent{Exe: "/usr/bin/rm", Argv: rmrf("a", "b", "c"), ExecPath: "/usr/bin/rm", Cwd: ws}, identity{}, ws)
-	if len(got) != 1 || got[0].KeyInCall() != reqs[0].KeyInCall() || got[0].Risk != reqs[0].Risk {
+	// The named request, and the program's own words (for rules on them).
+	if len(got) != 2 || got[0].KeyInCall() != reqs[0].KeyInCall() || got[0].Risk != reqs[0].Risk || got[1].Target.Command != "rm -rf a b c" {
 		t.Errorf("the exec gate decides %+v, the line %+v", got, reqs)
+	}
+}
+
+// TestEmptyingRulesOnOwnWords: a deny or ask rule on a removal's words
+// holds when the removal empties the workspace and is named by its folder:
+// on the line and at exec (the gate refuses it), while without the rule
+// the line's approval still settles the program.
+func TestEmptyingRulesOnOwnWords(t *testing.T) {
+	ws, _ := filepath.EvalSymlinks(t.TempDir())
+	for _, d := range []string{"a", "b", "precious"} {
+		if err := os.Mkdir(filepath.Join(ws, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rule := func(effect string) string {
+		return "profile = \"interactive-dev\"\n[[rules." + effect + "]]\nrule_id=\"keep-precious\"\ncapability=\"process.exec\"\ntarget={command='re:.*precious.*'}\n"
+	}
+	ev := sandbox.ExecEvent{PID: 7, Exe: "/usr/bin/rm", Argv: []string{"rm", "-rf", "a", "b", "precious"}, ExecPath: "/usr/bin/rm", Cwd: ws}
+	for _, effect := range []string{"deny", "ask"} {
+		p := policyFor(t, ws, rule(effect))
+		var strictest grants.Decision
+		for _, r := range execRequests(ev, identity{}, ws) {
+			if d := p.DecideExec(r); d.RuleID == "keep-precious" {
+				strictest = d
+			}
+		}
+		if strictest.RuleID != "keep-precious" {
+			t.Errorf("%s rule: the exec of %q is not decided by it", effect, ev.Argv)
+		}
+		lr, err := LineRequests(p, "rm -rf a b precious", ws, grants.SurfaceSandbox)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// (an ask rule may be preceded by the profile's own ask: asked alike)
+		if !slices.ContainsFunc(lr, func(r grants.Request) bool {
+			d := p.Decide(r)
+			return r.Target.Command == "rm -rf a b precious" && (d.RuleID == "keep-precious" || effect == "ask" && d.Effect == grants.Ask)
+		}) {
+			t.Errorf("%s rule: the line's requests %+v are not decided by it", effect, lr)
+		}
+		gate := execGate(context.Background(), (&gateCall{}).env(p), &lineLog{}, nil, &programTable{byFile: map[fileID]*hostProgram{}})
+		if gate(ev) {
+			t.Errorf("%s rule: the gate lets %q run", effect, ev.Argv)
+		}
 	}
 }
 
@@ -1096,5 +1141,58 @@ func TestExecGateRemovalThroughSymlink(t *testing.T) {
 				t.Errorf("the outside file was removed: %v", err)
 			}
 		})
+	}
+}
+
+// approvingEnv is the server's mid-action gate with the in-call
+// approvals given (matched as server/midaction.go's sameApproval).
+func approvingEnv(p *grants.Policy, approved []grants.Request) *toolkit.Env {
+	return &toolkit.Env{Policy: p, Principal: "test", MidAction: func(_ context.Context, r grants.Request, _ grants.Stage) (grants.Decision, error) {
+		d := p.DecideExec(r)
+		if d.Effect == grants.Ask {
+			d.Effect = grants.Deny
+			for _, a := range approved {
+				if a.KeyInCall() == d.Request.KeyInCall() && a.Risk == d.Request.Risk && a.Cwd == d.Request.Cwd {
+					d.Effect = grants.Allow
+				}
+			}
+		}
+		if d.Effect != grants.Allow {
+			return d, &toolkit.MidActionRefused{Decision: d}
+		}
+		return d, nil
+	}}
+}
+
+// TestExecGateEmptyingDenyRule: in the real sandbox, with the line's
+// rm -rf * approved, a script's rm -rf a b precious runs unless a deny
+// rule on its words names it: then it is refused and nothing is removed.
+func TestExecGateEmptyingDenyRule(t *testing.T) {
+	for _, withRule := range []bool{false, true} {
+		ws, _ := filepath.EvalSymlinks(t.TempDir())
+		for _, d := range []string{"a", "b", "precious"} {
+			if err := os.Mkdir(filepath.Join(ws, d), 0o755); err != nil {
+				t.Fatal(err)
+			}
+		}
+		toml := "profile = \"interactive-dev\"\n"
+		if withRule {
+			toml += "[[rules.deny]]\nrule_id=\"keep-precious\"\ncapability=\"process.exec\"\ntarget={command='re:.*precious.*'}\n"
+		}
+		p := policyFor(t, ws, toml)
+		lr, err := LineRequests(p, "rm -rf *", ws, grants.SurfaceSandbox)
+		if err != nil || len(lr) == 0 {
+			t.Fatal(lr, err)
+		}
+		// (no script file among the entries, and the word is made only
+		// when run, so the rule can name nothing but rm's exec)
+		o := runTool(t, &Tool{}, approvingEnv(p, lr), `p=prec; rm -rf a b "${p}ious"; echo rc=$?`)
+		_, kept := os.Stat(filepath.Join(ws, "precious"))
+		if withRule && (kept != nil || len(o.RefusedPrograms) != 1 || !strings.Contains(o.RefusedPrograms[0], "keep-precious")) {
+			t.Errorf("deny rule: refused %q, precious %v (stdout %q)", o.RefusedPrograms, kept, o.Stdout)
+		}
+		if !withRule && (kept == nil || len(o.RefusedPrograms) != 0) {
+			t.Errorf("no rule, approved rm -rf *: refused %q, precious kept %v (stdout %q stderr %q)", o.RefusedPrograms, kept == nil, o.Stdout, o.Stderr)
+		}
 	}
 }
