@@ -104,9 +104,14 @@ func approvedAsks(v grants.Verdict) []grants.Decision {
 // same capability, exact target and argv (KeyInCall: within the call the
 // working folder may move, the person saw the whole line), at the same risk, with the same
 // data classes, so an approval never stretches to a riskier or more
-// sensitive request.
+// sensitive request. A critical approval holds only in the same working
+// folder too (Key): the approved line `cd /tmp && rm -r x` is no approval
+// of a script's `rm -r x` in any other folder.
 func sameApproval(a, b grants.Request) bool {
 	if a.KeyInCall() != b.KeyInCall() || a.Risk != b.Risk || len(a.DataClasses) != len(b.DataClasses) {
+		return false
+	}
+	if a.Risk >= grants.RiskCritical && a.Cwd != b.Cwd {
 		return false
 	}
 	for _, c := range a.DataClasses {

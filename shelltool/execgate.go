@@ -2,7 +2,10 @@ package shelltool
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -123,20 +126,33 @@ func execRequestsListed(ev sandbox.ExecEvent, id identity, ws string) (reqs []gr
 			continue
 		}
 		for _, c := range cmds {
+			own := c
 			if ev.Cwd != "" {
 				// A folder known only when run (sh -c 'cd "$d" && rm -r x'):
 				// that program is decided at its own exec, where it runs.
 				_, l := raiseByFolder(&c, ev.Cwd, ws, false)
 				listed = listed || l
 			}
-			words := append([]string{programName(c.Name)}, c.Words[1:]...)
-			r := base(grants.Request{
-				Target: grants.Target{Resource: programName(c.Name), Command: joinWords(words), Option: c.Option},
-				Risk:   c.Risk, Argv: words,
-			})
-			if k := r.Key(); !seen[k] {
-				seen[k] = true
-				reqs = append(reqs, r)
+			toDecide := []cmdline.Command{c}
+			if emptyingNamed(c) {
+				// Named by the folder it empties (the approval's key): its
+				// own words are decided too, so a deny or ask rule on them
+				// holds. Its risk is the words' own, at most high: the
+				// emptying's critical risk is the named request's, which
+				// the line's approval settles (review rev20 H1).
+				own.Risk = min(own.Risk, grants.RiskHigh)
+				toDecide = append(toDecide, own)
+			}
+			for _, c := range toDecide {
+				words := append([]string{programName(c.Name)}, c.Words[1:]...)
+				r := base(grants.Request{
+					Target: grants.Target{Resource: programName(c.Name), Command: joinWords(words), Option: c.Option},
+					Risk:   c.Risk, Argv: words,
+				})
+				if k := r.Key(); !seen[k] {
+					seen[k] = true
+					reqs = append(reqs, r)
+				}
 			}
 		}
 	}
@@ -196,12 +212,27 @@ func gitForms(n named) []named {
 // holds before the line runs, on the host too (where no gate runs), and
 // an approval given for the line holds for the program. (Only then, as for
 // base names: any other rule decides every form alike.)
+//
+// A removal named by the folder it empties (emptyingWords: rm -rf
+// <every entry of WS>) is decided by its own operands too, as the exec
+// gate decides it, when a deny or ask rule can name the program: such a
+// rule on the words (re:.*\.git.*) then holds for the line (review rev20
+// H1). The operands follow the options (the order of the line's words
+// between them is not kept).
 func gitLineRequests(p *grants.Policy, c cmdline.Command, cwd string, surface grants.Surface) []grants.Request {
 	base := programName(c.Name)
-	if len(c.Words) == 0 || base != "git" && !strings.HasPrefix(base, "git-") || !p.NamesProgram("git") {
-		return nil
-	}
 	var reqs []grants.Request
+	if emptyingNamed(c) && p.NamesProgram(base) {
+		words := slices.Concat(c.Words[:len(c.Words)-1], c.Removes, c.Globs)
+		reqs = append(reqs, grants.Request{
+			Capability: grants.CapProcessExec, Surface: surface, Argv: words, Cwd: cwd,
+			Target: grants.Target{ToolName: Name, Resource: c.Name, Command: joinWords(words), Option: c.Option},
+			Risk:   max(c.Risk, grants.BaseRisk(grants.CapProcessExec, surface)),
+		})
+	}
+	if len(c.Words) == 0 || base != "git" && !strings.HasPrefix(base, "git-") || !p.NamesProgram("git") {
+		return reqs
+	}
 	for _, f := range gitForms(named{base, c.Words[1:]}) {
 		words := append([]string{"git"}, f.rest...)
 		r := grants.Request{
@@ -260,10 +291,12 @@ func raiseByFolder(c *cmdline.Command, cwd, ws string, unknownOutside bool) (dir
 	if dir != cwd && !inWorkspace(dir, ws) {
 		raiseOutside(c, dir)
 	}
+	raiseThroughLinks(c, dir, ws)
 	listed = raiseEmptying(c, dir, ws)
 	if c.DirOrLine && dir != cwd {
 		// The cd may not have moved the shell: the stricter of the two.
 		home := *c
+		raiseThroughLinks(&home, cwd, ws)
 		listed = raiseEmptying(&home, cwd, ws) || listed
 		if home.Risk > c.Risk {
 			*c = home
@@ -300,6 +333,87 @@ func raiseOutside(c *cmdline.Command, cwd string) {
 	// comes after, with words of its own).
 	if alt, err := cmdline.AnalyzeArgv(abs); err == nil && len(alt) > 0 && alt[0].Risk >= grants.RiskCritical {
 		c.Risk, c.Option = grants.RiskCritical, alt[0].Option
+	}
+}
+
+// raiseThroughLinks raises c (a recursive removal run from cwd) to
+// critical when an operand leads, through a symlink on its way, outside
+// the workspace ws or to ws itself or above: rm -rf link/ and rm -rf
+// link/* with link -> a writable root elsewhere remove there, whatever
+// the text says. Each operand is resolved as the kernel takes it now
+// (filepath.EvalSymlinks from cwd, the real folder at exec): its last
+// name only when it ends in "/", "." or ".." (rm removes a symlink
+// itself, not its target), a glob's folder part. An operand that is not
+// there removes nothing; any other failure to resolve is critical (fail
+// closed).
+func raiseThroughLinks(c *cmdline.Command, cwd, ws string) {
+	if c.Risk >= grants.RiskCritical || len(c.Removes)+len(c.Globs) == 0 || ws == "" || !filepath.IsAbs(cwd) {
+		return
+	}
+	roots := []string{ws}
+	if r, err := filepath.EvalSymlinks(ws); err == nil && r != ws {
+		roots = append(roots, r)
+	}
+	judge := func(target string) string {
+		for _, r := range roots {
+			if target == r || strings.HasPrefix(r, target+"/") || target == "/" {
+				return "rm -r of the workspace (through a symlink)"
+			}
+		}
+		for _, r := range roots {
+			if inWorkspace(target, r) {
+				return ""
+			}
+		}
+		return "rm -r outside the workspace (through a symlink)"
+	}
+	resolve := func(raw string, follow bool) string {
+		if !filepath.IsAbs(raw) {
+			raw = cwd + "/" + raw
+		}
+		base := ""
+		if !follow {
+			raw, base = raw[:strings.LastIndex(raw, "/")], raw[strings.LastIndex(raw, "/")+1:]
+			if raw == "" {
+				raw = "/"
+			}
+		}
+		p, err := filepath.EvalSymlinks(raw)
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			return ""
+		case err != nil:
+			return "rm -r through a path that cannot be resolved (" + err.Error() + ")"
+		}
+		return judge(filepath.Join(p, base))
+	}
+	for _, op := range c.Removes {
+		t := strings.TrimRight(op, "/")
+		follow := t != op || t == "." || t == ".." || strings.HasSuffix(t, "/.") || strings.HasSuffix(t, "/..")
+		if t == "" {
+			t = "/"
+		}
+		if why := resolve(t, follow); why != "" {
+			c.Risk, c.Option = grants.RiskCritical, why
+			return
+		}
+	}
+	for _, g := range c.Globs {
+		i := strings.LastIndex(g, "/")
+		if i < 0 {
+			continue // in cwd: the folder the command runs in
+		}
+		dir := g[:i]
+		if strings.ContainsAny(dir, "*?[") {
+			continue // a folder the glob chooses: the exec's operands are judged
+		}
+		if dir == "" {
+			dir = "/"
+		}
+		if why := resolve(dir, true); why != "" {
+			c.Risk, c.Option = grants.RiskCritical, why
+			return
+		}
 	}
 }
 
@@ -405,6 +519,15 @@ func raiseEmptying(c *cmdline.Command, cwd, ws string) (listed bool) {
 	return true
 }
 
+// emptyingPrefix starts the word emptyingWords puts in place of the operands.
+const emptyingPrefix = "<every entry of "
+
+// emptyingNamed reports whether c is a removal emptyingWords named by the
+// folder it empties.
+func emptyingNamed(c cmdline.Command) bool {
+	return len(c.Words) > 1 && strings.HasPrefix(c.Words[len(c.Words)-1], emptyingPrefix)
+}
+
 // resolveIn is the clean absolute path of op taken from the folder cwd.
 func resolveIn(cwd, op string) string {
 	if !filepath.IsAbs(op) {
@@ -431,12 +554,42 @@ func emptyingWords(c *cmdline.Command, cwd, ws string) ([]string, bool) {
 			words = append(words, w)
 		case opts && len(w) > 1 && w[0] == '-':
 			words = append(words, w)
-		case (slices.Contains(c.Removes, w) || slices.Contains(c.Globs, w)) && !dotDotAfterName(w) && filepath.Dir(resolveIn(cwd, w)) == ws:
+		case slices.Contains(c.Removes, w) && plainEntry(w, cwd, ws, false),
+			slices.Contains(c.Globs, w) && plainEntry(w, cwd, ws, true):
 		default:
 			return nil, false
 		}
 	}
-	return append(words, "<every entry of "+ws+">"), true
+	return append(words, emptyingPrefix+ws+">"), true
+}
+
+// plainEntry reports whether the operand op (from cwd) names an entry of
+// ws as bash's * gives it: a name that does not start with "." (* spares
+// hidden entries), written plainly (./name, ../name, ws/name: no trailing
+// "/" or "/.", no "//", no ".." after a name), and, unless it is a glob,
+// no symlink (Lstat now: rm -r link/ empties where it leads, and a link
+// to "." is the workspace itself; an Lstat error is no plain entry). Only
+// such operands let the removal be named by the folder it empties.
+func plainEntry(op, cwd, ws string, glob bool) bool {
+	if dotDotAfterName(op) || strings.Contains(op, "//") || filepath.Dir(resolveIn(cwd, op)) != ws {
+		return false
+	}
+	name := op
+	if filepath.IsAbs(op) {
+		name = strings.TrimPrefix(op, ws+"/")
+	} else {
+		for strings.HasPrefix(name, "./") || strings.HasPrefix(name, "../") {
+			_, name, _ = strings.Cut(name, "/")
+		}
+	}
+	if name == "" || name[0] == '.' || strings.Contains(name, "/") {
+		return false
+	}
+	if glob {
+		return true
+	}
+	fi, err := os.Lstat(filepath.Join(ws, name))
+	return err == nil && fi.Mode()&os.ModeSymlink == 0
 }
 
 // dotDotAfterName reports whether op has a ".." after a name (link/../x):

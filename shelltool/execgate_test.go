@@ -611,8 +611,53 @@ func TestRaiseEmptying(t *testing.T) {
 		t.Errorf("the line rm -rf a b c: %+v %v", reqs, err)
 	}
 	got := execRequests(sandbox.ExecEvent{Exe: "/usr/bin/rm", Argv: rmrf("a", "b", "c"), ExecPath: "/usr/bin/rm", Cwd: ws}, identity{}, ws)
-	if len(got) != 1 || got[0].KeyInCall() != reqs[0].KeyInCall() || got[0].Risk != reqs[0].Risk {
+	// The named request, and the program's own words (for rules on them).
+	if len(got) != 2 || got[0].KeyInCall() != reqs[0].KeyInCall() || got[0].Risk != reqs[0].Risk || got[1].Target.Command != "rm -rf a b c" {
 		t.Errorf("the exec gate decides %+v, the line %+v", got, reqs)
+	}
+}
+
+// TestEmptyingRulesOnOwnWords: a deny or ask rule on a removal's words
+// holds when the removal empties the workspace and is named by its folder:
+// on the line and at exec (the gate refuses it), while without the rule
+// the line's approval still settles the program.
+func TestEmptyingRulesOnOwnWords(t *testing.T) {
+	ws, _ := filepath.EvalSymlinks(t.TempDir())
+	for _, d := range []string{"a", "b", "precious"} {
+		if err := os.Mkdir(filepath.Join(ws, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rule := func(effect string) string {
+		return "profile = \"interactive-dev\"\n[[rules." + effect + "]]\nrule_id=\"keep-precious\"\ncapability=\"process.exec\"\ntarget={command='re:.*precious.*'}\n"
+	}
+	ev := sandbox.ExecEvent{PID: 7, Exe: "/usr/bin/rm", Argv: []string{"rm", "-rf", "a", "b", "precious"}, ExecPath: "/usr/bin/rm", Cwd: ws}
+	for _, effect := range []string{"deny", "ask"} {
+		p := policyFor(t, ws, rule(effect))
+		var strictest grants.Decision
+		for _, r := range execRequests(ev, identity{}, ws) {
+			if d := p.DecideExec(r); d.RuleID == "keep-precious" {
+				strictest = d
+			}
+		}
+		if strictest.RuleID != "keep-precious" {
+			t.Errorf("%s rule: the exec of %q is not decided by it", effect, ev.Argv)
+		}
+		lr, err := LineRequests(p, "rm -rf a b precious", ws, grants.SurfaceSandbox)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// (an ask rule may be preceded by the profile's own ask: asked alike)
+		if !slices.ContainsFunc(lr, func(r grants.Request) bool {
+			d := p.Decide(r)
+			return r.Target.Command == "rm -rf a b precious" && (d.RuleID == "keep-precious" || effect == "ask" && d.Effect == grants.Ask)
+		}) {
+			t.Errorf("%s rule: the line's requests %+v are not decided by it", effect, lr)
+		}
+		gate := execGate(context.Background(), (&gateCall{}).env(p), &lineLog{}, nil, &programTable{byFile: map[fileID]*hostProgram{}})
+		if gate(ev) {
+			t.Errorf("%s rule: the gate lets %q run", effect, ev.Argv)
+		}
 	}
 }
 
@@ -833,7 +878,9 @@ func TestEmptyingApproval(t *testing.T) {
 		{"rm -rf *", ws, rmABC, true},
 		{"rm -rf ./*", ws, []string{"rm", "-rf", "./a", "./b", "./c"}, true},
 		{"rm -rf -- *", ws, []string{"rm", "-rf", "--", "a", "b", "c"}, true},
-		{"rm -rf * .[!.]*", ws, []string{"rm", "-rf", "a", "b", "c", ".git"}, true},
+		// hidden entries named: * spares them, the folder's name does not
+		// say it (review rev20 H2): the removal keeps its own words.
+		{"rm -rf * .[!.]*", ws, []string{"rm", "-rf", "a", "b", "c", ".git"}, false},
 		{"cd a && rm -rf ../*", ws, []string{"rm", "-rf", "../a", "../b", "../c"}, true}, // run in ws/a
 		{"rm -rf a b c", ws, rmABC, true},
 		{"rm -rf *", other, rmABC, false},                                   // another folder
@@ -961,6 +1008,191 @@ func TestLineCdMayStayHome(t *testing.T) {
 		}
 		if got != tc.want {
 			t.Errorf("%q: %v, want %v (%+v)", tc.line, got, tc.want, reqs)
+		}
+	}
+}
+
+// TestEmptyingNamedOnlyWhenPlain: the approval of the line's rm -rf *
+// (named by the folder it empties) holds for the script's rm -rf a b c and
+// for nothing that removes more: a hidden entry, an operand with a
+// trailing "/" or "/." or "//", a symlink (to the workspace itself or out
+// of it). Those keep their own words, and are critical.
+func TestEmptyingNamedOnlyWhenPlain(t *testing.T) {
+	ws, _ := filepath.EvalSymlinks(t.TempDir())
+	out, _ := filepath.EvalSymlinks(t.TempDir())
+	for _, d := range []string{"a", "b", "c"} {
+		if err := os.Mkdir(filepath.Join(ws, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p := policyFor(t, ws, `profile = "interactive-dev"`)
+	line := func() grants.Request {
+		lr, err := LineRequests(p, "rm -rf *", ws, grants.SurfaceSandbox)
+		if err != nil || len(lr) == 0 {
+			t.Fatal(lr, err)
+		}
+		return lr[0]
+	}
+	carries := func(l grants.Request, argv ...string) (bool, grants.Risk) {
+		g := execRequests(sandbox.ExecEvent{Exe: "/usr/bin/rm", Argv: argv, ExecPath: "/usr/bin/rm", Cwd: ws}, identity{}, ws)
+		var risk grants.Risk
+		for _, r := range g {
+			risk = max(risk, r.Risk)
+		}
+		return slices.ContainsFunc(g, func(r grants.Request) bool { return r.KeyInCall() == l.KeyInCall() && r.Risk == l.Risk }), risk
+	}
+	if ok, _ := carries(line(), "rm", "-rf", "a", "b", "c"); !ok {
+		t.Fatal("the approval of rm -rf * does not hold for rm -rf a b c")
+	}
+	if ok, _ := carries(line(), "rm", "-rf", "./a", "b", ws+"/c"); !ok {
+		t.Error("the approval of rm -rf * does not hold for rm -rf ./a b WS/c")
+	}
+	if err := os.Mkdir(filepath.Join(ws, ".git"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(out, filepath.Join(ws, "link")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(".", filepath.Join(ws, "self")); err != nil {
+		t.Fatal(err)
+	}
+	l := line()
+	for _, argv := range [][]string{
+		{"rm", "-rf", "a", "b", "c", ".git", "link", "self"},
+		{"rm", "-rf", "a", "b", "c", "link", "self"},
+		{"rm", "-rf", "a", "b", "c", "link/", "self"},
+		{"rm", "-rf", "a", "b", "c", "link", "self/"},
+		{"rm", "-rf", "a", "b", "c", "link/.", "self"},
+		{"rm", "-rf", "a", "b", "c", "link", "./self//"},
+		{"rm", "-rf", "a", "b", "c/", "link", "self"},
+	} {
+		if ok, risk := carries(l, argv...); ok || risk != grants.RiskCritical {
+			t.Errorf("%q: carries the approval of rm -rf * %v, risk %v (want no, critical)", argv, ok, risk)
+		}
+	}
+}
+
+// TestRemovalThroughSymlink: a removal whose operand leads through a
+// symlink outside the workspace (rm -rf link/, link/*, link/.) or to the
+// workspace itself (self/ with self -> .) is critical at exec and on the
+// line; removing the link itself (rm -rf link) is not.
+func TestRemovalThroughSymlink(t *testing.T) {
+	ws, _ := filepath.EvalSymlinks(t.TempDir())
+	out, _ := filepath.EvalSymlinks(t.TempDir())
+	if err := os.WriteFile(filepath.Join(out, "precious"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range [][2]string{{out, "link"}, {".", "self"}, {out, "sub/deep"}} {
+		os.MkdirAll(filepath.Join(ws, filepath.Dir(l[1])), 0o755)
+		if err := os.Symlink(l[0], filepath.Join(ws, l[1])); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p := policyFor(t, ws, `profile = "interactive-dev"`)
+	for _, tc := range []struct {
+		argv []string
+		want grants.Risk
+	}{
+		{[]string{"rm", "-rf", "link/"}, grants.RiskCritical},
+		{[]string{"rm", "-rf", "link/precious"}, grants.RiskCritical},
+		{[]string{"rm", "-rf", "link/."}, grants.RiskCritical},
+		{[]string{"rm", "-rf", "./sub/deep/precious"}, grants.RiskCritical},
+		{[]string{"rm", "-rf", "self/"}, grants.RiskCritical},
+		{[]string{"rm", "-rf", "link"}, grants.RiskHigh},
+		{[]string{"rm", "-rf", "sub"}, grants.RiskHigh},
+		{[]string{"rm", "-rf", "gone/x"}, grants.RiskHigh},
+	} {
+		g := execRequests(sandbox.ExecEvent{Exe: "/usr/bin/rm", Argv: tc.argv, ExecPath: "/usr/bin/rm", Cwd: ws}, identity{}, ws)
+		if len(g) == 0 || g[0].Risk != tc.want {
+			t.Errorf("exec %q: %+v, want %v", tc.argv, g, tc.want)
+		}
+	}
+	for _, line := range []string{"rm -rf link/*", "rm -rf link/"} {
+		lr, err := LineRequests(p, line, ws, grants.SurfaceSandbox)
+		if err != nil || len(lr) == 0 || lr[0].Risk != grants.RiskCritical {
+			t.Errorf("line %q: %+v %v, want critical", line, lr, err)
+		}
+	}
+}
+
+// TestExecGateRemovalThroughSymlink: in the real sandbox, a script's
+// rm -rf link/ and rm -rf link/* (link -> a writable root outside the
+// workspace) are refused as critical and the outside file stays.
+func TestExecGateRemovalThroughSymlink(t *testing.T) {
+	for _, body := range []string{"rm -rf link/", "rm -rf link/*"} {
+		t.Run(body, func(t *testing.T) {
+			ws, _ := filepath.EvalSymlinks(t.TempDir())
+			out, _ := filepath.EvalSymlinks(t.TempDir())
+			if err := os.WriteFile(filepath.Join(out, "precious"), []byte("x"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Symlink(out, filepath.Join(ws, "link")); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(ws, "s.sh"), []byte("#!/bin/sh\n"+body+"\necho rc=$?\n"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			p := policyFor(t, ws, "profile = \"interactive-dev\"\n[sandbox]\nwritable = [\""+out+"\"]\n")
+			o := runTool(t, &Tool{}, (&gateCall{}).env(p), "./s.sh")
+			if len(o.RefusedPrograms) != 1 || !strings.Contains(o.RefusedPrograms[0], "critical") {
+				t.Errorf("refused %q, want one critical refusal (stdout %q stderr %q)", o.RefusedPrograms, o.Stdout, o.Stderr)
+			}
+			if _, err := os.Stat(filepath.Join(out, "precious")); err != nil {
+				t.Errorf("the outside file was removed: %v", err)
+			}
+		})
+	}
+}
+
+// approvingEnv is the server's mid-action gate with the in-call
+// approvals given (matched as server/midaction.go's sameApproval).
+func approvingEnv(p *grants.Policy, approved []grants.Request) *toolkit.Env {
+	return &toolkit.Env{Policy: p, Principal: "test", MidAction: func(_ context.Context, r grants.Request, _ grants.Stage) (grants.Decision, error) {
+		d := p.DecideExec(r)
+		if d.Effect == grants.Ask {
+			d.Effect = grants.Deny
+			for _, a := range approved {
+				if a.KeyInCall() == d.Request.KeyInCall() && a.Risk == d.Request.Risk && a.Cwd == d.Request.Cwd {
+					d.Effect = grants.Allow
+				}
+			}
+		}
+		if d.Effect != grants.Allow {
+			return d, &toolkit.MidActionRefused{Decision: d}
+		}
+		return d, nil
+	}}
+}
+
+// TestExecGateEmptyingDenyRule: in the real sandbox, with the line's
+// rm -rf * approved, a script's rm -rf a b precious runs unless a deny
+// rule on its words names it: then it is refused and nothing is removed.
+func TestExecGateEmptyingDenyRule(t *testing.T) {
+	for _, withRule := range []bool{false, true} {
+		ws, _ := filepath.EvalSymlinks(t.TempDir())
+		for _, d := range []string{"a", "b", "precious"} {
+			if err := os.Mkdir(filepath.Join(ws, d), 0o755); err != nil {
+				t.Fatal(err)
+			}
+		}
+		toml := "profile = \"interactive-dev\"\n"
+		if withRule {
+			toml += "[[rules.deny]]\nrule_id=\"keep-precious\"\ncapability=\"process.exec\"\ntarget={command='re:.*precious.*'}\n"
+		}
+		p := policyFor(t, ws, toml)
+		lr, err := LineRequests(p, "rm -rf *", ws, grants.SurfaceSandbox)
+		if err != nil || len(lr) == 0 {
+			t.Fatal(lr, err)
+		}
+		// (no script file among the entries, and the word is made only
+		// when run, so the rule can name nothing but rm's exec)
+		o := runTool(t, &Tool{}, approvingEnv(p, lr), `p=prec; rm -rf a b "${p}ious"; echo rc=$?`)
+		_, kept := os.Stat(filepath.Join(ws, "precious"))
+		if withRule && (kept != nil || len(o.RefusedPrograms) != 1 || !strings.Contains(o.RefusedPrograms[0], "keep-precious")) {
+			t.Errorf("deny rule: refused %q, precious %v (stdout %q)", o.RefusedPrograms, kept, o.Stdout)
+		}
+		if !withRule && (kept == nil || len(o.RefusedPrograms) != 0) {
+			t.Errorf("no rule, approved rm -rf *: refused %q, precious kept %v (stdout %q stderr %q)", o.RefusedPrograms, kept == nil, o.Stdout, o.Stderr)
 		}
 	}
 }
