@@ -196,14 +196,52 @@ func (k *call) installs() {
 // own (stop).
 func installerCall(name string, args []arg) (manager string, words []arg, family string, stop bool) {
 	switch {
-	case (name == "python" || name == "pypy") && len(args) >= 2 && args[0].text == "-m" && has("pip pip3", args[1].text):
-		return "pip", args[2:], "", false
+	case name == "python" || name == "pypy":
+		if module, rest, ok := pythonModule(args); ok && has("pip pip3", module) {
+			return "pip", rest, "", false
+		}
 	case execRunners[name] != "":
 		name = execRunners[name]
 		sub, _, _ := strings.Cut(installers[name].execSubs, " ")
 		return name, slices.Concat([]arg{{text: sub, lit: true}}, args), "", true
 	}
 	return name, args, "", false
+}
+
+// pythonModule finds the module of python's -m past the interpreter's own
+// options, as its command line parser reads them: flags alone or combined
+// (-I -u, -Im), -W and -X with their value (attached or next), the module
+// attached (-mpip) or next. -c, a script, "-", an option python does not
+// know (it refuses to start) or a word not known before the module end the
+// search: no module.
+func pythonModule(args []arg) (module string, rest []arg, ok bool) {
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if !a.lit || len(a.text) < 2 || a.text[0] != '-' || a.text == "--" || strings.HasPrefix(a.text, "--") {
+			return "", nil, false
+		}
+		for j := 1; j < len(a.text); j++ {
+			switch c := a.text[j]; {
+			case strings.IndexByte("bBdEhiIOPqsSuvVx", c) >= 0:
+			case c == 'W' || c == 'X':
+				if j == len(a.text)-1 {
+					i++ // the value is the next word
+				}
+				j = len(a.text)
+			case c == 'm':
+				if j < len(a.text)-1 {
+					return a.text[j+1:], args[i+1:], true
+				}
+				if i+1 < len(args) && args[i+1].lit {
+					return args[i+1].text, args[i+2:], true
+				}
+				return "", nil, false
+			default:
+				return "", nil, false
+			}
+		}
+	}
+	return "", nil, false
 }
 
 // subHow is how surely subcommand found the subcommand.
