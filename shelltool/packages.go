@@ -12,6 +12,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"unicode"
 
 	"github.com/pelletier/go-toml/v2"
 
@@ -1081,7 +1082,10 @@ func (pc *projectConfig) requirements(path string, seen *int, depth int) []strin
 // requirementOption splits an option line of a requirement file into the
 // option's name (without dashes) and its value.
 func requirementOption(line string) (name, val string) {
-	opt, rest, _ := strings.Cut(line, " ")
+	opt, rest := line, ""
+	if i := strings.IndexFunc(line, unicode.IsSpace); i >= 0 { // pip splits with shlex: a tab too
+		opt, rest = line[:i], line[i+1:]
+	}
 	name, v, eq := strings.Cut(strings.TrimLeft(opt, "-"), "=")
 	if eq {
 		return name, strings.TrimSpace(v)

@@ -113,6 +113,7 @@ func TestProjectIndexes(t *testing.T) {
 	write("pip/more.txt", "-ihttps://more.example/simple\n--extra-index=https://abbrev.example/simple\n")
 	write("pip/links.txt", "--find-links https://links.example/\n")
 	write("pip/var.txt", "--index-url ${IDX}\n")
+	write("pip/tab.txt", "--index-url\thttps://tab.example/simple\n-i\thttps://tabi.example/simple\n")
 	write("uv/pyproject.toml", "[project]\nname = \"p\"\nurls = { Homepage = \"https://home.example\" }\n[tool.uv.sources]\nb = { git = \"https://github.com/a/b\" }\n")
 	write("uv/uv.lock", "[[package]]\nname = \"x\"\nsource = { registry = \"https://pypi.org/simple\" }\nwheels = [\n { url = \"https://files.pythonhosted.org/x.whl\", hash = \"sha256:00\" },\n]\n[[package]]\nname = \"y\"\nsource = { registry = \"https://evil.example/simple\" }\n")
 	write("uvscript/tool.py", "#!/usr/bin/env -S uv run\n# /// script\n# dependencies = [\"rich\", \"x @ git+https://scriptgit.example/x\"]\n#\n# [[tool.uv.index]]\n# url = \"https://meta.example/simple\"\n# ///\nurl = \"https://code.example/api\"\n")
@@ -165,6 +166,7 @@ func TestProjectIndexes(t *testing.T) {
 		{grants.SurfaceSandbox, "pip", "pip install -r requirements.txt", "pypi.org extra.example more.example abbrev.example files.example git.example"},
 		{grants.SurfaceSandbox, "pip", "pip install -c links.txt x", "pypi.org <dynamic>"},
 		{grants.SurfaceSandbox, "pip", "uv pip install -r var.txt", "pypi.org <dynamic>"},
+		{grants.SurfaceSandbox, "pip", "pip install -r tab.txt", "pypi.org tab.example tabi.example"}, // rev16 H5: pip splits on tabs too
 		{grants.SurfaceSandbox, "pip", "pip install -r missing.txt", "pypi.org"},
 		{grants.SurfaceSandbox, "pip", "pip install -r /etc/passwd", "pypi.org <dynamic>"}, // outside the roots: not read
 		{grants.SurfaceSandbox, "pip", "pip install -r \"$F\"", "pypi.org <dynamic>"},
