@@ -20,6 +20,8 @@ var classCases = []analyzeCase{
 	{"env HOME=/tmp/h git status", []string{"medium env: env HOME=/tmp/h git status", "high git: git status [HOME= before git] ^0"}, nil, ""},
 	{"GIT_CONFIG_GLOBAL=/tmp/g git status", []string{"high git: git status [GIT_CONFIG_GLOBAL=]"}, nil, ""},
 	{"TAR_OPTIONS=--to-command=sh tar xf a.tar", []string{"high tar: tar xf a.tar [TAR_OPTIONS=]"}, nil, ""},
+	{"GOTOOLCHAIN=go1.99.0 go version", []string{"high go: go version [GOTOOLCHAIN=]"}, nil, ""}, // rev16 H7: downloads and runs a toolchain
+	{"GOFLAGS=-toolexec=./x go build", []string{"high go: go build [GOFLAGS=]"}, nil, ""},
 	{"export PROMPT_COMMAND='rm x'", []string{"high export: export PROMPT_COMMAND=rm x [PROMPT_COMMAND=]"}, nil, ""},
 	{"declare -n p=PATH; p=/tmp", []string{"high <dynamic>: declare -n p=PATH [declare -n]"}, nil, ""},
 	{"declare -n r=HOME", []string{"high <dynamic>: declare -n r=HOME [declare -n]"}, nil, ""},

@@ -770,7 +770,9 @@ const (
 // can make them run a program (TAR_OPTIONS --to-command, ZIPOPT -TT,
 // RSYNC_RSH); SHELL and CONFIG_SHELL (the shell script, watch or configure
 // run), start-up files of zsh, Lua, PHP, R and Python's user site, cargo's
-// configuration. riskyEnvPrefixes are families of them (BASH_FUNC_name%% is
+// configuration; GOTOOLCHAIN (go downloads the toolchain it names through
+// GOPROXY and runs it: the sandbox's GOTOOLCHAIN=local is the line's to
+// override) and GOFLAGS (-toolexec, -exec run a program). riskyEnvPrefixes are families of them (BASH_FUNC_name%% is
 // a function a child bash imports; LD_ the loader's).
 const riskyEnvNames = "PATH GCONV_PATH GLIBC_TUNABLES BASH_ENV ENV PROMPT_COMMAND PS0 PS1 PS2 PS3 PS4 SHELLOPTS BASHOPTS " +
 	"BASH_CMDS BASH_ALIASES POSIXLY_CORRECT EXECIGNORE BASH_LOADABLES_PATH TEXTDOMAIN TEXTDOMAINDIR " +
@@ -780,7 +782,8 @@ const riskyEnvNames = "PATH GCONV_PATH GLIBC_TUNABLES BASH_ENV ENV PROMPT_COMMAN
 	"PYTHONBREAKPOINT NODE_OPTIONS NODE_PATH PERL5OPT PERL5LIB PERLLIB PERL5DB RUBYOPT RUBYLIB SSH_ASKPASS SUDO_ASKPASS " +
 	"RUSTC_WRAPPER RUSTC_WORKSPACE_WRAPPER JAVA_TOOL_OPTIONS _JAVA_OPTIONS TAR_OPTIONS ZIPOPT RSYNC_RSH " +
 	"RSYNC_CONNECT_PROG CVS_RSH MAKEFILES npm_config_script_shell NPM_CONFIG_SCRIPT_SHELL " +
-	"SHELL CONFIG_SHELL ZDOTDIR PYTHONUSERBASE LUA_INIT PHPRC PHP_INI_SCAN_DIR R_PROFILE_USER CARGO_HOME RUSTC"
+	"SHELL CONFIG_SHELL ZDOTDIR PYTHONUSERBASE LUA_INIT PHPRC PHP_INI_SCAN_DIR R_PROFILE_USER CARGO_HOME RUSTC " +
+	"GOTOOLCHAIN GOFLAGS"
 
 var riskyEnvPrefixes = []string{"GIT_CONFIG_KEY_", "GIT_CONFIG_VALUE_", "DYLD_", "LD_", "BASH_FUNC_"}
 
