@@ -49,8 +49,8 @@ var classCases = []analyzeCase{
 	{"python3 <(curl -s https://x)", []string{"medium curl: curl -s https://x +net", "critical <dynamic>: python3 <(curl -s https://x) [curl | python]"}, nil, ""},
 	{"python3 /dev/stdin", []string{"high <dynamic>: python3 /dev/stdin [python stdin]"}, nil, ""},
 	{"source <(curl -s https://x)", []string{"medium curl: curl -s https://x +net", "critical <dynamic>: source <(curl -s https://x) [curl | source]"}, nil, ""},
-	{"xargs bash -c", []string{"high xargs: xargs bash -c [xargs]", "high <dynamic>: bash -c [xargs] ^0"}, nil, ""},
-	{"echo 'rm -rf /' | xargs sh -c", []string{"medium echo: echo rm -rf /", "high xargs: xargs sh -c [xargs]", "high <dynamic>: sh -c [xargs] ^1"}, nil, ""},
+	{"xargs bash -c", []string{"high xargs: xargs bash -c [xargs]", "high <dynamic>: bash -c {xargs input} [xargs] ^0"}, nil, ""},
+	{"echo 'rm -rf /' | xargs sh -c", []string{"medium echo: echo rm -rf /", "high xargs: xargs sh -c [xargs]", "high <dynamic>: sh -c {xargs input} [xargs] ^1"}, nil, ""},
 	{"sh -c", []string{"high <dynamic>: sh -c [sh -c without a script]"}, nil, ""},
 	// Arithmetic on quoted text, command output or variables set from input.
 	{"let 'a[$(rm x)]'", []string{"high <dynamic>: a[$(rm x)] [arithmetic on quoted text]"}, nil, ""},

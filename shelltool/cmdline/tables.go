@@ -38,6 +38,7 @@ type wrapperSpec struct {
 	argOpts2     string      // options taking the next two words (bwrap --bind SRC DEST)
 	eqLong       bool        // any --option=value is accepted (valgrind --tool=memcheck)
 	replace      string      // options setting a string replaced by input in the command (xargs -I)
+	appendsInput bool        // without a replace option, words read from input are appended to the command (xargs)
 	unsetOpts    string      // argOpts whose value is a variable removed from the command's environment (env -u)
 	clearOpts    string      // flags dropping the whole environment (env -i)
 	resetsEnv    bool        // it runs the command in an environment of its own making (sudo's env_reset)
@@ -56,7 +57,7 @@ var wrappers = map[string]*wrapperSpec{
 	"time": {argOpts: "-f --format -o --output", flags: "-p --portability -v --verbose -a --append -q --quiet",
 		noRun: "--help -V --version"},
 	"stdbuf": {argOpts: "-i -o -e --input --output --error", noRun: "--help --version"},
-	"xargs": {risk: high, idle: high, runFloor: riskNote{high, "xargs"}, dropStdin: true, replace: "-I -i --replace",
+	"xargs": {risk: high, idle: high, runFloor: riskNote{high, "xargs"}, dropStdin: true, appendsInput: true, replace: "-I -i --replace",
 		argOpts: "-a --arg-file -d --delimiter -E -L -n --max-args -P --max-procs -s --max-chars --process-slot-var",
 		flags:   "-0 --null -o --open-tty -p --interactive -r --no-run-if-empty -t --verbose -x --exit --show-limits",
 		optArgs: "-e --eof -l --max-lines", noRun: "--help --version"},

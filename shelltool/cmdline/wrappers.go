@@ -80,7 +80,8 @@ func (p *wrapParse) runRest(rest []arg) {
 	if sp.dropStdin {
 		c = ctx{}
 	}
-	if p.repl != "" {
+	switch {
+	case p.repl != "":
 		// xargs -I{}: words holding the replacement string are input.
 		rest = slices.Clone(rest)
 		for i := range rest {
@@ -88,6 +89,11 @@ func (p *wrapParse) runRest(rest []arg) {
 				rest[i].lit = false
 			}
 		}
+	case sp.appendsInput:
+		// xargs: the words it reads follow the command's own, any number
+		// of them and any option (npm i x --registry=URL): one word known
+		// only at run time, which may expand to several.
+		rest = append(slices.Clip(rest), arg{text: "{xargs input}", bare: true})
 	}
 	k.runs = append(k.runs, run{argv: rest, c: c, floor: sp.runFloor})
 }
