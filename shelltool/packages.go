@@ -716,6 +716,12 @@ func npmrcIndexes(b []byte, pinned bool) []string {
 		}
 		k, v, ok := strings.Cut(line, "=")
 		k = strings.Trim(strings.TrimSpace(k), `"'`)
+		if ok && strings.Contains(k, "${") {
+			// npm expands variables in keys too: ${X}@s:registry may
+			// be any scope's registry, or the registry itself.
+			out = append(out, cmdline.Dynamic)
+			continue
+		}
 		scoped := strings.HasPrefix(k, "@") && strings.HasSuffix(strings.ToLower(k), ":registry")
 		if !ok || !scoped && (pinned || k != "registry") {
 			continue
