@@ -468,7 +468,7 @@ func (pc *projectConfig) file(manager, path string) []string {
 		patterns, ok := pnpmMembers(b)
 		h = pc.members(manager, filepath.Join(filepath.Dir(path), "package.json"), patterns, ok)
 	case filepath.Base(filepath.Dir(path)) == ".cargo":
-		if cargoMovesIndex.Match(b) {
+		if cargoConfigMovesIndex(b) {
 			h = []string{cmdline.Dynamic}
 		}
 	case base == "config": // .bundle/config
@@ -757,6 +757,31 @@ func urlHost(v string) string {
 	}
 	return strings.ToLower(u.Hostname())
 }
+
+// cargoConfigMovesIndex reports whether a cargo config file may move where
+// crates come from: a key cargoMovesIndex finds by its text, or, as cargo
+// reads the file (quoted or escaped keys, a byte-order mark, dotted
+// keys), a top-level table among cargoIndexKeys; a file that does not
+// parse as TOML may (cargo's own parser is not ours).
+func cargoConfigMovesIndex(b []byte) bool {
+	if cargoMovesIndex.Match(b) {
+		return true
+	}
+	var doc map[string]any
+	if toml.Unmarshal(bytes.TrimPrefix(b, []byte("\uFEFF")), &doc) != nil {
+		return true
+	}
+	for k := range doc {
+		if slices.Contains(cargoIndexKeys, k) {
+			return true
+		}
+	}
+	return false
+}
+
+// cargoIndexKeys are the cargo config tables that move where crates come
+// from, or read more configuration that may.
+var cargoIndexKeys = []string{"source", "registries", "registry", "patch", "http", "net", "include"}
 
 var (
 	// cargoMovesIndex: a cargo config key or table that moves where crates

@@ -123,6 +123,11 @@ func TestProjectIndexes(t *testing.T) {
 	write("uvcfg/uv.toml", "index-url = \"https://uvtoml.example/simple\"\n")
 	write("cargo/.cargo/config.toml", "[source.crates-io]\nreplace-with = \"e\"\n")
 	write("cargobuild/.cargo/config.toml", "[build]\nrustflags = [\"-C\", \"target-cpu=native\"]\n")
+	// Keys cargo reads as source that the text pattern does not see (rev16 H3).
+	write("cargoquoted/.cargo/config.toml", "'source'.crates-io.replace-with = \"e\"\n")
+	write("cargobom/.cargo/config.toml", "\uFEFF[source.crates-io]\nreplace-with = \"e\"\n")
+	write("cargoescaped/.cargo/config.toml", "[\"\\u0073ource\".crates-io]\nreplace-with = \"e\"\n")
+	write("cargobroken/.cargo/config.toml", "[build\n")
 	write("gem/Gemfile", "source \"https://rubygems.org\"\nsource 'https://gems.example' do\nend\n")
 	write("deps/package.json", `{"dependencies": {"a": "^1", "b": "github:u/b", "c": "https://tar.example/c.tgz", "d": "file:../d"}, "devDependencies": {"e": "git+https://git.example/e.git"}}`)
 	write("deps/package-lock.json", `{"packages": {"node_modules/a": {"resolved": "https://registry.npmjs.org/a/-/a-1.tgz"}, "node_modules/f": {"resolved": "git+ssh://git@lockgit.example/u/f.git#abc"}}}`)
@@ -204,6 +209,10 @@ func TestProjectIndexes(t *testing.T) {
 		{grants.SurfaceHost, "uvcfg", "uv add x", "pypi.org uvtoml.example"},
 		{grants.SurfaceSandbox, "cargo", "cargo add serde", "index.crates.io <dynamic>"},
 		{grants.SurfaceSandbox, "cargobuild", "cargo add serde", "index.crates.io"},
+		{grants.SurfaceSandbox, "cargoquoted", "cargo add serde", "index.crates.io <dynamic>"},
+		{grants.SurfaceSandbox, "cargobom", "cargo add serde", "index.crates.io <dynamic>"},
+		{grants.SurfaceSandbox, "cargoescaped", "cargo add serde", "index.crates.io <dynamic>"},
+		{grants.SurfaceSandbox, "cargobroken", "cargo add serde", "index.crates.io <dynamic>"},
 		{grants.SurfaceSandbox, "gem", "bundle install", "rubygems.org gems.example"},
 		{grants.SurfaceSandbox, "pnpmws", "pnpm install", "registry.npmjs.org <dynamic>"},
 		{grants.SurfaceSandbox, "pnpmplain", "pnpm install", "registry.npmjs.org"},
