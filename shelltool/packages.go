@@ -884,15 +884,13 @@ func tomlLineHosts(b []byte) []string {
 		if !strings.Contains(line, "=") || !strings.ContainsAny(line, ":$[") {
 			continue // no source value (a URL, a variable, a list) can be on it
 		}
-		file := strings.Contains(line, "hash =") || strings.Contains(line, "hash=")
-		if file && !slices.ContainsFunc([]string{"git", "registry", "index", "source", "find-links"}, func(k string) bool { return strings.Contains(line, k) }) {
-			continue // a package file's line, with no other source key: its index's
-		}
-		for _, m := range tomlSource.FindAllStringSubmatch(line, -1) {
+		code := tomlCode(line)
+		file := strings.Contains(code, "hash =") || strings.Contains(code, "hash=")
+		for _, m := range tomlSource.FindAllStringSubmatch(code, -1) {
 			v := m[2]
 			switch {
-			case m[1] == "url" && file:
-				// a package file: its index's
+			case m[1] == "url" && file && pypiFile(v[1:len(v)-1]):
+				// a package file on PyPI's file host: its index's
 			case m[1] == "source" && v == `"`+cratesIOGitIndex+`"`:
 				out = append(out, "index.crates.io") // Cargo.lock's name for crates.io
 			case m[1] != "source" && (v == "[" || m[1] == "find-links"):
@@ -903,6 +901,33 @@ func tomlLineHosts(b []byte) []string {
 		}
 	}
 	return out
+}
+
+// tomlCode is a TOML line without its comment (a "#" outside a string).
+func tomlCode(line string) string {
+	var quote byte
+	for i := 0; i < len(line); i++ {
+		switch c := line[i]; {
+		case quote != 0:
+			if c == quote {
+				quote = 0
+			}
+		case c == '"' || c == '\'':
+			quote = c
+		case c == '#':
+			return line[:i]
+		}
+	}
+	return line
+}
+
+// pypiFile reports whether a package file's URL (a lockfile's sdist or
+// wheel, with its hash) is on PyPI's file host, which serves pypi.org's
+// files. A file elsewhere is fetched from its own host (uv downloads the
+// URL the lock records): that host is named.
+func pypiFile(u string) bool {
+	h := urlHost(u)
+	return h == "files.pythonhosted.org" || h == "pypi.org"
 }
 
 // sourceKeys are the TOML keys naming an index or a package's source.
@@ -918,8 +943,8 @@ func tomlHosts(v any, key string, out *[]string) {
 	case map[string]any:
 		_, file := v["hash"]
 		for _, k := range slices.Sorted(maps.Keys(v)) {
-			if k == "url" && file {
-				continue // a package file: its index's
+			if u, ok := v[k].(string); ok && k == "url" && file && pypiFile(u) {
+				continue // a package file on PyPI's file host: its index's
 			}
 			tomlHosts(v[k], k, out)
 		}

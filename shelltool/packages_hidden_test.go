@@ -148,7 +148,13 @@ func TestTOMLSourceHosts(t *testing.T) {
 		{"[tool.uv.sources]\ny = { git = \"\"\"https://git2.evil.example/y\"\"\" }\n", "git2.evil.example"},
 		{"[tool.uv.sources]\ny = { git = '''https://git3.example/y''' }\nz.url = 'https://z.example/z.whl'\n", "git3.example z.example"},
 		{"[project]\ndependencies = [\n  \"\"\"x @ git+https://d.example/x\"\"\",\n  'y[a,b] @ https://e.example/y.whl ; python_version>\"3\"',\n]\n", "d.example e.example"},
-		{"[[package]]\nname = \"x\"\nsource = { registry = \"https://pypi.org/simple\" }\nsdist = { url = \"https://files.example/x.tgz\", hash = \"sha256:0\" }\n", "pypi.org"},
+		// A lockfile's package file is fetched from the URL it records:
+		// on PyPI's file host it is pypi.org's, elsewhere its own host
+		// (rev16 H4), as is a url whose "hash" is only a comment's.
+		{"[[package]]\nname = \"x\"\nsource = { registry = \"https://pypi.org/simple\" }\nsdist = { url = \"https://files.example/x.tgz\", hash = \"sha256:0\" }\n", "pypi.org files.example"},
+		{"[[package]]\nname = \"x\"\nsource = { registry = \"https://pypi.org/simple\" }\nsdist = { url = \"https://files.pythonhosted.org/x.tgz\", hash = \"sha256:0\" }\n", "pypi.org"},
+		{"[tool.uv.sources]\nfoo = { url = \"https://evil.example/foo-1.0-py3-none-any.whl\" } # hash = x\n", "evil.example"},
+		{"[tool.uv.sources]\nfoo = { 'url' = \"https://evil2.example/foo.whl\" } # hash = x\n", "evil2.example"},
 		{"[[package]]\nsource = \"registry+https://github.com/rust-lang/crates.io-index\"\n", "index.crates.io"},
 		{"[tool.uv]\nfind-links = [\"https://f.example/\"]\nindex-url = \"${IDX}\"\n", cmdline.Dynamic + " " + cmdline.Dynamic},
 		{"url = \"https\\u003a//esc.example/\"\n", "esc.example"},                               // an escape: parsed
