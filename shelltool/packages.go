@@ -897,6 +897,8 @@ func tomlLineHosts(b []byte) []string {
 				out = append(out, cmdline.Dynamic)
 			case strings.Contains(v, "://") || strings.Contains(v, "$"):
 				out = append(out, urlHost(v[1:len(v)-1]))
+			case m[1] == "git" && scpHost(v[1:len(v)-1]) != "":
+				out = append(out, scpHost(v[1:len(v)-1]))
 			}
 		}
 	}
@@ -919,6 +921,20 @@ func tomlCode(line string) string {
 		}
 	}
 	return line
+}
+
+// scpHost is the host of git's scp-like address (git@github.com:o/r.git,
+// which poetry documents), or "".
+func scpHost(v string) string {
+	if strings.Contains(v, "://") {
+		return ""
+	}
+	at := strings.IndexByte(v, '@')
+	colon := strings.IndexByte(v, ':')
+	if at <= 0 || colon <= at+1 || strings.ContainsAny(v[:colon], "/") {
+		return ""
+	}
+	return strings.ToLower(v[at+1 : colon])
 }
 
 // pypiFile reports whether a package file's URL (a lockfile's sdist or
@@ -960,6 +976,8 @@ func tomlHosts(v any, key string, out *[]string) {
 			*out = append(*out, cmdline.Dynamic)
 		case sourceKeys[key] && (strings.Contains(v, "://") || strings.Contains(v, "$")):
 			*out = append(*out, urlHost(v))
+		case key == "git" && scpHost(v) != "":
+			*out = append(*out, scpHost(v))
 		case strings.Contains(v, "@") && strings.Contains(v, "://"):
 			if m := pep508Reference.FindStringSubmatch(v); m != nil {
 				if h, ok := requirementURLHost(m[1]); ok {

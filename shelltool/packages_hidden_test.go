@@ -154,6 +154,8 @@ func TestTOMLSourceHosts(t *testing.T) {
 		{"[[package]]\nname = \"x\"\nsource = { registry = \"https://pypi.org/simple\" }\nsdist = { url = \"https://files.example/x.tgz\", hash = \"sha256:0\" }\n", "pypi.org files.example"},
 		{"[[package]]\nname = \"x\"\nsource = { registry = \"https://pypi.org/simple\" }\nsdist = { url = \"https://files.pythonhosted.org/x.tgz\", hash = \"sha256:0\" }\n", "pypi.org"},
 		{"[tool.uv.sources]\nfoo = { url = \"https://evil.example/foo-1.0-py3-none-any.whl\" } # hash = x\n", "evil.example"},
+		{"[tool.poetry.dependencies]\nr = { git = \"git@git.scp.example:o/r.git\" }\n", "git.scp.example"},       // scp-like (rev16 M1)
+		{"[tool.poetry.dependencies]\nr = { \"git\" = \"git@git.scp2.example:o/r.git\" }\n", "git.scp2.example"}, // parsed
 		{"[tool.uv.sources]\nfoo = { 'url' = \"https://evil2.example/foo.whl\" } # hash = x\n", "evil2.example"},
 		{"[[package]]\nsource = \"registry+https://github.com/rust-lang/crates.io-index\"\n", "index.crates.io"},
 		{"[tool.uv]\nfind-links = [\"https://f.example/\"]\nindex-url = \"${IDX}\"\n", cmdline.Dynamic + " " + cmdline.Dynamic},
