@@ -59,6 +59,11 @@ var packageCases = []struct {
 	{"npm audit", nil},
 	{"pnpm dedupe", []string{"(package.json) registry.npmjs.org pnpm ^0"}},
 	{"uv tool upgrade ruff", []string{"ruff pypi.org uv ^0"}},
+	{"pnpm it", []string{"(package.json) registry.npmjs.org pnpm ^0"}},
+	{"yarn global add x", []string{"x registry.yarnpkg.com yarn ^0"}},
+	{"yarn global list", nil},
+	{"pip lock x", []string{"x pypi.org pip ^0"}},
+	{"uv build", []string{"(pyproject.toml) pypi.org uv ^0"}},
 	// cargo's --registry names a registry the config maps to its index
 	// (rev16 M2: the host was the name itself).
 	{"cargo add x --registry myreg", []string{"x <dynamic> cargo ^0"}},

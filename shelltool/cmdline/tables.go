@@ -610,7 +610,7 @@ var installers = map[string]*installerSpec{
 	// are pnpmValueOpts and pnpmFlagOpts; --filter, -r and -w select other
 	// folders of the workspace (their .npmrc too: dirFlags), --lockfile-dir
 	// another lockfile, --pnpmfile hooks that may rewrite any resolution.
-	"pnpm": {subs: "install i add update up upgrade fetch dedupe", manifestSubs: "fetch dedupe", manifest: "(package.json)", host: "registry.npmjs.org", hostOpts: "--registry",
+	"pnpm": {subs: "install i add update up upgrade fetch dedupe install-test it", manifestSubs: "fetch dedupe install-test it", manifest: "(package.json)", host: "registry.npmjs.org", hostOpts: "--registry",
 		argOpts: dropOpts(npmArgOpts, "--workspace") + " " + pnpmValueOpts, env: "npm_config_registry NPM_CONFIG_REGISTRY", scoped: true, configEnv: npmConfigEnv, npmSpecs: true,
 		anyHostOpts: npmConfigOpts + " --pnpmfile --global-pnpmfile", abbrevOpts: npmAbbrevOpts, abbrevOwn: "global", abbrevDashes: true, family: "npm",
 		dirOpts: npmDirOpts + " --lockfile-dir --filter -F --filter-prod --workspace-dir", dirFlags: "-r --recursive -w --workspace-root",
@@ -620,7 +620,7 @@ var installers = map[string]*installerSpec{
 	// CMD run CMD in other folders (relays). --use-yarnrc (classic) and
 	// YARN_RC_FILENAME (berry) name the configuration, which names the
 	// registry.
-	"yarn": {subs: "install add upgrade up", bareInstall: true, manifest: "(package.json)", host: "registry.yarnpkg.com", hostOpts: "--registry",
+	"yarn": {subs: "install add upgrade up global:add global:upgrade", bareInstall: true, manifest: "(package.json)", host: "registry.yarnpkg.com", hostOpts: "--registry",
 		argOpts: dropOpts(npmArgOpts, "-C --prefix --dir") + " " + yarnValueOpts, env: "YARN_REGISTRY YARN_NPM_REGISTRY_SERVER npm_config_registry",
 		configEnv: npmConfigEnv + " YARN_RC_FILENAME", npmSpecs: true, anyHostOpts: npmConfigOpts + " --use-yarnrc", family: "npm", dirOpts: "--cwd",
 		execSubs: "dlx", execPkgOpts: "-p --package", flagOpts: yarnFlagOpts, relays: "workspace:* workspaces:foreach"},
@@ -631,7 +631,7 @@ var installers = map[string]*installerSpec{
 		argOpts: dropOpts(npmArgOpts, "-C --prefix --dir") + " " + bunValueOpts, env: "BUN_CONFIG_REGISTRY NPM_CONFIG_REGISTRY npm_config_registry",
 		configEnv: npmConfigEnv, npmSpecs: true, anyHostOpts: npmConfigOpts + " -c --config", family: "npm",
 		dirOpts: "--cwd --filter -F", execSubs: "x", execPkgOpts: "-p --package", flagOpts: bunFlagOpts},
-	"pip": {subs: "install download wheel sync compile", manifest: "(requirements)", host: "pypi.org",
+	"pip": {subs: "install download wheel sync compile lock", manifest: "(requirements)", host: "pypi.org",
 		hostOpts: "-i --index-url --default-index", extraOpts: "--extra-index-url --index", offlineOpts: "--no-index",
 		manifestOpts: "-r --requirement", pkgOpts: "-e --editable", linkOpts: "-f --find-links", argOpts: pipArgOpts + " -d --dest -w --wheel-dir -o --output-file " + uvGlobalValueOpts, env: pipEnv,
 		extraEnv: pipExtraEnv, configEnv: pipConfigEnv, abbrevOpts: pipAbbrevOpts, family: "pip", fileOpts: "-c --constraint",
@@ -653,8 +653,8 @@ var installers = map[string]*installerSpec{
 	// uv reads --config-file before it checks UV_NO_CONFIG (the sandbox's
 	// pin): the index is any. UV_PROJECT and UV_WORKING_DIR are
 	// --project's and --directory's variables.
-	"uv": {subs: "add sync lock remove tree export run tool:install tool:upgrade", execSubs: "tool:run", stopSubs: "tool:run", execPkgOpts: "--from",
-		pkgOpts: "--with -w", configOpts: "--config-file", flagOpts: uvFlagOpts, handOff: "pip", dirEnv: "UV_PROJECT UV_WORKING_DIR UV_WORKING_DIRECTORY", manifestOpts: "--with-requirements", manifestSubs: "sync lock remove tree export", cmdSubs: "run", noFetchOpts: "run:--no-sync tree:--frozen export:--frozen",
+	"uv": {subs: "add sync lock remove tree export run tool:install tool:upgrade build", execSubs: "tool:run", stopSubs: "tool:run", execPkgOpts: "--from",
+		pkgOpts: "--with -w", configOpts: "--config-file", flagOpts: uvFlagOpts, handOff: "pip", dirEnv: "UV_PROJECT UV_WORKING_DIR UV_WORKING_DIRECTORY", manifestOpts: "--with-requirements", manifestSubs: "sync lock remove tree export build", cmdSubs: "run", noFetchOpts: "run:--no-sync tree:--frozen export:--frozen",
 		manifest: "(pyproject.toml)", host: "pypi.org",
 		hostOpts: "-i --index-url --default-index", extraOpts: "--extra-index-url --index", offlineOpts: "--no-index --offline",
 		argOpts: pipArgOpts + " " + uvValueOpts + " --package --extra --optional --dev-group --branch --tag --rev --script -s --directory --project --with-editable " +
