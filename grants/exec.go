@@ -57,12 +57,22 @@ const (
 //     rules that match by capability or risk alone, do not refuse a program
 //     at exec time.
 //
+// A package.install request (an install a running program makes: a
+// Makefile's `npm i x`) is decided in full, as the line's are: its rules
+// are about the capability, not risk, so the profiles' ask and deny on
+// installs hold at exec time too, and an install is no ordinary step of a
+// build.
+//
 // No person can be asked inside a running command: the caller (the server's
 // mid-action gate) turns an Ask into an Allow only for a request approved in
 // the same call or remembered for the session, and into a Deny otherwise.
 // It does no I/O.
 func (p *Policy) DecideExec(r Request) Decision {
-	if r.Capability != CapProcessExec {
+	switch r.Capability {
+	case CapPackageInstall:
+		return p.Decide(r)
+	case CapProcessExec:
+	default:
 		return Decision{Request: r, Effect: Deny, Reason: ReasonInvalidArguments}
 	}
 	d := p.Decide(r)

@@ -37,6 +37,11 @@ conditions = { risk_level = ["medium"] }
 rule_id    = "allow-make"
 capability = "process.exec"
 target     = { resource = "make" }
+
+[[rules.allow]]
+rule_id    = "allow-left-pad"
+capability = "package.install"
+target     = { resource = "left-pad" }
 `
 	underLine := allowBy(RuleExecUnderCommandLine)
 	critical := askBy(RuleExecCriticalRisk)
@@ -68,6 +73,12 @@ target     = { resource = "make" }
 		{"allow rule names it", execReq("make clean", SurfaceSandbox),
 			allowBy("allow-make"), allowBy("interactive-dev/allow-sandboxed-exec"), allowBy("permissive-dev/allow-rest")},
 		{"not an exec", httpReq("GET", "example.com"), invalidDeny, invalidDeny, invalidDeny},
+		// An install a running program makes is decided in full: the
+		// profiles' rules on installs are about the capability, not risk.
+		{"an install at exec", pkgReq("lodash", "registry.npmjs.org"),
+			byMode[Deny], askBy("interactive-dev/ask-package-install"), denyBy("permissive-dev/deny-package-install")},
+		{"an install an allow rule names", pkgReq("left-pad", "registry.npmjs.org"),
+			allowBy("allow-left-pad"), askBy("interactive-dev/ask-package-install"), denyBy("permissive-dev/deny-package-install")},
 		{"unknown risk takes the base risk", withRisk(execReq("ls", SurfaceSandbox), 0),
 			underLine, allowBy("interactive-dev/allow-sandboxed-exec"), allowBy("permissive-dev/allow-rest")},
 	}
@@ -149,6 +160,11 @@ target     = { path = "/srv/**" }
 rule_id    = "allow-make"
 capability = "process.exec"
 target     = { resource = "make" }
+
+[[rules.allow]]
+rule_id    = "allow-left-pad"
+capability = "package.install"
+target     = { resource = "left-pad" }
 `)
 	for name, want := range map[string]bool{
 		"rm": true, "mkfs.ext4": true, "git": true, "curl": false, "wget": false,

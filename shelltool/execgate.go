@@ -49,13 +49,17 @@ const OptionUnverifiable = "exec gate: unverifiable program"
 // reaches the gate with its glob expanded). An empty ws skips both (tests
 // of the rest).
 func execRequests(ev sandbox.ExecEvent, id identity, ws string) []grants.Request {
-	reqs, _ := execRequestsListed(ev, id, ws)
+	reqs, _, _ := execRequestsListed(ev, id, ws)
 	return reqs
 }
 
 // execRequestsListed is execRequests, and reports whether they depend on
-// a listing of the workspace (raiseEmptying) and not on ev alone.
-func execRequestsListed(ev sandbox.ExecEvent, id identity, ws string) (reqs []grants.Request, listed bool) {
+// a listing of the workspace (raiseEmptying) and not on ev alone. installs
+// holds the packages the program installs by any of its names
+// (Analysis.Packages, with the Commands they index), whose package.install
+// requests execGate builds with the project's configuration, as the
+// line's are (installRequests).
+func execRequestsListed(ev sandbox.ExecEvent, id identity, ws string) (reqs []grants.Request, listed bool, installs cmdline.Analysis) {
 	// Argv and Cwd make the request's identity exact, as the line's are
 	// (an approval given for the line's `git push origin main` holds for
 	// the same words run by the program in that folder).
@@ -83,7 +87,7 @@ func execRequestsListed(ev sandbox.ExecEvent, id identity, ws string) (reqs []gr
 			Target: grants.Target{Resource: exeName, Command: joinWords(words),
 				Option: OptionUnverifiable + " (" + ev.Problem + ")"},
 			Risk: grants.RiskCritical, Argv: words,
-		})}, false
+		})}, false, installs
 	}
 	names := []named{{exeName, rest}}
 	add := func(p string, rest []string) {
@@ -116,7 +120,7 @@ func execRequestsListed(ev sandbox.ExecEvent, id identity, ws string) (reqs []gr
 	for _, nr := range names {
 		n, rest := nr.name, nr.rest
 		words := append([]string{n}, rest...)
-		cmds, err := cmdline.AnalyzeArgv(words)
+		an, err := cmdline.AnalyzeProgram(words)
 		if err != nil {
 			reqs = append(reqs, base(grants.Request{
 				Target: grants.Target{Resource: n, Command: joinWords(words),
@@ -125,7 +129,8 @@ func execRequestsListed(ev sandbox.ExecEvent, id identity, ws string) (reqs []gr
 			}))
 			continue
 		}
-		for _, c := range cmds {
+		addInstalls(&installs, an)
+		for _, c := range an.Commands {
 			own := c
 			if ev.Cwd != "" {
 				// A folder known only when run (sh -c 'cd "$d" && rm -r x'):
@@ -156,7 +161,31 @@ func execRequestsListed(ev sandbox.ExecEvent, id identity, ws string) (reqs []gr
 			}
 		}
 	}
-	return reqs, listed
+	return reqs, listed, installs
+}
+
+// appendNew appends to reqs each of more whose key it does not hold yet
+// (a multi-call binary's names give the same install twice).
+func appendNew(reqs, more []grants.Request) []grants.Request {
+	for _, r := range more {
+		if !slices.ContainsFunc(reqs, func(o grants.Request) bool { return o.Key() == r.Key() }) {
+			reqs = append(reqs, r)
+		}
+	}
+	return reqs
+}
+
+// addInstalls appends an's packages, and the commands they index, to all.
+func addInstalls(all *cmdline.Analysis, an cmdline.Analysis) {
+	if len(an.Packages) == 0 {
+		return
+	}
+	off := len(all.Commands)
+	all.Commands = append(all.Commands, an.Commands...)
+	for _, pk := range an.Packages {
+		pk.Command += off
+		all.Packages = append(all.Packages, pk)
+	}
 }
 
 // named is one name a program is decided by, with the words after it.
@@ -696,8 +725,13 @@ func requestsSize(reqs []grants.Request) int {
 // the same program with the same words skips building them again. Every
 // exec is still decided and audited; a different argv, folder or file is
 // a different key. Requests that depend on a listing of the workspace
-// (raiseEmptying's rm -r of its entries) are not kept: the folder may have
-// changed by the next exec. The cache is bounded in events and bytes (an event
+// (raiseEmptying's rm -r of its entries) or on the project's files (an
+// install's package.install requests, from the program's own folder, as
+// the line's: installRequests) are not kept: the folder may have changed
+// by the next exec. An install is decided in full (grants DecideExec): a
+// Makefile's `npm i x` is asked like the line's, so it runs only when the
+// person approved that package from that index in this call or for the
+// session, or a rule allows it. The cache is bounded in events and bytes (an event
 // with a large argv is not kept), so a loop of big argvs cannot hold
 // gigabytes.
 func execGate(ctx context.Context, env *toolkit.Env, refused *lineLog, secrets []webtools.Secret, programs *programTable) sandbox.ExecGate {
@@ -708,8 +742,21 @@ func execGate(ctx context.Context, env *toolkit.Env, refused *lineLog, secrets [
 		key = sandbox.AppendEventKey(key[:0], &ev)
 		reqs, ok := cache[string(key)]
 		if !ok {
-			var listed bool
-			reqs, listed = execRequestsListed(redactEvent(ev, secrets), programs.identify(ev), env.Policy.Workspace)
+			var (
+				listed   bool
+				installs cmdline.Analysis
+			)
+			red := redactEvent(ev, secrets)
+			reqs, listed, installs = execRequestsListed(red, programs.identify(ev), env.Policy.Workspace)
+			if len(installs.Packages) > 0 {
+				more, _, err := installRequests(env.Policy, installs, ev.Cwd, grants.SurfaceSandbox, false)
+				if err != nil {
+					refused.add(fmt.Sprintf("%s: killed at exec: %s", joinWords(red.Argv), strings.TrimSuffix(err.Error(), "; nothing ran")))
+					return false
+				}
+				reqs = appendNew(reqs, more)
+				listed = true // the project's files may change by the next exec
+			}
 			if size := len(key) + requestsSize(reqs); !listed && len(key) <= maxCachedKey && size <= maxCachedBytes {
 				if len(cache) >= maxCachedEvents || cached+size > maxCachedBytes {
 					clear(cache)

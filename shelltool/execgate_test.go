@@ -5,6 +5,7 @@ package shelltool
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -1194,5 +1195,117 @@ func TestExecGateEmptyingDenyRule(t *testing.T) {
 		if !withRule && (kept == nil || len(o.RefusedPrograms) != 0) {
 			t.Errorf("no rule, approved rm -rf *: refused %q, precious kept %v (stdout %q stderr %q)", o.RefusedPrograms, kept == nil, o.Stdout, o.Stderr)
 		}
+	}
+}
+
+// TestExecGateDecidesInstalls: an install a running program makes (a
+// script's `npm i lodash`, which the line never names) is a package.install
+// decided at exec as the line's are: under interactive-dev, which asks
+// about installs, it is killed before it runs; approving the same install
+// on the line (the person said yes to lodash from that index) lets it run;
+// permissive-dev's deny kills it whatever was approved. The npm here is a
+// stand-in on PATH (the gate decides by name): nothing reaches a network.
+func TestExecGateDecidesInstalls(t *testing.T) {
+	ws, _ := filepath.EvalSymlinks(t.TempDir())
+	marker := filepath.Join(ws, "installed")
+	files := map[string]string{
+		"bin/npm":    "#!/bin/sh\necho \"$@\" > " + marker + "\n",
+		"install.sh": "#!/bin/sh\nnpm i lodash\necho rc=$?\n",
+		"build.sh":   "#!/bin/sh\nnpm run build\necho rc=$?\n",
+	}
+	for name, body := range files {
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(ws, name)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(ws, name), []byte(body), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	line := "PATH=" + ws + "/bin:$PATH ./install.sh"
+	tests := []struct {
+		name, profile, script string
+		approve               bool
+		wantRun               bool
+		rule                  string
+	}{
+		{"asked install, not approved", "interactive-dev", line, false, false, "interactive-dev/ask-package-install"},
+		{"asked install, approved on the line", "interactive-dev", line, true, true, ""},
+		{"denied install, approved on the line", "permissive-dev", line, true, false, "permissive-dev/deny-package-install"},
+		{"no install: npm run", "interactive-dev", "PATH=" + ws + "/bin:$PATH ./build.sh", false, true, ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			os.Remove(marker)
+			p := policyFor(t, ws, fmt.Sprintf("profile = %q\n", tc.profile))
+			var approved []grants.Request
+			if tc.approve {
+				lr, err := LineRequests(p, "npm i lodash", ws, grants.SurfaceSandbox)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, r := range lr {
+					if r.Capability == grants.CapPackageInstall {
+						approved = append(approved, r)
+					}
+				}
+				if len(approved) == 0 {
+					t.Fatalf("the line npm i lodash made no package.install: %+v", lr)
+				}
+			}
+			o := runTool(t, &Tool{}, approvingEnv(p, approved), tc.script)
+			_, err := os.Stat(marker)
+			if ran := err == nil; ran != tc.wantRun {
+				t.Errorf("npm ran = %v, want %v (stdout %q stderr %q refused %q)", ran, tc.wantRun, o.Stdout, o.Stderr, o.RefusedPrograms)
+			}
+			if tc.wantRun {
+				if len(o.RefusedPrograms) != 0 || o.Stdout != "rc=0\n" {
+					t.Errorf("refused %q, stdout %q", o.RefusedPrograms, o.Stdout)
+				}
+				return
+			}
+			if o.Stdout != "rc=137\n" || len(o.RefusedPrograms) != 1 || !strings.Contains(o.RefusedPrograms[0], "rule "+tc.rule) ||
+				!strings.Contains(o.RefusedPrograms[0], "package.install") {
+				t.Errorf("stdout %q, refused %q: want npm killed by %s", o.Stdout, o.RefusedPrograms, tc.rule)
+			}
+		})
+	}
+}
+
+// TestExecInstalls: the packages a program installs are found by the name
+// that installs (npm through its shebang's env and node), once, with the
+// commands they index; a program that installs nothing has none.
+func TestExecInstalls(t *testing.T) {
+	tests := []struct {
+		name string
+		ev   sandbox.ExecEvent
+		want []string
+	}{
+		{"npm through env's shebang", sandbox.ExecEvent{Exe: "/usr/bin/env", Argv: []string{"/usr/bin/env", "node", "/usr/bin/npm", "i", "lodash"},
+			ExecPath: "/usr/bin/npm", Cwd: "/w"}, []string{"npm lodash"}},
+		{"node running npm's script", sandbox.ExecEvent{Exe: "/usr/bin/node", Argv: []string{"node", "/usr/bin/npm", "i", "lodash"},
+			ExecPath: "/usr/bin/node", Cwd: "/w"}, nil},
+		{"pip through python -m", sandbox.ExecEvent{Exe: "/usr/bin/python3.11", Argv: []string{"python3", "-m", "pip", "install", "requests==2.31.0"},
+			ExecPath: "/usr/bin/python3", Cwd: "/w"}, []string{"pip requests==2.31.0"}},
+		{"sh -c with two installs", sandbox.ExecEvent{Exe: "/usr/bin/dash", Argv: []string{"sh", "-c", "npm i a && cargo add b"},
+			ExecPath: "/bin/sh", Cwd: "/w"}, []string{"npm a", "cargo b"}},
+		{"npm run", sandbox.ExecEvent{Exe: "/usr/bin/env", Argv: []string{"/usr/bin/env", "node", "/usr/bin/npm", "run", "build"},
+			ExecPath: "/usr/bin/npm", Cwd: "/w"}, nil},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, _, an := execRequestsListed(tc.ev, identity{}, "")
+			var got []string
+			for _, pk := range an.Packages {
+				if pk.Command < 0 || pk.Command >= len(an.Commands) {
+					t.Fatalf("package %+v indexes no command of %d", pk, len(an.Commands))
+				}
+				if s := pk.Manager + " " + pk.Name; !slices.Contains(got, s) {
+					got = append(got, s)
+				}
+			}
+			if !slices.Equal(got, tc.want) {
+				t.Errorf("installs %q, want %q", got, tc.want)
+			}
+		})
 	}
 }

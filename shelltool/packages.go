@@ -136,15 +136,45 @@ func pinnedIndexes(pinned bool, pkgs []cmdline.Package) []cmdline.Package {
 	return out
 }
 
+// projectBin reports whether npm exec runs pk's command from the project's
+// own bin folder, fetching nothing (Package.LocalBin: npx tsc in a project
+// with typescript installed): an executable file
+// node_modules/.bin/LocalBin in npm's local prefix, the nearest folder
+// from cwd up with a package.json or a node_modules folder (cwd itself
+// when none has). Not when the exec may run elsewhere (--prefix, a cd).
+// A bin the command writes before it runs npx is seen at exec, where npx
+// is decided again.
+func projectBin(pk cmdline.Package, cwd string) bool {
+	if pk.LocalBin == "" || pk.Elsewhere || !filepath.IsAbs(cwd) {
+		return false
+	}
+	prefix := cwd
+	for dir := filepath.Clean(cwd); ; dir = filepath.Dir(dir) {
+		_, errPkg := os.Stat(filepath.Join(dir, "package.json"))
+		nm, errNM := os.Stat(filepath.Join(dir, "node_modules"))
+		if errPkg == nil || errNM == nil && nm.IsDir() {
+			prefix = dir
+			break
+		}
+		if dir == "/" {
+			break
+		}
+	}
+	fi, err := os.Stat(filepath.Join(prefix, "node_modules", ".bin", pk.LocalBin))
+	return err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0
+}
+
 // projectIndexes returns pkgs with the indexes the project's configuration
 // adds to each: a Package per added host after the package's own. hidden
 // are the files it took as hidden from the command (sandboxHides) and so
-// did not read: the run hides them, whatever its own scan finds.
-func projectIndexes(p *grants.Policy, cwd string, surface grants.Surface, pkgs []cmdline.Package, cmds []cmdline.Command) (_ []cmdline.Package, hidden []string) {
+// did not read: the run hides them, whatever its own scan finds. Only with
+// hideAware (before the run: the line's decision); at exec the run's
+// hiding is done, so a file written since is read as the installer reads it.
+func projectIndexes(p *grants.Policy, cwd string, surface grants.Surface, pkgs []cmdline.Package, cmds []cmdline.Command, hideAware bool) (_ []cmdline.Package, hidden []string) {
 	pinned := toolchainsApply(p, surface)
 	pkgs = pinnedIndexes(pinned, pkgs)
 	pc := &projectConfig{cwd: cwd, pinned: pinned, roots: slices.Concat([]string{p.Workspace}, p.Sandbox.Writable), hosts: map[string][]string{}}
-	if surface == grants.SurfaceSandbox {
+	if surface == grants.SurfaceSandbox && hideAware {
 		pc.policy = p
 	}
 	var out []cmdline.Package

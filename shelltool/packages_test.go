@@ -377,3 +377,50 @@ func BenchmarkFetchForms(b *testing.B) {
 		})
 	}
 }
+
+// TestProjectBin: npx and npm exec of a command the project has in its own
+// node_modules/.bin fetch nothing, so they are no install in the sandbox
+// (where the exec gate decides npx again when it runs); a version, -p, a
+// command the project lacks, a prefix folder without the bin, another
+// folder, a non-executable file and the host surface are installs still.
+func TestProjectBin(t *testing.T) {
+	ws, _ := filepath.EvalSymlinks(t.TempDir())
+	for name, mode := range map[string]os.FileMode{"node_modules/.bin/tsc": 0o755, "node_modules/.bin/notexec": 0o644, "package.json": 0o644, "sub/package.json": 0o644} {
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(ws, name)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(ws, name), []byte("{}"), mode); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.MkdirAll(filepath.Join(ws, "src/deep"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	p := policyFor(t, ws, `profile = "interactive-dev"`)
+	tests := []struct {
+		line, cwd string
+		surface   grants.Surface
+		install   bool
+	}{
+		{"npx tsc --noEmit", ws, grants.SurfaceSandbox, false},
+		{"npm exec tsc", ws, grants.SurfaceSandbox, false},
+		{"npx tsc", filepath.Join(ws, "src/deep"), grants.SurfaceSandbox, false}, // prefix: ws
+		{"npx tsc@5", ws, grants.SurfaceSandbox, true},
+		{"npx -p typescript tsc", ws, grants.SurfaceSandbox, true},
+		{"npx jest", ws, grants.SurfaceSandbox, true},
+		{"npx notexec", ws, grants.SurfaceSandbox, true},
+		{"npx tsc", filepath.Join(ws, "sub"), grants.SurfaceSandbox, true}, // sub's own prefix lacks it
+		{"npx --prefix sub tsc", ws, grants.SurfaceSandbox, true},
+		{"npx tsc", ws, grants.SurfaceHost, true},
+	}
+	for _, tc := range tests {
+		reqs, err := LineRequests(p, tc.line, tc.cwd, tc.surface)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.line, err)
+		}
+		got := slices.ContainsFunc(reqs, func(r grants.Request) bool { return r.Capability == grants.CapPackageInstall })
+		if got != tc.install {
+			t.Errorf("%s in %s (%s): package.install %v, want %v", tc.line, strings.TrimPrefix(tc.cwd, ws), tc.surface, got, tc.install)
+		}
+	}
+}

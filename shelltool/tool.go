@@ -406,10 +406,31 @@ func requests(p *grants.Policy, a cmdline.Analysis, cwd string, surface grants.S
 			reqs = append(reqs, req)
 		}
 	}
-	// One package.install per package and index, besides the installing
-	// command's process.exec; the project's configuration may add indexes
-	// (packages.go).
-	pkgs, hidden := projectIndexes(p, cwd, surface, a.Packages, a.Commands)
+	installs, hidden, err := installRequests(p, a, cwd, surface, true)
+	if err != nil {
+		return nil, nil, err
+	}
+	return append(reqs, installs...), hidden, nil
+}
+
+// installRequests are the package.install requests of an analysis (a
+// line's, or a program's at exec: one function, so what the line asked
+// and what the gate decides cannot differ): one per package and index,
+// besides the installing command's process.exec; the project's
+// configuration in cwd may add indexes (projectIndexes). hideAware takes
+// the files the run hides from the command as unread (the line's, before
+// the run hides them); at exec the run's hiding is done, so every file is
+// read (hosts are only added).
+func installRequests(p *grants.Policy, a cmdline.Analysis, cwd string, surface grants.Surface, hideAware bool) (reqs []grants.Request, hidden []string, _ error) {
+	if surface == grants.SurfaceSandbox {
+		// Where the exec gate decides npx again when it runs: a line that
+		// removes the bin first is asked then (on the host, nothing would).
+		a.Packages = slices.DeleteFunc(slices.Clone(a.Packages), func(pk cmdline.Package) bool { return projectBin(pk, cwd) })
+	}
+	if len(a.Packages) == 0 {
+		return nil, nil, nil
+	}
+	pkgs, hidden := projectIndexes(p, cwd, surface, a.Packages, a.Commands, hideAware)
 	for _, pk := range pkgs {
 		if err := heldToRegistry(p, pk, surface); err != nil {
 			return nil, nil, err

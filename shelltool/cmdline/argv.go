@@ -17,22 +17,32 @@ import (
 // An empty argv, a word holding a NUL byte, or a nested script deeper than
 // MaxDepth is an error.
 func AnalyzeArgv(argv []string) ([]Command, error) {
+	a, err := AnalyzeProgram(argv)
+	return a.Commands, err
+}
+
+// AnalyzeProgram is AnalyzeArgv with the packages the program installs
+// (Analysis.Packages, as a line's are resolved; Redirects stay empty: a
+// program's argv has none). The program's environment is not seen: an
+// index only its environment names is the egress proxy's to bound.
+func AnalyzeProgram(argv []string) (Analysis, error) {
 	if len(argv) == 0 {
-		return nil, errors.New("empty argv")
+		return Analysis{}, errors.New("empty argv")
 	}
 	args := make([]arg, len(argv))
 	for i, w := range argv {
 		if strings.IndexByte(w, 0) >= 0 {
-			return nil, errors.New("argv word holds a NUL byte")
+			return Analysis{}, errors.New("argv word holds a NUL byte")
 		}
 		args[i] = arg{text: w, lit: true}
 	}
 	a := &analyzer{parent: -1}
 	a.simple(args, ctx{}, -1, riskNote{})
 	if a.err != nil {
-		return nil, a.err
+		return Analysis{}, a.err
 	}
-	return a.out.Commands, nil
+	a.packages()
+	return a.out, nil
 }
 
 // KnownProgram reports whether the analysis has rules of its own for a

@@ -106,6 +106,11 @@ type Package struct {
 	// GOPRIVATE of that environment lead to direct.
 	DirectHosts []string
 	ProxyByLine bool
+	// LocalBin is, for a package npm exec names by the command it runs
+	// (npx tsc, npm exec jest: not -p/--package), that command: npm runs
+	// the project's own node_modules/.bin/LocalBin, fetching nothing, when
+	// it is there (the caller looks).
+	LocalBin string
 }
 
 // install is what an installing command asked for, resolved to Packages
@@ -142,6 +147,9 @@ type install struct {
 	scripts               []string // those scripts, as written (Package.Scripts)
 	// reqFiles: its operands are requirement files (fileSubs).
 	reqFiles bool
+	// byBin is the package word of an exec named by the command it runs
+	// (Package.LocalBin).
+	byBin string
 	// version and manifests: what versionOpts and manifestOpts named
 	// (settle adds them to names).
 	version   string
@@ -634,7 +642,16 @@ func (in *install) operand(a arg) {
 		return // a command of the package named, or the package's arguments
 	}
 	in.names = append(in.names, cmp.Or(a.text, Dynamic)) // what a tool makes of an empty word is its own
+	if in.exec && !in.execNamed && a.lit && plainBinName(a.text) {
+		in.byBin = a.text
+	}
 	in.execNamed = in.exec
+}
+
+// plainBinName reports whether w is a bare command name (no version, scope
+// or path): npm exec takes such a word as a bin of the local project first.
+func plainBinName(w string) bool {
+	return w != "" && w[0] != '.' && w[0] != '-' && !strings.ContainsAny(w, "@/:\\") && strings.Trim(w, "abcdefghijklmnopqrstuvwxyz0123456789._-") == ""
 }
 
 // abbrevOf reports whether a is an index option the tool reads under a
@@ -764,6 +781,9 @@ func (a *analyzer) packages() {
 		for _, n := range in.names {
 			p := base
 			p.Name = n
+			if in.manager == "npm" && n == in.byBin {
+				p.LocalBin = n
+			}
 			u, host, ok := packageURL(n)
 			if in.spec.npmSpecs {
 				u, host, ok = npmSpec(n)
