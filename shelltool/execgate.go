@@ -554,7 +554,7 @@ const emptyingPrefix = "<every entry of "
 // emptyingNamed reports whether c is a removal emptyingWords named by the
 // folder it empties.
 func emptyingNamed(c cmdline.Command) bool {
-	return len(c.Words) > 1 && strings.HasPrefix(c.Words[len(c.Words)-1], emptyingPrefix)
+	return len(c.Words) > 1 && slices.ContainsFunc(c.Words[1:], func(w string) bool { return strings.HasPrefix(w, emptyingPrefix) })
 }
 
 // resolveIn is the clean absolute path of op taken from the folder cwd.
@@ -566,16 +566,18 @@ func resolveIn(cwd, op string) string {
 }
 
 // emptyingWords are c's words naming the folder ws it empties in place of
-// its operands: the program, its option words in their order, and
-// "<every entry of ws>". Only when every other word is an operand that
-// is an entry of ws (c.Removes, c.Globs): a word that is anything else
-// (an operand outside, an expansion) keeps the words as they are.
+// its operands that are entries of ws (c.Removes, c.Globs; plainEntry):
+// "<every entry of ws>" where the first of them was, every other word (an
+// option, an option's value, an operand outside, an expansion) as it is
+// and in its place. So the line's `rm -rf *` or `tar --remove-files -cf
+// /tmp/a.tar *` and the exec's expanded operands are the same request, and
+// no other program or word is.
 func emptyingWords(c *cmdline.Command, cwd, ws string) ([]string, bool) {
 	if len(c.Words) == 0 {
 		return nil, false
 	}
 	words := []string{c.Words[0]}
-	opts := true
+	opts, named := true, false
 	for _, w := range c.Words[1:] {
 		switch {
 		case opts && w == "--":
@@ -585,11 +587,14 @@ func emptyingWords(c *cmdline.Command, cwd, ws string) ([]string, bool) {
 			words = append(words, w)
 		case slices.Contains(c.Removes, w) && plainEntry(w, cwd, ws, false),
 			slices.Contains(c.Globs, w) && plainEntry(w, cwd, ws, true):
+			if !named {
+				words, named = append(words, emptyingPrefix+ws+">"), true
+			}
 		default:
-			return nil, false
+			words = append(words, w)
 		}
 	}
-	return append(words, emptyingPrefix+ws+">"), true
+	return words, named
 }
 
 // plainEntry reports whether the operand op (from cwd) names an entry of
@@ -749,7 +754,7 @@ func execGate(ctx context.Context, env *toolkit.Env, refused *lineLog, secrets [
 			red := redactEvent(ev, secrets)
 			reqs, listed, installs = execRequestsListed(red, programs.identify(ev), env.Policy.Workspace)
 			if len(installs.Packages) > 0 {
-				more, _, err := installRequests(env.Policy, installs, ev.Cwd, grants.SurfaceSandbox, false)
+				more, _, err := installRequests(env.Policy, installs, ev.Cwd, grants.SurfaceSandbox)
 				if err != nil {
 					refused.add(fmt.Sprintf("%s: killed at exec: %s", joinWords(red.Argv), strings.TrimSuffix(err.Error(), "; nothing ran")))
 					return false

@@ -887,7 +887,15 @@ func TestEmptyingApproval(t *testing.T) {
 		{"rm -rf *", other, rmABC, false},                                   // another folder
 		{"rm -rf *", ws, []string{"rm", "-r", "a", "b", "c"}, false},        // other options
 		{"rm -rf *", ws, []string{"find", "a", "b", "c", "-delete"}, false}, // another program
-		{"rm -rf * /etc", ws, []string{"rm", "-rf", "a", "b", "c", "/etc"}, false},
+		// The same removal: the entries named by the folder, the other
+		// operand as it is and in its place.
+		{"rm -rf * /etc", ws, []string{"rm", "-rf", "a", "b", "c", "/etc"}, true},
+		{"rm -rf * /etc", ws, []string{"rm", "-rf", "/etc", "a", "b", "c"}, false},
+		{"rm -rf * /etc", ws, []string{"rm", "-rf", "a", "b", "c", "/usr"}, false},
+		// Other programs that empty it are named the same way (rev20 M2).
+		{"tar --remove-files -cf /tmp/a.tar *", ws, []string{"tar", "--remove-files", "-cf", "/tmp/a.tar", "a", "b", "c"}, true},
+		{"tar --remove-files -cf /tmp/a.tar *", ws, []string{"tar", "--remove-files", "-cf", "/tmp/b.tar", "a", "b", "c"}, false},
+		{"zip -rm /tmp/a.zip *", ws, []string{"zip", "-rm", "/tmp/a.zip", "a", "b", "c"}, true},
 		// a/.. is where a leads (a symlink's target's parent), not ws:
 		// the text cannot say x is an entry of ws (review).
 		{"rm -rf *", ws, []string{"rm", "-rf", "a", "b", "c", "a/../x"}, false},
@@ -897,13 +905,14 @@ func TestEmptyingApproval(t *testing.T) {
 			t.Fatal(err)
 		}
 		var line *grants.Request
+		prog := strings.Fields(strings.TrimPrefix(tc.line, "cd a && "))[0]
 		for i := range lr {
-			if lr[i].Target.Resource == "rm" {
+			if lr[i].Target.Resource == prog {
 				line = &lr[i]
 			}
 		}
 		if line == nil || line.Risk != grants.RiskCritical {
-			t.Fatalf("%q: line requests %+v, want a critical rm", tc.line, lr)
+			t.Fatalf("%q: line requests %+v, want a critical %s", tc.line, lr, prog)
 		}
 		cwd := tc.ws
 		if strings.HasPrefix(tc.line, "cd a ") {
@@ -1307,5 +1316,58 @@ func TestExecInstalls(t *testing.T) {
 				t.Errorf("installs %q, want %q", got, tc.want)
 			}
 		})
+	}
+}
+
+// TestExecGateOtherEmptying: in the real sandbox, programs other than rm
+// that remove every entry of the workspace (tar --remove-files, git clean
+// -fdx at its root) are critical at exec: a script's is killed with every
+// file still there, while the line's own, approved, runs (the approval of
+// `tar --remove-files -cf /tmp/x.tar *` names the folder it empties, so it
+// holds for the expanded operands at exec). git clean -fdx in a subfolder
+// is no emptying and runs (review rev20 M2).
+func TestExecGateOtherEmptying(t *testing.T) {
+	needProgram(t, "tar", "git")
+	mk := func() string {
+		ws, _ := filepath.EvalSymlinks(t.TempDir())
+		for _, f := range []string{"a/x", "b/y", "precious", "sub/junk"} {
+			if err := os.MkdirAll(filepath.Dir(filepath.Join(ws, f)), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(ws, f), []byte("x"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := os.WriteFile(filepath.Join(ws, "empty.sh"), []byte("#!/bin/sh\n\"$@\"\necho rc=$?\n"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		return ws
+	}
+	kept := func(ws string) bool {
+		_, err := os.Stat(filepath.Join(ws, "precious"))
+		return err == nil
+	}
+	for _, script := range []string{"./empty.sh tar --remove-files -cf /tmp/x.tar a b empty.sh precious sub", "git init -q && ./empty.sh git clean -fdx"} {
+		ws := mk()
+		p := policyFor(t, ws, `profile = "interactive-dev"`)
+		o := runTool(t, &Tool{}, (&gateCall{}).env(p), script)
+		if !kept(ws) || !strings.Contains(o.Stdout, "rc=137") || len(o.RefusedPrograms) != 1 || !strings.Contains(o.RefusedPrograms[0], "exec_critical_risk") {
+			t.Errorf("%s: precious kept %v, stdout %q, refused %q: want the program killed", script, kept(ws), o.Stdout, o.RefusedPrograms)
+		}
+	}
+	ws := mk()
+	p := policyFor(t, ws, `profile = "interactive-dev"`)
+	line := "tar --remove-files -cf /tmp/x.tar *"
+	lr, err := LineRequests(p, line, ws, grants.SurfaceSandbox)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o := runTool(t, &Tool{}, approvingEnv(p, lr), line+"; echo rc=$?"); kept(ws) || o.Stdout != "rc=0\n" || len(o.RefusedPrograms) != 0 {
+		t.Errorf("the approved line: precious kept %v, %+v", kept(ws), o)
+	}
+	ws = mk()
+	p = policyFor(t, ws, `profile = "interactive-dev"`)
+	if o := runTool(t, &Tool{}, (&gateCall{}).env(p), "git init -q && cd sub && ../empty.sh git clean -fdx"); !kept(ws) || !strings.Contains(o.Stdout, "rc=0") || len(o.RefusedPrograms) != 0 {
+		t.Errorf("git clean -fdx in a subfolder: %+v", o)
 	}
 }

@@ -406,7 +406,7 @@ func requests(p *grants.Policy, a cmdline.Analysis, cwd string, surface grants.S
 			reqs = append(reqs, req)
 		}
 	}
-	installs, hidden, err := installRequests(p, a, cwd, surface, true)
+	installs, hidden, err := installRequests(p, a, cwd, surface)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -417,11 +417,10 @@ func requests(p *grants.Policy, a cmdline.Analysis, cwd string, surface grants.S
 // line's, or a program's at exec: one function, so what the line asked
 // and what the gate decides cannot differ): one per package and index,
 // besides the installing command's process.exec; the project's
-// configuration in cwd may add indexes (projectIndexes). hideAware takes
-// the files the run hides from the command as unread (the line's, before
-// the run hides them); at exec the run's hiding is done, so every file is
-// read (hosts are only added).
-func installRequests(p *grants.Policy, a cmdline.Analysis, cwd string, surface grants.Surface, hideAware bool) (reqs []grants.Request, hidden []string, _ error) {
+// configuration in cwd may add indexes (projectIndexes; in the sandbox a
+// file the run hides from the command is not read, at exec too: it is
+// hidden there still).
+func installRequests(p *grants.Policy, a cmdline.Analysis, cwd string, surface grants.Surface) (reqs []grants.Request, hidden []string, _ error) {
 	if surface == grants.SurfaceSandbox {
 		// Where the exec gate decides npx again when it runs: a line that
 		// removes the bin first is asked then (on the host, nothing would).
@@ -430,7 +429,7 @@ func installRequests(p *grants.Policy, a cmdline.Analysis, cwd string, surface g
 	if len(a.Packages) == 0 {
 		return nil, nil, nil
 	}
-	pkgs, hidden := projectIndexes(p, cwd, surface, a.Packages, a.Commands, hideAware)
+	pkgs, hidden := projectIndexes(p, cwd, surface, a.Packages, a.Commands)
 	for _, pk := range pkgs {
 		if err := heldToRegistry(p, pk, surface); err != nil {
 			return nil, nil, err

@@ -36,13 +36,62 @@ func (k *call) rm() {
 		k.raise(high, "rm")
 		return
 	}
-	k.raise(high, "rm -r")
+	k.removeOperands("rm -r", targets, false)
+}
+
+// removeOperands records that the command removes the trees targets name
+// (as rm -r does; what opt says it is): high, critical for one outside the
+// workspace or the whole of it (dangerousTarget) and when elsewhere (it
+// takes them from a folder the classifier cannot follow), and the literal
+// operands in Command.Removes and Globs, which the gate judges against the
+// workspace (raiseEmptying: every entry of its root is its emptying).
+func (k *call) removeOperands(opt string, targets []arg, elsewhere bool) {
+	k.raise(high, opt)
 	for _, t := range targets {
 		if dangerousTarget(t, true) {
-			k.raise(critical, "rm -r outside")
+			k.raise(critical, opt+" outside")
 		}
 	}
-	k.removes, k.globs = literalTrees(targets), literalGlobs(targets)
+	if elsewhere {
+		k.raise(critical, opt+" in another folder")
+	}
+	k.removes, k.globs = append(k.removes, literalTrees(targets)...), append(k.globs, literalGlobs(targets)...)
+}
+
+// mv: moving files to a folder outside the workspace takes them out of it:
+// its sources are removed from the workspace as rm -r's are (moving every
+// entry of the root out empties it); a move within it loses nothing.
+func (k *call) mv() {
+	var ops []arg
+	var dest *arg
+	opts := true
+	for i := 0; i < len(k.args); i++ {
+		a := k.args[i]
+		t := a.text
+		switch {
+		case opts && a.lit && t == "--":
+			opts = false
+		case opts && a.lit && (t == "-t" || t == "--target-directory") && i+1 < len(k.args):
+			i++
+			dest = &k.args[i]
+		case opts && a.lit && strings.HasPrefix(t, "--target-directory="):
+			dest = &arg{text: strings.TrimPrefix(t, "--target-directory="), lit: true}
+		case opts && a.lit && strings.HasPrefix(t, "-t") && len(t) > 2:
+			dest = &arg{text: t[2:], lit: true}
+		case opts && a.lit && (t == "-S" || t == "--suffix") && i+1 < len(k.args):
+			i++
+		case opts && a.lit && len(t) > 1 && t[0] == '-':
+		default:
+			ops = append(ops, a)
+		}
+	}
+	if dest == nil && len(ops) > 1 {
+		dest, ops = &ops[len(ops)-1], ops[:len(ops)-1]
+	}
+	if dest == nil || !dangerousTarget(*dest, false) {
+		return
+	}
+	k.removeOperands("mv out of the workspace", ops, false)
 }
 
 // literalTrees are the texts of the literal operands without a glob (what

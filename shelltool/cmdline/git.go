@@ -266,12 +266,65 @@ func gitReset(k *call, _ string, rest []arg) {
 	}
 }
 
+// gitClean: -f deletes untracked files (high); with -d it removes whole
+// untracked folders too, from its pathspecs or else the folder it runs in:
+// those are removed as rm -r's operands are, so at the workspace root it is
+// the workspace's emptying (critical: with -x or -X, or nothing tracked,
+// it leaves only .git). -n (--dry-run) removes nothing.
 func gitClean(k *call, _ string, rest []arg) {
-	for _, a := range rest {
-		if longIs(a.text, "--force") || shortHas(a.text, "f") {
-			k.raise(high, "git clean -f")
+	force, dirs, dry := false, false, false
+	var paths []arg
+	opts := true
+	for i := 0; i < len(rest); i++ {
+		a := rest[i]
+		t := a.text
+		switch {
+		case opts && a.lit && t == "--":
+			opts = false
+		case opts && a.lit && (t == "-e" || longIs(t, "--exclude") && !strings.Contains(t, "=")) && i+1 < len(rest):
+			i++
+		case opts && a.lit && strings.HasPrefix(t, "--"):
+			force = force || longIs(t, "--force")
+			dry = dry || longIs(t, "--dry-run")
+		case opts && a.lit && len(t) > 1 && t[0] == '-':
+			letters, _, _ := strings.Cut(t[1:], "e") // -e's value may follow in the word
+			force = force || strings.Contains(letters, "f")
+			dirs = dirs || strings.Contains(letters, "d")
+			dry = dry || strings.Contains(letters, "n")
+			if strings.HasSuffix(t, "e") && i+1 < len(rest) {
+				i++
+			}
+		default:
+			paths = append(paths, a)
 		}
 	}
+	if !force || dry {
+		return
+	}
+	k.raise(high, "git clean -f")
+	if !dirs {
+		return
+	}
+	if len(paths) == 0 {
+		// The folder it runs in, which the gate knows (raiseEmptying: the
+		// workspace root's is its emptying; a subfolder's is not), or the
+		// last -C's folder before the subcommand.
+		dir := arg{text: ".", lit: true}
+		if n := len(k.args) - len(rest) - 1; n > 0 {
+			for i, a := range k.args[:n] {
+				if a.lit && a.text == "-C" && i+1 < n {
+					dir = k.args[i+1]
+				}
+			}
+		}
+		if dir.text == "." {
+			k.raise(high, "git clean -fd")
+			k.removes = append(k.removes, ".")
+			return
+		}
+		paths = []arg{dir}
+	}
+	k.removeOperands("git clean -fd", paths, false)
 }
 
 func gitCheckout(k *call, sub string, rest []arg) {

@@ -620,9 +620,9 @@ func (in *install) settle(manifestOnly bool) {
 		}
 	case in.noFetch:
 		in.names = nil // uv tree --frozen: it reads the lockfile only
-	case len(in.names) == 0 && (in.needVersion || in.exec):
+	case len(in.names) == 0 && (in.needVersion || in.exec || has(sp.namedSubs, in.sub)):
 		// go install ./cmd/x builds a local package; an exec runs
-		// nothing it fetches.
+		// nothing it fetches; npm pack packs the local package.
 	case len(in.names) == 0 || manifestOnly:
 		in.names = nil
 		if sp.manifest != "" { // gem install with no gem installs nothing
@@ -761,6 +761,9 @@ func (sp *installerSpec) joinValueOpts() string {
 func (a *analyzer) packages() {
 	for _, in := range a.installs {
 		hosts := a.indexes(in)
+		if has(in.spec.anyHostSubs, in.sub) {
+			hosts = []string{Dynamic} // yarn set version: a release, from where yarn's own code says
+		}
 		index := indexOrigin(hosts[0])
 		moved := in.spec.anyHostOpts != "" && slices.Contains(hosts, Dynamic)
 		if !in.offline {

@@ -64,6 +64,28 @@ var packageCases = []struct {
 	{"yarn global list", nil},
 	{"pip lock x", []string{"x pypi.org pip ^0"}},
 	{"uv build", []string{"(pyproject.toml) pypi.org uv ^0"}},
+	// More forms that fetch packages (rev16 H9, L1): npm link X installs X
+	// (alone: the package's own dependencies), npm pack X and pnpm patch X
+	// fetch X (alone: the local package, nothing), yarn set version and
+	// plugin import fetch a release or plugin from yarn's own hosts, uv
+	// python install a Python build, go list -m X@V queries the proxy.
+	{"npm link lodash", []string{"lodash registry.npmjs.org npm ^0"}},
+	{"npm ln @s/x", []string{"@s/x registry.npmjs.org npm ^0"}},
+	{"npm link", []string{"(package.json) registry.npmjs.org npm ^0"}},
+	{"npm pack lodash@4", []string{"lodash@4 registry.npmjs.org npm ^0"}},
+	{"npm pack", nil},
+	{"pnpm patch lodash", []string{"lodash registry.npmjs.org pnpm ^0"}},
+	{"pnpm patch", nil},
+	{"bun link lodash", []string{"lodash registry.npmjs.org bun ^0"}},
+	{"yarn workspaces focus", []string{"(package.json) registry.yarnpkg.com yarn ^0"}},
+	{"yarn set version 4.1.0", []string{"4.1.0 <dynamic> yarn ^0"}},
+	{"yarn policies set-version 1.22.1", []string{"1.22.1 <dynamic> yarn ^0"}},
+	{"yarn plugin import interactive-tools", []string{"interactive-tools <dynamic> yarn ^0"}},
+	{"uv python install 3.12", []string{"3.12 <dynamic> uv ^0"}},
+	{"uv python list", nil},
+	{"go list -m golang.org/x/mod@v0.1.0", []string{"golang.org/x/mod@v0.1.0 proxy.golang.org go ^0"}},
+	{"go list ./...", nil},
+	{"go list -m all", nil},
 	// cargo's --registry names a registry the config maps to its index
 	// (rev16 M2: the host was the name itself).
 	{"cargo add x --registry myreg", []string{"x <dynamic> cargo ^0"}},

@@ -52,6 +52,28 @@ func TestRemoves(t *testing.T) {
 		{"find . -exec \"$x\" {} +", []string{"."}},
 		{"ls a b", nil},
 		{"sudo rm -rf a b", []string{"a", "b"}}, // the wrapped rm (second command)
+		// Other programs that remove what they name (review rev20 M2).
+		{"tar --remove-files -cf /tmp/a.tar a b", []string{"a", "b"}},
+		{"tar -c --remove-files -f /tmp/a.tar -- a b", []string{"a", "b"}},
+		{"tar cf x.tar --remove-files a", []string{"a"}},
+		{"tar -cvf x.tar --exclude y --remove-files a", []string{"a"}},
+		{"tar -cfx.tar --remove-files a", []string{"a"}},
+		{"tar --remove-files --file=x.tar -c a", []string{"a"}},
+		{"tar -cf /tmp/a.tar a b", nil},
+		{"zip -rm x.zip a b", []string{"a", "b"}},
+		{"zip --move -r x.zip a", []string{"a"}},
+		{"zip -r x.zip a", nil},
+		{"git clean -fdx", []string{"."}},
+		{"git clean -ffdX -e keep", []string{"."}},
+		{"git clean -f -d -- src lib", []string{"src", "lib"}},
+		{"git -C sub clean -fd", []string{"sub"}},
+		{"git clean -fx", nil}, // files only
+		{"git clean -ndx", nil}, // a dry run
+		{"mv a b /tmp/x", []string{"a", "b"}},
+		{"mv -t /tmp/x a b", []string{"a", "b"}},
+		{"mv --target-directory=../up a", []string{"a"}},
+		{"mv a b sub", nil}, // within the workspace: nothing leaves it
+		{"toybox rm -rf a", []string{"a"}},
 	} {
 		an, err := Analyze(tc.line)
 		if err != nil {
@@ -75,6 +97,8 @@ func TestRemoves(t *testing.T) {
 		{[]string{"rm", "-rf", "a", "b", "*"}, []string{"a", "b", "*"}}, // a word the program sees is literal
 		{[]string{"rm", "-rf", "--", "-a", ""}, []string{"-a"}},
 		{[]string{"find", ".", "-delete"}, []string{"."}},
+		{[]string{"tar", "--remove-files", "-cf", "/tmp/a.tar", "a", "b"}, []string{"a", "b"}},
+		{[]string{"git", "clean", "-fdx"}, []string{"."}},
 	} {
 		cmds, err := AnalyzeArgv(tc.argv)
 		if err != nil {

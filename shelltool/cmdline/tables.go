@@ -139,6 +139,7 @@ var wrappers = map[string]*wrapperSpec{
 	"ld-linux-armhf.so.3": ldso, "ld-musl-x86_64.so.1": ldso, "ld-musl-aarch64.so.1": ldso,
 	"exec":    {risk: high, argOpts: "-a", flags: "-c -l"},
 	"busybox": {noRun: "--list --help"},
+	"toybox":  {noRun: "--help --version --long"},
 }
 
 // setarchFlags are setarch's personality flags.
@@ -225,7 +226,7 @@ var programs = map[string]func(*call){
 	"socat": (*call).socat, "npm": (*call).npm, "pnpm": (*call).npm,
 	// System and destructive commands (destructive.go).
 	"crontab": (*call).crontab, "at": (*call).crontab, "batch": (*call).crontab, "sysctl": (*call).sysctl,
-	"rm": (*call).rm, "dd": (*call).dd, "chmod": (*call).chmod, "chown": (*call).chmod, "chgrp": (*call).chmod,
+	"rm": (*call).rm, "mv": (*call).mv, "dd": (*call).dd, "chmod": (*call).chmod, "chown": (*call).chmod, "chgrp": (*call).chmod,
 	"kill": (*call).kill, "init": (*call).telinit, "telinit": (*call).telinit, "systemctl": (*call).systemctl,
 	"fdisk": (*call).fdisk, "sfdisk": (*call).fdisk, "parted": (*call).fdisk, "gdisk": (*call).fdisk,
 	"sgdisk": (*call).fdisk, "cfdisk": (*call).fdisk,
@@ -282,6 +283,8 @@ var network = map[string]string{
 type installerSpec struct {
 	subs         string // subcommands that install
 	manifestSubs string // those that install only what the manifest lists (npm ci)
+	namedSubs    string // those that fetch only the packages they name (npm pack X; alone: the local one, nothing)
+	anyHostSubs  string // those that fetch from a host no index option names (yarn set version): Dynamic
 	bareInstall  bool   // the program with no subcommand installs (yarn)
 	versionSubs  string // subcommands whose operands are packages only with @version (go install X@V)
 	manifest     string // the resource when no package is named
@@ -599,7 +602,7 @@ var installers = map[string]*installerSpec{
 	// dependency of the manifest; dedupe (ddp) may fetch to rearrange them.
 	// The subcommands are npm's commands: npm reads the word as npmCommand
 	// does (add, i, in, isntall, upd, cleanInstall: install, ci, update).
-	"npm": {subs: "install ci install-test install-ci-test update dedupe audit:fix", commands: npmCommands, cmdAliases: npmAliases,
+	"npm": {subs: "install ci install-test install-ci-test update dedupe audit:fix link pack", namedSubs: "pack", commands: npmCommands, cmdAliases: npmAliases,
 		manifestSubs: "ci install-ci-test dedupe audit:fix", manifest: "(package.json)", host: "registry.npmjs.org",
 		hostOpts: "--registry", argOpts: npmArgOpts + " " + npmValueOpts, env: "npm_config_registry NPM_CONFIG_REGISTRY",
 		anyHostOpts: "--replace-registry-host " + npmConfigOpts, anyHostEnv: "npm_config_replace_registry_host", scoped: true,
@@ -610,7 +613,7 @@ var installers = map[string]*installerSpec{
 	// are pnpmValueOpts and pnpmFlagOpts; --filter, -r and -w select other
 	// folders of the workspace (their .npmrc too: dirFlags), --lockfile-dir
 	// another lockfile, --pnpmfile hooks that may rewrite any resolution.
-	"pnpm": {subs: "install i add update up upgrade fetch dedupe install-test it", manifestSubs: "fetch dedupe install-test it", manifest: "(package.json)", host: "registry.npmjs.org", hostOpts: "--registry",
+	"pnpm": {subs: "install i add update up upgrade fetch dedupe install-test it patch", namedSubs: "patch", manifestSubs: "fetch dedupe install-test it", manifest: "(package.json)", host: "registry.npmjs.org", hostOpts: "--registry",
 		argOpts: dropOpts(npmArgOpts, "--workspace") + " " + pnpmValueOpts, env: "npm_config_registry NPM_CONFIG_REGISTRY", scoped: true, configEnv: npmConfigEnv, npmSpecs: true,
 		anyHostOpts: npmConfigOpts + " --pnpmfile --global-pnpmfile", abbrevOpts: npmAbbrevOpts, abbrevOwn: "global", abbrevDashes: true, family: "npm",
 		dirOpts: npmDirOpts + " --lockfile-dir --filter -F --filter-prod --workspace-dir", dirFlags: "-r --recursive -w --workspace-root",
@@ -620,14 +623,15 @@ var installers = map[string]*installerSpec{
 	// CMD run CMD in other folders (relays). --use-yarnrc (classic) and
 	// YARN_RC_FILENAME (berry) name the configuration, which names the
 	// registry.
-	"yarn": {subs: "install add upgrade up global:add global:upgrade", bareInstall: true, manifest: "(package.json)", host: "registry.yarnpkg.com", hostOpts: "--registry",
+	"yarn": {subs: "install add upgrade up global:add global:upgrade workspaces:focus set:version policies:set-version plugin:import",
+		anyHostSubs: "set:version policies:set-version plugin:import", bareInstall: true, manifest: "(package.json)", host: "registry.yarnpkg.com", hostOpts: "--registry",
 		argOpts: dropOpts(npmArgOpts, "-C --prefix --dir") + " " + yarnValueOpts, env: "YARN_REGISTRY YARN_NPM_REGISTRY_SERVER npm_config_registry",
 		configEnv: npmConfigEnv + " YARN_RC_FILENAME", npmSpecs: true, anyHostOpts: npmConfigOpts + " --use-yarnrc", family: "npm", dirOpts: "--cwd",
 		execSubs: "dlx", execPkgOpts: "-p --package", flagOpts: yarnFlagOpts, relays: "workspace:* workspaces:foreach"},
 	// bun's options (src/cli/Arguments.zig: the runtime's, shared by every
 	// command, and install_params): -c/--config names the bunfig.toml,
 	// which names the registry; --filter selects workspace folders.
-	"bun": {subs: "install i add a update", manifest: "(package.json)", host: "registry.npmjs.org", hostOpts: "--registry",
+	"bun": {subs: "install i add a update link", manifest: "(package.json)", host: "registry.npmjs.org", hostOpts: "--registry",
 		argOpts: dropOpts(npmArgOpts, "-C --prefix --dir") + " " + bunValueOpts, env: "BUN_CONFIG_REGISTRY NPM_CONFIG_REGISTRY npm_config_registry",
 		configEnv: npmConfigEnv, npmSpecs: true, anyHostOpts: npmConfigOpts + " -c --config", family: "npm",
 		dirOpts: "--cwd --filter -F", execSubs: "x", execPkgOpts: "-p --package", flagOpts: bunFlagOpts},
@@ -653,7 +657,7 @@ var installers = map[string]*installerSpec{
 	// uv reads --config-file before it checks UV_NO_CONFIG (the sandbox's
 	// pin): the index is any. UV_PROJECT and UV_WORKING_DIR are
 	// --project's and --directory's variables.
-	"uv": {subs: "add sync lock remove tree export run tool:install tool:upgrade build", execSubs: "tool:run", stopSubs: "tool:run", execPkgOpts: "--from",
+	"uv": {subs: "add sync lock remove tree export run tool:install tool:upgrade build python:install", anyHostSubs: "python:install", execSubs: "tool:run", stopSubs: "tool:run", execPkgOpts: "--from",
 		pkgOpts: "--with -w", configOpts: "--config-file", flagOpts: uvFlagOpts, handOff: "pip", dirEnv: "UV_PROJECT UV_WORKING_DIR UV_WORKING_DIRECTORY", manifestOpts: "--with-requirements", manifestSubs: "sync lock remove tree export build", cmdSubs: "run", noFetchOpts: "run:--no-sync tree:--frozen export:--frozen",
 		manifest: "(pyproject.toml)", host: "pypi.org",
 		hostOpts: "-i --index-url --default-index", extraOpts: "--extra-index-url --index", offlineOpts: "--no-index --offline",
@@ -670,7 +674,7 @@ var installers = map[string]*installerSpec{
 	// what the build list lacks. go build, test and the like fetch a
 	// missing module implicitly: no install is decided for them (the
 	// egress proxy's rules bound it).
-	"go": {subs: "get install run mod:download mod:tidy mod:vendor work:sync work:vendor", versionSubs: "install run",
+	"go": {subs: "get install run list mod:download mod:tidy mod:vendor work:sync work:vendor", versionSubs: "install run list",
 		manifestSubs: "mod:tidy mod:vendor work:sync work:vendor", manifest: "(go.mod)", host: "proxy.golang.org",
 		argOpts: goBuildValueOpts, flagOpts: goBuildFlagOpts, env: "GOPROXY",
 		directEnv: "GOPRIVATE GONOPROXY", configEnv: "GOENV GOROOT", family: "go", dirOpts: "-C --C -modfile --modfile -overlay --overlay"},
