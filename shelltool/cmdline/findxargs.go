@@ -1,6 +1,7 @@
 package cmdline
 
 import (
+	"regexp"
 	"slices"
 	"strings"
 )
@@ -151,7 +152,78 @@ const (
 
 func (k *call) parallel() {
 	k.raise(high, "parallel")
-	if len(k.args) > 0 {
-		k.runs = append(k.runs, run{argv: []arg{{text: strings.Join(texts(k.args), " ")}}, floor: riskNote{high, "parallel"}})
+	if len(k.args) == 0 {
+		return
 	}
+	if script, ok := parallelScript(k.args); ok {
+		k.runs = append(k.runs, run{argv: []arg{{text: "sh", lit: true}, {text: "-c", lit: true}, {text: script, lit: true}}, floor: riskNote{high, "parallel"}})
+		return
+	}
+	k.runs = append(k.runs, run{argv: []arg{{text: strings.Join(texts(k.args), " ")}}, floor: riskNote{high, "parallel"}})
 }
+
+// GNU parallel's options that take a value (the next word), and those that
+// take none; any other option may take one, so the command is not known.
+const (
+	parallelValueOpts = "-j --jobs -P --max-procs -S --sshlogin --slf --sshloginfile -a --arg-file -C --colsep -d --delimiter " +
+		"-E --eof -n --max-args -N --max-replace-args -L --max-lines --results --res --joblog --tmpdir --workdir --wd " +
+		"--tag-string --tagstring --timeout --retries --delay --memfree --load --halt --halt-on-error --nice --header --env " +
+		"--block --block-size --blocksize --recend --recstart --basefile --bf --transferfile --tf --return --sqlmaster --sqlworker"
+	parallelFlagOpts = "-k --keep-order -v --verbose -q --quote --dry-run --dryrun -u --ungroup --group --line-buffer --lb " +
+		"--tag -0 --null -X -m --xargs --progress --bar --eta --will-cite --citation -r --no-run-if-empty --shuf --gnu " +
+		"--plain --bg --fg --silent --resume --resume-failed --retry-failed --noswap --nonall --onall --cleanup --trim"
+)
+
+// parallelScript is the shell script each job of GNU parallel runs: its
+// command words (after its options, before ":::", "::::" or ":::+"), joined
+// and run by a shell as parallel runs them, with each replacement string
+// ({}, {.}, {/}, {1}, ...) or, when there is none, one word appended,
+// standing for the input: "$PARALLEL_INPUT", known only at run time
+// (parallel rm -rf ::: x is rm -rf of an expansion; parallel npm i ::: x
+// installs any package). ok is false when the command is not known: an
+// option on neither list, a word not literal, -I (its replacement string),
+// or no command (the input lines are the commands).
+func parallelScript(args []arg) (string, bool) {
+	var words []string
+	opts := true
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		t := a.text
+		switch {
+		case !a.lit:
+			return "", false
+		case t == ":::" || t == "::::" || t == ":::+" || t == "::::+":
+			i = len(args)
+		case opts && t == "--":
+			opts = false
+		case opts && strings.HasPrefix(t, "-") && len(t) > 1:
+			name, _, inline := strings.Cut(t, "=")
+			switch {
+			case has(parallelFlagOpts, name):
+			case has(parallelValueOpts, name):
+				if !inline && !(len(name) == 2 && len(t) > 2) {
+					i++
+				}
+			default:
+				if len(t) > 2 && t[1] != '-' && has(parallelValueOpts, t[:2]) {
+					continue // -j4
+				}
+				return "", false // -I, or an option this list lacks
+			}
+		default:
+			opts = false
+			words = append(words, t)
+		}
+	}
+	if len(words) == 0 {
+		return "", false
+	}
+	script := strings.Join(words, " ")
+	if replaced := parallelReplacement.ReplaceAllString(script, "$$PARALLEL_INPUT"); replaced != script {
+		return replaced, true
+	}
+	return script + " $PARALLEL_INPUT", true
+}
+
+// parallelReplacement matches GNU parallel's replacement strings.
+var parallelReplacement = regexp.MustCompile(`\{(\.|/|//|/\.|#|%|\d+|\d+\.|\d+/|\d+//|\d+/\.)?\}`)

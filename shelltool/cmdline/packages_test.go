@@ -86,6 +86,10 @@ var packageCases = []struct {
 	{"go list -m golang.org/x/mod@v0.1.0", []string{"golang.org/x/mod@v0.1.0 proxy.golang.org go ^0"}},
 	{"go list ./...", nil},
 	{"go list -m all", nil},
+	// GNU parallel appends its input (or puts it at {}): any package, and
+	// any option (rev16: no install was seen).
+	{"parallel npm i ::: lodash", []string{"<dynamic> <dynamic> npm ^2"}},
+	{"parallel -j4 --halt now npm i {} ::: a b", []string{"<dynamic> <dynamic> npm ^2"}},
 	// cargo's --registry names a registry the config maps to its index
 	// (rev16 M2: the host was the name itself).
 	{"cargo add x --registry myreg", []string{"x <dynamic> cargo ^0"}},
