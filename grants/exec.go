@@ -58,10 +58,8 @@ const (
 //     at exec time.
 //
 // A package.install request (an install a running program makes: a
-// Makefile's `npm i x`) is decided in full, as the line's are: its rules
-// are about the capability, not risk, so the profiles' ask and deny on
-// installs hold at exec time too, and an install is no ordinary step of a
-// build.
+// Makefile's `npm i x`, pip's build isolation installing setuptools, tox
+// or pre-commit filling their environments) is decided by DecideExecInstall.
 //
 // No person can be asked inside a running command: the caller (the server's
 // mid-action gate) turns an Ask into an Allow only for a request approved in
@@ -70,7 +68,7 @@ const (
 func (p *Policy) DecideExec(r Request) Decision {
 	switch r.Capability {
 	case CapPackageInstall:
-		return p.Decide(r)
+		return p.decideExecInstall(r)
 	case CapProcessExec:
 	default:
 		return Decision{Request: r, Effect: Deny, Reason: ReasonInvalidArguments}
@@ -91,6 +89,35 @@ func (p *Policy) DecideExec(r Request) Decision {
 		// Never remembered for the session (no approval is stored under
 		// this rule id): only this call's approval lets it run.
 		return Decision{Request: r, Effect: Ask, Reason: ReasonMatchedAsk, RuleID: RuleExecCriticalRisk}
+	}
+	if rule := firstMatch(allow, &v, p); rule != nil {
+		return Decision{Request: r, Effect: Allow, Reason: ReasonMatchedAllow, RuleID: rule.ID}
+	}
+	return Decision{Request: r, Effect: Allow, Reason: ReasonMatchedAllow, RuleID: RuleExecUnderCommandLine}
+}
+
+// decideExecInstall decides an install a running program makes. What the
+// person wrote about packages and indexes holds: a deny rule, a protection
+// and the mode's deny deny (strict-production admits an index by an allow
+// rule only, inside a command too); an ask rule whose target names a
+// package or a host asks. An ask by capability alone (interactive-dev's
+// ask on every install) does not refuse it: the line that started the
+// program was asked, and installers install from within an approved
+// install (pip's build isolation, npm's git dependencies, tox and
+// pre-commit's environments); the egress proxy's network rules bound
+// where it fetches from.
+func (p *Policy) decideExecInstall(r Request) Decision {
+	d := p.Decide(r)
+	if d.Effect != Ask {
+		return d
+	}
+	r = d.Request
+	v := newView(r)
+	_, ask, allow := p.rulesFor(v.idx)
+	for _, rule := range ask.all {
+		if (rule.resource != nil || rule.host != nil) && rule.matchView(&v, p) {
+			return Decision{Request: r, Effect: Ask, Reason: ReasonMatchedAsk, RuleID: rule.ID, ApprovalExpires: rule.expires}
+		}
 	}
 	if rule := firstMatch(allow, &v, p); rule != nil {
 		return Decision{Request: r, Effect: Allow, Reason: ReasonMatchedAllow, RuleID: rule.ID}

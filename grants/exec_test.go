@@ -38,6 +38,16 @@ rule_id    = "allow-make"
 capability = "process.exec"
 target     = { resource = "make" }
 
+[[rules.ask]]
+rule_id    = "ask-evil-index"
+capability = "package.install"
+target     = { host = "npm.evil.example" }
+
+[[rules.deny]]
+rule_id    = "no-event-stream"
+capability = "package.install"
+target     = { resource = "event-stream" }
+
 [[rules.allow]]
 rule_id    = "allow-left-pad"
 capability = "package.install"
@@ -73,12 +83,17 @@ target     = { resource = "left-pad" }
 		{"allow rule names it", execReq("make clean", SurfaceSandbox),
 			allowBy("allow-make"), allowBy("interactive-dev/allow-sandboxed-exec"), allowBy("permissive-dev/allow-rest")},
 		{"not an exec", httpReq("GET", "example.com"), invalidDeny, invalidDeny, invalidDeny},
-		// An install a running program makes is decided in full: the
-		// profiles' rules on installs are about the capability, not risk.
+		// An install a running program makes: deny rules and the mode's
+		// deny hold, an ask rule naming a package or host asks, an ask by
+		// capability alone (interactive-dev's) does not refuse it.
 		{"an install at exec", pkgReq("lodash", "registry.npmjs.org"),
-			byMode[Deny], askBy("interactive-dev/ask-package-install"), denyBy("permissive-dev/deny-package-install")},
+			byMode[Deny], underLine, denyBy("permissive-dev/deny-package-install")},
 		{"an install an allow rule names", pkgReq("left-pad", "registry.npmjs.org"),
-			allowBy("allow-left-pad"), askBy("interactive-dev/ask-package-install"), denyBy("permissive-dev/deny-package-install")},
+			allowBy("allow-left-pad"), allowBy("allow-left-pad"), denyBy("permissive-dev/deny-package-install")},
+		{"an install an ask rule names by host", pkgReq("x", "npm.evil.example"),
+			askBy("ask-evil-index"), askBy("ask-evil-index"), denyBy("permissive-dev/deny-package-install")},
+		{"an install a deny rule names", pkgReq("event-stream", "registry.npmjs.org"),
+			denyBy("no-event-stream"), denyBy("no-event-stream"), denyBy("permissive-dev/deny-package-install")},
 		{"unknown risk takes the base risk", withRisk(execReq("ls", SurfaceSandbox), 0),
 			underLine, allowBy("interactive-dev/allow-sandboxed-exec"), allowBy("permissive-dev/allow-rest")},
 	}
@@ -160,6 +175,16 @@ target     = { path = "/srv/**" }
 rule_id    = "allow-make"
 capability = "process.exec"
 target     = { resource = "make" }
+
+[[rules.ask]]
+rule_id    = "ask-evil-index"
+capability = "package.install"
+target     = { host = "npm.evil.example" }
+
+[[rules.deny]]
+rule_id    = "no-event-stream"
+capability = "package.install"
+target     = { resource = "event-stream" }
 
 [[rules.allow]]
 rule_id    = "allow-left-pad"

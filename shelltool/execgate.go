@@ -733,10 +733,10 @@ func requestsSize(reqs []grants.Request) int {
 // (raiseEmptying's rm -r of its entries) or on the project's files (an
 // install's package.install requests, from the program's own folder, as
 // the line's: installRequests) are not kept: the folder may have changed
-// by the next exec. An install is decided in full (grants DecideExec): a
-// Makefile's `npm i x` is asked like the line's, so it runs only when the
-// person approved that package from that index in this call or for the
-// session, or a rule allows it. The cache is bounded in events and bytes (an event
+// by the next exec. An install is decided as grants.DecideExec says: deny
+// rules, the mode's deny and ask rules naming a package or index hold (an
+// ask lets it run only when the person approved that package from that
+// index in this call or for the session). The cache is bounded in events and bytes (an event
 // with a large argv is not kept), so a loop of big argvs cannot hold
 // gigabytes.
 func execGate(ctx context.Context, env *toolkit.Env, refused *lineLog, secrets []webtools.Secret, programs *programTable) sandbox.ExecGate {

@@ -5,7 +5,6 @@ package shelltool
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -1209,11 +1208,13 @@ func TestExecGateEmptyingDenyRule(t *testing.T) {
 
 // TestExecGateDecidesInstalls: an install a running program makes (a
 // script's `npm i lodash`, which the line never names) is a package.install
-// decided at exec as the line's are: under interactive-dev, which asks
-// about installs, it is killed before it runs; approving the same install
-// on the line (the person said yes to lodash from that index) lets it run;
-// permissive-dev's deny kills it whatever was approved. The npm here is a
-// stand-in on PATH (the gate decides by name): nothing reaches a network.
+// decided at exec: a deny rule (permissive-dev's on every install, one
+// naming the package) and strict-production's mode kill it before it runs;
+// an ask rule naming the package kills it unless the person approved the
+// same install on the line; interactive-dev's ask on every install does not
+// (the line was asked; installers install from within an approved
+// install), nor does an allow rule under strict-production. The npm here is
+// a stand-in on PATH (the gate decides by name): nothing reaches a network.
 func TestExecGateDecidesInstalls(t *testing.T) {
 	ws, _ := filepath.EvalSymlinks(t.TempDir())
 	marker := filepath.Join(ws, "installed")
@@ -1230,22 +1231,31 @@ func TestExecGateDecidesInstalls(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	const (
+		askLodash  = "\n[[rules.ask]]\nrule_id = \"ask-lodash\"\ncapability = \"package.install\"\ntarget = { resource = \"lodash\" }\n"
+		denyLodash = "\n[[rules.deny]]\nrule_id = \"no-lodash\"\ncapability = \"package.install\"\ntarget = { resource = \"lodash\" }\n"
+		allowIndex = "\n[[rules.allow]]\nrule_id = \"npm-index\"\ncapability = \"package.install\"\ntarget = { host = \"*\" }\n" +
+			"[[rules.allow]]\nrule_id = \"exec\"\ncapability = \"process.exec\"\n"
+	)
 	line := "PATH=" + ws + "/bin:$PATH ./install.sh"
 	tests := []struct {
-		name, profile, script string
-		approve               bool
-		wantRun               bool
-		rule                  string
+		name, config, script string
+		approve, wantRun     bool
+		rule                 string
 	}{
-		{"asked install, not approved", "interactive-dev", line, false, false, "interactive-dev/ask-package-install"},
-		{"asked install, approved on the line", "interactive-dev", line, true, true, ""},
-		{"denied install, approved on the line", "permissive-dev", line, true, false, "permissive-dev/deny-package-install"},
-		{"no install: npm run", "interactive-dev", "PATH=" + ws + "/bin:$PATH ./build.sh", false, true, ""},
+		{"interactive-dev's ask on every install", `profile = "interactive-dev"`, line, false, true, ""},
+		{"an ask rule naming it, not approved", `profile = "interactive-dev"` + askLodash, line, false, false, "ask-lodash"},
+		{"an ask rule naming it, approved on the line", `profile = "interactive-dev"` + askLodash, line, true, true, ""},
+		{"a deny rule naming it, approved on the line", `profile = "interactive-dev"` + askLodash + denyLodash, line, true, false, "no-lodash"},
+		{"permissive-dev's deny", `profile = "permissive-dev"`, line, false, false, "permissive-dev/deny-package-install"},
+		{"strict-production's mode", `profile = "strict-production"` + "\n[[rules.allow]]\nrule_id = \"exec\"\ncapability = \"process.exec\"\n", line, false, false, "mode"},
+		{"strict-production, an allow rule", `profile = "strict-production"` + allowIndex, line, false, true, ""},
+		{"no install: npm run", `profile = "interactive-dev"` + denyLodash, "PATH=" + ws + "/bin:$PATH ./build.sh", false, true, ""},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			os.Remove(marker)
-			p := policyFor(t, ws, fmt.Sprintf("profile = %q\n", tc.profile))
+			p := policyFor(t, ws, tc.config)
 			var approved []grants.Request
 			if tc.approve {
 				lr, err := LineRequests(p, "npm i lodash", ws, grants.SurfaceSandbox)
