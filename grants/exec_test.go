@@ -175,21 +175,6 @@ target     = { path = "/srv/**" }
 rule_id    = "allow-make"
 capability = "process.exec"
 target     = { resource = "make" }
-
-[[rules.ask]]
-rule_id    = "ask-evil-index"
-capability = "package.install"
-target     = { host = "npm.evil.example" }
-
-[[rules.deny]]
-rule_id    = "no-event-stream"
-capability = "package.install"
-target     = { resource = "event-stream" }
-
-[[rules.allow]]
-rule_id    = "allow-left-pad"
-capability = "package.install"
-target     = { resource = "left-pad" }
 `)
 	for name, want := range map[string]bool{
 		"rm": true, "mkfs.ext4": true, "git": true, "curl": false, "wget": false,

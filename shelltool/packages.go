@@ -413,12 +413,7 @@ func (pc *projectConfig) targets(cmd cmdline.Command) (dirs []string, known bool
 }
 
 // inRoots reports whether path is a writable root or inside one.
-func (pc *projectConfig) inRoots(path string) bool {
-	return slices.ContainsFunc(pc.roots, func(r string) bool {
-		r = filepath.Clean(r)
-		return path == r || strings.HasPrefix(path, r+string(filepath.Separator)) || r == string(filepath.Separator)
-	})
-}
+func (pc *projectConfig) inRoots(path string) bool { return inRoots(path, pc.roots) }
 
 // walk lists the project configuration files in the writable roots, once;
 // ok is false past maxProjectEntries.

@@ -531,12 +531,10 @@ func readOnly(p *grants.Policy) []string {
 
 // inRoots reports whether the real path f is one of roots or lies beneath one.
 func inRoots(f string, roots []string) bool {
-	for _, r := range roots {
-		if f == r || strings.HasPrefix(f, r+"/") {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(roots, func(r string) bool {
+		r = filepath.Clean(r)
+		return f == r || strings.HasPrefix(f, r+"/") || r == "/"
+	})
 }
 
 // newGitDirs lists the git directories (and .git files) in roots after the
