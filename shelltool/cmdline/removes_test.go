@@ -67,7 +67,7 @@ func TestRemoves(t *testing.T) {
 		{"git clean -ffdX -e keep", []string{"."}},
 		{"git clean -f -d -- src lib", []string{"src", "lib"}},
 		{"git -C sub clean -fd", []string{"sub"}},
-		{"git clean -fx", nil}, // files only
+		{"git clean -fx", nil},  // files only
 		{"git clean -ndx", nil}, // a dry run
 		{"mv a b /tmp/x", []string{"a", "b"}},
 		{"mv -t /tmp/x a b", []string{"a", "b"}},
