@@ -42,6 +42,8 @@ func BenchmarkExecGateEvent(b *testing.B) {
 	}
 	// A workspace root of 32 entries: rm -rf of two of them lists it
 	// (raiseEmptying) on every exec, rm -rf of one does not.
+	npmEvent := event("/usr/bin/env", "/usr/bin/env", "node", "/usr/bin/npm", "i", "lodash")
+	npmEvent.ExecPath = "/usr/bin/npm"
 	for i := range 32 {
 		if err := os.Mkdir(filepath.Join(ws, "d"+strconv.Itoa(i)), 0o755); err != nil {
 			b.Fatal(err)
@@ -57,6 +59,9 @@ func BenchmarkExecGateEvent(b *testing.B) {
 		{"cc", event("/usr/bin/sh", "/bin/sh", "-c", "cc -c -o build/x.o src/x.c"), false},
 		{"rm-r-one", event("/usr/bin/rm", "rm", "-rf", "d0"), true},
 		{"rm-r-two", event("/usr/bin/rm", "rm", "-rf", "d0", "d1"), true},
+		// npm i through its shebang's env: a package.install decided too,
+		// with the project's files read from its folder on every exec.
+		{"npm-i", npmEvent, false},
 	} {
 		// first: the first exec of these words in a call; again: the
 		// same exec again in the call (its requests kept).
