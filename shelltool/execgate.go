@@ -383,10 +383,14 @@ func raiseThroughLinks(c *cmdline.Command, cwd, ws string) {
 	if r, err := filepath.EvalSymlinks(ws); err == nil && r != ws {
 		roots = append(roots, r)
 	}
-	judge := func(target string) string {
+	judge := func(target string, linked bool) string {
+		how := ""
+		if linked {
+			how = " (through a symlink)"
+		}
 		for _, r := range roots {
 			if target == r || strings.HasPrefix(r, target+"/") || target == "/" {
-				return "rm -r of the workspace (through a symlink)"
+				return "rm -r of the workspace" + how
 			}
 		}
 		for _, r := range roots {
@@ -394,7 +398,7 @@ func raiseThroughLinks(c *cmdline.Command, cwd, ws string) {
 				return ""
 			}
 		}
-		return "rm -r outside the workspace (through a symlink)"
+		return "rm -r outside the workspace" + how
 	}
 	resolve := func(raw string, follow bool) string {
 		if !filepath.IsAbs(raw) {
@@ -414,7 +418,7 @@ func raiseThroughLinks(c *cmdline.Command, cwd, ws string) {
 		case err != nil:
 			return "rm -r through a path that cannot be resolved (" + err.Error() + ")"
 		}
-		return judge(filepath.Join(p, base))
+		return judge(filepath.Join(p, base), p != filepath.Clean(raw))
 	}
 	for _, op := range c.Removes {
 		t := strings.TrimRight(op, "/")
