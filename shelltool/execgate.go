@@ -49,17 +49,28 @@ const OptionUnverifiable = "exec gate: unverifiable program"
 // reaches the gate with its glob expanded). An empty ws skips both (tests
 // of the rest).
 func execRequests(ev sandbox.ExecEvent, id identity, ws string) []grants.Request {
-	reqs, _, _ := execRequestsListed(ev, id, ws)
-	return reqs
+	return execAnalyze(ev, id, ws).reqs
 }
 
-// execRequestsListed is execRequests, and reports whether they depend on
-// a listing of the workspace (raiseEmptying) and not on ev alone. installs
-// holds the packages the program installs by any of its names
-// (Analysis.Packages, with the Commands they index), whose package.install
-// requests execGate builds with the project's configuration, as the
-// line's are (installRequests).
-func execRequestsListed(ev sandbox.ExecEvent, id identity, ws string) (reqs []grants.Request, listed bool, installs cmdline.Analysis) {
+// execAnalysis is what the gate decides of one exec event (execAnalyze).
+type execAnalysis struct {
+	reqs []grants.Request
+	// twins index in reqs the own-words requests of a removal named by
+	// the folder it empties: decided at high risk, unless a rule decides
+	// them at the emptying's critical risk (raiseTwins).
+	twins []int
+	// listed: they depend on a listing of the workspace (raiseEmptying),
+	// not on the event alone.
+	listed bool
+	// installs holds the packages the program installs by any of its
+	// names (Analysis.Packages, with the Commands they index), whose
+	// package.install requests execGate builds with the project's
+	// configuration, as the line's are (installRequests).
+	installs cmdline.Analysis
+}
+
+// execAnalyze is execRequests with what the gate needs besides.
+func execAnalyze(ev sandbox.ExecEvent, id identity, ws string) (an execAnalysis) {
 	// Argv and Cwd make the request's identity exact, as the line's are
 	// (an approval given for the line's `git push origin main` holds for
 	// the same words run by the program in that folder).
@@ -83,11 +94,12 @@ func execRequestsListed(ev sandbox.ExecEvent, id identity, ws string) (reqs []gr
 	}
 	if ev.Problem != "" || ev.Exe == "" {
 		words := append([]string{ev.Exe}, rest...)
-		return []grants.Request{base(grants.Request{
+		an.reqs = []grants.Request{base(grants.Request{
 			Target: grants.Target{Resource: exeName, Command: joinWords(words),
 				Option: OptionUnverifiable + " (" + ev.Problem + ")"},
 			Risk: grants.RiskCritical, Argv: words,
-		})}, false, installs
+		})}
+		return an
 	}
 	names := []named{{exeName, rest}}
 	add := func(p string, rest []string) {
@@ -120,23 +132,23 @@ func execRequestsListed(ev sandbox.ExecEvent, id identity, ws string) (reqs []gr
 	for _, nr := range names {
 		n, rest := nr.name, nr.rest
 		words := append([]string{n}, rest...)
-		an, err := cmdline.AnalyzeProgram(words)
+		prog, err := cmdline.AnalyzeProgram(words)
 		if err != nil {
-			reqs = append(reqs, base(grants.Request{
+			an.reqs = append(an.reqs, base(grants.Request{
 				Target: grants.Target{Resource: n, Command: joinWords(words),
 					Option: OptionUnverifiable + " (" + err.Error() + ")"},
 				Risk: grants.RiskCritical, Argv: words,
 			}))
 			continue
 		}
-		addInstalls(&installs, an)
-		for _, c := range an.Commands {
+		addInstalls(&an.installs, prog)
+		for _, c := range prog.Commands {
 			own := c
 			if ev.Cwd != "" {
 				// A folder known only when run (sh -c 'cd "$d" && rm -r x'):
 				// that program is decided at its own exec, where it runs.
 				_, l := raiseByFolder(&c, ev.Cwd, ws, false)
-				listed = listed || l
+				an.listed = an.listed || l
 			}
 			toDecide := []cmdline.Command{c}
 			if emptyingNamed(c) {
@@ -144,11 +156,12 @@ func execRequestsListed(ev sandbox.ExecEvent, id identity, ws string) (reqs []gr
 				// own words are decided too, so a deny or ask rule on them
 				// holds. Its risk is the words' own, at most high: the
 				// emptying's critical risk is the named request's, which
-				// the line's approval settles (review rev20 H1).
+				// the line's approval settles (review rev20 H1); a rule
+				// that decides it at critical sees it so (raiseTwins).
 				own.Risk = min(own.Risk, grants.RiskHigh)
 				toDecide = append(toDecide, own)
 			}
-			for _, c := range toDecide {
+			for i, c := range toDecide {
 				words := append([]string{programName(c.Name)}, c.Words[1:]...)
 				r := base(grants.Request{
 					Target: grants.Target{Resource: programName(c.Name), Command: joinWords(words), Option: c.Option},
@@ -156,12 +169,32 @@ func execRequestsListed(ev sandbox.ExecEvent, id identity, ws string) (reqs []gr
 				})
 				if k := r.Key(); !seen[k] {
 					seen[k] = true
-					reqs = append(reqs, r)
+					if i == 1 {
+						an.twins = append(an.twins, len(an.reqs))
+					}
+					an.reqs = append(an.reqs, r)
 				}
 			}
 		}
 	}
-	return reqs, listed, installs
+	return an
+}
+
+// raiseTwins decides an emptying's own-words request (execAnalysis.twins)
+// at the emptying's critical risk where a rule does so at that risk (a
+// deny rule, or an ask rule naming the program, that needs critical risk
+// and matches only the expanded operands: review rev20 H1): the line's
+// approval of the named removal does not settle such a rule. Where only
+// the built-in exec_critical_risk would ask, it stays high, so the
+// approval holds. The check is p's decision alone (no I/O, no audit).
+func raiseTwins(p *grants.Policy, an *execAnalysis) {
+	for _, i := range an.twins {
+		r := an.reqs[i]
+		r.Risk = grants.RiskCritical
+		if d := p.DecideExec(r); d.RuleID != grants.RuleExecCriticalRisk {
+			an.reqs[i].Risk = grants.RiskCritical
+		}
+	}
 }
 
 // appendNew appends to reqs each of more whose key it does not hold yet
@@ -246,13 +279,12 @@ func gitForms(n named) []named {
 // <every entry of WS>) is decided by its own operands too, as the exec
 // gate decides it, when a deny or ask rule can name the program: such a
 // rule on the words (re:.*\.git.*) then holds for the line (review rev20
-// H1). The operands follow the options (the order of the line's words
-// between them is not kept).
+// H1), with its operands where the folder's name stood (emptyingOwnWords).
 func gitLineRequests(p *grants.Policy, c cmdline.Command, cwd string, surface grants.Surface) []grants.Request {
 	base := programName(c.Name)
 	var reqs []grants.Request
 	if emptyingNamed(c) && p.NamesProgram(base) {
-		words := slices.Concat(c.Words[:len(c.Words)-1], c.Removes, c.Globs)
+		words := emptyingOwnWords(c)
 		reqs = append(reqs, grants.Request{
 			Capability: grants.CapProcessExec, Surface: surface, Argv: words, Cwd: cwd,
 			Target: grants.Target{ToolName: Name, Resource: c.Name, Command: joinWords(words), Option: c.Option},
@@ -561,6 +593,26 @@ func emptyingNamed(c cmdline.Command) bool {
 	return len(c.Words) > 1 && slices.ContainsFunc(c.Words[1:], func(w string) bool { return strings.HasPrefix(w, emptyingPrefix) })
 }
 
+// emptyingOwnWords are the words of a removal emptyingWords named by the
+// folder it empties, with the operands that name stood for (those of
+// c.Removes and c.Globs not among its other words) in its place.
+func emptyingOwnWords(c cmdline.Command) []string {
+	var ops, out []string
+	for _, o := range slices.Concat(c.Removes, c.Globs) {
+		if !slices.Contains(c.Words, o) {
+			ops = append(ops, o)
+		}
+	}
+	for _, w := range c.Words {
+		if strings.HasPrefix(w, emptyingPrefix) {
+			out = append(out, ops...)
+		} else {
+			out = append(out, w)
+		}
+	}
+	return out
+}
+
 // resolveIn is the clean absolute path of op taken from the folder cwd.
 func resolveIn(cwd, op string) string {
 	if !filepath.IsAbs(op) {
@@ -751,22 +803,20 @@ func execGate(ctx context.Context, env *toolkit.Env, refused *lineLog, secrets [
 		key = sandbox.AppendEventKey(key[:0], &ev)
 		reqs, ok := cache[string(key)]
 		if !ok {
-			var (
-				listed   bool
-				installs cmdline.Analysis
-			)
 			red := redactEvent(ev, secrets)
-			reqs, listed, installs = execRequestsListed(red, programs.identify(ev), env.Policy.Workspace)
-			if len(installs.Packages) > 0 {
-				more, _, err := installRequests(env.Policy, installs, ev.Cwd, grants.SurfaceSandbox)
+			an := execAnalyze(red, programs.identify(ev), env.Policy.Workspace)
+			raiseTwins(env.Policy, &an)
+			reqs = an.reqs
+			if len(an.installs.Packages) > 0 {
+				more, _, err := installRequests(env.Policy, an.installs, ev.Cwd, grants.SurfaceSandbox)
 				if err != nil {
 					refused.add(fmt.Sprintf("%s: killed at exec: %s", joinWords(red.Argv), strings.TrimSuffix(err.Error(), "; nothing ran")))
 					return false
 				}
 				reqs = appendNew(reqs, more)
-				listed = true // the project's files may change by the next exec
+				an.listed = true // the project's files may change by the next exec
 			}
-			if size := len(key) + requestsSize(reqs); !listed && len(key) <= maxCachedKey && size <= maxCachedBytes {
+			if size := len(key) + requestsSize(reqs); !an.listed && len(key) <= maxCachedKey && size <= maxCachedBytes {
 				if len(cache) >= maxCachedEvents || cached+size > maxCachedBytes {
 					clear(cache)
 					cached = 0

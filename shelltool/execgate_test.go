@@ -1312,7 +1312,7 @@ func TestExecInstalls(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			_, _, an := execRequestsListed(tc.ev, identity{}, "")
+			an := execAnalyze(tc.ev, identity{}, "").installs
 			var got []string
 			for _, pk := range an.Packages {
 				if pk.Command < 0 || pk.Command >= len(an.Commands) {
@@ -1379,5 +1379,61 @@ func TestExecGateOtherEmptying(t *testing.T) {
 	p = policyFor(t, ws, `profile = "interactive-dev"`)
 	if o := runTool(t, &Tool{}, (&gateCall{}).env(p), "git init -q && cd sub && ../empty.sh git clean -fdx"); !kept(ws) || !strings.Contains(o.Stdout, "rc=0") || len(o.RefusedPrograms) != 0 {
 		t.Errorf("git clean -fdx in a subfolder: %+v", o)
+	}
+}
+
+// TestEmptyingOwnWords: the line's own-words twin of a named emptying
+// puts the operands back where the folder's name stands, other words kept
+// in their places (`rm -rf * /etc`: the glob, then /etc).
+func TestEmptyingOwnWords(t *testing.T) {
+	for _, tc := range []struct {
+		c    cmdline.Command
+		want []string
+	}{
+		{cmdline.Command{Words: []string{"rm", "-rf", emptyingPrefix + "/w>"}, Globs: []string{"*"}}, []string{"rm", "-rf", "*"}},
+		{cmdline.Command{Words: []string{"rm", "-rf", emptyingPrefix + "/w>", "/etc"}, Removes: []string{"/etc"}, Globs: []string{"*"}}, []string{"rm", "-rf", "*", "/etc"}},
+		{cmdline.Command{Words: []string{"tar", "--remove-files", "-cf", "/tmp/a.tar", emptyingPrefix + "/w>"}, Removes: []string{"a", "b"}}, []string{"tar", "--remove-files", "-cf", "/tmp/a.tar", "a", "b"}},
+	} {
+		if got := emptyingOwnWords(tc.c); !slices.Equal(got, tc.want) {
+			t.Errorf("%q: %q, want %q", tc.c.Words, got, tc.want)
+		}
+	}
+}
+
+// TestEmptyingTwinAtCritical: with the line's `rm -rf *` approved, a
+// script's `rm -rf a b precious` (the same emptying) runs, unless a rule
+// that needs critical risk names its own words: that rule sees the words
+// at the emptying's critical risk (review rev20 H1's twin at exec). A
+// critical rule on words it does not have changes nothing.
+func TestEmptyingTwinAtCritical(t *testing.T) {
+	ws, _ := filepath.EvalSymlinks(t.TempDir())
+	for _, d := range []string{"a", "b", "precious"} {
+		if err := os.Mkdir(filepath.Join(ws, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ev := sandbox.ExecEvent{PID: 7, Exe: "/usr/bin/rm", Argv: []string{"rm", "-rf", "a", "b", "precious"}, ExecPath: "/usr/bin/rm", Cwd: ws}
+	for _, tc := range []struct {
+		pattern, effect string
+		runs            bool
+	}{
+		{"re:.*precious.*", "deny", false},
+		{"re:.*precious.*", "ask", false},
+		{"re:.*nothere.*", "deny", true},
+		{"", "", true}, // no rule
+	} {
+		toml := "profile = \"interactive-dev\"\n"
+		if tc.effect != "" {
+			toml += "[[rules." + tc.effect + "]]\nrule_id=\"keep-precious\"\ncapability=\"process.exec\"\ntarget={command='" + tc.pattern + "'}\nconditions={risk_level=[\"critical\"]}\n"
+		}
+		p := policyFor(t, ws, toml)
+		lr, err := LineRequests(p, "rm -rf *", ws, grants.SurfaceSandbox)
+		if err != nil {
+			t.Fatal(err)
+		}
+		gate := execGate(context.Background(), approvingEnv(p, lr), &lineLog{}, nil, &programTable{byFile: map[fileID]*hostProgram{}})
+		if got := gate(ev); got != tc.runs {
+			t.Errorf("%s %q at critical: runs %v, want %v", tc.effect, tc.pattern, got, tc.runs)
+		}
 	}
 }
