@@ -51,10 +51,10 @@ const tarValueOpts = "--file --directory --files-from --exclude-from --exclude -
 // tarRemoves: with --remove-files tar deletes the files it archives: its
 // operands are removed as rm -r's are (Command.Removes, dangerousTarget:
 // outside the workspace or the whole of it is critical). Any -C moves the
-// folder they are taken from: critical, as the classifier cannot follow
-// it.
+// folder they are taken from, and -T (--files-from) names them in a file:
+// critical, as the classifier cannot follow either.
 func (k *call) tarRemoves() {
-	remove, moved := false, false
+	remove, moved, listed := false, false, false
 	var ops []arg
 	pending := 0 // values the options before still take
 	for i, a := range k.args {
@@ -65,6 +65,7 @@ func (k *call) tarRemoves() {
 		case a.lit && strings.HasPrefix(t, "--"):
 			remove = remove || longIs(t, "--remove-files")
 			moved = moved || longIs(t, "--directory")
+			listed = listed || longIs(t, "--files-from")
 			if !strings.Contains(t, "=") && longOneOf(t, tarValueOpts) {
 				pending = 1
 			}
@@ -75,6 +76,7 @@ func (k *call) tarRemoves() {
 			for j, c := range letters {
 				if strings.ContainsRune(tarValueLetters, c) {
 					moved = moved || c == 'C'
+					listed = listed || c == 'T'
 					if t[0] == '-' && j < len(letters)-1 {
 						break // -fa.tar: the rest of the word is the value
 					}
@@ -89,13 +91,17 @@ func (k *call) tarRemoves() {
 		return
 	}
 	k.removeOperands("tar --remove-files", ops, moved)
+	if listed {
+		k.raise(critical, "tar --remove-files of a list of files (-T)") // any entries
+	}
 }
 
 // zipRemoves: zip -m (--move) deletes the files it stores after making the
 // archive (and the folders left empty): the operands after the archive's
-// name are removed as rm -r's are.
+// name are removed as rm -r's are; with -@ the names come from stdin:
+// critical.
 func (k *call) zipRemoves() {
-	move := false
+	move, listed := false, false
 	var ops []arg
 	for _, a := range k.args {
 		t := a.text
@@ -104,12 +110,16 @@ func (k *call) zipRemoves() {
 			move = move || longIs(t, "--move")
 		case a.lit && len(t) > 1 && t[0] == '-':
 			move = move || shortHas(t, "m") && !strings.HasPrefix(t, "-TT")
+			listed = listed || shortHas(t, "@")
 		default:
 			ops = append(ops, a)
 		}
 	}
 	if !move || len(ops) == 0 {
 		return
+	}
+	if listed {
+		k.raise(critical, "zip -m of a list of files (-@)") // names read from stdin: any entries
 	}
 	// The first operand is the archive; an option's value taken as an
 	// operand only adds a removal to judge (never fewer).

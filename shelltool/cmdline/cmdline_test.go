@@ -99,6 +99,10 @@ var analyzeCases = []analyzeCase{
 	{"builtin cd /tmp", []string{"medium builtin: builtin cd /tmp", "medium cd: cd /tmp ^0"}, nil, ""},
 	{"stdbuf -oL -e0 grep x", []string{"medium stdbuf: stdbuf -oL -e0 grep x", "medium grep: grep x ^0"}, nil, ""},
 	{"xargs rm -rf", []string{"high xargs: xargs rm -rf [xargs]", "critical rm: rm -rf {xargs input} [rm -r outside] ^0"}, nil, ""},
+	// Removals of files a list names (rev20 M2): any entries.
+	{"tar --remove-files -T list -cf /tmp/x", []string{"critical tar: tar --remove-files -T list -cf /tmp/x [tar --remove-files of a list of files (-T)]"}, nil, ""},
+	{"zip -m -@ /tmp/a.zip", []string{"critical zip: zip -m -@ /tmp/a.zip [zip -m of a list of files (-@)]"}, nil, ""},
+	{"tar --remove-files -cf /tmp/x src", []string{"high tar: tar --remove-files -cf /tmp/x src [tar --remove-files]"}, nil, ""},
 	{"parallel rm -rf ::: x", []string{"high parallel: parallel rm -rf ::: x [parallel]", "high sh: sh -c rm -rf $PARALLEL_INPUT [parallel] ^0", "critical rm: rm -rf $PARALLEL_INPUT [rm -r outside] ^1"}, nil, ""},
 	{"find . -name '*.o' | xargs -0 -n1 -I{} cp {} /tmp", []string{"medium find: find . -name *.o", "high xargs: xargs -0 -n1 -I{} cp {} /tmp [xargs]", "high cp: cp {} /tmp [xargs] ^1"}, nil, ""},
 	{"find . -name x -exec rm {} \\;", []string{"high find: find . -name x -exec rm {} ; [find -exec]", "high rm: rm {} [find -exec] ^0"}, nil, ""},
