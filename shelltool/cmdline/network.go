@@ -74,6 +74,64 @@ func (k *call) rsync() {
 			k.raise(high, "rsync -e")
 		}
 	}
+	k.rsyncRemoves()
+}
+
+// rsyncValueOpts are rsync's long options that take the next word as
+// their value when written without "="; rsyncValueLetters its short ones.
+const (
+	rsyncValueOpts = "--rsh --rsync-path --exclude --include --filter --files-from --exclude-from --include-from " +
+		"--password-file --port --bwlimit --temp-dir --compare-dest --copy-dest --link-dest --backup-dir --suffix --chmod " +
+		"--log-file --log-file-format --out-format --partial-dir --max-size --min-size --timeout --contimeout --info --debug " +
+		"--remote-option --iconv --chown --usermap --groupmap --sockopts --checksum-choice --cc --compress-choice --zc " +
+		"--compress-level --zl --skip-compress --modify-window --block-size --max-delete --max-alloc --stop-after --stop-at " +
+		"--write-batch --read-batch --only-write-batch --protocol --address --checksum-seed --outbuf --early-input --mkpath-mode"
+	rsyncValueLetters = "efTBM"
+)
+
+// rsyncRemoves: --delete (and its kinds) removes what the destination
+// holds that the source lacks, so the destination is a tree it may empty
+// (`rsync -a --delete empty/ .` empties the workspace); and
+// --remove-source-files moves its sources away: removals of the sources
+// where the destination lies outside the workspace (absolute, "..", or
+// another host's). Both are judged as rm -r's operands (removeOperands).
+func (k *call) rsyncRemoves() {
+	del, moveOut := false, false
+	var ops []arg
+	for i := 0; i < len(k.args); i++ {
+		a := k.args[i]
+		t := a.text
+		switch {
+		case a.lit && strings.HasPrefix(t, "--"):
+			name, _, inline := strings.Cut(t, "=")
+			del = del || strings.HasPrefix(name, "--del")
+			moveOut = moveOut || longIs(name, "--remove-source-files")
+			if !inline && longOneOf(name, rsyncValueOpts) {
+				i++
+			}
+		case a.lit && len(t) > 1 && t[0] == '-':
+			for j, c := range t[1:] {
+				if strings.ContainsRune(rsyncValueLetters, c) {
+					if j == len(t)-2 {
+						i++ // its value is the next word
+					}
+					break
+				}
+			}
+		default:
+			ops = append(ops, a)
+		}
+	}
+	if len(ops) < 2 {
+		return
+	}
+	dest, srcs := ops[len(ops)-1], ops[:len(ops)-1]
+	if del {
+		k.removeOperands("rsync --delete", []arg{dest}, false)
+	}
+	if moveOut && (dangerousTarget(dest, false) || strings.Contains(dest.text, ":")) {
+		k.removeOperands("rsync --remove-source-files out of the workspace", srcs, false)
+	}
 }
 
 func (k *call) wget() {

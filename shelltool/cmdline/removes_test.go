@@ -74,6 +74,13 @@ func TestRemoves(t *testing.T) {
 		{"mv --target-directory=../up a", []string{"a"}},
 		{"mv a b sub", nil}, // within the workspace: nothing leaves it
 		{"toybox rm -rf a", []string{"a"}},
+		{"rsync -a --delete empty/ .", []string{"."}},
+		{"rsync -av --exclude .git --delete-after e/ dest --exclude x", []string{"dest"}},
+		{"rsync -a -e ssh --del e/ dest", []string{"dest"}},
+		{"rsync -a --remove-source-files a b /tmp/x/", []string{"a", "b"}},
+		{"rsync -a --remove-source-files a b host:x/", []string{"a", "b"}},
+		{"rsync -a --remove-source-files a sub", nil}, // within the workspace
+		{"rsync -a a b /tmp/x", nil},
 	} {
 		an, err := Analyze(tc.line)
 		if err != nil {
