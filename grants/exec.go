@@ -125,6 +125,17 @@ func (p *Policy) decideExecInstall(r Request) Decision {
 	return Decision{Request: r, Effect: Allow, Reason: ReasonMatchedAllow, RuleID: RuleExecUnderCommandLine}
 }
 
+// RuleDecidesExec reports whether a rule or a protection refuses or asks
+// about the exec-time request r at its risk (DecideExec's answer is no
+// Allow and not its built-in exec_critical_risk ask). The sandbox's exec
+// gate asks it to see whether an emptying's own words are decided at the
+// emptying's critical risk: it only raises what is decided, so it lets
+// nothing happen itself.
+func (p *Policy) RuleDecidesExec(r Request) bool {
+	d := p.DecideExec(r)
+	return d.Effect != Allow && d.RuleID != RuleExecCriticalRisk
+}
+
 // NamesProgram reports whether a deny rule or an ask rule on process.exec
 // can name a program called name: its resource glob matches name, or the
 // first word of its command pattern does (a regular expression counts as

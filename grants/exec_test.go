@@ -207,3 +207,30 @@ func TestKeyExe(t *testing.T) {
 		t.Errorf("Describe hides the written path: %s", w.Describe())
 	}
 }
+
+// TestRuleDecidesExec: a deny rule or an ask rule naming the program
+// decides an exec at its risk; the built-in critical ask and the command
+// line's allow do not.
+func TestRuleDecidesExec(t *testing.T) {
+	e := newEnv(t)
+	p := e.policy(t, `profile = "interactive-dev"
+[[rules.deny]]
+rule_id = "keep"
+capability = "process.exec"
+target = { command = "re:.*precious.*" }
+conditions = { risk_level = ["critical"] }
+`)
+	for _, tc := range []struct {
+		req  Request
+		want bool
+	}{
+		{withRisk(execReq("rm -rf a precious", SurfaceSandbox), RiskCritical), true},
+		{withRisk(execReq("rm -rf a precious", SurfaceSandbox), RiskHigh), false},
+		{withRisk(execReq("rm -rf a b", SurfaceSandbox), RiskCritical), false},
+		{execReq("ls", SurfaceSandbox), false},
+	} {
+		if got := p.RuleDecidesExec(tc.req); got != tc.want {
+			t.Errorf("%s at %s: %v, want %v", tc.req.Describe(), tc.req.Risk, got, tc.want)
+		}
+	}
+}

@@ -186,12 +186,12 @@ func execAnalyze(ev sandbox.ExecEvent, id identity, ws string) (an execAnalysis)
 // and matches only the expanded operands: review rev20 H1): the line's
 // approval of the named removal does not settle such a rule. Where only
 // the built-in exec_critical_risk would ask, it stays high, so the
-// approval holds. The check is p's decision alone (no I/O, no audit).
+// approval holds. The check (grants.RuleDecidesExec) decides nothing.
 func raiseTwins(p *grants.Policy, an *execAnalysis) {
 	for _, i := range an.twins {
 		r := an.reqs[i]
 		r.Risk = grants.RiskCritical
-		if d := p.DecideExec(r); d.RuleID != grants.RuleExecCriticalRisk {
+		if p.RuleDecidesExec(r) {
 			an.reqs[i].Risk = grants.RiskCritical
 		}
 	}
