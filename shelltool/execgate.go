@@ -795,7 +795,7 @@ func requestsSize(reqs []grants.Request) int {
 // index in this call or for the session). The cache is bounded in events and bytes (an event
 // with a large argv is not kept), so a loop of big argvs cannot hold
 // gigabytes.
-func execGate(ctx context.Context, env *toolkit.Env, refused *lineLog, secrets []webtools.Secret, programs *programTable) sandbox.ExecGate {
+func execGate(ctx context.Context, env *toolkit.Env, refused *lineLog, secrets []webtools.Secret, programs *programTable, hidden []string) sandbox.ExecGate {
 	cache := map[string][]grants.Request{} // one goroutine per call calls the gate
 	cached := 0                            // the bytes cache holds (requestsSize and keys)
 	var key []byte
@@ -808,7 +808,7 @@ func execGate(ctx context.Context, env *toolkit.Env, refused *lineLog, secrets [
 			raiseTwins(env.Policy, &an)
 			reqs = an.reqs
 			if len(an.installs.Packages) > 0 {
-				more, _, err := installRequests(env.Policy, an.installs, ev.Cwd, grants.SurfaceSandbox)
+				more, _, err := installRequests(env.Policy, an.installs, ev.Cwd, grants.SurfaceSandbox, installsAt{exec: true, hidden: hidden})
 				if err != nil {
 					refused.add(fmt.Sprintf("%s: killed at exec: %s", joinWords(red.Argv), strings.TrimSuffix(err.Error(), "; nothing ran")))
 					return false

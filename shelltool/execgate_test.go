@@ -442,7 +442,7 @@ func TestExecGateDecidesEveryExec(t *testing.T) {
 	ws, _ := filepath.EvalSymlinks(t.TempDir())
 	p := policyFor(t, ws, "profile = \"interactive-dev\"\n[[rules.deny]]\nrule_id = \"no-rm-x\"\ncapability = \"process.exec\"\ntarget = { command = \"rm x\" }\n")
 	g := &gateCall{}
-	gate := execGate(context.Background(), g.env(p), &lineLog{}, nil, &programTable{byFile: map[fileID]*hostProgram{}})
+	gate := execGate(context.Background(), g.env(p), &lineLog{}, nil, &programTable{byFile: map[fileID]*hostProgram{}}, nil)
 	ev := sandbox.ExecEvent{PID: 7, Exe: "/usr/bin/rm", Dev: 1, Ino: 2, Argv: []string{"rm", "y"}, ExecPath: "/usr/bin/rm", Cwd: ws}
 	for i := range 3 {
 		ev.PID = 7 + i
@@ -508,7 +508,7 @@ func TestExecGateCacheMemory(t *testing.T) {
 		decided++
 		return p.DecideExec(r), nil
 	}}
-	gate := execGate(context.Background(), env, &lineLog{}, nil, &programTable{byFile: map[fileID]*hostProgram{}})
+	gate := execGate(context.Background(), env, &lineLog{}, nil, &programTable{byFile: map[fileID]*hostProgram{}}, nil)
 	words := []string{"git-status"}
 	for range 4000 {
 		words = append(words, strings.Repeat("a", 100))
@@ -654,7 +654,7 @@ func TestEmptyingRulesOnOwnWords(t *testing.T) {
 		}) {
 			t.Errorf("%s rule: the line's requests %+v are not decided by it", effect, lr)
 		}
-		gate := execGate(context.Background(), (&gateCall{}).env(p), &lineLog{}, nil, &programTable{byFile: map[fileID]*hostProgram{}})
+		gate := execGate(context.Background(), (&gateCall{}).env(p), &lineLog{}, nil, &programTable{byFile: map[fileID]*hostProgram{}}, nil)
 		if gate(ev) {
 			t.Errorf("%s rule: the gate lets %q run", effect, ev.Argv)
 		}
@@ -672,7 +672,7 @@ func TestExecGateEmptyingNotKept(t *testing.T) {
 		}
 	}
 	p := policyFor(t, ws, `profile = "interactive-dev"`)
-	gate := execGate(context.Background(), (&gateCall{}).env(p), &lineLog{}, nil, &programTable{byFile: map[fileID]*hostProgram{}})
+	gate := execGate(context.Background(), (&gateCall{}).env(p), &lineLog{}, nil, &programTable{byFile: map[fileID]*hostProgram{}}, nil)
 	ev := sandbox.ExecEvent{PID: 7, Exe: "/usr/bin/rm", Argv: []string{"rm", "-rf", "a", "b"}, ExecPath: "/usr/bin/rm", Cwd: ws}
 	if !gate(ev) {
 		t.Fatal("rm -rf a b refused while c is kept")
@@ -1431,9 +1431,46 @@ func TestEmptyingTwinAtCritical(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		gate := execGate(context.Background(), approvingEnv(p, lr), &lineLog{}, nil, &programTable{byFile: map[fileID]*hostProgram{}})
+		gate := execGate(context.Background(), approvingEnv(p, lr), &lineLog{}, nil, &programTable{byFile: map[fileID]*hostProgram{}}, nil)
 		if got := gate(ev); got != tc.runs {
 			t.Errorf("%s %q at critical: runs %v, want %v", tc.effect, tc.pattern, got, tc.runs)
+		}
+	}
+}
+
+// TestExecInstallsHiddenFiles: at exec a project .npmrc the run hides from
+// npm adds no index (the e2e npm ci through the proxy was killed for its
+// scope's registry); one the run does not hide (written since it began)
+// is read, so its registry is decided too.
+func TestExecInstallsHiddenFiles(t *testing.T) {
+	ws, _ := filepath.EvalSymlinks(t.TempDir())
+	rc := filepath.Join(ws, ".npmrc")
+	if err := os.WriteFile(rc, []byte("@s:registry=http://127.0.0.2/\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(ws, "package.json"), []byte("{}"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p := policyFor(t, ws, `profile = "interactive-dev"`)
+	an, err := cmdline.AnalyzeProgram([]string{"npm", "i", "@s/x"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, lineHidden, err := installRequests(p, an, ws, grants.SurfaceSandbox, installsAt{})
+	if err != nil || !slices.Contains(lineHidden, rc) {
+		t.Fatalf("the line takes %s as hidden: %q %v", rc, lineHidden, err)
+	}
+	for _, tc := range []struct {
+		hidden []string
+		named  bool
+	}{{[]string{rc}, false}, {nil, true}} {
+		reqs, _, err := installRequests(p, an, ws, grants.SurfaceSandbox, installsAt{exec: true, hidden: tc.hidden})
+		if err != nil {
+			t.Fatal(err)
+		}
+		named := slices.ContainsFunc(reqs, func(r grants.Request) bool { return r.Target.Host == "127.0.0.2" })
+		if named != tc.named {
+			t.Errorf("run hides %q: the scope's registry named %v, want %v (%+v)", tc.hidden, named, tc.named, reqs)
 		}
 	}
 }

@@ -66,7 +66,7 @@ func TestProjectIndexesAddDirectHosts(t *testing.T) {
 	pk := cmdline.Package{Manager: "go", Name: "example.com/m@v1", Host: "proxy.golang.org", Command: 0,
 		DirectHosts: []string{"example.com", cmdline.Dynamic}}
 	hosts := func(surface grants.Surface) []string {
-		out, _ := projectIndexes(p, ws, surface, []cmdline.Package{pk}, nil)
+		out, _ := projectIndexes(p, ws, surface, []cmdline.Package{pk}, nil, true)
 		var hs []string
 		for _, o := range out {
 			hs = append(hs, o.Host)

@@ -167,12 +167,14 @@ func projectBin(pk cmdline.Package, cwd string) bool {
 // projectIndexes returns pkgs with the indexes the project's configuration
 // adds to each: a Package per added host after the package's own. hidden
 // are the files it took as hidden from the command (sandboxHides) and so
-// did not read: the run hides them, whatever its own scan finds.
-func projectIndexes(p *grants.Policy, cwd string, surface grants.Surface, pkgs []cmdline.Package, cmds []cmdline.Command) (_ []cmdline.Package, hidden []string) {
+// did not read: the run hides them, whatever its own scan finds. Without
+// hideAware every file is read (installRequests at exec: one the run does
+// not hide).
+func projectIndexes(p *grants.Policy, cwd string, surface grants.Surface, pkgs []cmdline.Package, cmds []cmdline.Command, hideAware bool) (_ []cmdline.Package, hidden []string) {
 	pinned := toolchainsApply(p, surface)
 	pkgs = pinnedIndexes(pinned, pkgs)
 	pc := &projectConfig{cwd: cwd, pinned: pinned, roots: slices.Concat([]string{p.Workspace}, p.Sandbox.Writable), hosts: map[string][]string{}}
-	if surface == grants.SurfaceSandbox {
+	if surface == grants.SurfaceSandbox && hideAware {
 		pc.policy = p
 	}
 	var out []cmdline.Package

@@ -406,21 +406,41 @@ func requests(p *grants.Policy, a cmdline.Analysis, cwd string, surface grants.S
 			reqs = append(reqs, req)
 		}
 	}
-	installs, hidden, err := installRequests(p, a, cwd, surface)
+	installs, hidden, err := installRequests(p, a, cwd, surface, installsAt{})
 	if err != nil {
 		return nil, nil, err
 	}
 	return append(reqs, installs...), hidden, nil
 }
 
+// installsAt says when installRequests makes its requests: before the run
+// (the zero value: the line's decision) or at exec, in the exec gate, with
+// the files the run hides from the command (sandbox.Spec.Hidden).
+type installsAt struct {
+	exec   bool
+	hidden []string
+}
+
 // installRequests are the package.install requests of an analysis (a
 // line's, or a program's at exec: one function, so what the line asked
 // and what the gate decides cannot differ): one per package and index,
 // besides the installing command's process.exec; the project's
-// configuration in cwd may add indexes (projectIndexes; in the sandbox a
-// file the run hides from the command is not read, at exec too: it is
-// hidden there still).
-func installRequests(p *grants.Policy, a cmdline.Analysis, cwd string, surface grants.Surface) (reqs []grants.Request, hidden []string, _ error) {
+// configuration in cwd may add indexes (projectIndexes), with the
+// sandbox's pinned indexes where they hold.
+//
+// A project file the sandbox hides from the command (a credential file:
+// .npmrc) is not what the tool reads, so it adds no index, before the run
+// (hidden lists those files: the run must hide them) and at exec alike,
+// where the run hides it (the gate reads files on the host, not as the
+// command sees them). At exec a file taken as hidden that the run does not
+// hide (written since the run began) is read: every file is then read, so
+// the answer only gains hosts (fail closed).
+//
+// Before the run an npm tarball URL npm could not fetch where it is held
+// to its registry (heldToRegistry) is refused, saying what to do instead;
+// at exec it is decided like any install (audited), so nothing is refused
+// undecided.
+func installRequests(p *grants.Policy, a cmdline.Analysis, cwd string, surface grants.Surface, at installsAt) (reqs []grants.Request, hidden []string, _ error) {
 	if surface == grants.SurfaceSandbox {
 		// Where the exec gate decides npx again when it runs: a line that
 		// removes the bin first is asked then (on the host, nothing would).
@@ -429,10 +449,15 @@ func installRequests(p *grants.Policy, a cmdline.Analysis, cwd string, surface g
 	if len(a.Packages) == 0 {
 		return nil, nil, nil
 	}
-	pkgs, hidden := projectIndexes(p, cwd, surface, a.Packages, a.Commands)
+	pkgs, hidden := projectIndexes(p, cwd, surface, a.Packages, a.Commands, true)
+	if at.exec && slices.ContainsFunc(hidden, func(f string) bool { return !slices.Contains(at.hidden, f) }) {
+		pkgs, _ = projectIndexes(p, cwd, surface, a.Packages, a.Commands, false)
+	}
 	for _, pk := range pkgs {
-		if err := heldToRegistry(p, pk, surface); err != nil {
-			return nil, nil, err
+		if !at.exec {
+			if err := heldToRegistry(p, pk, surface); err != nil {
+				return nil, nil, err
+			}
 		}
 		reqs = append(reqs, grants.Request{
 			Capability: grants.CapPackageInstall,
@@ -667,7 +692,7 @@ func run(ctx context.Context, env *toolkit.Env, spec sandbox.Spec, surface grant
 	defer stop()
 	egress, refused := &lineLog{}, &lineLog{}
 	if surface == grants.SurfaceSandbox {
-		spec.ExecGate = execGate(ctx, env, refused, brokered, programs)
+		spec.ExecGate = execGate(ctx, env, refused, brokered, programs, spec.Hidden)
 		spec.IdentitySizes = programs.sizes()
 		if spec.Network == sandbox.NetworkProxy {
 			withProxy(&spec, env, proxy, egress, brokered)
