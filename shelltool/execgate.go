@@ -101,13 +101,13 @@ func execAnalyze(ev sandbox.ExecEvent, id identity, ws string) (an execAnalysis)
 		})}
 		return an
 	}
-	names := []named{{exeName, rest}}
+	names := []named{{name: exeName, rest: rest}}
 	add := func(p string, rest []string) {
 		n := filepath.Base(p)
 		if p == "" || n == "." || n == "/" {
 			return
 		}
-		names = addNamed(names, named{n, rest})
+		names = addNamed(names, named{name: n, rest: rest})
 	}
 	if len(ev.Argv) > 0 {
 		add(ev.Argv[0], rest)
@@ -143,6 +143,13 @@ func execAnalyze(ev sandbox.ExecEvent, id identity, ws string) (an execAnalysis)
 		}
 		addInstalls(&an.installs, prog)
 		for _, c := range prog.Commands {
+			// A removal is judged through the symlinks on its way
+			// (raiseThroughLinks, raiseEmptying), which may change by the
+			// next exec of the same words: not kept.
+			an.listed = an.listed || len(c.Removes)+len(c.Globs) > 0
+			if nr.elsewhere && c.Name == "git" {
+				c.Removes, c.Globs = nil, nil // judged with -C's folder by git's own request
+			}
 			own := c
 			if ev.Cwd != "" {
 				// A folder known only when run (sh -c 'cd "$d" && rm -r x'):
@@ -225,6 +232,10 @@ func addInstalls(all *cmdline.Analysis, an cmdline.Analysis) {
 type named struct {
 	name string
 	rest []string
+	// elsewhere: a git form made by dropping global options that move
+	// the folder it works in (git -C sub clean -fdx): its removals are the
+	// program's own request's, which reads them with the folder.
+	elsewhere bool
 }
 
 // addNamed appends n unless names holds the same name and words.
@@ -252,7 +263,7 @@ func addNamed(names []named, n named) []named {
 func gitForms(n named) []named {
 	var out []named
 	if sub, ok := strings.CutPrefix(n.name, "git-"); ok && sub != "" {
-		n = named{"git", append([]string{sub}, n.rest...)}
+		n = named{name: "git", rest: append([]string{sub}, n.rest...)}
 		out = append(out, n)
 	}
 	if n.name != "git" {
@@ -261,7 +272,8 @@ func gitForms(n named) []named {
 	for _, i := range cmdline.GitSubcommands(n.rest) {
 		for _, sub := range cmdline.GitNames(n.rest[i]) {
 			if i > 0 || sub != n.rest[0] {
-				out = append(out, named{"git", append([]string{sub}, n.rest[i+1:]...)})
+				moved := sub == n.rest[i] && slices.ContainsFunc(n.rest[:i], func(w string) bool { return strings.HasPrefix(w, "-C") })
+				out = append(out, named{name: "git", rest: append([]string{sub}, n.rest[i+1:]...), elsewhere: moved})
 			}
 		}
 	}
@@ -294,7 +306,7 @@ func gitLineRequests(p *grants.Policy, c cmdline.Command, cwd string, surface gr
 	if len(c.Words) == 0 || base != "git" && !strings.HasPrefix(base, "git-") || !p.NamesProgram("git") {
 		return reqs
 	}
-	for _, f := range gitForms(named{base, c.Words[1:]}) {
+	for _, f := range gitForms(named{name: base, rest: c.Words[1:]}) {
 		words := append([]string{"git"}, f.rest...)
 		r := grants.Request{
 			Capability: grants.CapProcessExec, Surface: surface, Argv: words, Cwd: cwd,
@@ -527,7 +539,9 @@ func raiseEmptying(c *cmdline.Command, cwd, ws string) (listed bool) {
 			}
 			return false
 		}
-		if filepath.Dir(p) == ws {
+		if dir := filepath.Dir(p); dir == ws || realDir(dir) == ws {
+			// (a folder that is the workspace through a symlink: a
+			// script's rm -rf link/* reaches the gate expanded)
 			named[filepath.Base(p)] = true
 		}
 	}
@@ -582,6 +596,15 @@ func raiseEmptying(c *cmdline.Command, cwd, ws string) (listed bool) {
 	}
 	c.Risk, c.Option = grants.RiskCritical, "rm -r of every entry of the workspace"
 	return true
+}
+
+// realDir is dir with its symlinks resolved ("" when it cannot be).
+func realDir(dir string) string {
+	d, err := filepath.EvalSymlinks(dir)
+	if err != nil {
+		return ""
+	}
+	return d
 }
 
 // emptyingPrefix starts the word emptyingWords puts in place of the operands.

@@ -1474,3 +1474,58 @@ func TestExecInstallsHiddenFiles(t *testing.T) {
 		}
 	}
 }
+
+// TestGitCleanFolderAtExec: git's clean is judged in the folder -C names,
+// also where the gate decides git by its subcommand past the global
+// options (that form drops -C: its removals are the program's own
+// request's): `git -C sub clean -fdx` from the root is no emptying, while
+// the root's own clean and -C . are (an alias is git running itself again
+// with it expanded: that exec is judged as it is).
+func TestGitCleanFolderAtExec(t *testing.T) {
+	ws, _ := filepath.EvalSymlinks(t.TempDir())
+	if err := os.Mkdir(filepath.Join(ws, "sub"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		argv     []string
+		critical bool
+	}{
+		{[]string{"git", "-C", "sub", "clean", "-fdx"}, false},
+		{[]string{"git", "clean", "-fdx"}, true},
+		{[]string{"git", "-C", ".", "clean", "-fdx"}, true},
+	} {
+		worst := grants.RiskLow
+		for _, r := range execRequests(sandbox.ExecEvent{Exe: "/usr/bin/git", Argv: tc.argv, ExecPath: "/usr/bin/git", Cwd: ws}, identity{}, ws) {
+			worst = max(worst, r.Risk)
+		}
+		if got := worst == grants.RiskCritical; got != tc.critical {
+			t.Errorf("%q from the root: critical %v, want %v", tc.argv, got, tc.critical)
+		}
+	}
+}
+
+// TestEmptyingThroughLinkedFolder: a script's `rm -rf link/*`, with link
+// a symlink to the workspace, reaches the gate expanded (link/a link/b
+// link/c): it removes every entry of the workspace and is critical; and a
+// removal's answer is not kept for the call, since a symlink on its way
+// may change by the next exec.
+func TestEmptyingThroughLinkedFolder(t *testing.T) {
+	ws, _ := filepath.EvalSymlinks(t.TempDir())
+	for _, d := range []string{"a", "b", "c"} {
+		if err := os.Mkdir(filepath.Join(ws, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Symlink(ws, filepath.Join(ws, "a", "link")); err != nil {
+		t.Fatal(err)
+	}
+	argv := []string{"rm", "-rf", "a/link/a", "a/link/b", "a/link/c"}
+	an := execAnalyze(sandbox.ExecEvent{Exe: "/usr/bin/rm", Argv: argv, ExecPath: "/usr/bin/rm", Cwd: ws}, identity{}, ws)
+	worst := grants.RiskLow
+	for _, r := range an.reqs {
+		worst = max(worst, r.Risk)
+	}
+	if worst != grants.RiskCritical || !an.listed {
+		t.Errorf("%q: worst risk %v, not kept %v; want critical, not kept", argv, worst, an.listed)
+	}
+}
