@@ -99,6 +99,7 @@ var analyzeCases = []analyzeCase{
 	{"builtin cd /tmp", []string{"medium builtin: builtin cd /tmp", "medium cd: cd /tmp ^0"}, nil, ""},
 	{"stdbuf -oL -e0 grep x", []string{"medium stdbuf: stdbuf -oL -e0 grep x", "medium grep: grep x ^0"}, nil, ""},
 	{"xargs rm -rf", []string{"high xargs: xargs rm -rf [xargs]", "critical rm: rm -rf {xargs input} [rm -r outside] ^0"}, nil, ""},
+	{"xargs -I{} rm -rf {}", []string{"high xargs: xargs -I{} rm -rf {} [xargs]", "critical rm: rm -rf {} [rm -r outside] ^0"}, nil, ""},
 	// Removals of files a list names (rev20 M2): any entries.
 	{"tar --remove-files -T list -cf /tmp/x", []string{"critical tar: tar --remove-files -T list -cf /tmp/x [tar --remove-files of a list of files (-T)]"}, nil, ""},
 	{"zip -m -@ /tmp/a.zip", []string{"critical zip: zip -m -@ /tmp/a.zip [zip -m of a list of files (-@)]"}, nil, ""},

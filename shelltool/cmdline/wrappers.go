@@ -82,11 +82,14 @@ func (p *wrapParse) runRest(rest []arg) {
 	}
 	switch {
 	case p.repl != "":
-		// xargs -I{}: words holding the replacement string are input.
+		// xargs -I{}: words holding the replacement string are input, any
+		// text at run time; one that starts with it is as an expansion at a
+		// word's start (xargs -I{} rm -rf {} is as critical as rm -rf "$x",
+		// review rev16c; build/{} as high as build/$x).
 		rest = slices.Clone(rest)
 		for i := range rest {
 			if strings.Contains(rest[i].text, p.repl) {
-				rest[i].lit = false
+				rest[i].lit, rest[i].bare = false, strings.HasPrefix(rest[i].text, p.repl)
 			}
 		}
 	case sp.appendsInput:
