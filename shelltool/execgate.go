@@ -833,8 +833,12 @@ func execGate(ctx context.Context, env *toolkit.Env, refused *lineLog, secrets [
 			if len(an.installs.Packages) > 0 {
 				more, _, err := installRequests(env.Policy, an.installs, ev.Cwd, grants.SurfaceSandbox, installsAt{exec: true, hidden: hidden})
 				if err != nil {
-					refused.add(fmt.Sprintf("%s: killed at exec: %s", joinWords(red.Argv), strings.TrimSuffix(err.Error(), "; nothing ran")))
-					return false
+					// Decided and audited like any program that cannot be
+					// verified (critical: refused), never a silent kill.
+					words := red.Argv
+					more = []grants.Request{{Capability: grants.CapProcessExec, Surface: grants.SurfaceSandbox, Cwd: ev.Cwd, Argv: words, Risk: grants.RiskCritical,
+						Target: grants.Target{ToolName: Name, Resource: filepath.Base(ev.Exe), Command: joinWords(words),
+							Option: OptionUnverifiable + " (its installs: " + err.Error() + ")"}}}
 				}
 				reqs = appendNew(reqs, more)
 				an.listed = true // the project's files may change by the next exec
