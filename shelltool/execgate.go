@@ -101,14 +101,19 @@ func execAnalyze(ev sandbox.ExecEvent, id identity, ws string) (an execAnalysis)
 		})}
 		return an
 	}
-	names := []named{{name: exeName, rest: rest}}
+	var names []named
 	add := func(p string, rest []string) {
 		n := filepath.Base(p)
 		if p == "" || n == "." || n == "/" {
 			return
 		}
-		names = addNamed(names, named{name: n, rest: rest})
+		// A versioned or triplet-named program is its family too
+		// (perl5.36-x86_64-linux-gnu is perl): a rule on perl holds.
+		for _, f := range append([]string{n}, cmdline.ProgramFamilies(n)...) {
+			names = addNamed(names, named{name: f, rest: rest})
+		}
 	}
+	add(ev.Exe, rest)
 	if len(ev.Argv) > 0 {
 		add(ev.Argv[0], rest)
 	}
@@ -157,7 +162,7 @@ func execAnalyze(ev sandbox.ExecEvent, id identity, ws string) (an execAnalysis)
 				_, l := raiseByFolder(&c, ev.Cwd, ws, false)
 				an.listed = an.listed || l
 			}
-			toDecide := []cmdline.Command{c}
+			toDecide, twin := []cmdline.Command{c}, -1
 			if emptyingNamed(c) {
 				// Named by the folder it empties (the approval's key): its
 				// own words are decided too, so a deny or ask rule on them
@@ -166,7 +171,16 @@ func execAnalyze(ev sandbox.ExecEvent, id identity, ws string) (an execAnalysis)
 				// the line's approval settles (review rev20 H1); a rule
 				// that decides it at critical sees it so (raiseTwins).
 				own.Risk = min(own.Risk, grants.RiskHigh)
+				twin = len(toDecide)
 				toDecide = append(toDecide, own)
+			}
+			if c.Program != "" {
+				// What it runs is known only when run (perl reading its
+				// script from stdin): it is still the program it is, so a
+				// rule on that program holds.
+				prog := c
+				prog.Name = c.Program
+				toDecide = append(toDecide, prog)
 			}
 			for i, c := range toDecide {
 				words := append([]string{programName(c.Name)}, c.Words[1:]...)
@@ -176,7 +190,7 @@ func execAnalyze(ev sandbox.ExecEvent, id identity, ws string) (an execAnalysis)
 				})
 				if k := r.Key(); !seen[k] {
 					seen[k] = true
-					if i == 1 {
+					if i == twin {
 						an.twins = append(an.twins, len(an.reqs))
 					}
 					an.reqs = append(an.reqs, r)

@@ -1529,3 +1529,60 @@ func TestEmptyingThroughLinkedFolder(t *testing.T) {
 		t.Errorf("%q: worst risk %v, not kept %v; want critical, not kept", argv, worst, an.listed)
 	}
 }
+
+// TestExecGateProgramNames: a rule on a program holds for its versioned
+// and triplet-named files (review rev20c M1): Debian's
+// /usr/bin/perl5.36-x86_64-linux-gnu is perl, a script the command names
+// perl5.99-x86_64-linux-gnu is decided as perl too, python3.11 is python3;
+// and for the program when what it runs is known only when run (a script
+// piped into perl: its request's name is <dynamic>, and perl's too).
+func TestExecGateProgramNames(t *testing.T) {
+	ws, _ := filepath.EvalSymlinks(t.TempDir())
+	p := policyFor(t, ws, `profile = "interactive-dev"
+[[rules.deny]]
+rule_id    = "no-perl"
+capability = "process.exec"
+target     = { resource = "perl" }
+[[rules.deny]]
+rule_id    = "no-python3"
+capability = "process.exec"
+target     = { resource = "python3" }
+`)
+	marker := filepath.Join(ws, "ran")
+	cases := []struct{ name, cmd, rule string }{
+		{"a written program by its family", "printf '#!/bin/sh\\ntouch " + marker + "\\n' >perl5.99-x86_64-linux-gnu && chmod +x perl5.99-x86_64-linux-gnu && sh -c ./perl5.99-x86_64-linux-gnu; echo rc=$?", "no-perl"},
+		// Its script known only when run: still perl.
+		{"a script piped in", `echo 'open my $f, ">", "` + marker + `"' | perl; echo rc=$?`, "no-perl"},
+		{"a script from a variable", `s='open my $f, ">", "` + marker + `"'; sh -c 'perl -e "$0"' "$s"; echo rc=$?`, "no-perl"},
+		{"python3 reading stdin", `echo 'open("` + marker + `", "w")' | python3 -; echo rc=$?`, "no-python3"},
+	}
+	for _, glob := range []string{"/usr/bin/perl5.*-linux-gnu", "/usr/bin/perl5.*.*", "/usr/bin/python3.*[0-9]"} {
+		m, _ := filepath.Glob(glob)
+		if len(m) == 0 {
+			t.Logf("no %s here", glob)
+			continue
+		}
+		rule := "no-perl"
+		if strings.Contains(glob, "python") {
+			rule = "no-python3"
+		}
+		cases = append(cases, struct{ name, cmd, rule string }{m[0], "sh -c '" + m[0] + " -e 1 -c 1 2>/dev/null; touch " + marker + ".$?'; ls " + marker + ".*", rule})
+	}
+	tool := &Tool{}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			os.Remove(marker)
+			g := &gateCall{}
+			out := runTool(t, tool, g.env(p), tc.cmd)
+			if _, err := os.Stat(marker); err == nil {
+				t.Errorf("the program ran: %+v", out)
+			}
+			if !strings.Contains(out.Stdout, "137") {
+				t.Errorf("stdout %q, want it killed (137); stderr %q", out.Stdout, out.Stderr)
+			}
+			if len(out.RefusedPrograms) != 1 || !strings.Contains(out.RefusedPrograms[0], "rule "+tc.rule) {
+				t.Errorf("refused %q, want one by %s", out.RefusedPrograms, tc.rule)
+			}
+		})
+	}
+}

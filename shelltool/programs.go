@@ -277,7 +277,10 @@ func (c *programCache) table(p *grants.Policy, path string) *programTable {
 	if e, ok := c.tables[key]; ok && e.p == p {
 		return e.t
 	}
-	named := func(n string) bool { return n == "git" || cmdline.KnownProgram(n) || p.NamesProgram(n) }
+	named := func(n string) bool {
+		return n == "git" || cmdline.KnownProgram(n) || p.NamesProgram(n) ||
+			slices.ContainsFunc(cmdline.ProgramFamilies(n), p.NamesProgram)
+	}
 	t := buildProgramTable(dirs, named)
 	if c.tables == nil || len(c.tables) >= maxProgramTables {
 		c.tables = map[string]cachedTable{}

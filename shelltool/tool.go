@@ -359,14 +359,27 @@ func requests(p *grants.Policy, a cmdline.Analysis, cwd string, surface grants.S
 		// The stricter of the two decisions wins. (Only then: any other
 		// rule decides both names alike, and the prompt would list the
 		// same command twice.)
-		if base := programName(c.Name); base != c.Name && p.NamesProgram(base) {
-			r := reqs[len(reqs)-1]
-			r.Target.Resource = base
-			r.Target.Command = base + strings.TrimPrefix(c.Line, c.Name)
-			// The exec gate's request names the program by its base name
-			// in argv too; the same words here make an approval given for
+		// So is a versioned or triplet-named program by its family
+		// (cmdline.ProgramFamilies: `deny perl` holds for
+		// perl5.36-x86_64-linux-gnu), as the gate decides it.
+		// And a program whose script is known only when run (echo … | perl:
+		// Name is Dynamic) by its own name: `deny perl` holds for it.
+		written := c.Name
+		if c.Program != "" {
+			written = c.Program
+		}
+		base, own := programName(written), reqs[len(reqs)-1]
+		for _, name := range append([]string{base}, cmdline.ProgramFamilies(base)...) {
+			if name == c.Name || !p.NamesProgram(name) {
+				continue
+			}
+			r := own
+			r.Target.Resource = name
+			r.Target.Command = name + strings.TrimPrefix(c.Line, written)
+			// The exec gate's request names the program by that name in
+			// argv too; the same words here make an approval given for
 			// this request hold for the program when it runs.
-			r.Argv = append([]string{base}, c.Words[1:]...)
+			r.Argv = append([]string{name}, c.Words[1:]...)
 			reqs = append(reqs, r)
 		}
 		reqs = append(reqs, gitLineRequests(p, c, dir, surface)...)

@@ -506,6 +506,14 @@ target = { command = "kubectl delete*" }
 rule_id = "ask-push"
 capability = "process.exec"
 target = { command = "git push*" }
+[[rules.deny]]
+rule_id = "no-perl"
+capability = "process.exec"
+target = { resource = "perl" }
+[[rules.deny]]
+rule_id = "no-python3"
+capability = "process.exec"
+target = { command = "python3 -c*" }
 `)
 	for _, tc := range []struct {
 		line    string
@@ -531,6 +539,16 @@ target = { command = "git push*" }
 		{"git receive-pack r.git", grants.SurfaceSandbox, grants.Ask, "ask-push", 2},
 		{"git --later x push origin", grants.SurfaceSandbox, grants.Ask, "ask-push", 3},
 		{"git status", grants.SurfaceSandbox, grants.Allow, "", 1},
+		// A versioned or triplet-named program by its family (rev20c M1).
+		{"perl5.36-x86_64-linux-gnu -e 1", grants.SurfaceSandbox, grants.Deny, "no-perl", 2},
+		{"/usr/bin/perl5.36-x86_64-linux-gnu -e 1", grants.SurfaceHost, grants.Deny, "no-perl", 2},
+		{"perl5.36.0 x.pl", grants.SurfaceSandbox, grants.Deny, "no-perl", 2},
+		{"python3.11 -c 1", grants.SurfaceSandbox, grants.Deny, "no-python3", 2},
+		{"python3.11 x.py", grants.SurfaceSandbox, grants.Allow, "", 2},
+		// A program whose script is known only when run, by its own name.
+		{"perl", grants.SurfaceSandbox, grants.Deny, "no-perl", 2},
+		{"perl5.36 -e \"$x\"", grants.SurfaceSandbox, grants.Deny, "no-perl", 2},
+		{"/usr/bin/perl -", grants.SurfaceHost, grants.Deny, "no-perl", 2},
 	} {
 		reqs, err := LineRequests(p, tc.line, ws, tc.surface)
 		if err != nil {

@@ -49,8 +49,22 @@ func AnalyzeProgram(argv []string) (Analysis, error) {
 // program of this base name (a wrapper, a shell, an interpreter, a program
 // whose risk is fixed or depends on its arguments, a network program): a
 // copy of it under another name would escape them, so the exec gate
-// recognises it by identity and content.
+// recognises it by identity and content. A name of its family
+// (ProgramFamilies: perl5.36-x86_64-linux-gnu) is known as the family is.
 func KnownProgram(name string) bool {
+	if knownName(name) {
+		return true
+	}
+	for _, f := range ProgramFamilies(name) {
+		if knownName(f) {
+			return true
+		}
+	}
+	return false
+}
+
+// knownName is KnownProgram for the name alone.
+func knownName(name string) bool {
 	norm := trimVersion(name)
 	if _, ok := wrappers[name]; ok {
 		return true

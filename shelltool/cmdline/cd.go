@@ -163,7 +163,7 @@ func (a *analyzer) nestedDir(start string, parent int) {
 	name := baseName(a.out.Commands[parent].Words[0])
 	switch {
 	case a.dir == start:
-	case isShell(trimVersion(name)):
+	case isShell(familyName(name)):
 		a.dir = start
 	case name != "eval":
 		a.dir = Dynamic

@@ -66,11 +66,11 @@ func isNetwork(name string, args []arg) bool {
 	base := baseName(name)
 	subs, ok := network[base]
 	if !ok {
-		subs, ok = network[trimVersion(base)]
+		subs, ok = network[familyName(base)]
 	}
 	switch {
 	case !ok:
-		switch trimVersion(base) {
+		switch familyName(base) {
 		case "python", "pypy":
 			for i := 0; i+2 < len(args); i++ {
 				if args[i].text == "-m" && args[i+1].text == "pip" && has(network["pip"], args[i+2].text) {

@@ -28,6 +28,12 @@ type Command struct {
 	// Name is the command name as written, after quote removal ("/bin/rm",
 	// "rm"), or Dynamic when the program cannot be known before running.
 	Name string
+	// Program is the program named, as written, when Name is Dynamic
+	// because what it runs is known only when run (perl reading its script
+	// from stdin, python3 -c "$code", bash -c without a script): a rule on
+	// that program still holds for it. Empty otherwise (a command name that
+	// is itself an expansion names no program).
+	Program string
 	// Words is the argv: literal words after quote removal and brace
 	// expansion; a word that is not literal is rendered as written
 	// ("$HOME", "$(date)", "\"$x\"/y").

@@ -67,7 +67,7 @@ func (a *analyzer) simple(args []arg, c ctx, parent int, floor riskNote) {
 	}
 	cmd.Name = name.text
 	k := &call{name: baseName(name.text), args: args[1:], c: c, risk: cmd.Risk, option: cmd.Option}
-	k.norm = trimVersion(k.name)
+	k.norm = familyName(k.name)
 	k.net = isNetwork(k.name, k.args)
 	if slices.Contains(a.funcs, name.text) {
 		if c.pipeline || c.bg {
@@ -87,7 +87,7 @@ func (a *analyzer) simple(args []arg, c ctx, parent int, floor riskNote) {
 	a.dirMoved = a.dirMoved || moved
 	cmd.Risk, cmd.Option, cmd.Network, cmd.Removes, cmd.Globs = k.risk, k.option, k.net, k.removes, k.globs
 	if k.dynamic {
-		cmd.Name = Dynamic
+		cmd.Name, cmd.Program = Dynamic, name.text
 	}
 	idx := a.emit(cmd, parent)
 	if k.readsHome || has(homeReaders, k.norm) {
