@@ -106,6 +106,15 @@ constraints = { approval_expires_seconds = 600 }
 	if out := run("git push origin main; echo rc=$?"); out.Stdout != "rc=128\n" || len(out.RefusedPrograms) != 0 {
 		t.Fatalf("push approved in the call: %+v", out)
 	}
+	// An approval holds in the folder it was given for: the same words a
+	// script runs in another folder are killed (review rev20c M2); after a
+	// cd the line cannot read (cd "$d"), wherever the program runs.
+	if out := run("mkdir -p sub; git push origin main; echo rc=$?; cd sub && ../push.sh"); out.Stdout != "rc=128\nrc=137\n" || len(out.RefusedPrograms) != 1 {
+		t.Fatalf("an approval in the workspace held for a push in sub: %+v", out)
+	}
+	if out := run(`d=sub; cd "$d" && git push origin main; echo rc=$?`); out.Stdout != "rc=128\n" || len(out.RefusedPrograms) != 0 {
+		t.Fatalf("push after cd \"$d\", approved: %+v", out)
+	}
 	// allow_once is not remembered: the script's push is killed again.
 	if out := run("./push.sh"); out.Stdout != "rc=137\n" {
 		t.Fatalf("allow_once remembered: %+v", out)

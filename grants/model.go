@@ -241,14 +241,20 @@ type Request struct {
 // HasClass reports whether the request carries data class d.
 func (r Request) HasClass(d DataClass) bool { return slices.Contains(r.DataClasses, d) }
 
+// CwdKnownWhenRun is a process.exec request's Cwd when the folder it runs
+// in is known only when the command runs (after cd "$d"): an approval of
+// it given in a call holds for that program in whatever folder it runs in
+// that call (the person saw the cd), never in a later one.
+const CwdKnownWhenRun = "/<dynamic>"
+
 // Key identifies the request exactly (capability and every target field), for
 // remembered approvals: never a prefix, never a glob.
 func (r Request) Key() string {
 	return r.KeyInCall() + "\x00" + r.Cwd
 }
 
-// KeyInCall is Key without the working folder: within one call the person
-// approved the whole line, including the cd that moves a later program.
+// KeyInCall is Key without the working folder (an approval in a call
+// compares the folders itself: server's sameApproval).
 func (r Request) KeyInCall() string {
 	t := r.Target
 	return strings.Join([]string{

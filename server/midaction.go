@@ -101,17 +101,18 @@ func approvedAsks(v grants.Verdict) []grants.Decision {
 }
 
 // sameApproval reports whether an approval given for a holds for b: the
-// same capability, exact target and argv (KeyInCall: within the call the
-// working folder may move, the person saw the whole line), at the same risk, with the same
-// data classes, so an approval never stretches to a riskier or more
-// sensitive request. A critical approval holds only in the same working
-// folder too (Key): the approved line `cd /tmp && rm -r x` is no approval
-// of a script's `rm -r x` in any other folder.
+// same capability, exact target and argv, at the same risk, with the same
+// data classes, in the same working folder, so an approval never stretches
+// to a riskier or more sensitive request, nor to the same words in another
+// folder (the approved `git push origin main` is no approval of a script's
+// `cd ../other && git push origin main`: review rev20c M2). A request
+// whose folder the line could not know (grants.CwdKnownWhenRun: cd "$d"
+// before it) holds in any folder of the call: the person saw that cd.
 func sameApproval(a, b grants.Request) bool {
 	if a.KeyInCall() != b.KeyInCall() || a.Risk != b.Risk || len(a.DataClasses) != len(b.DataClasses) {
 		return false
 	}
-	if a.Risk >= grants.RiskCritical && a.Cwd != b.Cwd {
+	if a.Cwd != b.Cwd && a.Cwd != grants.CwdKnownWhenRun {
 		return false
 	}
 	for _, c := range a.DataClasses {

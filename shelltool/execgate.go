@@ -344,7 +344,7 @@ func gitLineRequests(p *grants.Policy, c cmdline.Command, cwd string, surface gr
 // unknownDir stands for a folder known only when the command runs: an
 // absolute path, so raiseOutside takes every relative operand from it as
 // outside the workspace.
-const unknownDir = "/" + cmdline.Dynamic
+const unknownDir = grants.CwdKnownWhenRun
 
 // raiseByFolder raises c (a command of a line, or one a program's argv
 // runs, started from cwd) as the folder it runs in says, and returns that

@@ -346,6 +346,9 @@ func requests(p *grants.Policy, a cmdline.Analysis, cwd string, surface grants.S
 		// As the exec gate classifies the program, in the folder it runs
 		// in (after the line's cd), which its request names.
 		dir, _ := raiseByFolder(&c, cwd, p.Workspace, true)
+		if c.Dir == cmdline.Dynamic {
+			dir = unknownDir // an approval of it holds wherever it runs in the call
+		}
 		risk := max(c.Risk, grants.BaseRisk(grants.CapProcessExec, surface))
 		reqs = append(reqs, grants.Request{
 			Capability: grants.CapProcessExec,
