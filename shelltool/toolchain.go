@@ -135,6 +135,10 @@ func (t *Tool) withToolchains(ctx context.Context, gate toolkit.MidAction, p *gr
 	}
 	spec.Home = home
 	spec.Env = overrideEnv(spec.Env, call.Env)
+	// What the analysis assumes of every command (an installer's index
+	// pins): the exec gate is shown a program's environment only where it
+	// differs from these (sandbox.EnvWatch).
+	spec.ExecEnv.Pins = call.Env
 	if len(call.PathPrefix) > 0 {
 		spec.Env = overrideEnv(spec.Env, []string{"PATH=" + strings.Join(append(slices.Clone(call.PathPrefix), envValue(spec.Env, "PATH")), ":")})
 	}

@@ -2,6 +2,8 @@ package cmdline
 
 import (
 	"errors"
+	"maps"
+	"slices"
 	"strings"
 )
 
@@ -23,9 +25,26 @@ func AnalyzeArgv(argv []string) ([]Command, error) {
 
 // AnalyzeProgram is AnalyzeArgv with the packages the program installs
 // (Analysis.Packages, as a line's are resolved; Redirects stay empty: a
-// program's argv has none). The program's environment is not seen: an
-// index only its environment names is the egress proxy's to bound.
+// program's argv has none), with no environment beyond the sandbox's own
+// settings (AnalyzeProgramIn reads one).
 func AnalyzeProgram(argv []string) (Analysis, error) {
+	return AnalyzeProgramIn(argv, ProgramEnv{})
+}
+
+// ProgramEnv is what a program's environment holds of the variables
+// InstallEnvNames lists, beyond the settings the sandbox gives every
+// command (toolchains.IndexPins, GOPROXY, …), which the analysis assumes:
+// Set are NAME=value entries that differ from them or add to them, Unset
+// the names of those settings the environment lacks.
+type ProgramEnv struct {
+	Set, Unset []string
+}
+
+// AnalyzeProgramIn is AnalyzeProgram for a program run with env, read as
+// the assignments and removals of a line before it (`PIP_INDEX_URL=u pip
+// install x`, `unset PIP_CONFIG_FILE; pip install x`): an installer's
+// index is the one its environment names.
+func AnalyzeProgramIn(argv []string, env ProgramEnv) (Analysis, error) {
 	if len(argv) == 0 {
 		return Analysis{}, errors.New("empty argv")
 	}
@@ -37,6 +56,12 @@ func AnalyzeProgram(argv []string) (Analysis, error) {
 		args[i] = arg{text: w, lit: true}
 	}
 	a := &analyzer{parent: -1}
+	for _, e := range env.Set {
+		if name, value, ok := strings.Cut(e, "="); ok {
+			a.setEnv(name, value)
+		}
+	}
+	a.unsets = append(a.unsets, env.Unset...)
 	a.simple(args, ctx{}, -1, riskNote{})
 	if a.err != nil {
 		return Analysis{}, a.err
@@ -97,4 +122,20 @@ func GitSubcommands(args []string) []int {
 		k.args[i] = arg{text: w, lit: true}
 	}
 	return k.gitSubs()
+}
+
+// InstallEnvNames are the variables whose value changes where an installer
+// fetches from (its index, its configuration, the folder of its project;
+// a name ending in "*" is a prefix), for the exec gate to read from each
+// program's environment (ProgramEnv). npm reads npm_config_* in any case.
+func InstallEnvNames() []string {
+	seen := map[string]bool{"npm_config_*": true}
+	for _, sp := range installers {
+		for _, n := range strings.Fields(strings.Join([]string{sp.env, sp.extraEnv, sp.configEnv, sp.anyHostEnv, sp.directEnv, sp.dirEnv}, " ")) {
+			if _, npm := npmConfigKey(n); !npm {
+				seen[n] = true
+			}
+		}
+	}
+	return slices.Sorted(maps.Keys(seen))
 }

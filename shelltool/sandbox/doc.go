@@ -110,8 +110,11 @@
 // and cwd (by their paths: each exec is a new process, so each entry is a
 // lookup anyway), and from the new image's stack (its stack pointer by
 // PTRACE_GETREGS, then usually one process_vm_readv) argc, the argv
-// pointers and strings and the auxiliary vector's AT_EXECFN (the path
-// given to execve), checking the kernel's layout (contiguous argument
+// pointers and strings, the environment's entries Spec.ExecEnv watches
+// (the variables that move an installer's index, shown only where they
+// differ from the command's own settings: ExecEvent.Env, EnvUnset) and
+// the auxiliary vector's AT_EXECFN (the path given to execve), checking
+// the kernel's layout (contiguous argument
 // strings, every pointer inside the stack; anything else is a Problem,
 // and so is a 32-bit image, which the seccomp filter would kill at its
 // first system call); it sends them as an ExecEvent (one binary frame,

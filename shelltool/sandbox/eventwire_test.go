@@ -20,6 +20,7 @@ func wireEvents() []ExecEvent {
 		{PID: -1, Exe: "/w/x", Argv: []string{"", "a b", "", "ünï\\x00", ""}, ExecPath: "./x", Cwd: "/w", Written: "/w/x", WrittenExe: true,
 			Size: -5, BuildID: "abcd", GoBuildID: "ef01", SHA256: strings.Repeat("0", 64), InterpDev: 7, InterpIno: 9, Problem: "argv unreadable: x"},
 		{Exe: "/memfd:x (deleted)", Problem: "executable is a memfd (no file on disk)"},
+		{Exe: "/usr/bin/npm", Argv: []string{"npm", "i", "x"}, Env: []string{"npm_config_registry=http://127.0.0.1:9/", "PIP_INDEX_URL="}, EnvUnset: []string{"PIP_CONFIG_FILE"}},
 		{Argv: []string{strings.Repeat("a", 131071), strings.Repeat("b", 70000)}},
 	}
 }
@@ -130,7 +131,8 @@ func FuzzDecodeEvent(f *testing.F) {
 				t.Fatalf("decoded %+v from %x, which encodes as %x", ev, p, again)
 			}
 		}
-		ev := ExecEvent{PID: len(p), Exe: validText(s1), Argv: []string{validText(s2), validText(s1)}, Problem: validText(s2), WrittenExe: len(s1) > len(s2)}
+		ev := ExecEvent{PID: len(p), Exe: validText(s1), Argv: []string{validText(s2), validText(s1)}, Problem: validText(s2), WrittenExe: len(s1) > len(s2),
+			Env: []string{validText(s1)}, EnvUnset: []string{validText(s2)}}
 		got, err := decodeEvent(appendEvent(nil, &ev)[4:])
 		if err != nil || !reflect.DeepEqual(got, ev) {
 			t.Fatalf("%+v came back as %+v, %v", ev, got, err)

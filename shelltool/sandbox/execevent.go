@@ -48,6 +48,11 @@ type ExecEvent struct {
 	// it is identified like the program itself; zero when none).
 	InterpDev uint64 `json:"interp_dev,omitempty"`
 	InterpIno uint64 `json:"interp_ino,omitempty"`
+	// Env are the variables of the program's environment Spec.ExecEnv
+	// watches ("NAME=value", in the environment's order), but for the
+	// pins it holds as given; EnvUnset are the pins it lacks.
+	Env      []string `json:"env,omitempty"`
+	EnvUnset []string `json:"env_unset,omitempty"`
 	// Problem is set when what runs cannot be verified: an executable with
 	// no name on disk (memfd, deleted), one whose path no longer names the
 	// running file (renamed or exchanged during the exec), the dynamic

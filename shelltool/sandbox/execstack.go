@@ -46,9 +46,11 @@ const (
 var errShort = errors.New("stack read too short")
 
 // execStack reads the argv and the exec path (AT_EXECFN) of pid, stopped
-// at its exec, from its new stack. An error is worded as the Problem it
-// gives: "argv unreadable: …" or "exec path unreadable: …".
-func (rb *readBuf) execStack(pid int) (argv []string, execFn string, err error) {
+// at its exec, from its new stack, and with env (unless nil) the watched
+// variables of its environment. An error is worded as the Problem it
+// gives: "argv unreadable: …", "exec path unreadable: …" or "environment
+// unreadable: …".
+func (rb *readBuf) execStack(pid int, env *envReport) (argv []string, execFn string, err error) {
 	sp, err := stackPointer(pid)
 	if err != nil {
 		return nil, "", fmt.Errorf("argv unreadable: %w", err)
@@ -60,7 +62,7 @@ func (rb *readBuf) execStack(pid int) (argv []string, execFn string, err error) 
 		if err != nil {
 			return nil, "", fmt.Errorf("argv unreadable: stack: %w", err)
 		}
-		argv, execFn, err = parseExecStack(buf[:n], sp)
+		argv, execFn, err = parseExecStack(buf[:n], sp, env)
 		if !errors.Is(err, errShort) {
 			return argv, execFn, err
 		}
@@ -104,8 +106,12 @@ func vmRead(pid int, addr uint64, buf []byte) (int, error) {
 // errShort says mem ends before what it needs; argv over maxArgvBytes (its
 // strings with their NULs, as /proc/PID/cmdline counts) is errTooBig, and
 // an exec path without a NUL in its first PATH_MAX bytes an error, as when
-// they were read from /proc.
-func parseExecStack(mem []byte, sp uint64) (argv []string, execFn string, err error) {
+// they were read from /proc. With env, each environment entry is given
+// to it (env is reset first: a short read is parsed again).
+func parseExecStack(mem []byte, sp uint64, env *envReport) (argv []string, execFn string, err error) {
+	if env != nil {
+		env.set, env.seen, env.bytes = env.set[:0], nil, 0
+	}
 	words := len(mem) / 8
 	word := func(i uint64) uint64 { return binary.NativeEndian.Uint64(mem[8*i:]) }
 	if words < 1 {
@@ -122,6 +128,7 @@ func parseExecStack(mem []byte, sp uint64) (argv []string, execFn string, err er
 	if word(i) != 0 {
 		return nil, "", errors.New("argv unreadable: argv not NULL-terminated")
 	}
+	envp := i + 1
 	for i++; ; i++ { // envp
 		if i >= uint64(words) {
 			return nil, "", errShort
@@ -130,6 +137,7 @@ func parseExecStack(mem []byte, sp uint64) (argv []string, execFn string, err er
 			break
 		}
 	}
+	envEnd := i
 	var fnAddr uint64
 	for i++; ; i += 2 { // auxv
 		if i+1 >= uint64(words) {
@@ -181,6 +189,21 @@ func parseExecStack(mem []byte, sp uint64) (argv []string, execFn string, err er
 		}
 		argv = strings.Split(string(mem[start:end-1]), "\x00")
 	}
+	if env != nil {
+		for k := envp; k < envEnd; k++ {
+			p, err := offset(word(k))
+			if err != nil {
+				return nil, "", envErr(err)
+			}
+			j := bytes.IndexByte(mem[p:], 0)
+			if j < 0 {
+				return nil, "", errShort
+			}
+			if err := env.add(mem[p : p+uint64(j)]); err != nil {
+				return nil, "", err
+			}
+		}
+	}
 	if fnAddr == 0 {
 		return nil, "", errors.New("exec path unreadable: no AT_EXECFN")
 	}
@@ -201,6 +224,13 @@ func parseExecStack(mem []byte, sp uint64) (argv []string, execFn string, err er
 	default:
 		return nil, "", errShort
 	}
+}
+
+func envErr(err error) error {
+	if errors.Is(err, errShort) {
+		return err
+	}
+	return fmt.Errorf("environment unreadable: %w", err)
 }
 
 func argvErr(err error) error {

@@ -115,7 +115,7 @@ func TestParseExecStack(t *testing.T) {
 			if tc.keep != nil {
 				mem = mem[:tc.keep(len(mem))]
 			}
-			argv, fn, err := parseExecStack(mem, sp)
+			argv, fn, err := parseExecStack(mem, sp, nil)
 			switch {
 			case tc.err == "short":
 				if !errors.Is(err, errShort) {
@@ -265,7 +265,7 @@ func TestExecStackKernel(t *testing.T) {
 			}
 			pid := stoppedAtExec(t, prog, tc.argv, tc.env)
 			wantArgv, wantFn, wantErr := procArgv(t, pid)
-			argv, fn, err := rb.execStack(pid)
+			argv, fn, err := rb.execStack(pid, nil)
 			if wantErr != nil {
 				if !errors.Is(err, wantErr) {
 					t.Fatalf("stack: %v; /proc: %v", err, wantErr)
@@ -304,14 +304,14 @@ func TestExecStackKernel(t *testing.T) {
 		if err := unix.Waitid(unix.P_PID, pid, &info, unix.WEXITED|unix.WNOWAIT|unix.WALL, nil); err != nil {
 			t.Fatal(err)
 		}
-		if argv, _, err := rb.execStack(pid); err == nil {
+		if argv, _, err := rb.execStack(pid, nil); err == nil {
 			t.Fatalf("a dead process gave argv %q", argv)
 		}
 		if ev := readExecEvent(pid, &execFacts{sizes: map[int64]bool{}}, &rb); ev.Problem == "" {
 			t.Fatalf("a dead process gave no problem: %+v", ev)
 		}
 		killReap(pid)
-		if argv, _, err := rb.execStack(pid); err == nil {
+		if argv, _, err := rb.execStack(pid, nil); err == nil {
 			t.Fatalf("a reaped process gave argv %q", argv)
 		}
 	})
@@ -387,7 +387,7 @@ func FuzzParseExecStack(f *testing.F) {
 		if asArgv { // the bytes as NUL-separated argv, laid out by the kernel's rules
 			argv := strings.Split(string(mem), "\x00")
 			img := stackImage(sp, argv, []string{"E=1"}, "/p", nil)
-			got, fn, err := parseExecStack(img, sp)
+			got, fn, err := parseExecStack(img, sp, nil)
 			if err != nil || !slices.Equal(got, argv) || fn != "/p" {
 				if len(mem) < maxArgvBytes {
 					t.Fatalf("kernel layout of %q: %q %q %v", argv, got, fn, err)
@@ -395,7 +395,7 @@ func FuzzParseExecStack(f *testing.F) {
 			}
 			return
 		}
-		argv, fn, err := parseExecStack(mem, sp)
+		argv, fn, err := parseExecStack(mem, sp, nil)
 		if err != nil {
 			if argv != nil || fn != "" {
 				t.Fatalf("error %v with argv %q, exec path %q", err, argv, fn)

@@ -67,6 +67,8 @@ type helperSpec struct {
 	// HashSizes are Spec.IdentitySizes: a written executable of one of
 	// these sizes is hashed (ExecEvent.SHA256).
 	HashSizes []int64 `json:"hash_sizes,omitempty"`
+	// ExecEnv is Spec.ExecEnv.
+	ExecEnv EnvWatch `json:"exec_env,omitempty"`
 	// EtcDir and EtcSecrets (tests only) replace /etc and etcSecrets.
 	EtcDir     string   `json:"etc_dir,omitempty"`
 	EtcSecrets []string `json:"etc_secrets,omitempty"`
@@ -267,7 +269,7 @@ func helperSetupAndStart() (*supervisor, error) {
 		// server opens the command's mount table at that line, so no
 		// command output can come before it.
 		sup.traced, sup.gate, sup.held = true, fdGate, true
-		sup.facts = execFacts{places: findWritablePlaces(hs.Writable, hs.Readable), sizes: map[int64]bool{}}
+		sup.facts = execFacts{places: findWritablePlaces(hs.Writable, hs.Readable), sizes: map[int64]bool{}, env: compileEnvWatch(hs.ExecEnv)}
 		for _, n := range hs.HashSizes {
 			sup.facts.sizes[n] = true
 		}

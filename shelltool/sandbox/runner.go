@@ -515,8 +515,8 @@ func helperSpecFor(s *Spec) helperSpec {
 		NoLandlock: s.simulateNoLandlock,
 		NoPtrace:   s.simulateNoPtrace,
 		Gate:       s.ExecGate != nil,
-		HashSizes:  s.IdentitySizes,
-		EtcDir:     s.etcDir, EtcSecrets: s.etcSecrets,
+		HashSizes:  s.IdentitySizes, ExecEnv: s.ExecEnv,
+		EtcDir: s.etcDir, EtcSecrets: s.etcSecrets,
 	}
 }
 

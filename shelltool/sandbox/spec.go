@@ -131,6 +131,9 @@ type Spec struct {
 	// size is one of these, so other programs the command builds cost no
 	// hashing.
 	IdentitySizes []int64
+	// ExecEnv are the variables of each program's environment the
+	// ExecGate is shown (ExecEvent.Env): none when empty.
+	ExecEnv EnvWatch
 	// Proxy serves the egress proxy when Network is "proxy"; ignored
 	// otherwise. The sandbox hands over the listener and nothing else: every
 	// decision about where a connection may go is the handler's.
@@ -208,3 +211,20 @@ type Result struct {
 
 // ErrUnavailable means the sandbox could not be applied: nothing ran.
 var ErrUnavailable = errors.New("sandbox unavailable")
+
+// EnvWatch says which variables of a program's environment the exec gate
+// is shown (ExecEvent.Env, ExecEvent.EnvUnset): those that change what a
+// program does without showing in its argv (the index an installer
+// fetches from: PIP_INDEX_URL, npm_config_registry, GOPROXY, …), as the
+// program's own stack holds them at its exec (the environment it will
+// read, read with argv: execstack.go). Pins are settings the command is
+// given (NAME=value): each is reported only when a program's environment
+// changes or lacks it, so a program that inherits them costs nothing.
+type EnvWatch struct {
+	// Names are variable names compared without regard to ASCII case
+	// (npm reads npm_config_* in any case); a name ending in "*" is a
+	// prefix.
+	Names []string `json:"names,omitempty"`
+	// Pins are NAME=value settings of the command's environment.
+	Pins []string `json:"pins,omitempty"`
+}

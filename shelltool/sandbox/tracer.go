@@ -246,8 +246,10 @@ func readExecEvent(pid int, facts *execFacts, buf *readBuf) ExecEvent {
 	for _, p := range []*string{&ev.Exe, &ev.Cwd, &ev.ExecPath, &ev.Written, &ev.Problem} {
 		*p = validText(*p)
 	}
-	for i, a := range ev.Argv {
-		ev.Argv[i] = validText(a)
+	for _, list := range [][]string{ev.Argv, ev.Env, ev.EnvUnset} {
+		for i, a := range list {
+			list[i] = validText(a)
+		}
 	}
 	return ev
 }
@@ -271,8 +273,15 @@ func readExec(pid int, facts *execFacts, buf *readBuf) ExecEvent {
 	ev.Exe = exe
 	// argv and the exec path from the new stack (execstack.go), which
 	// is what the program will read.
-	if ev.Argv, ev.ExecPath, err = buf.execStack(pid); err != nil {
+	var env *envReport
+	if facts.env != nil {
+		env = &envReport{w: facts.env}
+	}
+	if ev.Argv, ev.ExecPath, err = buf.execStack(pid, env); err != nil {
 		return fail("%v", err)
+	}
+	if env != nil {
+		ev.Env, ev.EnvUnset = env.set, env.unset()
 	}
 	if ev.Cwd, err = buf.readlink(proc.path("cwd")); err != nil {
 		return fail("working folder unreadable: %v", err)

@@ -67,6 +67,7 @@ func (w *writablePlaces) holds(p string, dev uint64) bool {
 type execFacts struct {
 	places writablePlaces
 	sizes  map[int64]bool
+	env    *envWatch // nil: no variable watched
 }
 
 // identify sets ev's Written, BuildID and SHA256 (ev.Exe, Dev, Ino, Size,
