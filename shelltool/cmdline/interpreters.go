@@ -129,6 +129,27 @@ func (k *call) scriptOperand(op arg) {
 	}
 }
 
+// entryPoint: a script that is an installer's own entry point run by its
+// interpreter (node /usr/bin/npm i x, node npm-cli.js, node
+// .yarn/releases/yarn-4.1.0.cjs add x, python3 /usr/bin/pip3 install x)
+// runs that installer with the words after it: it is analysed as that
+// program too, so its installs are decided and a rule on the installer
+// holds.
+func (k *call) entryPoint(script arg, rest []arg) {
+	if !script.lit {
+		return
+	}
+	name := baseName(script.text)
+	for _, ext := range []string{".js", ".cjs", ".mjs", ".py"} {
+		name = strings.TrimSuffix(name, ext)
+	}
+	name = strings.TrimSuffix(name, "-cli")
+	if fam := familyName(name); installers[fam] == nil && execRunners[fam] == "" {
+		return
+	}
+	k.runs = append(k.runs, run{argv: append([]arg{{text: name, lit: true}}, rest...), c: k.c})
+}
+
 // interp handles interpreters: inline code is high, no program means stdin.
 func (k *call) interp(sp *interpSpec) {
 	args := k.args
@@ -147,10 +168,12 @@ func (k *call) interp(sp *interpSpec) {
 		case t == "--":
 			if i+1 < len(args) {
 				k.scriptOperand(args[i+1])
+				k.entryPoint(args[i+1], args[i+2:])
 			}
 			return
 		case len(t) < 2 || t[0] != '-':
 			k.scriptOperand(w)
+			k.entryPoint(w, args[i+1:])
 			return // the script
 		case has(sp.info, t):
 			return

@@ -61,3 +61,38 @@ func TestVersionedProgramsClassified(t *testing.T) {
 		}
 	}
 }
+
+// An installer's entry point run by its interpreter is that installer.
+func TestInstallerEntryPoints(t *testing.T) {
+	for _, tc := range []struct {
+		argv []string
+		prog string // the program analysed after the interpreter ("" none)
+		pkg  string
+	}{
+		{[]string{"node", "/usr/bin/npm", "i", "lodash"}, "npm", "lodash"},
+		{[]string{"node", "--", "/usr/lib/node_modules/npm/bin/npm-cli.js", "install", "left-pad"}, "npm", "left-pad"},
+		{[]string{"node", ".yarn/releases/yarn-4.1.0.cjs", "add", "x"}, "yarn-4.1.0", "x"},
+		{[]string{"python3", "/usr/bin/pip3", "install", "requests"}, "pip3", "requests"},
+		{[]string{"node", "/usr/lib/node_modules/npm/bin/npx-cli.js", "cowsay"}, "npx", "cowsay"},
+		{[]string{"node", "build.js"}, "", ""},
+		{[]string{"python3", "x.py", "install", "y"}, "", ""},
+	} {
+		a, err := AnalyzeProgram(tc.argv)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var progs, pkgs []string
+		for _, c := range a.Commands[1:] {
+			progs = append(progs, c.Name)
+		}
+		for _, p := range a.Packages {
+			pkgs = append(pkgs, p.Name)
+		}
+		switch {
+		case tc.prog == "" && (len(progs) > 0 || len(pkgs) > 0):
+			t.Errorf("%q: runs %q installing %q, want nothing", tc.argv, progs, pkgs)
+		case tc.prog != "" && (!slices.Equal(progs, []string{tc.prog}) || !slices.Contains(pkgs, tc.pkg)):
+			t.Errorf("%q: runs %q installing %q, want %s installing %s", tc.argv, progs, pkgs, tc.prog, tc.pkg)
+		}
+	}
+}
