@@ -159,12 +159,15 @@ type install struct {
 // installs records the packages the command installs, if it is a package
 // manager's install.
 func (k *call) installs() {
-	name, args, family, stop := installerCall(k.norm, k.args)
+	name, args, family, stop, dynamic := installerCall(k.norm, k.args)
 	sp, ok := installers[name]
 	if !ok {
 		return
 	}
 	sub, rest, n, how := sp.subcommand(args)
+	if dynamic {
+		how = subDynamic
+	}
 	if sp.handOff != "" && sub == sp.handOff && how != subNone {
 		// uv pip is pip, after uv's own options too (uv --color never pip
 		// install x), which count as pip's.
@@ -179,8 +182,9 @@ func (k *call) installs() {
 	case subNone:
 		return
 	case subDynamic:
-		// npm $X y, npm -reg URL i x, two readings that both install: it
-		// may install anything from anywhere.
+		// npm $X y, npm -reg URL i x, two readings that both install,
+		// python options not read before -m pip: it may install anything
+		// from anywhere.
 		k.pkgs = append(k.pkgs, &install{manager: name, spec: sp, names: []string{Dynamic}, hosts: []string{Dynamic}})
 		return
 	}
@@ -200,56 +204,109 @@ func (k *call) installs() {
 }
 
 // installerCall is the package manager a command runs, and its words:
-// python -m pip is pip; npx X is npm exec X, whose words after X are X's
-// own (stop).
-func installerCall(name string, args []arg) (manager string, words []arg, family string, stop bool) {
+// python -m pip is pip (python -m uv, pipx, poetry: that program);
+// corepack pnpm is pnpm; npx X is npm exec X, whose words after X are X's
+// own (stop). dynamic: python's options could not be read, and a word
+// after them names an installer's module: it may run it, with any words.
+func installerCall(name string, args []arg) (manager string, words []arg, family string, stop, dynamic bool) {
 	switch {
 	case name == "python" || name == "pypy":
-		if module, rest, ok := pythonModule(args); ok && has("pip pip3", module) {
-			return "pip", rest, "", false
+		module, rest, how := pythonModule(args)
+		if m := pythonModules[strings.TrimSuffix(module, ".__main__")]; m != "" {
+			if how == subDynamic {
+				return m, nil, "", false, true
+			}
+			return installerCall(m, rest)
+		}
+	case name == "corepack" && len(args) > 0:
+		// corepack NAME[@VERSION] ARGS runs that package manager.
+		if !args[0].lit {
+			return "npm", nil, "", false, true
+		}
+		if pm, _, _ := strings.Cut(args[0].text, "@"); corepackManagers[pm] {
+			return installerCall(pm, args[1:])
 		}
 	case execRunners[name] != "":
 		name = execRunners[name]
 		sub, _, _ := strings.Cut(installers[name].execSubs, " ")
-		return name, slices.Concat([]arg{{text: sub, lit: true}}, args), "", true
+		return name, slices.Concat([]arg{{text: sub, lit: true}}, args), "", true, false
 	}
-	return name, args, "", false
+	return name, args, "", false, false
 }
 
 // pythonModule finds the module of python's -m past the interpreter's own
-// options, as its command line parser reads them: flags alone or combined
-// (-I -u, -Im), -W and -X with their value (attached or next), the module
-// attached (-mpip) or next. -c, a script, "-", an option python does not
-// know (it refuses to start) or a word not known before the module end the
-// search: no module.
-func pythonModule(args []arg) (module string, rest []arg, ok bool) {
+// options, as CPython's parser (Python/getopt.c, pythonFlags) reads them:
+// flags alone or clustered (-I -u, -IBm), -W and -X with their value
+// (attached or next), --check-hash-based-pycs with the next word, the
+// module attached (-mpip) or next. -c, a script, "-" or "--" end the
+// search (subNone), as do the options that print and exit (-h, -V,
+// --help-all). An option the parser does not know, or a word not literal,
+// is read no further: subDynamic with the first later word naming an
+// installer's module (pythonModules) as module, which it may run.
+func pythonModule(args []arg) (module string, rest []arg, how subHow) {
 	for i := 0; i < len(args); i++ {
 		a := args[i]
-		if !a.lit || len(a.text) < 2 || a.text[0] != '-' || a.text == "--" || strings.HasPrefix(a.text, "--") {
-			return "", nil, false
+		switch {
+		case !a.lit:
+			return laterModule(args[i+1:])
+		case len(a.text) < 2 || a.text[0] != '-' || a.text == "--":
+			return "", nil, subNone // a script, "-" (stdin), "--" then a script
+		case strings.HasPrefix(a.text, "--"):
+			switch {
+			case has(pythonExitLong, a.text):
+				return "", nil, subNone
+			case has(pythonArgLong, a.text):
+				i++
+				continue
+			}
+			return laterModule(args[i+1:])
 		}
 		for j := 1; j < len(a.text); j++ {
 			switch c := a.text[j]; {
-			case strings.IndexByte("bBdEhiIOPqsSuvVx", c) >= 0:
+			case strings.IndexByte(pythonExitFlags, c) >= 0:
+				return "", nil, subNone
+			case strings.IndexByte(pythonFlags, c) >= 0:
 			case c == 'W' || c == 'X':
 				if j == len(a.text)-1 {
 					i++ // the value is the next word
 				}
 				j = len(a.text)
+			case c == 'c':
+				return "", nil, subNone
+			case c == 'm' && j < len(a.text)-1:
+				return a.text[j+1:], args[i+1:], subFound
+			case c == 'm' && i+1 < len(args) && args[i+1].lit:
+				return args[i+1].text, args[i+2:], subFound
 			case c == 'm':
-				if j < len(a.text)-1 {
-					return a.text[j+1:], args[i+1:], true
-				}
-				if i+1 < len(args) && args[i+1].lit {
-					return args[i+1].text, args[i+2:], true
-				}
-				return "", nil, false
+				return "", nil, subNone // a module known only when run, as a command's name
 			default:
-				return "", nil, false
+				return laterModule(args[i+1:])
 			}
 		}
 	}
-	return "", nil, false
+	return "", nil, subNone
+}
+
+// laterModule is the first of words that names an installer's module,
+// alone or after an "m" in an option word (-m pip, -Impip): python may run
+// it after options that could not be read.
+func laterModule(words []arg) (string, []arg, subHow) {
+	for _, w := range words {
+		if !w.lit {
+			continue
+		}
+		for t := w.text; ; {
+			if pythonModules[strings.TrimSuffix(t, ".__main__")] != "" {
+				return t, nil, subDynamic
+			}
+			_, after, ok := strings.Cut(t, "m")
+			if !ok || !strings.HasPrefix(w.text, "-") {
+				break
+			}
+			t = after
+		}
+	}
+	return "", nil, subNone
 }
 
 // subHow is how surely subcommand found the subcommand.

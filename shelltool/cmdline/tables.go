@@ -595,6 +595,25 @@ const (
 		"--patch --minor --major --pre --all --print --normalize-platforms --binstubs --standalone --update"
 )
 
+// pythonModules maps a module python -m runs (without ".__main__") to
+// the installer it is; corepackManagers are the package managers corepack
+// runs (corepack pnpm add x is pnpm add x).
+var (
+	pythonModules = map[string]string{"pip": "pip", "pip3": "pip", "pip._internal": "pip", "pip._internal.cli.main": "pip",
+		"pip._internal.main": "pip", "uv": "uv", "pipx": "pipx", "poetry": "poetry", "pdm": "pdm", "conda": "conda"}
+	corepackManagers = map[string]bool{"npm": true, "npx": true, "pnpm": true, "pnpx": true, "yarn": true}
+)
+
+// CPython's options (Python/getopt.c SHORT_OPTS and longopts) as
+// pythonModule reads them: flags, those that print and exit, and the long
+// ones; -W and -X take a value, -c and -m end the options.
+const (
+	pythonFlags     = "bBdEiIOPqRsStuvx"
+	pythonExitFlags = "hV?"
+	pythonArgLong   = "--check-hash-based-pycs"
+	pythonExitLong  = "--help --version --help-all --help-env --help-xoptions"
+)
+
 // installers maps a package manager (base name without version) to its
 // install forms. "python -m pip" and "uv pip" are pip.
 var installers = map[string]*installerSpec{

@@ -1,0 +1,42 @@
+package cmdline
+
+import (
+	"fmt"
+	"slices"
+	"testing"
+)
+
+// programPackageCases: the Packages of one program as the exec gate sees
+// it (AnalyzeProgram: argv, every word literal), as "name host manager".
+var programPackageCases = []struct {
+	argv []string
+	want []string
+}{
+	// python's options before -m, other modules that run an installer.
+	{[]string{"python3", "-R", "-m", "pip", "install", "x"}, []string{"x pypi.org pip"}},
+	{[]string{"python3.12", "-IBm", "pip", "install", "x"}, []string{"x pypi.org pip"}},
+	{[]string{"python3", "--check-hash-based-pycs", "always", "-m", "pip", "install", "x"}, []string{"x pypi.org pip"}},
+	{[]string{"python3", "--future", "-m", "pip", "install", "x"}, []string{"<dynamic> <dynamic> pip"}},
+	{[]string{"python3", "-m", "pip._internal.cli.main", "install", "x"}, []string{"x pypi.org pip"}},
+	{[]string{"python3", "-m", "uv", "pip", "install", "x"}, []string{"x pypi.org pip"}},
+	{[]string{"python3", "-m", "pipx", "install", "x"}, []string{"x pypi.org pipx"}},
+	{[]string{"python3", "-m", "poetry", "add", "x"}, []string{"x pypi.org poetry"}},
+	{[]string{"python3", "-c", "import pip", "-m", "pip", "install", "x"}, nil},
+}
+
+func TestProgramPackages(t *testing.T) {
+	for _, tc := range programPackageCases {
+		an, err := AnalyzeProgram(tc.argv)
+		if err != nil {
+			t.Errorf("AnalyzeProgram(%q): %v", tc.argv, err)
+			continue
+		}
+		var got []string
+		for _, p := range an.Packages {
+			got = append(got, fmt.Sprintf("%s %s %s", p.Name, p.Host, p.Manager))
+		}
+		if !slices.Equal(got, tc.want) {
+			t.Errorf("AnalyzeProgram(%q) packages:\n got  %q\n want %q", tc.argv, got, tc.want)
+		}
+	}
+}
