@@ -1102,6 +1102,11 @@ func packageURL(word string) (u, host string, ok bool) {
 	u = word[start:]
 	parsed, err := url.Parse(u)
 	if err != nil {
+		if scheme := strings.ToLower(word[start:i]); scheme == "ssh" || scheme == "git+ssh" {
+			// git+ssh://git@h:o/r.git: an scp-like address (poetry's
+			// form; pip and uv ask ssh for that host too).
+			return u, scpHost(u[i-start+3:]), true
+		}
 		return u, Dynamic, true
 	}
 	if strings.EqualFold(parsed.Scheme, "file") {

@@ -21,6 +21,10 @@ var programPackageCases = []struct {
 	{[]string{"python3", "-m", "uv", "pip", "install", "x"}, []string{"x pypi.org pip"}},
 	{[]string{"python3", "-m", "pipx", "install", "x"}, []string{"x pypi.org pipx"}},
 	{[]string{"python3", "-m", "poetry", "add", "x"}, []string{"x pypi.org poetry"}},
+	// URL and scp-like git specs.
+	{[]string{"npm", "i", "ssh://git@host.example:2222/o/r"}, []string{"ssh://git@host.example:2222/o/r host.example npm"}},
+	{[]string{"poetry", "add", "git+ssh://git@gitlab.example:o/r.git"}, []string{"git+ssh://git@gitlab.example:o/r.git gitlab.example poetry"}},
+	{[]string{"pip", "install", "pkg @ git+ssh://git@gitlab.example:o/r.git"}, []string{"pkg @ git+ssh://git@gitlab.example:o/r.git gitlab.example pip"}},
 	{[]string{"python3", "-c", "import pip", "-m", "pip", "install", "x"}, nil},
 }
 
