@@ -73,7 +73,8 @@ type Package struct {
 	Command int
 	// Files are the files the line names that the tool reads options
 	// from, as written (pip -r requirements.txt, -c constraints.txt: they
-	// may name indexes); Elsewhere is true when the tool may run in
+	// may name indexes), but those named by a URL, each a Package of its
+	// own from that URL's host; Elsewhere is true when the tool may run in
 	// another folder than the line's (the line changes folder, or an
 	// option names one: npm --prefix, uv --directory), whose project
 	// configuration it then reads. The caller reads the project's
@@ -127,6 +128,7 @@ type install struct {
 	anyHost, offline bool
 	links            bool     // a linkOpts URL: Dynamic besides the index, offline too
 	files            []string // manifestOpts' and fileOpts' files, as written
+	fetched          []string // those named by a URL (file)
 	elsewhere        bool     // a dirOpts option names the folder it works in
 	family           string   // the configuration it reads (configFiles): the spec's, uv's for uv pip
 	// needVersion: only operands with @version are packages (go install
@@ -589,8 +591,7 @@ func (in *install) operandWord(a arg, pending bool) (stop bool) {
 		in.anyHost, in.execNamed = true, true
 		in.names = append(in.names, Dynamic)
 	case in.reqFiles:
-		in.manifests = append(in.manifests, "("+t+")")
-		in.files = append(in.files, t)
+		in.file(t, true)
 	default:
 		in.operand(a)
 	}
@@ -634,10 +635,9 @@ func (in *install) option(opt, val string) {
 	case has(sp.versionOpts, opt):
 		in.version = val
 	case has(sp.manifestOpts, opt):
-		in.manifests = append(in.manifests, "("+val+")")
-		in.files = append(in.files, val)
+		in.file(val, true)
 	case has(sp.fileOpts, opt):
-		in.files = append(in.files, val)
+		in.file(val, false)
 	case has(sp.dirOpts, opt), has(sp.dirFlags, opt):
 		in.elsewhere = true
 	case has(sp.pkgOpts, opt), in.exec && has(sp.execPkgOpts, opt):
@@ -657,6 +657,22 @@ func (in *install) option(opt, val string) {
 			in.links = true
 		}
 	}
+}
+
+// file notes a file the tool reads options or requirements from (pip -r
+// F, -c F; a manifest: what it lists is installed, "(F)"). One named by a
+// URL is fetched from that URL's host: a package of its own, the URL as
+// written (pip install -r https://h/r.txt), and not a file the caller can
+// read.
+func (in *install) file(name string, manifest bool) {
+	if manifest {
+		in.manifests = append(in.manifests, "("+name+")")
+	}
+	if _, host, ok := packageURL(name); ok && host != "" {
+		in.fetched = append(in.fetched, name)
+		return
+	}
+	in.files = append(in.files, name)
 }
 
 // settle turns what the words named into the install's packages: the
@@ -686,6 +702,7 @@ func (in *install) settle(manifestOnly bool) {
 			in.names = []string{sp.manifest}
 		}
 	}
+	in.names = append(in.names, in.fetched...)
 }
 
 // operand adds a package word, unless the subcommand installs only words

@@ -25,6 +25,7 @@ var programPackageCases = []struct {
 	{[]string{"npm", "i", "ssh://git@host.example:2222/o/r"}, []string{"ssh://git@host.example:2222/o/r host.example npm"}},
 	{[]string{"poetry", "add", "git+ssh://git@gitlab.example:o/r.git"}, []string{"git+ssh://git@gitlab.example:o/r.git gitlab.example poetry"}},
 	{[]string{"pip", "install", "pkg @ git+ssh://git@gitlab.example:o/r.git"}, []string{"pkg @ git+ssh://git@gitlab.example:o/r.git gitlab.example pip"}},
+	{[]string{"pip", "install", "-r", "https://idx.example/req.txt"}, []string{"(https://idx.example/req.txt) pypi.org pip", "https://idx.example/req.txt idx.example pip"}},
 	{[]string{"python3", "-c", "import pip", "-m", "pip", "install", "x"}, nil},
 }
 

@@ -147,6 +147,15 @@ var packageCases = []struct {
 	{"pip install --extra-index-url https://a.example/simple --extra-index-url https://b.example x",
 		[]string{"x pypi.org pip ^0", "x a.example pip ^0", "x b.example pip ^0"}},
 	{"pip install -r requirements.txt", []string{"(requirements.txt) pypi.org pip ^0"}},
+	// A requirement or constraint file named by its URL is fetched from
+	// that URL's host; what it lists comes from the index (item 3).
+	{"pip install -r https://idx.example/req.txt", []string{"(https://idx.example/req.txt) pypi.org pip ^0", "https://idx.example/req.txt idx.example pip ^0"}},
+	{"pip install --requirement=https://idx.example/r.txt -c HTTP://C.example/c.txt x", []string{"x pypi.org pip ^0", "(https://idx.example/r.txt) pypi.org pip ^0", "https://idx.example/r.txt idx.example pip ^0", "HTTP://C.example/c.txt c.example pip ^0"}},
+	{"pip install --constraint https://c.example/c.txt -i https://i.example/simple x", []string{"x i.example pip ^0", "https://c.example/c.txt c.example pip ^0"}},
+	{"uv pip install -r https://idx.example/r.txt", []string{"(https://idx.example/r.txt) pypi.org pip ^0", "https://idx.example/r.txt idx.example pip ^0"}},
+	{"uv pip sync https://idx.example/r.txt", []string{"(https://idx.example/r.txt) pypi.org pip ^0", "https://idx.example/r.txt idx.example pip ^0"}},
+	{"pip install -r file:///tmp/r.txt", []string{"(file:///tmp/r.txt) pypi.org pip ^0"}},
+	{"pip install -r $URL", []string{"(<dynamic>) pypi.org pip ^0"}},
 	{"pip install -e . --no-deps", []string{". pypi.org pip ^0"}},
 	{"pip install --no-index --find-links ./wheels x", []string{"x  pip ^0"}},
 	{"PIP_INDEX_URL=https://p.example/simple pip install x", []string{"x p.example pip ^0"}},
@@ -799,6 +808,7 @@ func TestPackageFilesElsewhere(t *testing.T) {
 		{"uv add -r r.txt", []string{"r.txt"}, false},
 		{"uv run --with-requirements w.txt --with x pytest -r no.txt", []string{"w.txt"}, false},
 		{"uv pip sync a.txt b.txt", []string{"a.txt", "b.txt"}, false},
+		{"pip install -r https://h.example/r.txt -c c.txt", []string{"c.txt"}, false}, // the URL is no file the caller reads
 		{"cd web && npm ci", nil, true},
 		{"(pushd web; npm ci)", nil, true},
 		{"npm --prefix web ci", nil, true},
