@@ -631,7 +631,12 @@ func (in *install) option(opt, val string) {
 	case has(sp.hostOpts, opt):
 		in.hosts = append(in.hosts, val)
 	case has(sp.extraOpts, opt):
+		if sp.channelHost != "" && val != Dynamic && !strings.Contains(val, ":") {
+			val = sp.channelHost // a channel's name
+		}
 		in.extra = append(in.extra, val)
+	case sp.altIndex != "" && opt == strings.Split(sp.altIndex, ":")[0]:
+		in.hosts = append(in.hosts, strings.Split(sp.altIndex, ":")[1])
 	case has(sp.versionOpts, opt):
 		in.version = val
 	case has(sp.manifestOpts, opt):
@@ -715,11 +720,37 @@ func (in *install) operand(a arg) {
 	if in.exec && in.execNamed {
 		return // a command of the package named, or the package's arguments
 	}
-	in.names = append(in.names, cmp.Or(a.text, Dynamic)) // what a tool makes of an empty word is its own
-	if in.exec && !in.execNamed && a.lit && plainBinName(a.text) {
-		in.byBin = a.text
+	name := cmp.Or(a.text, Dynamic) // what a tool makes of an empty word is its own
+	if in.exec && !in.execNamed && has(in.spec.createSubs, in.sub) {
+		name = createName(name, in.spec.createKeeps)
+	}
+	in.names = append(in.names, name)
+	if in.exec && !in.execNamed && a.lit && plainBinName(name) {
+		in.byBin = name
 	}
 	in.execNamed = in.exec
+}
+
+// createName is the package an initializer word runs (npm's init,
+// lib/commands/init.js; pnpm's, yarn's and bun's create alike): "@s" is
+// "@s/create", a registry name gets "create-" before its name
+// ("vite@5": "create-vite@5", "@s/x": "@s/create-x"; one already so named
+// is kept when keep); another spec (git, a path, a URL) is as written.
+func createName(word string, keep bool) string {
+	if strings.HasPrefix(word, "@") && !strings.Contains(word, "/") {
+		return word + "/create"
+	}
+	if _, _, ok := npmSpec(word); ok || word == Dynamic {
+		return word
+	}
+	scope, name := "", word
+	if i := strings.IndexByte(word, '/'); i >= 0 {
+		scope, name = word[:i+1], word[i+1:]
+	}
+	if keep && strings.HasPrefix(name, "create-") {
+		return word
+	}
+	return scope + "create-" + name
 }
 
 // plainBinName reports whether w is a bare command name (no version, scope

@@ -26,6 +26,18 @@ var programPackageCases = []struct {
 	{[]string{"poetry", "add", "git+ssh://git@gitlab.example:o/r.git"}, []string{"git+ssh://git@gitlab.example:o/r.git gitlab.example poetry"}},
 	{[]string{"pip", "install", "pkg @ git+ssh://git@gitlab.example:o/r.git"}, []string{"pkg @ git+ssh://git@gitlab.example:o/r.git gitlab.example pip"}},
 	{[]string{"pip", "install", "-r", "https://idx.example/req.txt"}, []string{"(https://idx.example/req.txt) pypi.org pip", "https://idx.example/req.txt idx.example pip"}},
+	// Installers the table lacked.
+	{[]string{"pnpm", "create", "vite"}, []string{"create-vite registry.npmjs.org pnpm"}},
+	{[]string{"yarn", "create", "vite"}, []string{"create-vite registry.yarnpkg.com yarn"}},
+	{[]string{"npm", "init", "vite"}, []string{"create-vite registry.npmjs.org npm"}},
+	{[]string{"bun", "create", "x"}, []string{"create-x registry.npmjs.org bun"}},
+	{[]string{"composer", "global", "require", "x/y"}, []string{"x/y repo.packagist.org composer"}},
+	{[]string{"corepack", "pnpm", "add", "lodash"}, []string{"lodash registry.npmjs.org pnpm"}},
+	{[]string{"mamba", "install", "numpy"}, []string{"numpy conda.anaconda.org mamba"}},
+	{[]string{"micromamba", "install", "numpy"}, []string{"numpy conda.anaconda.org micromamba"}},
+	{[]string{"pdm", "add", "requests"}, []string{"requests pypi.org pdm"}},
+	{[]string{"pixi", "add", "numpy"}, []string{"numpy conda.anaconda.org pixi"}},
+	{[]string{"rye", "sync"}, []string{"(pyproject.toml) pypi.org rye"}},
 	{[]string{"python3", "-c", "import pip", "-m", "pip", "install", "x"}, nil},
 }
 
