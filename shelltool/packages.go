@@ -62,6 +62,8 @@ import (
 //   - cargo: a .cargo/config.toml (or .cargo/config) from the folder up
 //     with a source replacement, registries, [patch], [http] or [net]
 //     table, or an include, is <dynamic>.
+//   - pdm and rye: pyproject.toml (and pdm.lock, pdm.toml) sources as
+//     uv's; pixi: every URL of pixi.toml (its channels) and pixi.lock.
 //   - bundle: the Gemfile's `source` URLs add hosts; a .bundle/config
 //     with a mirror is <dynamic>. composer: composer.json's repository
 //     URLs add hosts.
@@ -113,6 +115,9 @@ var projectFiles = map[string][]string{
 	"cargo":    {".cargo/config.toml", ".cargo/config", "Cargo.toml", "Cargo.lock"},
 	"bundle":   {"Gemfile", ".bundle/config"},
 	"composer": {"composer.json"},
+	"pdm":      {"pyproject.toml", "pdm.lock", "pdm.toml"},
+	"rye":      {"pyproject.toml"},
+	"pixi":     {"pixi.toml", "pyproject.toml", "pixi.lock"},
 }
 
 // unpinnedFiles are read only where the sandbox's pins are off: there the
@@ -481,7 +486,8 @@ func (pc *projectConfig) file(manager, path string) []string {
 		h = npmrcIndexes(b, pc.pinned)
 	case base == "package.json":
 		h = npmManifestHosts(b, manager == "npm" && pc.pinned)
-	case base == "package-lock.json" || base == "npm-shrinkwrap.json" || base == "yarn.lock" || base == "pnpm-lock.yaml" || strings.HasPrefix(base, "bun.lock"):
+	case base == "package-lock.json" || base == "npm-shrinkwrap.json" || base == "yarn.lock" || base == "pnpm-lock.yaml" || strings.HasPrefix(base, "bun.lock"),
+		base == "pixi.toml" || base == "pixi.lock": // pixi's channels and the lock's package URLs: every URL counts
 		h = lockfileHosts(b, manager == "npm" && pc.pinned)
 	case base == ".yarnrc" || base == ".yarnrc.yml" || base == "bunfig.toml" || base == ".pnpmfile.cjs":
 		h = []string{cmdline.Dynamic} // registries the sandbox does not pin, or code that rewrites them

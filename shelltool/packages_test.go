@@ -139,6 +139,9 @@ func TestProjectIndexes(t *testing.T) {
 	write("pnpmplain/pnpm-workspace.yaml", "packages:\n  - 'a/*'\n")
 	write("pnpmfile/.pnpmfile.cjs", "module.exports = {hooks: {readPackage (p) { return p }}}\n")
 	write("poetry/poetry.toml", "[repositories.e]\nurl = \"https://poetry.example/simple\"\n")
+	write("pdm/pyproject.toml", "[project]\nname = \"p\"\n[[tool.pdm.source]]\nname = \"e\"\nurl = \"https://pdm.example/simple\"\n")
+	write("rye/pyproject.toml", "[project]\nname = \"p\"\n[[tool.rye.sources]]\nname = \"e\"\nurl = \"https://rye.example/simple\"\n")
+	write("pixi/pixi.toml", "[workspace]\nchannels = [\"conda-forge\", \"https://chan.example/c\"]\nplatforms = [\"linux-64\"]\n")
 	write("far/deep/.npmrc", "@far:registry=https://far.example/\n")
 	// A symlink may lead where the server, not the command, can read.
 	write("npmlink/package.json", "{}")
@@ -218,6 +221,9 @@ func TestProjectIndexes(t *testing.T) {
 		{grants.SurfaceSandbox, "pnpmplain", "pnpm install", "registry.npmjs.org"},
 		{grants.SurfaceSandbox, "pnpmfile", "pnpm add x", "registry.npmjs.org <dynamic>"},
 		{grants.SurfaceSandbox, "poetry", "poetry add x", "pypi.org poetry.example"},
+		{grants.SurfaceSandbox, "pdm", "pdm add x", "pypi.org pdm.example"},
+		{grants.SurfaceSandbox, "rye", "rye sync", "pypi.org rye.example"},
+		{grants.SurfaceSandbox, "pixi", "pixi add numpy", "conda.anaconda.org chan.example"},
 		// A manifest's or lockfile's git and URL dependencies come from
 		// their hosts (npm in the sandbox asks its registry for tarballs).
 		{grants.SurfaceSandbox, "deps", "npm ci", "registry.npmjs.org github.com git.example lockgit.example"},

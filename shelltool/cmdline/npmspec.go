@@ -120,6 +120,9 @@ func npmIsSCP(s string) bool {
 		digits := strings.IndexFunc(path, func(r rune) bool { return r < '0' || r > '9' })
 		return digits == 0 || digits > 0 && path[digits] != '/' // ":22/" or ":22" is a port
 	}
+	if npmIsURL(s) {
+		return false // npa reads a URL (ssh://git@h:2222/r) as one, never as isGit
+	}
 	user, rest, found := strings.Cut(s, "@")
 	if !found || user == "" {
 		return false
@@ -132,14 +135,22 @@ func npmIsSCP(s string) bool {
 // npmSCPHost is the host of an scp-like git address ([git+ssh://]user@host:path).
 func npmSCPHost(s string) string {
 	rest, _ := cutPrefixFold(s, "git+ssh://")
+	return scpHost(rest)
+}
+
+// scpHost is the host of an scp-like address without its scheme
+// ([user@]host:path, also what follows ssh:// or git+ssh:// in
+// "git+ssh://git@h:o/r.git", which poetry takes): Dynamic when it is no
+// plain host name.
+func scpHost(rest string) string {
 	hostPart, _, _ := strings.Cut(rest, ":")
 	if i := strings.LastIndexByte(hostPart, '@'); i >= 0 {
 		hostPart = hostPart[i+1:]
 	}
-	if hostPart == "" || strings.ContainsAny(hostPart, "/?# ") {
+	if hostPart == "" || strings.ContainsAny(hostPart, "/?#[] \t\n\\") {
 		return Dynamic
 	}
-	if _, err := url.Parse("ssh://" + hostPart + "/"); err != nil {
+	if u, err := url.Parse("ssh://" + hostPart + "/"); err != nil || u.Hostname() == "" {
 		return Dynamic
 	}
 	return strings.ToLower(hostPart)

@@ -73,7 +73,8 @@ type Package struct {
 	Command int
 	// Files are the files the line names that the tool reads options
 	// from, as written (pip -r requirements.txt, -c constraints.txt: they
-	// may name indexes); Elsewhere is true when the tool may run in
+	// may name indexes), but those named by a URL, each a Package of its
+	// own from that URL's host; Elsewhere is true when the tool may run in
 	// another folder than the line's (the line changes folder, or an
 	// option names one: npm --prefix, uv --directory), whose project
 	// configuration it then reads. The caller reads the project's
@@ -127,6 +128,7 @@ type install struct {
 	anyHost, offline bool
 	links            bool     // a linkOpts URL: Dynamic besides the index, offline too
 	files            []string // manifestOpts' and fileOpts' files, as written
+	fetched          []string // those named by a URL (file)
 	elsewhere        bool     // a dirOpts option names the folder it works in
 	family           string   // the configuration it reads (configFiles): the spec's, uv's for uv pip
 	// needVersion: only operands with @version are packages (go install
@@ -159,12 +161,15 @@ type install struct {
 // installs records the packages the command installs, if it is a package
 // manager's install.
 func (k *call) installs() {
-	name, args, family, stop := installerCall(k.norm, k.args)
+	name, args, family, stop, dynamic := installerCall(k.norm, k.args)
 	sp, ok := installers[name]
 	if !ok {
 		return
 	}
 	sub, rest, n, how := sp.subcommand(args)
+	if dynamic {
+		how = subDynamic
+	}
 	if sp.handOff != "" && sub == sp.handOff && how != subNone {
 		// uv pip is pip, after uv's own options too (uv --color never pip
 		// install x), which count as pip's.
@@ -179,8 +184,9 @@ func (k *call) installs() {
 	case subNone:
 		return
 	case subDynamic:
-		// npm $X y, npm -reg URL i x, two readings that both install: it
-		// may install anything from anywhere.
+		// npm $X y, npm -reg URL i x, two readings that both install,
+		// python options not read before -m pip: it may install anything
+		// from anywhere.
 		k.pkgs = append(k.pkgs, &install{manager: name, spec: sp, names: []string{Dynamic}, hosts: []string{Dynamic}})
 		return
 	}
@@ -200,56 +206,109 @@ func (k *call) installs() {
 }
 
 // installerCall is the package manager a command runs, and its words:
-// python -m pip is pip; npx X is npm exec X, whose words after X are X's
-// own (stop).
-func installerCall(name string, args []arg) (manager string, words []arg, family string, stop bool) {
+// python -m pip is pip (python -m uv, pipx, poetry: that program);
+// corepack pnpm is pnpm; npx X is npm exec X, whose words after X are X's
+// own (stop). dynamic: python's options could not be read, and a word
+// after them names an installer's module: it may run it, with any words.
+func installerCall(name string, args []arg) (manager string, words []arg, family string, stop, dynamic bool) {
 	switch {
 	case name == "python" || name == "pypy":
-		if module, rest, ok := pythonModule(args); ok && has("pip pip3", module) {
-			return "pip", rest, "", false
+		module, rest, how := pythonModule(args)
+		if m := pythonModules[strings.TrimSuffix(module, ".__main__")]; m != "" {
+			if how == subDynamic {
+				return m, nil, "", false, true
+			}
+			return installerCall(m, rest)
+		}
+	case name == "corepack" && len(args) > 0:
+		// corepack NAME[@VERSION] ARGS runs that package manager.
+		if !args[0].lit {
+			return "npm", nil, "", false, true
+		}
+		if pm, _, _ := strings.Cut(args[0].text, "@"); corepackManagers[pm] {
+			return installerCall(pm, args[1:])
 		}
 	case execRunners[name] != "":
 		name = execRunners[name]
 		sub, _, _ := strings.Cut(installers[name].execSubs, " ")
-		return name, slices.Concat([]arg{{text: sub, lit: true}}, args), "", true
+		return name, slices.Concat([]arg{{text: sub, lit: true}}, args), "", true, false
 	}
-	return name, args, "", false
+	return name, args, "", false, false
 }
 
 // pythonModule finds the module of python's -m past the interpreter's own
-// options, as its command line parser reads them: flags alone or combined
-// (-I -u, -Im), -W and -X with their value (attached or next), the module
-// attached (-mpip) or next. -c, a script, "-", an option python does not
-// know (it refuses to start) or a word not known before the module end the
-// search: no module.
-func pythonModule(args []arg) (module string, rest []arg, ok bool) {
+// options, as CPython's parser (Python/getopt.c, pythonFlags) reads them:
+// flags alone or clustered (-I -u, -IBm), -W and -X with their value
+// (attached or next), --check-hash-based-pycs with the next word, the
+// module attached (-mpip) or next. -c, a script, "-" or "--" end the
+// search (subNone), as do the options that print and exit (-h, -V,
+// --help-all). An option the parser does not know, or a word not literal,
+// is read no further: subDynamic with the first later word naming an
+// installer's module (pythonModules) as module, which it may run.
+func pythonModule(args []arg) (module string, rest []arg, how subHow) {
 	for i := 0; i < len(args); i++ {
 		a := args[i]
-		if !a.lit || len(a.text) < 2 || a.text[0] != '-' || a.text == "--" || strings.HasPrefix(a.text, "--") {
-			return "", nil, false
+		switch {
+		case !a.lit:
+			return laterModule(args[i+1:])
+		case len(a.text) < 2 || a.text[0] != '-' || a.text == "--":
+			return "", nil, subNone // a script, "-" (stdin), "--" then a script
+		case strings.HasPrefix(a.text, "--"):
+			switch {
+			case has(pythonExitLong, a.text):
+				return "", nil, subNone
+			case has(pythonArgLong, a.text):
+				i++
+				continue
+			}
+			return laterModule(args[i+1:])
 		}
 		for j := 1; j < len(a.text); j++ {
 			switch c := a.text[j]; {
-			case strings.IndexByte("bBdEhiIOPqsSuvVx", c) >= 0:
+			case strings.IndexByte(pythonExitFlags, c) >= 0:
+				return "", nil, subNone
+			case strings.IndexByte(pythonFlags, c) >= 0:
 			case c == 'W' || c == 'X':
 				if j == len(a.text)-1 {
 					i++ // the value is the next word
 				}
 				j = len(a.text)
+			case c == 'c':
+				return "", nil, subNone
+			case c == 'm' && j < len(a.text)-1:
+				return a.text[j+1:], args[i+1:], subFound
+			case c == 'm' && i+1 < len(args) && args[i+1].lit:
+				return args[i+1].text, args[i+2:], subFound
 			case c == 'm':
-				if j < len(a.text)-1 {
-					return a.text[j+1:], args[i+1:], true
-				}
-				if i+1 < len(args) && args[i+1].lit {
-					return args[i+1].text, args[i+2:], true
-				}
-				return "", nil, false
+				return "", nil, subNone // a module known only when run, as a command's name
 			default:
-				return "", nil, false
+				return laterModule(args[i+1:])
 			}
 		}
 	}
-	return "", nil, false
+	return "", nil, subNone
+}
+
+// laterModule is the first of words that names an installer's module,
+// alone or after an "m" in an option word (-m pip, -Impip): python may run
+// it after options that could not be read.
+func laterModule(words []arg) (string, []arg, subHow) {
+	for _, w := range words {
+		if !w.lit {
+			continue
+		}
+		for t := w.text; ; {
+			if pythonModules[strings.TrimSuffix(t, ".__main__")] != "" {
+				return t, nil, subDynamic
+			}
+			_, after, ok := strings.Cut(t, "m")
+			if !ok || !strings.HasPrefix(w.text, "-") {
+				break
+			}
+			t = after
+		}
+	}
+	return "", nil, subNone
 }
 
 // subHow is how surely subcommand found the subcommand.
@@ -532,8 +591,7 @@ func (in *install) operandWord(a arg, pending bool) (stop bool) {
 		in.anyHost, in.execNamed = true, true
 		in.names = append(in.names, Dynamic)
 	case in.reqFiles:
-		in.manifests = append(in.manifests, "("+t+")")
-		in.files = append(in.files, t)
+		in.file(t, true)
 	default:
 		in.operand(a)
 	}
@@ -573,14 +631,18 @@ func (in *install) option(opt, val string) {
 	case has(sp.hostOpts, opt):
 		in.hosts = append(in.hosts, val)
 	case has(sp.extraOpts, opt):
+		if sp.channelHost != "" && val != Dynamic && !strings.Contains(val, ":") {
+			val = sp.channelHost // a channel's name
+		}
 		in.extra = append(in.extra, val)
+	case sp.altIndex != "" && opt == strings.Split(sp.altIndex, ":")[0]:
+		in.hosts = append(in.hosts, strings.Split(sp.altIndex, ":")[1])
 	case has(sp.versionOpts, opt):
 		in.version = val
 	case has(sp.manifestOpts, opt):
-		in.manifests = append(in.manifests, "("+val+")")
-		in.files = append(in.files, val)
+		in.file(val, true)
 	case has(sp.fileOpts, opt):
-		in.files = append(in.files, val)
+		in.file(val, false)
 	case has(sp.dirOpts, opt), has(sp.dirFlags, opt):
 		in.elsewhere = true
 	case has(sp.pkgOpts, opt), in.exec && has(sp.execPkgOpts, opt):
@@ -600,6 +662,22 @@ func (in *install) option(opt, val string) {
 			in.links = true
 		}
 	}
+}
+
+// file notes a file the tool reads options or requirements from (pip -r
+// F, -c F; a manifest: what it lists is installed, "(F)"). One named by a
+// URL is fetched from that URL's host: a package of its own, the URL as
+// written (pip install -r https://h/r.txt), and not a file the caller can
+// read.
+func (in *install) file(name string, manifest bool) {
+	if manifest {
+		in.manifests = append(in.manifests, "("+name+")")
+	}
+	if _, host, ok := packageURL(name); ok && host != "" {
+		in.fetched = append(in.fetched, name)
+		return
+	}
+	in.files = append(in.files, name)
 }
 
 // settle turns what the words named into the install's packages: the
@@ -629,6 +707,7 @@ func (in *install) settle(manifestOnly bool) {
 			in.names = []string{sp.manifest}
 		}
 	}
+	in.names = append(in.names, in.fetched...)
 }
 
 // operand adds a package word, unless the subcommand installs only words
@@ -641,11 +720,37 @@ func (in *install) operand(a arg) {
 	if in.exec && in.execNamed {
 		return // a command of the package named, or the package's arguments
 	}
-	in.names = append(in.names, cmp.Or(a.text, Dynamic)) // what a tool makes of an empty word is its own
-	if in.exec && !in.execNamed && a.lit && plainBinName(a.text) {
-		in.byBin = a.text
+	name := cmp.Or(a.text, Dynamic) // what a tool makes of an empty word is its own
+	if in.exec && !in.execNamed && has(in.spec.createSubs, in.sub) {
+		name = createName(name, in.spec.createKeeps)
+	}
+	in.names = append(in.names, name)
+	if in.exec && !in.execNamed && a.lit && plainBinName(name) {
+		in.byBin = name
 	}
 	in.execNamed = in.exec
+}
+
+// createName is the package an initializer word runs (npm's init,
+// lib/commands/init.js; pnpm's, yarn's and bun's create alike): "@s" is
+// "@s/create", a registry name gets "create-" before its name
+// ("vite@5": "create-vite@5", "@s/x": "@s/create-x"; one already so named
+// is kept when keep); another spec (git, a path, a URL) is as written.
+func createName(word string, keep bool) string {
+	if strings.HasPrefix(word, "@") && !strings.Contains(word, "/") {
+		return word + "/create"
+	}
+	if _, _, ok := npmSpec(word); ok || word == Dynamic {
+		return word
+	}
+	scope, name := "", word
+	if i := strings.IndexByte(word, '/'); i >= 0 {
+		scope, name = word[:i+1], word[i+1:]
+	}
+	if keep && strings.HasPrefix(name, "create-") {
+		return word
+	}
+	return scope + "create-" + name
 }
 
 // plainBinName reports whether w is a bare command name (no version, scope
@@ -1045,6 +1150,11 @@ func packageURL(word string) (u, host string, ok bool) {
 	u = word[start:]
 	parsed, err := url.Parse(u)
 	if err != nil {
+		if scheme := strings.ToLower(word[start:i]); scheme == "ssh" || scheme == "git+ssh" {
+			// git+ssh://git@h:o/r.git: an scp-like address (poetry's
+			// form; pip and uv ask ssh for that host too).
+			return u, scpHost(u[i-start+3:]), true
+		}
 		return u, Dynamic, true
 	}
 	if strings.EqualFold(parsed.Scheme, "file") {

@@ -173,8 +173,9 @@ func (k *call) configSetter() (family string, pinned bool) {
 		return "poetry", false
 	case name == "gem" && sub == "sources", name == "bundle" && sub == "config" && !reads:
 		return "gem", false
-	case name == "composer" && sub == "config", name == "conda" && sub == "config":
-		return name, false
+	case has("composer conda mamba micromamba pdm rye pixi", name) && sub == "config",
+		name == "pixi" && has("project workspace", sub): // pixi project channel add
+		return installers[name].family, false
 	}
 	return "", false
 }

@@ -397,6 +397,18 @@ type installerSpec struct {
 	// workspace NAME add x, yarn workspaces foreach add x): "WORD:*" is
 	// WORD and any one word, "WORD:NEXT" the two words.
 	relays string
+	// createSubs are execSubs whose operand names an initializer: npm
+	// init X, pnpm/yarn/bun create X run the package create-X (@s/x:
+	// @s/create-x, @s: @s/create; createName); createKeeps: a name
+	// already create-… is kept (pnpm).
+	createSubs  string
+	createKeeps bool
+	// channelHost: an extraOpts value that is a name, not a URL, is a
+	// channel of this host (conda -c conda-forge).
+	channelHost string
+	// altIndex is "FLAG:HOST": after FLAG the packages come from HOST
+	// (pixi add --pypi).
+	altIndex string
 }
 
 // execRunners maps a program that fetches a package to run it to the
@@ -595,6 +607,31 @@ const (
 		"--patch --minor --major --pre --all --print --normalize-platforms --binstubs --standalone --update"
 )
 
+// pythonModules maps a module python -m runs (without ".__main__") to
+// the installer it is; corepackManagers are the package managers corepack
+// runs (corepack pnpm add x is pnpm add x).
+var (
+	pythonModules = map[string]string{"pip": "pip", "pip3": "pip", "pip._internal": "pip", "pip._internal.cli.main": "pip",
+		"pip._internal.main": "pip", "uv": "uv", "pipx": "pipx", "poetry": "poetry", "pdm": "pdm", "conda": "conda"}
+	corepackManagers = map[string]bool{"npm": true, "npx": true, "pnpm": true, "pnpx": true, "yarn": true}
+)
+
+// CPython's options (Python/getopt.c SHORT_OPTS and longopts) as
+// pythonModule reads them: flags, those that print and exit, and the long
+// ones; -W and -X take a value, -c and -m end the options.
+const (
+	pythonFlags     = "bBdEiIOPqRsStuvx"
+	pythonExitFlags = "hV?"
+	pythonArgLong   = "--check-hash-based-pycs"
+	pythonExitLong  = "--help --version --help-all --help-env --help-xoptions"
+)
+
+// conda is conda's, mamba's and micromamba's: -c adds a channel (a name
+// is one of conda.anaconda.org's, the default channel alias; a URL its
+// host) to the configured ones.
+var conda = &installerSpec{subs: "install create update", host: "conda.anaconda.org", channelHost: "conda.anaconda.org", extraOpts: "-c --channel",
+	argOpts: "-n --name -p --prefix --file", family: "conda"}
+
 // installers maps a package manager (base name without version) to its
 // install forms. "python -m pip" and "uv pip" are pip.
 var installers = map[string]*installerSpec{
@@ -607,7 +644,7 @@ var installers = map[string]*installerSpec{
 		hostOpts: "--registry", argOpts: npmArgOpts + " " + npmValueOpts, env: "npm_config_registry NPM_CONFIG_REGISTRY",
 		anyHostOpts: "--replace-registry-host " + npmConfigOpts, anyHostEnv: "npm_config_replace_registry_host", scoped: true,
 		configEnv: npmConfigEnv, npmSpecs: true, abbrevOpts: npmAbbrevOpts, abbrevOwn: "global", abbrevDashes: true,
-		family: "npm", dirOpts: npmDirOpts, execSubs: "exec init", execPkgOpts: "-p --package", flagOpts: npmFlagOpts, boolValues: true},
+		family: "npm", dirOpts: npmDirOpts, execSubs: "exec init", createSubs: "init", execPkgOpts: "-p --package", flagOpts: npmFlagOpts, boolValues: true},
 	// pnpm fetch: the lockfile's packages into the store. pnpm's options
 	// (config/config/src/types.ts and the install commands' rcOptionsTypes)
 	// are pnpmValueOpts and pnpmFlagOpts; --filter, -r and -w select other
@@ -617,7 +654,7 @@ var installers = map[string]*installerSpec{
 		argOpts: dropOpts(npmArgOpts, "--workspace") + " " + pnpmValueOpts, env: "npm_config_registry NPM_CONFIG_REGISTRY", scoped: true, configEnv: npmConfigEnv, npmSpecs: true,
 		anyHostOpts: npmConfigOpts + " --pnpmfile --global-pnpmfile", abbrevOpts: npmAbbrevOpts, abbrevOwn: "global", abbrevDashes: true, family: "npm",
 		dirOpts: npmDirOpts + " --lockfile-dir --filter -F --filter-prod --workspace-dir", dirFlags: "-r --recursive -w --workspace-root",
-		execSubs: "dlx", execPkgOpts: "--package", flagOpts: pnpmFlagOpts},
+		execSubs: "dlx create", createSubs: "create", createKeeps: true, execPkgOpts: "--package", flagOpts: pnpmFlagOpts},
 	// yarn upgrade (classic) and up (berry) fetch the named packages or
 	// the manifest's. yarn workspace NAME CMD and yarn workspaces foreach
 	// CMD run CMD in other folders (relays). --use-yarnrc (classic) and
@@ -627,14 +664,14 @@ var installers = map[string]*installerSpec{
 		anyHostSubs: "set:version policies:set-version plugin:import", bareInstall: true, manifest: "(package.json)", host: "registry.yarnpkg.com", hostOpts: "--registry",
 		argOpts: dropOpts(npmArgOpts, "-C --prefix --dir") + " " + yarnValueOpts, env: "YARN_REGISTRY YARN_NPM_REGISTRY_SERVER npm_config_registry",
 		configEnv: npmConfigEnv + " YARN_RC_FILENAME", npmSpecs: true, anyHostOpts: npmConfigOpts + " --use-yarnrc", family: "npm", dirOpts: "--cwd",
-		execSubs: "dlx", execPkgOpts: "-p --package", flagOpts: yarnFlagOpts, relays: "workspace:* workspaces:foreach"},
+		execSubs: "dlx create", createSubs: "create", execPkgOpts: "-p --package", flagOpts: yarnFlagOpts, relays: "workspace:* workspaces:foreach"},
 	// bun's options (src/cli/Arguments.zig: the runtime's, shared by every
 	// command, and install_params): -c/--config names the bunfig.toml,
 	// which names the registry; --filter selects workspace folders.
 	"bun": {subs: "install i add a update link", manifest: "(package.json)", host: "registry.npmjs.org", hostOpts: "--registry",
 		argOpts: dropOpts(npmArgOpts, "-C --prefix --dir") + " " + bunValueOpts, env: "BUN_CONFIG_REGISTRY NPM_CONFIG_REGISTRY npm_config_registry",
 		configEnv: npmConfigEnv, npmSpecs: true, anyHostOpts: npmConfigOpts + " -c --config", family: "npm",
-		dirOpts: "--cwd --filter -F", execSubs: "x", execPkgOpts: "-p --package", flagOpts: bunFlagOpts},
+		dirOpts: "--cwd --filter -F", execSubs: "x create", createSubs: "create", execPkgOpts: "-p --package", flagOpts: bunFlagOpts},
 	"pip": {subs: "install download wheel sync compile lock", manifest: "(requirements)", host: "pypi.org",
 		hostOpts: "-i --index-url --default-index", extraOpts: "--extra-index-url --index", offlineOpts: "--no-index",
 		manifestOpts: "-r --requirement", pkgOpts: "-e --editable", linkOpts: "-f --find-links", argOpts: pipArgOpts + " -d --dest -w --wheel-dir -o --output-file " + uvGlobalValueOpts, env: pipEnv,
@@ -697,8 +734,27 @@ var installers = map[string]*installerSpec{
 		anyHostOpts: "--github", anyHostEnv: "BUNDLE_MIRROR__*",
 		configEnv: "BUNDLE_APP_CONFIG BUNDLE_USER_CONFIG BUNDLE_USER_HOME",
 		dirOpts:   "--gemfile", dirEnv: "BUNDLE_GEMFILE"},
-	"composer": {subs: "require install update", manifestSubs: "install update", manifest: "(composer.json)", host: "repo.packagist.org", family: "composer", dirOpts: "-d --working-dir"},
-	"conda":    {subs: "install create", host: "conda.anaconda.org", hostOpts: "-c --channel", argOpts: "-n --name -p --prefix --file", family: "conda"},
+	// composer global CMD runs CMD in composer's home project;
+	// create-project fetches the package it names (and its dependencies).
+	"composer": {subs: "require install update global:require global:install global:update", manifestSubs: "install update global:install global:update",
+		execSubs: "create-project", manifest: "(composer.json)", host: "repo.packagist.org", family: "composer", dirOpts: "-d --working-dir"},
+	"conda": conda, "mamba": conda, "micromamba": conda,
+	// pdm and rye resolve against the project's sources (pyproject.toml,
+	// read by the caller), PyPI by default; pdm add, rye add and update
+	// lock and sync the project.
+	"pdm": {subs: "add install sync update lock remove", manifestSubs: "install sync lock remove", manifest: "(pyproject.toml)", host: "pypi.org",
+		env: "PDM_PYPI_URL", pkgOpts: "-e --editable", argOpts: "-G --group -L --lockfile --venv -k --skip --config-setting -C",
+		family: "pdm", dirOpts: "-p --project"},
+	"rye": {subs: "add sync lock install remove", manifestSubs: "sync lock remove", manifest: "(pyproject.toml)", host: "pypi.org",
+		hostOpts: "--index-url", extraOpts: "--git --url --extra-index-url", argOpts: "--path --features --optional --pin --python -p --extra-requirement --include-dep",
+		family: "rye", dirOpts: "--pyproject"},
+	// pixi's packages come from the manifest's conda channels (pixi.toml,
+	// read by the caller), with --pypi from PyPI; pixi exec fetches one
+	// to run it; pixi global installs a tool.
+	"pixi": {subs: "add install update upgrade lock global:install global:add global:upgrade", manifestSubs: "install lock", manifest: "(pixi.toml)",
+		host: "conda.anaconda.org", channelHost: "conda.anaconda.org", extraOpts: "-c --channel", altIndex: "--pypi:pypi.org",
+		execSubs: "exec", execPkgOpts: "-s --spec", argOpts: "-e --environment -p --platform -f --feature --revision --branch --tag --rev",
+		family: "pixi", dirOpts: "--manifest-path"},
 	"apt-get":  {subs: "install reinstall build-dep source download", argOpts: "-o --option -t --target-release --default-release -c --config-file"},
 	"apt":      {subs: "install reinstall build-dep source download", argOpts: "-o --option -t --target-release --default-release -c --config-file"},
 	"aptitude": {subs: "install reinstall", argOpts: "-o -t --target-release"},
@@ -723,7 +779,10 @@ var configFiles = map[string]string{
 	"cargo":    ".cargo/config config.toml cargo_home",
 	"gem":      "gemrc .bundle/config",
 	"composer": "auth.json composer/config.json",
-	"conda":    "condarc",
+	"conda":    "condarc mambarc",
+	"pdm":      "pdm.toml pyproject.toml",
+	"rye":      "pyproject.toml rye/config.toml",
+	"pixi":     "pixi.toml pyproject.toml pixi/config.toml",
 	"apk":      "apk/repositories",
 	"brew":     "",
 }
