@@ -116,7 +116,9 @@ var packageCases = []struct {
 	{"python3 -X dev -W error::DeprecationWarning -Xfrozen_modules=off -m pip install x", []string{"x pypi.org pip ^0"}},
 	{"python3 -IW ignore -m pip install x", []string{"x pypi.org pip ^0"}},
 	{"python3 --check-hash-based-pycs never -m pip install x", []string{"x pypi.org pip ^0"}},
-	{"python3 --check-hash-based-pycs -m pip install x", nil}, // "-m" is the value, "pip" the script
+	// "-m" is the value, "pip" the script: a script named pip is read as
+	// pip's entry point (python3 /usr/bin/pip install x), so x is decided.
+	{"python3 --check-hash-based-pycs -m pip install x", []string{"x pypi.org pip ^1"}},
 	{"python3 --future -m pip install x", []string{"<dynamic> <dynamic> pip ^0"}},
 	{"python3 -J -m pip install x", []string{"<dynamic> <dynamic> pip ^0"}},
 	{"python3 -IZm pip install x", []string{"<dynamic> <dynamic> pip ^0"}},
