@@ -30,6 +30,7 @@ import (
 	"github.com/onellm/onellm-mcp/internal/toolkit"
 	"github.com/onellm/onellm-mcp/shelltool/cmdline"
 	"github.com/onellm/onellm-mcp/shelltool/sandbox"
+	"github.com/onellm/onellm-mcp/shelltool/toolchains"
 	"github.com/onellm/onellm-mcp/webtools"
 )
 
@@ -220,7 +221,7 @@ func (t *Tool) Plan(_ context.Context, env *toolkit.Env, raw json.RawMessage) (*
 	if err != nil {
 		return nil, err
 	}
-	analysis, err := cmdline.Analyze(args.Command)
+	analysis, err := cmdline.AnalyzeIn(args.Command, passedEnv(p, grants.SurfaceSandbox))
 	if err != nil {
 		return nil, toolkit.Argf("command: %v", err)
 	}
@@ -236,6 +237,9 @@ func (t *Tool) Plan(_ context.Context, env *toolkit.Env, raw json.RawMessage) (*
 				Msg: fmt.Sprintf("the kernel sandbox cannot be applied here (%v) and [sandbox] required is true, so nothing runs", sandboxErr)}
 		}
 		surface = grants.SurfaceHost
+		if analysis, err = cmdline.AnalyzeIn(args.Command, passedEnv(p, surface)); err != nil {
+			return nil, toolkit.Argf("command: %v", err)
+		}
 	}
 	reqs, hiddenByDecision, err := requests(p, analysis, cwd, surface)
 	if err != nil {
@@ -329,7 +333,7 @@ func seesLiftedCredential(p *grants.Policy, surface grants.Surface) bool {
 // LineRequests parses a command line and returns the requests the tool
 // would make for it (for explain).
 func LineRequests(p *grants.Policy, line, cwd string, surface grants.Surface) ([]grants.Request, error) {
-	a, err := cmdline.Analyze(line)
+	a, err := cmdline.AnalyzeIn(line, passedEnv(p, surface))
 	if err != nil {
 		return nil, fmt.Errorf("command: %w", err)
 	}
@@ -540,6 +544,22 @@ func readSecrets(p *grants.Policy, refs []secretRef, g toolkit.Grant) ([]secretV
 
 // environment is the command's whole environment: the configured names, with
 // the server's values, and the requested secrets.
+// passedEnv is what the variables [sandbox] env passes from the server's
+// environment tell an installer (its index: PIP_INDEX_URL=…), for the
+// line's analysis; on the sandbox surface, without those the toolchains
+// set in their place (toolchains.Sets: the analysis assumes those).
+func passedEnv(p *grants.Policy, surface grants.Surface) cmdline.ProgramEnv {
+	var env cmdline.ProgramEnv
+	for _, k := range p.Sandbox.Env {
+		v, ok := os.LookupEnv(k)
+		if !ok || !cmdline.InstallEnvWatched(k) || toolchainsApply(p, surface) && toolchains.Sets(k) {
+			continue
+		}
+		env.Set = append(env.Set, k+"="+v)
+	}
+	return env
+}
+
 func environment(p *grants.Policy, secrets []secretValue) []string {
 	var env []string
 	for _, k := range p.Sandbox.Env {

@@ -601,3 +601,38 @@ func runAndReplaceOnHost(t *testing.T, ws string, plan *toolkit.Plan, env string
 	}
 	return <-done
 }
+
+// TestLinePassedEnv: a variable [sandbox] env passes from the server's
+// environment names the index the line's installer uses (review rev16c
+// medium), unless the toolchains set it in its place on the sandbox
+// surface (npm_config_registry is pinned there; on the host it is not).
+func TestLinePassedEnv(t *testing.T) {
+	ws := t.TempDir()
+	t.Setenv("PIP_INDEX_URL", "https://corp.example/simple")
+	t.Setenv("npm_config_registry", "https://npm.corp.example/")
+	p := policyFor(t, ws, "profile = \"interactive-dev\"\n[sandbox]\nenv = [\"PIP_INDEX_URL\", \"npm_config_registry\"]\n")
+	for _, tc := range []struct {
+		line    string
+		surface grants.Surface
+		host    string
+	}{
+		{"pip install x", grants.SurfaceSandbox, "corp.example"},
+		{"pip install x", grants.SurfaceHost, "corp.example"},
+		{"npm i lodash", grants.SurfaceSandbox, "registry.npmjs.org"},
+		{"npm i lodash", grants.SurfaceHost, "npm.corp.example"},
+	} {
+		reqs, err := LineRequests(p, tc.line, ws, tc.surface)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var hosts []string
+		for _, r := range reqs {
+			if r.Capability == grants.CapPackageInstall {
+				hosts = append(hosts, r.Target.Host)
+			}
+		}
+		if !slices.Equal(hosts, []string{tc.host}) {
+			t.Errorf("%s (%s): hosts %q, want %s", tc.line, tc.surface, hosts, tc.host)
+		}
+	}
+}

@@ -56,12 +56,7 @@ func AnalyzeProgramIn(argv []string, env ProgramEnv) (Analysis, error) {
 		args[i] = arg{text: w, lit: true}
 	}
 	a := &analyzer{parent: -1}
-	for _, e := range env.Set {
-		if name, value, ok := strings.Cut(e, "="); ok {
-			a.setEnv(name, value)
-		}
-	}
-	a.unsets = append(a.unsets, env.Unset...)
+	a.withEnv(env)
 	a.simple(args, ctx{}, -1, riskNote{})
 	if a.err != nil {
 		return Analysis{}, a.err
@@ -138,4 +133,29 @@ func InstallEnvNames() []string {
 		}
 	}
 	return slices.Sorted(maps.Keys(seen))
+}
+
+// withEnv takes env as assignments and removals made before what is
+// analysed.
+func (a *analyzer) withEnv(env ProgramEnv) {
+	for _, e := range env.Set {
+		if name, value, ok := strings.Cut(e, "="); ok {
+			a.setEnv(name, value)
+		}
+	}
+	a.unsets = append(a.unsets, env.Unset...)
+}
+
+// InstallEnvWatched reports whether name is one of InstallEnvNames (npm's
+// npm_config_* in any case).
+func InstallEnvWatched(name string) bool {
+	if _, npm := npmConfigKey(name); npm {
+		return true
+	}
+	for _, n := range InstallEnvNames() {
+		if p, ok := strings.CutSuffix(n, "*"); ok && strings.HasPrefix(name, p) || n == name {
+			return true
+		}
+	}
+	return false
 }

@@ -119,6 +119,14 @@ func (a Analysis) Risk() grants.Risk {
 // An empty line, a line that does not parse, a line longer than
 // MaxLineBytes or nested deeper than MaxDepth is an error.
 func Analyze(line string) (Analysis, error) {
+	return AnalyzeIn(line, ProgramEnv{})
+}
+
+// AnalyzeIn is Analyze for a line run with env besides the sandbox's own
+// settings (the variables [sandbox] env passes from the server's
+// environment): an installer's index is the one its environment names, as
+// when the line assigned them first.
+func AnalyzeIn(line string, env ProgramEnv) (Analysis, error) {
 	if len(line) > MaxLineBytes {
 		return Analysis{}, fmt.Errorf("command line is %d bytes, over the %d-byte limit", len(line), MaxLineBytes)
 	}
@@ -133,6 +141,7 @@ func Analyze(line string) (Analysis, error) {
 		return Analysis{}, errors.New("empty command line")
 	}
 	a := &analyzer{parent: -1, src: line}
+	a.withEnv(env)
 	a.cdInLine, a.cdableVars, a.mayStayHome = scanDirs(f)
 	a.stmts(f.Stmts, ctx{})
 	if a.err != nil {

@@ -480,6 +480,25 @@ func (s Set) Prepare(cache string, workspaceRoots []string, home string) (*Call,
 	return c, nil
 }
 
+// Sets reports whether Prepare gives commands a variable of this name
+// (its value then replaces one [sandbox] env passes from the server's
+// environment).
+func Sets(name string) bool {
+	switch name {
+	case "HOME", "XDG_CONFIG_HOME", "XDG_CACHE_HOME", "GIT_CONFIG_GLOBAL", "GIT_CONFIG_NOSYSTEM",
+		"GOCACHE", "GOMODCACHE", "GOTOOLCHAIN", "GOENV", "npm_config_cache", "npm_config_userconfig",
+		"npm_config_globalconfig", "npm_config_update_notifier", "PIP_CACHE_DIR", "PIP_DISABLE_PIP_VERSION_CHECK",
+		"PYTHONUSERBASE", "CARGO_HOME", "TEST_TELEMETRY_DIR", "GOPROXY", "RUSTUP_HOME", "PYENV_VERSION":
+		return true
+	}
+	for _, pin := range IndexPins() {
+		if pin.Key == name {
+			return true
+		}
+	}
+	return false
+}
+
 // cargoConfigs are the files cargo reads its configuration from in
 // CARGO_HOME (source replacement, registries, [patch]).
 var cargoConfigs = []string{"config.toml", "config"}

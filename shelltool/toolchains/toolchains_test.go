@@ -155,6 +155,9 @@ func TestPrepare(t *testing.T) {
 	for _, kv := range c.Env {
 		k, v, _ := strings.Cut(kv, "=")
 		env[k] = v
+		if !Sets(k) {
+			t.Errorf("Prepare sets %s, which Sets does not list (the line's analysis would read a passed value of it)", k)
+		}
 	}
 	for _, k := range []string{"HOME", "GOCACHE", "GOMODCACHE", "npm_config_cache", "PIP_CACHE_DIR", "CARGO_HOME", "PYTHONUSERBASE"} {
 		if !strings.HasPrefix(env[k], cache+"/") {
