@@ -163,7 +163,9 @@ func TestProjectIndexes(t *testing.T) {
 		{grants.SurfaceHost, "npm/sub", "npm ci", "registry.npmjs.org mirror.example npm.acme.example"},
 		{grants.SurfaceSandbox, "npm", "pnpm add --registry https://r.example x", "r.example"},
 		{grants.SurfaceHost, "npm", "pnpm add --registry https://r.example x", "r.example mirror.example npm.acme.example"},
-		{grants.SurfaceSandbox, "npm", "npm i ./local.tgz", ""},
+		// A local package's dependencies come from the project's indexes.
+		{grants.SurfaceSandbox, "npm", "npm i ./local.tgz", "registry.npmjs.org"},
+		{grants.SurfaceHost, "npm", "npm i ./local.tgz", "registry.npmjs.org mirror.example npm.acme.example"},
 		{grants.SurfaceSandbox, "npm", "npm i https://registry.npmjs.org/x/-/x-1.tgz", "registry.npmjs.org"},
 		{grants.SurfaceSandbox, "npmvar", "npm ci", "registry.npmjs.org"},
 		{grants.SurfaceHost, "npmvar", "npm ci", "registry.npmjs.org <dynamic>"},

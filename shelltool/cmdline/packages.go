@@ -862,7 +862,8 @@ func (sp *installerSpec) joinValueOpts() string {
 
 // packages resolves the installs to Packages once the line's assignments
 // are known: one per package and index, but one per package named by its
-// URL, from that URL's host, and one with no host per local path.
+// URL, from that URL's host; a local path is one per index, as a name is
+// (its dependencies come from there).
 func (a *analyzer) packages() {
 	for _, in := range a.installs {
 		hosts := a.indexes(in)
@@ -896,7 +897,11 @@ func (a *analyzer) packages() {
 			if in.spec.npmSpecs {
 				u, host, ok = npmSpec(n)
 			}
-			if ok {
+			// A local path or file: spec is not fetched, but its
+			// dependencies are, from the index, as pip's "." is: it is
+			// decided with the index's host (none when offline).
+			local := ok && host == "" && u == ""
+			if ok && !local {
 				if moved && host != "" && (u != "" || written == cfgUnpinned) {
 					host = Dynamic // the line may send it to an index it does not name
 				}
