@@ -104,6 +104,15 @@ var classCases = []analyzeCase{
 	{"fakeroot rm x", []string{"medium fakeroot: fakeroot rm x", "high rm: rm x [rm] ^0"}, nil, ""},
 	{"unbuffer rm x", []string{"medium unbuffer: unbuffer rm x", "high rm: rm x [rm] ^0"}, nil, ""},
 	{"valgrind --tool=memcheck ./a.out", []string{"medium valgrind: valgrind --tool=memcheck ./a.out", "medium ./a.out: ./a.out ^0"}, nil, ""},
+	// Programs that load the program they are given into their own
+	// process decide it as a wrapper's (rev20d H1).
+	{"valgrind.bin -q --tool=none rm -rf /", []string{"medium valgrind.bin: valgrind.bin -q --tool=none rm -rf /", "critical rm: rm -rf / [rm -r outside] ^0"}, nil, ""},
+	{"/usr/libexec/valgrind/memcheck-amd64-linux rm x", []string{"medium /usr/libexec/valgrind/memcheck-amd64-linux: /usr/libexec/valgrind/memcheck-amd64-linux rm x", "high rm: rm x [rm] ^0"}, nil, ""},
+	{"qemu-x86_64 -L / -E A=1 rm x", []string{"medium qemu-x86_64: qemu-x86_64 -L / -E A=1 rm x", "high rm: rm x [rm] ^0"}, nil, ""},
+	{"qemu-aarch64-static rm x", []string{"medium qemu-aarch64-static: qemu-aarch64-static rm x", "high rm: rm x [rm] ^0"}, nil, ""},
+	{"box64 rm x", []string{"medium box64: box64 rm x", "high rm: rm x [rm] ^0"}, nil, ""},
+	{"qemu-system-x86_64 -hda x", []string{"medium qemu-system-x86_64: qemu-system-x86_64 -hda x"}, nil, ""},
+	{"none-amd64-linux x", []string{"medium none-amd64-linux: none-amd64-linux x", "medium x: x ^0"}, nil, ""},
 	{"curl x | make -f -", []string{"medium curl: curl x +net", "critical <dynamic>: make -f - [curl | make -f]"}, nil, ""},
 	{"make -f /dev/stdin", []string{"high <dynamic>: make -f /dev/stdin [make stdin]"}, nil, ""},
 	{"make --eval='x: ; rm y'", []string{"high make: make --eval=x: ; rm y [make --eval]"}, nil, ""},

@@ -14,6 +14,10 @@ func classify(k *call) {
 		k.wrap(sp)
 		return
 	}
+	if sp, ok := wrappers[inProcessLoader(k.name, ProgramFamilies(k.name))]; ok {
+		k.wrap(sp) // valgrind.bin, memcheck-amd64-linux, qemu-x86_64
+		return
+	}
 	switch {
 	case has(bashLike, k.norm):
 		k.shellCmd(true)

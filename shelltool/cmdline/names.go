@@ -2,6 +2,7 @@ package cmdline
 
 import (
 	"regexp"
+	"slices"
 )
 
 // tripletRE matches a GNU target triplet before or after a program's
@@ -25,6 +26,15 @@ var (
 // dash before them are a version only where the name without them is a
 // program the analysis knows (python3, pip3; not base64 or diff3).
 func ProgramFamilies(name string) []string {
+	out := programFamilies(name)
+	if l := inProcessLoader(name, out); l != "" {
+		out = append(out, l)
+	}
+	return out
+}
+
+// programFamilies is ProgramFamilies without the loaders' names.
+func programFamilies(name string) []string {
 	var out []string
 	t := name
 	if m := tripletSuffix.FindStringSubmatch(t); m != nil {
@@ -84,4 +94,34 @@ func familyName(name string) string {
 		return f[len(f)-1]
 	}
 	return name
+}
+
+// Programs that load the program they are given into their own process
+// (no exec the gate could see): valgrind's launcher (valgrind.bin, which
+// /usr/bin/valgrind, a script, runs) and its tools
+// (memcheck-amd64-linux, none-amd64-linux: the launcher execs one, and one
+// run directly with VALGRIND_LAUNCHER set loads the program too), qemu's
+// user-mode emulators (qemu-x86_64, qemu-aarch64-static) and box64/box86.
+// Each is decided as the wrapper it is (inProcessLoader), so the program
+// it loads is decided by its words, on the line and at exec, as
+// `valgrind rm x` is.
+var (
+	valgrindTools = []string{"memcheck", "cachegrind", "callgrind", "helgrind", "drd", "massif", "dhat", "lackey",
+		"none", "exp-bbv", "exp-sgcheck", "exp-dhat", "getoff"}
+	qemuUser = regexp.MustCompile(`^qemu-` + tripletArch + `(?:eb|el|be|le|n32|abi32|64|32)*(?:-static)?$`)
+)
+
+// inProcessLoader is the wrapper a program of this base name is as a
+// loader of another program ("valgrind", "qemu-user"), "" for none;
+// families are the name's programFamilies.
+func inProcessLoader(name string, families []string) string {
+	switch {
+	case name == "valgrind.bin":
+		return "valgrind"
+	case len(families) > 0 && families[0] != name && slices.Contains(valgrindTools, families[0]) && tripletSuffix.MatchString(name):
+		return "valgrind" // memcheck-amd64-linux: a tool with its platform
+	case qemuUser.MatchString(name):
+		return "qemu-user"
+	}
+	return ""
 }

@@ -120,6 +120,11 @@ var wrappers = map[string]*wrapperSpec{
 	"xvfb-run": {argOpts: "-n --server-num -e --error-file -f --auth-file -p --xauth-protocol -s --server-args -w --wait",
 		flags: "-a --auto-servernum -l --listen-tcp", noRun: "-h --help"},
 	"valgrind": {eqLong: true, flags: "-q --quiet -v --verbose", noRun: "-h --help --version"},
+	// qemu's user-mode emulators (qemu-x86_64, …: inProcessLoader) and
+	// box64/box86 run the program they are given in their own process.
+	"qemu-user": {argOpts: "-L -s -cpu -E -U -0 -g -B -R -d -D -p -seed -trace -plugin -dfilter",
+		flags: "-strace -singlestep -one-insn-per-tb -nx", noRun: "-h -help -version"},
+	"box64": {noRun: "-h --help -v --version"}, "box86": {noRun: "-h --help -v --version"},
 	"firejail": {risk: high, idle: high, eqLong: true, shellIfNoCmd: true, flags: "--quiet --noprofile --private --net=none",
 		noRun: "--help --version --list --tree"},
 	"bwrap": {argOpts: "--args --userns --userns2 --pidns --uid --gid --hostname --chdir --unsetenv --lock-file --sync-fd " +
