@@ -188,6 +188,9 @@ func execAnalyze(ev sandbox.ExecEvent, id identity, ws string) (an execAnalysis)
 					Target: grants.Target{Resource: programName(c.Name), Command: joinWords(words), Option: c.Option},
 					Risk:   c.Risk, Argv: words,
 				})
+				if nr.orig != nil && programName(c.Name) == "git" {
+					r.Argv = nr.orig // a git form: the program's own words (named.orig)
+				}
 				if k := r.Key(); !seen[k] {
 					seen[k] = true
 					if i == twin {
@@ -250,6 +253,12 @@ type named struct {
 	// the folder it works in (git -C sub clean -fdx): its removals are the
 	// program's own request's, which reads them with the folder.
 	elsewhere bool
+	// orig, for a git form, is the words of the program it was made from
+	// (git -c remote.origin.pushurl=X push origin main): the form's
+	// request has them as its argv, so an approval of `git push origin
+	// main` (its key has the argv) is not this one's (review rev20d H2),
+	// while its command, the form, is what rules match.
+	orig []string
 }
 
 // addNamed appends n unless names holds the same name and words.
@@ -276,8 +285,12 @@ func addNamed(names []named, n named) []named {
 // any other.)
 func gitForms(n named) []named {
 	var out []named
+	orig := n.orig
+	if orig == nil {
+		orig = append([]string{n.name}, n.rest...)
+	}
 	if sub, ok := strings.CutPrefix(n.name, "git-"); ok && sub != "" {
-		n = named{name: "git", rest: append([]string{sub}, n.rest...)}
+		n = named{name: "git", rest: append([]string{sub}, n.rest...), orig: orig}
 		out = append(out, n)
 	}
 	if n.name != "git" {
@@ -287,7 +300,7 @@ func gitForms(n named) []named {
 		for _, sub := range cmdline.GitNames(n.rest[i]) {
 			if i > 0 || sub != n.rest[0] {
 				moved := sub == n.rest[i] && slices.ContainsFunc(n.rest[:i], func(w string) bool { return strings.HasPrefix(w, "-C") })
-				out = append(out, named{name: "git", rest: append([]string{sub}, n.rest[i+1:]...), elsewhere: moved})
+				out = append(out, named{name: "git", rest: append([]string{sub}, n.rest[i+1:]...), elsewhere: moved, orig: orig})
 			}
 		}
 	}
@@ -323,7 +336,7 @@ func gitLineRequests(p *grants.Policy, c cmdline.Command, cwd string, surface gr
 	for _, f := range gitForms(named{name: base, rest: c.Words[1:]}) {
 		words := append([]string{"git"}, f.rest...)
 		r := grants.Request{
-			Capability: grants.CapProcessExec, Surface: surface, Argv: words, Cwd: cwd,
+			Capability: grants.CapProcessExec, Surface: surface, Argv: f.orig, Cwd: cwd,
 			Target: grants.Target{ToolName: Name, Resource: "git", Command: joinWords(words)},
 			Risk:   grants.RiskCritical,
 		}
