@@ -76,3 +76,26 @@ cat /tmp/ssh.log`
 		t.Errorf("the approval of `git push origin main` let a push to another remote run: %q", out.Stdout)
 	}
 }
+
+// TestExecGateForcePushByConfig (review rev20d H3): a push whose forcing
+// refspec comes from configuration (GIT_CONFIG_* in its environment, -c,
+// the repository's remote.<name>.push) is a force push: critical, killed
+// unless approved in the call.
+func TestExecGateForcePushByConfig(t *testing.T) {
+	needProgram(t, "git")
+	ws, _ := filepath.EvalSymlinks(t.TempDir())
+	setup := "git init -q -b main . && git -c user.email=a@b -c user.name=a commit -q --allow-empty -m one && git init -q --bare origin.git && git remote add origin ./origin.git && git push -q origin main"
+	c := exec.Command("sh", "-c", setup)
+	c.Dir = ws
+	if b, err := c.CombinedOutput(); err != nil {
+		t.Fatalf("%v %s", err, b)
+	}
+	p := policyFor(t, ws, `profile = "interactive-dev"`)
+	script := `git -c user.email=a@b -c user.name=a commit -q --amend --allow-empty -m rewritten
+printf 'GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=remote.origin.push GIT_CONFIG_VALUE_0=+refs/heads/main:refs/heads/main git push -q origin\n' >/tmp/p.sh; sh /tmp/p.sh
+git -C origin.git log --format=%s main`
+	out := runTool(t, &Tool{}, (&gateCall{}).env(p), script)
+	if strings.Contains(out.Stdout, "rewritten") {
+		t.Errorf("a forced push ran unapproved: %q", out.Stdout)
+	}
+}

@@ -730,7 +730,7 @@ func run(ctx context.Context, env *toolkit.Env, spec sandbox.Spec, surface grant
 	if surface == grants.SurfaceSandbox {
 		spec.ExecGate = execGate(ctx, env, refused, brokered, programs, spec.Hidden)
 		spec.IdentitySizes = programs.sizes()
-		spec.ExecEnv.Names = cmdline.InstallEnvNames()
+		spec.ExecEnv.Names = cmdline.ExecEnvNames()
 		if spec.Network == sandbox.NetworkProxy {
 			withProxy(&spec, env, proxy, egress, brokered)
 		}

@@ -146,6 +146,13 @@ func (a *analyzer) withEnv(env ProgramEnv) {
 	a.unsets = append(a.unsets, env.Unset...)
 }
 
+// ExecEnvNames are the variables the exec gate reads from a program's
+// environment for its decision: InstallEnvNames and the git
+// configuration a push reads (gitConfigEnv).
+func ExecEnvNames() []string {
+	return slices.Concat(InstallEnvNames(), strings.Fields(gitConfigEnv))
+}
+
 // InstallEnvWatched reports whether name is one of InstallEnvNames (npm's
 // npm_config_* in any case).
 func InstallEnvWatched(name string) bool {

@@ -104,6 +104,10 @@ var classCases = []analyzeCase{
 	{"fakeroot rm x", []string{"medium fakeroot: fakeroot rm x", "high rm: rm x [rm] ^0"}, nil, ""},
 	{"unbuffer rm x", []string{"medium unbuffer: unbuffer rm x", "high rm: rm x [rm] ^0"}, nil, ""},
 	{"valgrind --tool=memcheck ./a.out", []string{"medium valgrind: valgrind --tool=memcheck ./a.out", "medium ./a.out: ./a.out ^0"}, nil, ""},
+	// A push whose refspecs may come from configuration the command set
+	// is a force push its words do not show (rev20d H3).
+	{"git -c remote.origin.push=+x:x push", []string{"critical git: git -c remote.origin.push=+x:x push [git push with -c] +net"}, nil, ""},
+	{"GIT_CONFIG_COUNT=1 git push origin", []string{"critical git: git push origin [git push with configuration from the environment] +net"}, nil, ""},
 	// Programs that load the program they are given into their own
 	// process decide it as a wrapper's (rev20d H1).
 	{"valgrind.bin -q --tool=none rm -rf /", []string{"medium valgrind.bin: valgrind.bin -q --tool=none rm -rf /", "critical rm: rm -rf / [rm -r outside] ^0"}, nil, ""},

@@ -208,14 +208,17 @@ func (k *call) gitOptions(i int) (int, bool) {
 		case has("-p --paginate -P --no-pager --no-lazy-fetch --no-replace-objects --bare --literal-pathspecs --no-literal-pathspecs --glob-pathspecs --noglob-pathspecs --icase-pathspecs --no-optional-locks --no-advice", t):
 		case t == "-c":
 			k.raise(high, "git -c")
+			k.gitConfig = true
 			i++
 		case t == "--config-env" || strings.HasPrefix(t, "--config-env="):
 			k.raise(high, "git --config-env")
+			k.gitConfig = true
 			if !hasVal {
 				i++
 			}
 		case t == "--git-dir" || strings.HasPrefix(t, "--git-dir="):
 			k.raise(high, "git --git-dir")
+			k.gitConfig = true
 			if !hasVal {
 				i++
 			}
@@ -228,6 +231,7 @@ func (k *call) gitOptions(i int) (int, bool) {
 		default:
 			if strings.HasPrefix(t, "-c") {
 				k.raise(high, "git -c") // git 2.39 rejects -cname=value; a later one may not
+				k.gitConfig = true
 			}
 			return i, true
 		}
@@ -245,6 +249,12 @@ func gitSubmodule(k *call, _ string, rest []arg) {
 }
 
 func gitPush(k *call, _ string, rest []arg) {
+	k.gitPush = true
+	if k.gitConfig {
+		// -c remote.origin.push=+refs/heads/*:… or mirror: a force push
+		// its words do not show (review rev20d H3).
+		k.raise(critical, "git push with -c")
+	}
 	for _, a := range rest {
 		t := a.text
 		switch {
@@ -408,4 +418,25 @@ func gitConfig(k *call, _ string, rest []arg) {
 		return // git config key: a read
 	}
 	k.raise(high, "git config")
+}
+
+// gitConfigEnv are the variables through which git reads configuration
+// the command may have made (GIT_CONFIG_COUNT with its KEY_n/VALUE_n
+// pairs, what -c passes to git's children, a config file of its own).
+// The exec gate watches them (ExecEnvNames): the sandbox's own
+// GIT_CONFIG_GLOBAL is a pin, seen only when changed.
+const gitConfigEnv = "GIT_CONFIG_COUNT GIT_CONFIG_PARAMETERS GIT_CONFIG GIT_CONFIG_GLOBAL GIT_CONFIG_SYSTEM"
+
+// gitConfigInEnv reports whether the analysis knows one of gitConfigEnv
+// set (by the line, or in the environment of the program the gate
+// decides), to anything but the empty string.
+func (a *analyzer) gitConfigInEnv() bool {
+	for _, n := range strings.Fields(gitConfigEnv) {
+		for _, v := range a.env[n] {
+			if v != "" {
+				return true
+			}
+		}
+	}
+	return false
 }

@@ -31,6 +31,9 @@ type call struct {
 	removes     []string // trees it removes whole (Command.Removes)
 	globs       []string // glob operands of that removal (Command.Globs)
 	pkgs        []*install
+	// gitPush: a git push (gitPush); gitConfig: git's global options set
+	// configuration (-c, --config-env, --git-dir: another repository's).
+	gitPush, gitConfig bool
 }
 
 type run struct {
@@ -77,6 +80,12 @@ func (a *analyzer) simple(args []arg, c ctx, parent int, floor riskNote) {
 		}
 	}
 	classify(k)
+	if k.gitPush && a.gitConfigInEnv() {
+		// A push's refspecs may come from that configuration
+		// (remote.origin.push=+…, remote.origin.mirror): a force push
+		// nothing on its line shows (review rev20d H3).
+		k.raise(grants.RiskCritical, "git push with configuration from the environment")
+	}
 	// noteConfigWrites sets dirMoved for a wrapper that runs its command
 	// in another folder (env -C, chroot): that command's folder is then
 	// unknown.
