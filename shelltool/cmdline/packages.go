@@ -389,7 +389,8 @@ func (sp *installerSpec) subcommand(args []arg) (sub string, rest []arg, n int, 
 		}
 		values, pending = append(values, i), false
 	}
-	if sp.bareInstall && ended {
+	exits := slices.ContainsFunc(args, func(a arg) bool { return a.lit && has(sp.exitOpts, a.text) })
+	if sp.bareInstall && ended && !exits {
 		// yarn: no subcommand installs (all operands maybe values).
 		readings = append(readings, subReading{skip: slices.Concat(values, relayed), afterValue: len(values) > 0})
 	}

@@ -56,6 +56,14 @@ var packageCases = []struct {
 	{"npm init vite", []string{"create-vite registry.npmjs.org npm ^0"}},
 	{"npm create vite@latest my-app", []string{"create-vite@latest registry.npmjs.org npm ^0"}},
 	{"npm init -y", nil},
+	// npm cache add fetches what it names (review rev16d); yarn's version
+	// and help options print and exit, installing nothing.
+	{"npm cache add lodash@4", []string{"lodash@4 registry.npmjs.org npm ^0"}},
+	{"npm cache add", nil},
+	{"npm cache ls", nil},
+	{"yarn --version", nil},
+	{"yarn -v", nil},
+	{"yarn --help", nil},
 	{"npm audit fix", []string{"(package.json) registry.npmjs.org npm ^0"}},
 	{"npm audit", nil},
 	{"pnpm dedupe", []string{"(package.json) registry.npmjs.org pnpm ^0"}},

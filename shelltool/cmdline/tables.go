@@ -289,6 +289,7 @@ type installerSpec struct {
 	subs         string // subcommands that install
 	manifestSubs string // those that install only what the manifest lists (npm ci)
 	namedSubs    string // those that fetch only the packages they name (npm pack X; alone: the local one, nothing)
+	exitOpts     string // options after which a bare install prints and exits instead (yarn --version)
 	anyHostSubs  string // those that fetch from a host no index option names (yarn set version): Dynamic
 	bareInstall  bool   // the program with no subcommand installs (yarn)
 	versionSubs  string // subcommands whose operands are packages only with @version (go install X@V)
@@ -644,7 +645,7 @@ var installers = map[string]*installerSpec{
 	// dependency of the manifest; dedupe (ddp) may fetch to rearrange them.
 	// The subcommands are npm's commands: npm reads the word as npmCommand
 	// does (add, i, in, isntall, upd, cleanInstall: install, ci, update).
-	"npm": {subs: "install ci install-test install-ci-test update dedupe audit:fix link pack", namedSubs: "pack", commands: npmCommands, cmdAliases: npmAliases,
+	"npm": {subs: "install ci install-test install-ci-test update dedupe audit:fix link pack cache:add", namedSubs: "pack cache:add", commands: npmCommands, cmdAliases: npmAliases,
 		manifestSubs: "ci install-ci-test dedupe audit:fix", manifest: "(package.json)", host: "registry.npmjs.org",
 		hostOpts: "--registry", argOpts: npmArgOpts + " " + npmValueOpts, env: "npm_config_registry NPM_CONFIG_REGISTRY",
 		anyHostOpts: "--replace-registry-host " + npmConfigOpts, anyHostEnv: "npm_config_replace_registry_host", scoped: true,
@@ -666,7 +667,7 @@ var installers = map[string]*installerSpec{
 	// YARN_RC_FILENAME (berry) name the configuration, which names the
 	// registry.
 	"yarn": {subs: "install add upgrade up global:add global:upgrade workspaces:focus set:version policies:set-version plugin:import",
-		anyHostSubs: "set:version policies:set-version plugin:import", bareInstall: true, manifest: "(package.json)", host: "registry.yarnpkg.com", hostOpts: "--registry",
+		anyHostSubs: "set:version policies:set-version plugin:import", bareInstall: true, exitOpts: "-v --version -h --help", manifest: "(package.json)", host: "registry.yarnpkg.com", hostOpts: "--registry",
 		argOpts: dropOpts(npmArgOpts, "-C --prefix --dir") + " " + yarnValueOpts, env: "YARN_REGISTRY YARN_NPM_REGISTRY_SERVER npm_config_registry",
 		configEnv: npmConfigEnv + " YARN_RC_FILENAME", npmSpecs: true, anyHostOpts: npmConfigOpts + " --use-yarnrc", family: "npm", dirOpts: "--cwd",
 		execSubs: "dlx create", createSubs: "create", execPkgOpts: "-p --package", flagOpts: yarnFlagOpts, relays: "workspace:* workspaces:foreach"},
