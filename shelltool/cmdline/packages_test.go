@@ -58,6 +58,12 @@ var packageCases = []struct {
 	{"npm init -y", nil},
 	// npm cache add fetches what it names (review rev16d); yarn's version
 	// and help options print and exit, installing nothing.
+	// corepack fetches the managers it prepares (review rev16d M).
+	{"corepack prepare pnpm@9.0.0 --activate", []string{"pnpm@9.0.0 registry.npmjs.org corepack ^0"}},
+	{"corepack install -g yarn@4", []string{"yarn@4 registry.npmjs.org corepack ^0"}},
+	{"corepack up", []string{"(package.json) registry.npmjs.org corepack ^0"}},
+	{"COREPACK_NPM_REGISTRY=https://r.example corepack use pnpm@9", []string{"pnpm@9 r.example corepack ^0"}},
+	{"corepack enable", nil},
 	{"npm cache add lodash@4", []string{"lodash@4 registry.npmjs.org npm ^0"}},
 	{"npm cache add", nil},
 	{"npm cache ls", nil},

@@ -689,6 +689,11 @@ var installers = map[string]*installerSpec{
 		fileSubs: "sync compile"},
 	// pipx --pip-args hands pip options the line shows only as one word
 	// (--index-url among them): the index is Dynamic.
+	// corepack fetches the package managers it prepares from the npm
+	// registry (COREPACK_NPM_REGISTRY moves it): prepare/install/use/up
+	// of NAME@VERSION, or with none the package.json's packageManager.
+	"corepack": {subs: "prepare install use up", manifest: "(package.json)", host: "registry.npmjs.org", env: "COREPACK_NPM_REGISTRY",
+		flagOpts: "--activate -g --global --all --json", argOpts: "-o --output", family: "npm"},
 	"pipx": {subs: "install inject", host: "pypi.org", hostOpts: "-i --index-url", argOpts: "--python --suffix --spec", env: "PIP_INDEX_URL",
 		anyHostOpts: "--pip-args", abbrevOpts: "index-url pip-args", family: "pip", execSubs: "run", execPkgOpts: "--spec"},
 	// uv locks and syncs the project before uv run runs its command (and
