@@ -17,13 +17,13 @@ func fakeHome(t *testing.T) (Host, string) {
 	for _, d := range []string{
 		".pyenv/versions/3.11.7/bin", ".pyenv/shims", ".cargo/bin", ".rustup/toolchains/stable/bin",
 		".nvm/versions/node/v20/bin", ".local/bin", ".local/lib/python3.11/site-packages", ".local/share/keyrings",
-		".ssh", "go/bin", "go/pkg/mod/cache/download", "goroot/bin", "bin",
+		".ssh", "go/bin", "go/pkg/mod/cache/download", "goroot/bin", "goroot/src/runtime", "goroot/pkg/tool", "bin",
 	} {
 		if err := os.MkdirAll(filepath.Join(home, d), 0o755); err != nil {
 			t.Fatal(err)
 		}
 	}
-	for _, f := range []string{"goroot/bin/go", "bin/git", ".cargo/bin/cargo"} {
+	for _, f := range []string{"goroot/bin/go", "goroot/VERSION", "bin/git", ".cargo/bin/cargo"} {
 		if err := os.WriteFile(filepath.Join(home, f), []byte("#!/bin/sh\n"), 0o755); err != nil {
 			t.Fatal(err)
 		}
