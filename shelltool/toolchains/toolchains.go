@@ -85,7 +85,9 @@ type Toolchain struct {
 	// configs are the installations' own config files that hold registry
 	// tokens when a person sets one there, found at the place the tool reads
 	// them (however deep): npm's global npmrc (<prefix>/etc/npmrc, what
-	// `npm config set -g` writes) and pip's site config (<prefix>/pip.conf).
+	// `npm config set -g` writes) and its built-in one
+	// (<prefix>/lib/node_modules/npm/npmrc), and pip's site config
+	// (<prefix>/pip.conf).
 	configs []string
 	// npmCAFile is the CA bundle the real global npmrc names (cafile),
 	// carried into the generated one.
@@ -340,13 +342,18 @@ func detectPython(h Host) (Toolchain, bool) {
 	return t, true
 }
 
+// npmConfigs are the config files npm reads inside a Node installation
+// (relative to its prefix), where a token can lie: the global npmrc
+// (`npm config set -g` writes it) and npm's own built-in npmrc.
+var npmConfigs = []string{filepath.Join("etc", "npmrc"), filepath.Join("lib", "node_modules", "npm", "npmrc")}
+
 func detectNode(h Host) (Toolchain, bool) {
 	var t Toolchain
-	npmrc := filepath.Join("etc", "npmrc")
+	npmrc := npmConfigs[0]
 	if nvm := envOr(h, "NVM_DIR", filepath.Join(h.Home, ".nvm")); isDir(filepath.Join(nvm, "versions")) {
 		t.Readable = append(t.Readable, filepath.Join(nvm, "versions"))
 		t.Where = append(t.Where, "nvm in "+nvm)
-		t.configs = append(t.configs, inPrefixes(filepath.Join(nvm, "versions", "node"), npmrc)...)
+		t.configs = append(t.configs, inPrefixes(filepath.Join(nvm, "versions", "node"), npmConfigs...)...)
 	}
 	if volta := envOr(h, "VOLTA_HOME", filepath.Join(h.Home, ".volta")); isDir(volta) {
 		for _, sub := range []string{"bin", "tools"} {
@@ -355,7 +362,7 @@ func detectNode(h Host) (Toolchain, bool) {
 			}
 		}
 		t.Where = append(t.Where, "volta in "+volta)
-		t.configs = append(t.configs, inPrefixes(filepath.Join(volta, "tools", "image", "node"), npmrc)...)
+		t.configs = append(t.configs, inPrefixes(filepath.Join(volta, "tools", "image", "node"), npmConfigs...)...)
 	}
 	bin := lookPath(h, "node")
 	if bin != "" {
@@ -364,11 +371,13 @@ func detectNode(h Host) (Toolchain, bool) {
 		// /usr/etc/npmrc, is like the rest of the system folders; npm reads
 		// neither in the sandbox).
 		if real, err := filepath.EvalSymlinks(bin); err == nil {
-			global := filepath.Join(filepath.Dir(filepath.Dir(real)), npmrc)
-			if underHome(h, global) {
-				t.configs = append(t.configs, existing(global)...)
+			prefix := filepath.Dir(filepath.Dir(real))
+			if underHome(h, prefix) {
+				for _, rel := range npmConfigs {
+					t.configs = append(t.configs, existing(filepath.Join(prefix, rel))...)
+				}
 			}
-			t.npmCAFile = npmCAFile(h, global)
+			t.npmCAFile = npmCAFile(h, filepath.Join(prefix, npmrc))
 		}
 	}
 	if len(t.Readable) == 0 {
@@ -380,16 +389,19 @@ func detectNode(h Host) (Toolchain, bool) {
 	return t, true
 }
 
-// inPrefixes is rel inside each installation folder of dir (one folder
-// per version, as nvm, volta and pyenv keep them), where it exists.
-func inPrefixes(dir, rel string) []string {
+// inPrefixes is each of rels inside each installation folder of dir (one
+// folder per version, as nvm, volta and pyenv keep them), where it exists.
+func inPrefixes(dir string, rels ...string) []string {
 	ents, err := os.ReadDir(dir)
 	if err != nil {
 		return nil
 	}
 	var out []string
 	for _, e := range ents {
-		if e.IsDir() {
+		if !e.IsDir() {
+			continue
+		}
+		for _, rel := range rels {
 			out = append(out, existing(filepath.Join(dir, e.Name(), rel))...)
 		}
 	}
