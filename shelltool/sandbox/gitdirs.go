@@ -28,8 +28,10 @@ import (
 // helper makes without mounting it anywhere, so the command cannot see it,
 // and hands to the server (makeGitStage). Its record folders are the
 // real ones, bound back writable; config, hooks/, info/, commondir, gitdir
-// and config.worktree are the real ones bound back read-only; submodule and
-// worktree git directories beneath it are overlays of their own. So every
+// and config.worktree are the real ones bound back read-only; objects/info
+// (alternates, http-alternates: where git reads objects from) and the
+// submodule and worktree git directories beneath it are overlays of their
+// own. So every
 // other write, a new top-level file included, lands in the stage only.
 // After the command, when nothing of it runs any more, the server copies
 // the record files (index, HEAD, *_HEAD, packed-refs, COMMIT_EDITMSG) from
@@ -310,8 +312,25 @@ func mergeGitStages(dirs []string, stage *os.File, size int64) []string {
 				dropped = append(dropped, dst+" (not a regular file)")
 			}
 		}
+		dropped = append(dropped, droppedInfo(root, i, dirs[i])...)
 	}
 	return dropped
+}
+
+// droppedInfo lists what the command changed in the objects/info of the
+// git directory dir (the i-th), which its own overlay kept in the stage:
+// none of it is kept.
+func droppedInfo(root string, i int, dir string) []string {
+	up := filepath.Join(root, infoStageName(i), "u")
+	if fi, err := os.Lstat(up); err != nil || !fi.IsDir() {
+		return nil
+	}
+	ents, _ := os.ReadDir(up)
+	var out []string
+	for _, e := range ents {
+		out = append(out, filepath.Join(dir, "objects", "info", e.Name()))
+	}
+	return out
 }
 
 // rawStat is the stat of an entry os read (a *syscall.Stat_t on Linux; a
@@ -404,8 +423,52 @@ func openGitMounts(hs *helperSpec) []gitMount {
 		for _, name := range gitmeta.GuardedEntries() {
 			add(name, true)
 		}
+		if info, ok := openObjectsInfo(m); ok {
+			mounts = append(mounts, gitMount{dir: filepath.Join(g, "objects", "info"), name: infoStageName(i), real: info})
+		}
 	}
 	return mounts
+}
+
+// infoStageName is the folder of the stage holding the overlay of the i-th
+// git directory's objects/info.
+func infoStageName(i int) string { return stageName(i) + "-info" }
+
+// openObjectsInfo opens objects/info of a git directory whose objects
+// folder is bound back writable (helper side), making it first when it is
+// missing (an empty folder, as git init makes it). It gets an overlay of
+// its own, so what a command writes there stays in the stage and is
+// dropped: objects/info/alternates and http-alternates make git read
+// objects from any folder they name; the rest (commit-graph, packs) is a
+// cache git rebuilds. Fail closed: when objects/info cannot be opened as a
+// real folder (a symlink there), the objects folder is not bound back
+// either, so all the command writes in it is dropped.
+func openObjectsInfo(m *gitMount) (int, bool) {
+	i := slices.IndexFunc(m.entries, func(e gitEntry) bool { return e.name == "objects" })
+	if i < 0 {
+		return -1, false // no objects folder bound back: its writes stay in the stage
+	}
+	fd, err := openInfo(m.entries[i].fd)
+	if err != nil {
+		unix.Close(m.entries[i].fd)
+		m.entries = slices.Delete(m.entries, i, i+1)
+		return -1, false
+	}
+	return fd, true
+}
+
+// openInfo opens (an O_PATH descriptor on) the real folder info in the
+// objects folder objects, making it when it is missing.
+func openInfo(objects int) (int, error) {
+	obj, err := unix.Openat(objects, ".", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return -1, err
+	}
+	defer unix.Close(obj)
+	if err := unix.Mkdirat(obj, "info", 0o755); err != nil && err != unix.EEXIST {
+		return -1, err
+	}
+	return unix.Openat(obj, "info", unix.O_PATH|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 }
 
 func closeGitMounts(mounts []gitMount) {

@@ -459,3 +459,45 @@ func TestGitRecordDeletionKept(t *testing.T) {
 		t.Errorf("the deleted ORIG_HEAD is still there (%v); dropped: %q", err, r.GitDropped)
 	}
 }
+
+// TestGitAlternatesDropped: a command that writes objects/info/alternates
+// or http-alternates (git would read objects from the folder they name) in
+// a git directory, a nested one, a submodule's, and one whose objects/info
+// was missing, leaves none of them on the host (each is reported dropped),
+// while its commits are kept.
+func TestGitAlternatesDropped(t *testing.T) {
+	needSandbox(t)
+	ws, _ := gitTree(t)
+	os.RemoveAll(filepath.Join(ws, "nested", ".git", "objects", "info"))
+	gl := FindGitDirs([]string{ws}, nil)
+	cmd := `
+mkdir -p evil/objects
+for g in .git nested/.git .git/modules/sub; do
+  mkdir -p $g/objects/info && echo "$PWD/evil/objects" > $g/objects/info/alternates || exit 1
+  echo "http://127.0.0.1:1/objects" > $g/objects/info/http-alternates || exit 1
+done
+echo c > c.txt && git add c.txt && git commit -qm "in sandbox" && git commit-graph write --reachable`
+	s := Spec{Command: cmd, Dir: ws, Env: append(gitEnv, "HOME="+ws), Writable: []string{ws},
+		GitDirs: gl.Dirs, ReadOnly: gl.Links, Timeout: 20 * time.Second}
+	r, err := Run(context.Background(), s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.ExitCode != 0 {
+		t.Fatalf("exit %d\n%s%s", r.ExitCode, r.Stdout, r.Stderr)
+	}
+	for _, g := range []string{ws + "/.git", ws + "/nested/.git", ws + "/.git/modules/sub"} {
+		for _, f := range []string{"alternates", "http-alternates"} {
+			p := filepath.Join(g, "objects", "info", f)
+			if _, err := os.Lstat(p); err == nil {
+				t.Errorf("%s kept on the host", p)
+			}
+			if !slices.Contains(r.GitDropped, p) {
+				t.Errorf("%s not reported dropped: %q", p, r.GitDropped)
+			}
+		}
+	}
+	if got := hostGit(t, ws, "log", "-1", "--format=%s"); got != "in sandbox" {
+		t.Errorf("last commit %q, want the sandbox's", got)
+	}
+}

@@ -85,7 +85,9 @@ type Toolchain struct {
 	// configs are the installations' own config files that hold registry
 	// tokens when a person sets one there, found at the place the tool reads
 	// them (however deep): npm's global npmrc (<prefix>/etc/npmrc, what
-	// `npm config set -g` writes) and pip's site config (<prefix>/pip.conf).
+	// `npm config set -g` writes) and its built-in one
+	// (<prefix>/lib/node_modules/npm/npmrc), and pip's site config
+	// (<prefix>/pip.conf).
 	configs []string
 	// npmCAFile is the CA bundle the real global npmrc names (cafile),
 	// carried into the generated one.
@@ -144,7 +146,7 @@ func Detect(h Host, selected []string) Set {
 		}
 		if ok {
 			t.Name = name
-			s.Found = append(s.Found, t)
+			s.Found = append(s.Found, t.safeRoots(h))
 		}
 	}
 	return s
@@ -183,6 +185,90 @@ func envOr(h Host, key, def string) string {
 	return def
 }
 
+// safeRoots is t without the roots no toolchain may be granted
+// (refusedRoot), each named in Where; the private roots that depend on
+// a refused one (pyenv's, rustup's, the module cache) go with it.
+func (t Toolchain) safeRoots(h Host) Toolchain {
+	var kept []string
+	for _, r := range t.Readable {
+		if why := refusedRoot(h, r); why != "" {
+			t.Where = append(t.Where, "not granted: "+r+" ("+why+")")
+			continue
+		}
+		kept = append(kept, r)
+	}
+	t.Readable = kept
+	for _, p := range []*string{&t.hostModCache, &t.rustupHome, &t.pyenvRoot} {
+		if *p != "" && !slices.Contains(kept, *p) {
+			*p = ""
+		}
+	}
+	return t
+}
+
+// refusedRoot says why root must never be granted as a toolchain folder,
+// or "" when it may: the home folder and every folder holding it, and the
+// home's folders of everyone's configuration, caches and data (~/.local,
+// ~/.local/share, ~/.config, ~/.cache, and where XDG_* moves them), which
+// hold keyrings and tokens beside any tool. Both the path and where its
+// symlinks lead are checked, against the home as written and resolved; a
+// root that cannot be resolved is refused.
+func refusedRoot(h Host, root string) string {
+	if h.Home == "" || !filepath.IsAbs(h.Home) {
+		return ""
+	}
+	real, err := filepath.EvalSymlinks(root)
+	if err != nil {
+		return "cannot be resolved"
+	}
+	roots := []string{filepath.Clean(root), real}
+	homes := []string{filepath.Clean(h.Home)}
+	if r, err := filepath.EvalSymlinks(h.Home); err == nil {
+		homes = append(homes, r)
+	}
+	for _, home := range homes {
+		for _, r := range roots {
+			if r == home || strings.HasPrefix(home, strings.TrimSuffix(r, string(filepath.Separator))+string(filepath.Separator)) {
+				return "it is or holds the home folder"
+			}
+			if slices.Contains(sharedHomeFolders(h, home), r) {
+				return "it holds every tool's configuration or data"
+			}
+		}
+	}
+	return ""
+}
+
+// sharedHomeFolders are the folders of home shared by every tool, which
+// hold its secrets (keyrings, tokens) beside any toolchain.
+func sharedHomeFolders(h Host, home string) []string {
+	out := []string{
+		filepath.Join(home, ".local"), filepath.Join(home, ".local", "share"),
+		filepath.Join(home, ".config"), filepath.Join(home, ".cache"), filepath.Join(home, ".local", "state"),
+	}
+	for _, k := range []string{"XDG_CONFIG_HOME", "XDG_CACHE_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME"} {
+		if v := h.Getenv(k); filepath.IsAbs(v) {
+			out = append(out, filepath.Clean(v))
+		}
+	}
+	return out
+}
+
+// isGoroot reports whether dir looks like a Go installation: its VERSION
+// file, its runtime's source and its tool folder. A go found in PATH is
+// often no GOROOT's bin/go: a version manager's shim (mise's is a symlink to
+// the mise binary in ~/.local/bin) or a copy in ~/bin, two folders below
+// ~/.local or the home folder itself.
+func isGoroot(dir string) bool {
+	fi, err := os.Stat(filepath.Join(dir, "VERSION"))
+	return err == nil && fi.Mode().IsRegular() &&
+		isDir(filepath.Join(dir, "src", "runtime")) && isDir(filepath.Join(dir, "pkg", "tool"))
+}
+
+// detectGo finds the go in PATH. Its GOROOT (the GOROOT variable, else two
+// folders above the resolved binary; detection runs no `go env`) is
+// readable only when it looks like one (isGoroot); otherwise go gets its
+// GOPATH bin and module cache, and no GOROOT.
 func detectGo(h Host) (Toolchain, bool) {
 	bin := lookPath(h, "go")
 	if bin == "" {
@@ -192,8 +278,12 @@ func detectGo(h Host) (Toolchain, bool) {
 	if err != nil {
 		return Toolchain{}, false
 	}
-	goroot := envOr(h, "GOROOT", filepath.Dir(filepath.Dir(real)))
-	t := Toolchain{Where: []string{"go in " + goroot}, Readable: []string{goroot}}
+	var t Toolchain
+	if goroot := envOr(h, "GOROOT", filepath.Dir(filepath.Dir(real))); isGoroot(goroot) {
+		t.Where, t.Readable = []string{"go in " + goroot}, []string{goroot}
+	} else {
+		t.Where = []string{"go at " + bin + " (" + goroot + " is no GOROOT: not granted)"}
+	}
 	gopath := envOr(h, "GOPATH", filepath.Join(h.Home, "go"))
 	if first, _, _ := strings.Cut(gopath, string(filepath.ListSeparator)); first != "" {
 		gopath = first
@@ -252,13 +342,18 @@ func detectPython(h Host) (Toolchain, bool) {
 	return t, true
 }
 
+// npmConfigs are the config files npm reads inside a Node installation
+// (relative to its prefix), where a token can lie: the global npmrc
+// (`npm config set -g` writes it) and npm's own built-in npmrc.
+var npmConfigs = []string{filepath.Join("etc", "npmrc"), filepath.Join("lib", "node_modules", "npm", "npmrc")}
+
 func detectNode(h Host) (Toolchain, bool) {
 	var t Toolchain
-	npmrc := filepath.Join("etc", "npmrc")
+	npmrc := npmConfigs[0]
 	if nvm := envOr(h, "NVM_DIR", filepath.Join(h.Home, ".nvm")); isDir(filepath.Join(nvm, "versions")) {
 		t.Readable = append(t.Readable, filepath.Join(nvm, "versions"))
 		t.Where = append(t.Where, "nvm in "+nvm)
-		t.configs = append(t.configs, inPrefixes(filepath.Join(nvm, "versions", "node"), npmrc)...)
+		t.configs = append(t.configs, inPrefixes(filepath.Join(nvm, "versions", "node"), npmConfigs...)...)
 	}
 	if volta := envOr(h, "VOLTA_HOME", filepath.Join(h.Home, ".volta")); isDir(volta) {
 		for _, sub := range []string{"bin", "tools"} {
@@ -267,7 +362,7 @@ func detectNode(h Host) (Toolchain, bool) {
 			}
 		}
 		t.Where = append(t.Where, "volta in "+volta)
-		t.configs = append(t.configs, inPrefixes(filepath.Join(volta, "tools", "image", "node"), npmrc)...)
+		t.configs = append(t.configs, inPrefixes(filepath.Join(volta, "tools", "image", "node"), npmConfigs...)...)
 	}
 	bin := lookPath(h, "node")
 	if bin != "" {
@@ -276,11 +371,13 @@ func detectNode(h Host) (Toolchain, bool) {
 		// /usr/etc/npmrc, is like the rest of the system folders; npm reads
 		// neither in the sandbox).
 		if real, err := filepath.EvalSymlinks(bin); err == nil {
-			global := filepath.Join(filepath.Dir(filepath.Dir(real)), npmrc)
-			if underHome(h, global) {
-				t.configs = append(t.configs, existing(global)...)
+			prefix := filepath.Dir(filepath.Dir(real))
+			if underHome(h, prefix) {
+				for _, rel := range npmConfigs {
+					t.configs = append(t.configs, existing(filepath.Join(prefix, rel))...)
+				}
 			}
-			t.npmCAFile = npmCAFile(h, global)
+			t.npmCAFile = npmCAFile(h, filepath.Join(prefix, npmrc))
 		}
 	}
 	if len(t.Readable) == 0 {
@@ -292,16 +389,19 @@ func detectNode(h Host) (Toolchain, bool) {
 	return t, true
 }
 
-// inPrefixes is rel inside each installation folder of dir (one folder
-// per version, as nvm, volta and pyenv keep them), where it exists.
-func inPrefixes(dir, rel string) []string {
+// inPrefixes is each of rels inside each installation folder of dir (one
+// folder per version, as nvm, volta and pyenv keep them), where it exists.
+func inPrefixes(dir string, rels ...string) []string {
 	ents, err := os.ReadDir(dir)
 	if err != nil {
 		return nil
 	}
 	var out []string
 	for _, e := range ents {
-		if e.IsDir() {
+		if !e.IsDir() {
+			continue
+		}
+		for _, rel := range rels {
 			out = append(out, existing(filepath.Join(dir, e.Name(), rel))...)
 		}
 	}

@@ -17,13 +17,13 @@ func fakeHome(t *testing.T) (Host, string) {
 	for _, d := range []string{
 		".pyenv/versions/3.11.7/bin", ".pyenv/shims", ".cargo/bin", ".rustup/toolchains/stable/bin",
 		".nvm/versions/node/v20/bin", ".local/bin", ".local/lib/python3.11/site-packages", ".local/share/keyrings",
-		".ssh", "go/bin", "go/pkg/mod/cache/download", "goroot/bin", "bin",
+		".ssh", "go/bin", "go/pkg/mod/cache/download", "goroot/bin", "goroot/src/runtime", "goroot/pkg/tool", "bin",
 	} {
 		if err := os.MkdirAll(filepath.Join(home, d), 0o755); err != nil {
 			t.Fatal(err)
 		}
 	}
-	for _, f := range []string{"goroot/bin/go", "bin/git", ".cargo/bin/cargo"} {
+	for _, f := range []string{"goroot/bin/go", "goroot/VERSION", "bin/git", ".cargo/bin/cargo"} {
 		if err := os.WriteFile(filepath.Join(home, f), []byte("#!/bin/sh\n"), 0o755); err != nil {
 			t.Fatal(err)
 		}
@@ -32,6 +32,11 @@ func fakeHome(t *testing.T) (Host, string) {
 	// Registry tokens deep inside installations, where npm and pip read them.
 	os.MkdirAll(filepath.Join(home, ".nvm/versions/node/v20/etc"), 0o755)
 	os.WriteFile(filepath.Join(home, ".nvm/versions/node/v20/etc/npmrc"), []byte("//registry.npmjs.org/:_authToken=npm_SECRET\n"), 0o600)
+	// npm's built-in npmrc, which npm reads too.
+	for _, prefix := range []string{".nvm/versions/node/v20", "node"} {
+		os.MkdirAll(filepath.Join(home, prefix, "lib/node_modules/npm"), 0o755)
+		os.WriteFile(filepath.Join(home, prefix, "lib/node_modules/npm/npmrc"), []byte("//registry.npmjs.org/:_authToken=npm_SECRET\n"), 0o644)
+	}
 	os.WriteFile(filepath.Join(home, ".pyenv/versions/3.11.7/pip.conf"), []byte("[global]\nindex-url = https://u:p@idx.example/simple\n"), 0o600)
 	// The node in PATH, whose global npmrc names a CA bundle beside a token.
 	os.MkdirAll(filepath.Join(home, "node/bin"), 0o755)
@@ -84,7 +89,10 @@ func TestDetect(t *testing.T) {
 	if s.userName != `Ada "the" Lovelace` || s.userEmail != "ada@example.com" {
 		t.Fatalf("identity %q <%q>", s.userName, s.userEmail)
 	}
-	configs := []string{filepath.Join(home, ".nvm/versions/node/v20/etc/npmrc"), filepath.Join(home, ".pyenv/versions/3.11.7/pip.conf"), filepath.Join(home, "node/etc/npmrc")}
+	var configs []string
+	for _, c := range []string{".nvm/versions/node/v20/etc/npmrc", ".nvm/versions/node/v20/lib/node_modules/npm/npmrc", ".pyenv/versions/3.11.7/pip.conf", "node/etc/npmrc", "node/lib/node_modules/npm/npmrc"} {
+		configs = append(configs, filepath.Join(home, c))
+	}
 	if got := s.Configs(); !slices.Equal(got, configs) {
 		t.Errorf("configs holding tokens:\n got %v\nwant %v", got, configs)
 	}
