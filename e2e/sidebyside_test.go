@@ -47,6 +47,11 @@ import (
 //
 //	go test ./e2e -run '^$' -bench SideBySide -benchtime 15x
 //
+// SIDEBYSIDE_AGAINST=/path/to/onellm-mcp puts another build of
+// onellm-mcp (with its onellm-sandbox beside it) in the baseline's place,
+// to compare two builds interleaved: the ratios are this one's over that
+// one's.
+//
 // Nothing here fails on a figure: a slow machine gives slow figures.
 func BenchmarkSideBySide(b *testing.B) {
 	f := newFixture(b, `profile = "interactive-dev"`)
@@ -59,6 +64,11 @@ func BenchmarkSideBySide(b *testing.B) {
 			{name: "baseline", bin: buildBaseline(b)},
 			{name: "onellm-mcp", bin: binary, args: []string{"serve", "--config", f.Config}},
 		},
+	}
+	if against := os.Getenv("SIDEBYSIDE_AGAINST"); against != "" {
+		// Another build of onellm-mcp in the baseline's place: the ratios
+		// are then this build's over that one's.
+		w.servers[0] = sbsServer{name: "against", bin: against, args: w.servers[1].args}
 	}
 	env := append(os.Environ(), "HOME="+f.Root)
 	// onellm-mcp processes with an audit log each, for the concurrent

@@ -9,6 +9,28 @@ import (
 	"time"
 )
 
+// TestStdioProcs: stdio runs on one processor unless the host set
+// GOMAXPROCS; HTTP keeps the default.
+func TestStdioProcs(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		http bool
+		env  map[string]string
+		want int
+	}{
+		{name: "stdio", want: 1},
+		{name: "http", http: true, want: 0},
+		{name: "host GOMAXPROCS", env: map[string]string{"GOMAXPROCS": "4"}, want: 0},
+		{name: "host GOMAXPROCS, http", http: true, env: map[string]string{"GOMAXPROCS": "4"}, want: 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := stdioProcs(tc.http, func(k string) string { return tc.env[k] }); got != tc.want {
+				t.Errorf("GOMAXPROCS %d, want %d (0: left)", got, tc.want)
+			}
+		})
+	}
+}
+
 // TestSetGCTarget: stdio and HTTP get their targets; a GOGC or GOMEMLIMIT
 // the host set is left alone.
 func TestSetGCTarget(t *testing.T) {

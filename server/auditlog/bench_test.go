@@ -18,7 +18,7 @@ func BenchmarkChainAndCheckpoint(b *testing.B) {
 	l := &Log{opts: Options{Key: e.key}, h: newHead()}
 	bodies := [][]byte{decisionBody}
 	for b.Loop() {
-		_, leaves, next := l.build(bodies)
+		_, leaves, next := build(l.h.seq, l.h.prev, bodies)
 		l.advance(leaves, next)
 		if l.unsigned++; l.unsigned >= DefaultCheckpointEvery {
 			line, err := l.signedLine()

@@ -131,11 +131,19 @@ func (l *Log) append(bodies [][]byte) error {
 	// A file unlinked between the check and the write took the records
 	// with it: the path is reopened and they are written again, once.
 	for attempt := 0; ; attempt++ {
+		// The records are chained before the lock is taken, after the head
+		// they will most likely follow (this log's, or the one lookAhead
+		// walked to), so the lock is held for less; under it they are
+		// chained again only when the head turned out to be another.
 		l.lookAhead()
+		seq, prev := l.expectedHead()
+		buf, leaves, next := build(seq, prev, bodies)
 		if err := l.ensure(); err != nil {
 			return err
 		}
-		buf, leaves, next := l.build(bodies)
+		if l.h.seq != seq || l.h.prev != prev {
+			buf, leaves, next = build(l.h.seq, l.h.prev, bodies)
+		}
 		err := l.write(buf)
 		if err == nil && attempt == 0 && !l.linked() {
 			l.unlock()
@@ -156,9 +164,17 @@ func (l *Log) append(bodies [][]byte) error {
 	}
 }
 
-// build chains bodies after the head.
-func (l *Log) build(bodies [][]byte) (buf []byte, leaves [][]byte, next [32]byte) {
-	seq, prev := l.h.seq, l.h.prev
+// expectedHead is the head the next records will most likely follow:
+// the one lookAhead walked to, else this log's.
+func (l *Log) expectedHead() (uint64, [32]byte) {
+	if l.pre.walked > 0 {
+		return l.pre.w.h.seq, l.pre.w.h.prev
+	}
+	return l.h.seq, l.h.prev
+}
+
+// build chains bodies after the record seq-1 whose hash is prev.
+func build(seq uint64, prev [32]byte, bodies [][]byte) (buf []byte, leaves [][]byte, next [32]byte) {
 	size := 0
 	for _, b := range bodies {
 		size += len(b) + chainPrefixMax + 1
@@ -306,24 +322,43 @@ type ahead struct {
 // follow, under the lock, takes the walk, and only when the file still
 // holds those very bytes. It is tried only when the last lock found
 // another writer's records, so a log with one writer pays no extra
-// system call.
+// system call; and it is one read of what follows l.end (at most
+// aheadWindow, up to the last whole line), not a stat and a read: the
+// records past the window, or appended since, follow walks under the lock.
 func (l *Log) lookAhead() {
 	l.pre = ahead{}
 	if l.f == nil || !l.othersSeen {
 		return
 	}
-	st, err := fstat(int(l.f.Fd()))
-	if err != nil || st.size <= l.end || st.size-l.end > maxFollow {
-		return
-	}
-	buf := readRecords(l.f, &l.aheadBuf, l.end, st.size)
-	if buf == nil {
+	buf := readAhead(l.f, &l.aheadBuf, l.end)
+	if len(buf) == 0 {
 		return
 	}
 	w, walked := l.walkerAtHead(), 0
 	if walkRecords(&w, buf, &walked) {
-		l.pre = ahead{from: l.end, size: st.size, buf: buf, seq: l.h.seq, prev: l.h.prev, w: w, walked: walked}
+		l.pre = ahead{from: l.end, size: l.end + int64(len(buf)), buf: buf, seq: l.h.seq, prev: l.h.prev, w: w, walked: walked}
 	}
+}
+
+// aheadWindow bounds what lookAhead reads: a few rounds of four servers'
+// records.
+const aheadWindow = 16 << 10
+
+// readAhead reads what f holds from from on, at most aheadWindow, into
+// *keep's storage, and returns it up to its last newline (nil when there is
+// none or the read fails).
+func readAhead(f *os.File, keep *[]byte, from int64) []byte {
+	if cap(*keep) < aheadWindow {
+		*keep = make([]byte, aheadWindow)
+	}
+	buf := (*keep)[:aheadWindow]
+	// One pread: os.File.ReadAt would read again after a short read, to
+	// find the end of the file.
+	n, err := unix.Pread(int(f.Fd()), buf, from)
+	if err != nil || n <= 0 {
+		return nil
+	}
+	return buf[:bytes.LastIndexByte(buf[:n], '\n')+1]
 }
 
 // walkerAtHead is a walker continuing from the head. first is unset: no

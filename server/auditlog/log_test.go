@@ -420,6 +420,36 @@ func TestLookAhead(t *testing.T) {
 	}
 }
 
+// TestChainedAgainWhenTheHeadMoved: records chained before the lock
+// after the head expected then are chained again when another writer
+// appended while this one waited for the lock, so the chain verifies.
+func TestChainedAgainWhenTheHeadMoved(t *testing.T) {
+	e := newEnv(t)
+	a, b := e.open(t, nil), e.open(t, nil)
+	appendN(t, a, 0, 1)
+	appendN(t, b, 1, 1)
+	a.mu.Lock()
+	if err := a.ensure(); err != nil { // a holds the file lock
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- b.Append(record(2)) }() // chains after a's head of now, then waits
+	time.Sleep(50 * time.Millisecond)
+	err := a.append([][]byte{record(3)}) // moves the head, and unlocks
+	a.mu.Unlock()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	a.Close()
+	b.Close()
+	if rep := e.verify(t, e.path); rep.Bad != nil || rep.Records != 4+3 {
+		t.Fatalf("report %+v bad %v", rep, rep.Bad)
+	}
+}
+
 // TestKeyMadeOnceAtOnce: servers starting together on a fresh state folder
 // all get the one key (none reads a key file still being written), and no
 // temporary file is left.
