@@ -64,7 +64,9 @@ func TestFindToolchains(t *testing.T) {
 		t.Setenv(k, "")
 	}
 	got := strings.Join(findToolchains("relative/bin:"+a+"::"+b), ", ")
-	want := "git: git at " + b + "/git, go: go in " + filepath.Dir(a) + ", node: node at " + b + "/node"
+	// a/go lies in no GOROOT (no VERSION, src/runtime, pkg/tool above
+	// it): found, its folder not granted.
+	want := "git: git at " + b + "/git, go: go at " + a + "/go (" + filepath.Dir(a) + " is no GOROOT: not granted), node: node at " + b + "/node"
 	if got != want {
 		t.Errorf("found %q, want %q", got, want)
 	}
