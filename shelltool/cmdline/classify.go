@@ -14,8 +14,10 @@ func classify(k *call) {
 		k.wrap(sp)
 		return
 	}
-	if sp, ok := wrappers[inProcessLoader(k.name, ProgramFamilies(k.name))]; ok {
-		k.wrap(sp) // valgrind.bin, memcheck-amd64-linux, qemu-x86_64
+	if loaderFamilies[k.norm] {
+		// valgrind.bin, memcheck-amd64-linux, qemu-x86_64: k.norm is
+		// the loader's family (inProcessLoader).
+		k.wrap(wrappers[k.norm])
 		return
 	}
 	switch {

@@ -422,10 +422,11 @@ func gitConfig(k *call, _ string, rest []arg) {
 
 // gitConfigEnv are the variables through which git reads configuration
 // the command may have made (GIT_CONFIG_COUNT with its KEY_n/VALUE_n
-// pairs, what -c passes to git's children, a config file of its own).
+// pairs, what -c passes to git's children, a config file of its own,
+// another repository's: GIT_DIR, as --git-dir).
 // The exec gate watches them (ExecEnvNames): the sandbox's own
 // GIT_CONFIG_GLOBAL is a pin, seen only when changed.
-const gitConfigEnv = "GIT_CONFIG_COUNT GIT_CONFIG_PARAMETERS GIT_CONFIG GIT_CONFIG_GLOBAL GIT_CONFIG_SYSTEM"
+const gitConfigEnv = "GIT_CONFIG_COUNT GIT_CONFIG_PARAMETERS GIT_CONFIG GIT_CONFIG_GLOBAL GIT_CONFIG_SYSTEM GIT_DIR"
 
 // gitConfigInEnv reports whether the analysis knows one of gitConfigEnv
 // set (by the line, or in the environment of the program the gate

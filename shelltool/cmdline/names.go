@@ -3,6 +3,7 @@ package cmdline
 import (
 	"regexp"
 	"slices"
+	"strings"
 )
 
 // tripletRE matches a GNU target triplet before or after a program's
@@ -111,16 +112,22 @@ var (
 	qemuUser = regexp.MustCompile(`^qemu-` + tripletArch + `(?:eb|el|be|le|n32|abi32|64|32)*(?:-static)?$`)
 )
 
+// loaderFamilies are the wrappers inProcessLoader names; a program whose
+// family is one is classified as that wrapper.
+var loaderFamilies = map[string]bool{"valgrind": true, "qemu-user": true}
+
 // inProcessLoader is the wrapper a program of this base name is as a
 // loader of another program ("valgrind", "qemu-user"), "" for none;
-// families are the name's programFamilies.
+// families are the name's programFamilies (memcheck-amd64-linux's first is
+// memcheck; a tool name with a version, memcheck-2, is taken as one too:
+// only stricter).
 func inProcessLoader(name string, families []string) string {
 	switch {
 	case name == "valgrind.bin":
 		return "valgrind"
-	case len(families) > 0 && families[0] != name && slices.Contains(valgrindTools, families[0]) && tripletSuffix.MatchString(name):
-		return "valgrind" // memcheck-amd64-linux: a tool with its platform
-	case qemuUser.MatchString(name):
+	case len(families) > 0 && slices.Contains(valgrindTools, families[0]):
+		return "valgrind"
+	case strings.HasPrefix(name, "qemu-") && qemuUser.MatchString(name):
 		return "qemu-user"
 	}
 	return ""

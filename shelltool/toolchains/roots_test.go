@@ -162,6 +162,10 @@ func TestRefusedRoot(t *testing.T) {
 	if refusedRoot(h, filepath.Join(home, "missing")) == "" {
 		t.Errorf("a root that does not resolve is granted")
 	}
+	// Without a HOME to compare with, the root folder still holds them all.
+	if refusedRoot(Host{Getenv: h.Getenv}, "/") == "" {
+		t.Errorf("/ granted when HOME is unset")
+	}
 }
 
 // abs is r, joined to home unless absolute.

@@ -214,12 +214,15 @@ func (t Toolchain) safeRoots(h Host) Toolchain {
 // symlinks lead are checked, against the home as written and resolved; a
 // root that cannot be resolved is refused.
 func refusedRoot(h Host, root string) string {
-	if h.Home == "" || !filepath.IsAbs(h.Home) {
-		return ""
-	}
 	real, err := filepath.EvalSymlinks(root)
 	if err != nil {
 		return "cannot be resolved"
+	}
+	if filepath.Clean(root) == "/" || real == "/" {
+		return "it is the root folder" // holds every home, whatever HOME says
+	}
+	if h.Home == "" || !filepath.IsAbs(h.Home) {
+		return ""
 	}
 	roots := []string{filepath.Clean(root), real}
 	homes := []string{filepath.Clean(h.Home)}
