@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -62,6 +63,10 @@ type execAnalysis struct {
 	// listed: they depend on a listing of the workspace (raiseEmptying),
 	// not on the event alone.
 	listed bool
+	// rootRemoved are the entries of the workspace root its programs
+	// remove (rootRemovals), which the call's tally adds up
+	// (emptyingTally).
+	rootRemoved []string
 	// installs holds the packages the program installs by any of its
 	// names (Analysis.Packages, with the Commands they index), whose
 	// package.install requests execGate builds with the project's
@@ -159,8 +164,14 @@ func execAnalyze(ev sandbox.ExecEvent, id identity, ws string) (an execAnalysis)
 			if ev.Cwd != "" {
 				// A folder known only when run (sh -c 'cd "$d" && rm -r x'):
 				// that program is decided at its own exec, where it runs.
-				_, l := raiseByFolder(&c, ev.Cwd, ws, false)
+				dir, l := raiseByFolder(&c, ev.Cwd, ws, false)
 				an.listed = an.listed || l
+				if ws != "" && len(c.Removes) > 0 {
+					gone, _ := rootRemovals(&c, dir, ws)
+					for name := range gone {
+						an.rootRemoved = append(an.rootRemoved, name)
+					}
+				}
 			}
 			toDecide, twin := []cmdline.Command{c}, -1
 			if emptyingNamed(c) {
@@ -557,20 +568,12 @@ func raiseEmptying(c *cmdline.Command, cwd, ws string) (listed bool) {
 	// A command critical for its own reason keeps it, unless it is an
 	// emptying that emptyingWords names (rm -rf * on a line).
 	critical := c.Risk >= grants.RiskCritical
-	named := map[string]bool{}
-	for _, op := range c.Removes {
-		p := resolveIn(cwd, op)
-		if p == ws || strings.HasPrefix(ws, p+"/") || p == "/" {
-			if !critical {
-				c.Risk, c.Option = grants.RiskCritical, "rm -r of the workspace"
-			}
-			return false
+	named, whole := rootRemovals(c, cwd, ws)
+	if whole {
+		if !critical {
+			c.Risk, c.Option = grants.RiskCritical, "rm -r of the workspace"
 		}
-		if dir := filepath.Dir(p); dir == ws || realDir(dir) == ws {
-			// (a folder that is the workspace through a symlink: a
-			// script's rm -rf link/* reaches the gate expanded)
-			named[filepath.Base(p)] = true
-		}
+		return false
 	}
 	var patterns []string
 	for _, g := range c.Globs {
@@ -599,6 +602,43 @@ func raiseEmptying(c *cmdline.Command, cwd, ws string) (listed bool) {
 	if len(named) < 2 {
 		return true
 	}
+	if !emptiesAll(entries, named) {
+		return true
+	}
+	if words, ok := emptyingWords(c, cwd, ws); ok {
+		c.Words, c.Line = words, joinWords(words)
+	} else if critical {
+		return true
+	}
+	c.Risk, c.Option = grants.RiskCritical, "rm -r of every entry of the workspace"
+	return true
+}
+
+// rootRemovals are the names of the entries of the workspace root ws
+// that c (a simple command run from cwd) removes by its operands
+// (c.Removes; a folder that is ws through a symlink counts: a script's
+// rm -rf link/* reaches the gate expanded); whole when one of them is ws
+// itself or above it.
+func rootRemovals(c *cmdline.Command, cwd, ws string) (named map[string]bool, whole bool) {
+	named = map[string]bool{}
+	for _, op := range c.Removes {
+		p := resolveIn(cwd, op)
+		if p == ws || strings.HasPrefix(ws, p+"/") || p == "/" {
+			return named, true
+		}
+		if dir := filepath.Dir(p); dir == ws || realDir(dir) == ws {
+			named[filepath.Base(p)] = true
+		}
+	}
+	return named, false
+}
+
+// emptiesAll reports whether removing the entries named of a folder
+// whose entries are those empties it: all its visible entries but at most
+// one of every sparedPer (the hidden ones it spares do not count: rm -rf *
+// leaves .git and empties the folder all the same), or, when it has none
+// visible, every hidden one.
+func emptiesAll(entries []string, named map[string]bool) bool {
 	visible, spared, sparedHidden := 0, 0, 0
 	for _, e := range entries {
 		switch {
@@ -613,16 +653,7 @@ func raiseEmptying(c *cmdline.Command, cwd, ws string) (listed bool) {
 			visible++
 		}
 	}
-	if !(visible > 0 && spared <= visible/sparedPer || visible == 0 && sparedHidden == 0) {
-		return true
-	}
-	if words, ok := emptyingWords(c, cwd, ws); ok {
-		c.Words, c.Line = words, joinWords(words)
-	} else if critical {
-		return true
-	}
-	c.Risk, c.Option = grants.RiskCritical, "rm -r of every entry of the workspace"
-	return true
+	return visible > 0 && spared <= visible/sparedPer || visible == 0 && sparedHidden == 0
 }
 
 // realDir is dir with its symlinks resolved ("" when it cannot be).
@@ -850,15 +881,17 @@ func requestsSize(reqs []grants.Request) int {
 func execGate(ctx context.Context, env *toolkit.Env, refused *lineLog, secrets []webtools.Secret, programs *programTable, hidden []string) sandbox.ExecGate {
 	cache := map[string][]grants.Request{} // one goroutine per call calls the gate
 	cached := 0                            // the bytes cache holds (requestsSize and keys)
+	tally := &emptyingTally{ws: env.Policy.Workspace}
 	var key []byte
 	return func(ev sandbox.ExecEvent) bool {
 		key = sandbox.AppendEventKey(key[:0], &ev)
 		reqs, ok := cache[string(key)]
+		var removed []string // never cached: an event with removals is listed
 		if !ok {
 			red := redactEvent(ev, secrets)
 			an := execAnalyze(red, programs.identify(ev), env.Policy.Workspace)
 			raiseTwins(env.Policy, &an)
-			reqs = an.reqs
+			reqs, removed = an.reqs, an.rootRemoved
 			if len(an.installs.Packages) > 0 {
 				more, _, err := installRequests(env.Policy, an.installs, ev.Cwd, grants.SurfaceSandbox, installsAt{exec: true, hidden: hidden})
 				if err != nil {
@@ -884,12 +917,75 @@ func execGate(ctx context.Context, env *toolkit.Env, refused *lineLog, secrets [
 		if len(reqs) == 0 {
 			return false
 		}
+		if len(removed) > 0 {
+			if why := tally.empties(removed); why != "" {
+				r := reqs[0]
+				r.Risk, r.Target.Option = grants.RiskCritical, why
+				reqs = append(slices.Clip(reqs), r)
+			}
+		}
 		for _, r := range reqs {
 			if d := decideExec(ctx, env, r); d.Effect != grants.Allow {
 				refused.add(d.Explain())
 				return false
 			}
 		}
+		tally.add(removed)
 		return true
+	}
+}
+
+// emptyingTally adds up what the programs of one call have removed of the
+// workspace root (review rev20d M2): `for f in *; do rm -rf "$f"; done`
+// removes every entry one high-risk program at a time, which together is
+// rm -r of the workspace. The root is listed once, at the first removal of
+// an entry of it; a program whose removals, with those the call's earlier
+// programs made, empty that listing (emptiesAll) is critical: killed
+// unless approved in the call (which no line's request of another removal
+// is: the option names the tally). Entries made later in the call are not
+// counted. A listing that fails is critical (fail closed).
+type emptyingTally struct {
+	ws      string
+	entries []string // the root's entries at the first removal
+	err     error
+	listed  bool
+	removed map[string]bool
+}
+
+// empties is why removing names, after what the tally holds, empties the
+// workspace root ("" when it does not, or when names do so by themselves:
+// raiseEmptying decided that removal as such).
+func (t *emptyingTally) empties(names []string) string {
+	if !t.listed {
+		t.entries, t.err = fstools.EntryNames(t.ws)
+		t.listed = true
+	}
+	if t.err != nil {
+		return "rm -r in the workspace root (unlisted: " + t.err.Error() + ")"
+	}
+	all := maps.Clone(t.removed)
+	if all == nil {
+		all = map[string]bool{}
+	}
+	before := len(all)
+	for _, n := range names {
+		all[n] = true
+	}
+	if before == 0 || len(all) < 2 || !emptiesAll(t.entries, all) {
+		return ""
+	}
+	return "rm -r of every entry of the workspace, one program at a time in this call"
+}
+
+// add counts names as removed (their program was let run).
+func (t *emptyingTally) add(names []string) {
+	if len(names) == 0 {
+		return
+	}
+	if t.removed == nil {
+		t.removed = map[string]bool{}
+	}
+	for _, n := range names {
+		t.removed[n] = true
 	}
 }

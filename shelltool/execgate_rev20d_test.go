@@ -114,3 +114,154 @@ func gitWorkspace(t *testing.T, more string) string {
 	}
 	return ws
 }
+
+// TestExecGateAskRuleOnWorkspaceScript (review rev20d M3): an ask rule
+// naming a script the workspace holds is satisfiable: the approval of the
+// line's ./deploy.sh holds for it at exec (both name its path), and for
+// nothing else: a copy elsewhere, or the script run when not approved, is
+// killed.
+func TestExecGateAskRuleOnWorkspaceScript(t *testing.T) {
+	ws, _ := filepath.EvalSymlinks(t.TempDir())
+	for _, name := range []string{"deploy.sh", "other/deploy.sh"} {
+		path := filepath.Join(ws, name)
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte("#!/bin/sh\necho ran "+name+"\n"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p := policyFor(t, ws, "profile = \"interactive-dev\"\n[[rules.ask]]\nrule_id = \"ask-deploy\"\ncapability = \"process.exec\"\ntarget = { resource = \"deploy.sh\" }\n")
+	tests := []struct {
+		line, approve string
+		want, never   []string
+	}{
+		{line: "./deploy.sh", approve: "./deploy.sh", want: []string{"ran deploy.sh"}},
+		{line: "./deploy.sh; other/deploy.sh", approve: "./deploy.sh", want: []string{"ran deploy.sh"}, never: []string{"ran other/deploy.sh"}},
+		{line: "./deploy.sh", never: []string{"ran deploy.sh"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.line+" approving "+tt.approve, func(t *testing.T) {
+			tool := &Tool{}
+			tool.Start(p)
+			var approved []grants.Request
+			if tt.approve != "" {
+				args, _ := json.Marshal(Args{Command: tt.approve})
+				plan, err := tool.Plan(context.Background(), (&gateCall{}).env(p), args)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, r := range plan.Requests {
+					if d := p.Decide(r); d.Effect == grants.Ask {
+						approved = append(approved, d.Request)
+					}
+				}
+				if len(approved) == 0 {
+					t.Fatalf("the line %q asked nothing (the test proves nothing)", tt.approve)
+				}
+			}
+			out := runTool(t, tool, approvingEnv(p, approved), tt.line)
+			for _, w := range tt.want {
+				if !strings.Contains(out.Stdout, w) {
+					t.Errorf("the approved script did not run (%q missing): %+v", w, out)
+				}
+			}
+			for _, w := range tt.never {
+				if strings.Contains(out.Stdout, w) {
+					t.Errorf("an unapproved script ran (%q): %+v", w, out)
+				}
+			}
+		})
+	}
+}
+
+// TestWrittenExe: the path a line's program gets is the one the tracer
+// gives it (sandbox.ExecEvent.Written), or none where the tracer gives none.
+func TestWrittenExe(t *testing.T) {
+	ws, _ := filepath.EvalSymlinks(t.TempDir())
+	p := &grants.Policy{Workspace: ws}
+	if err := os.WriteFile(filepath.Join(ws, "s.sh"), []byte("#!/bin/sh\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	elf, _ := filepath.EvalSymlinks(self)
+	if err := os.MkdirAll(filepath.Join(ws, "bin"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	copied := filepath.Join(ws, "bin", "real")
+	b, err := os.ReadFile(elf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(copied, b[:64], 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range [][2]string{{"bin/real", "app"}, {"/usr/bin/env", "sys"}} {
+		if err := os.Symlink(l[0], filepath.Join(ws, l[1])); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tests := []struct{ name, cwd, want string }{
+		{"./s.sh", ws, ws + "/s.sh"},
+		{"s.sh", ws, ""}, // found on PATH: not placed by the line
+		{ws + "/./s.sh", "/", ws + "/s.sh"},
+		{"./app", ws, copied},                    // an ELF by its real path
+		{"./sys", ws, ws + "/sys"},               // a link to a program outside: by the link
+		{"bin/../s.sh", ws, ws + "/bin/../s.sh"}, // "..": as written
+		{"/usr/bin/env", ws, ""},
+		{"/tmp/x/new.sh", ws, "/tmp/x/new.sh"},
+		{"/nonexistent/x", ws, ""},
+	}
+	for _, tt := range tests {
+		if got := writtenExe(p, tt.name, tt.cwd); got != tt.want {
+			t.Errorf("writtenExe(%q, %q) = %q, want %q", tt.name, tt.cwd, got, tt.want)
+		}
+	}
+}
+
+// TestExecGateEmptyingOneAtATime (review rev20d M2): removing every entry
+// of the workspace one program at a time is the workspace's removal: the
+// program that would remove the last entry is killed; removals that leave
+// the workspace something run, in the same call and in the next.
+func TestExecGateEmptyingOneAtATime(t *testing.T) {
+	tests := []struct {
+		line            string
+		entries         []string
+		survivors, gone []string
+		refused         bool
+	}{
+		{line: `for f in *; do rm -rf "$f"; done`, entries: []string{"a", "b", "c", "d", "e"}, survivors: []string{"e"}, gone: []string{"a", "b", "c", "d"}, refused: true},
+		{line: `printf 'rm -r "$1"\n' >/tmp/r.sh; for f in *; do sh /tmp/r.sh "$f"; done`, entries: []string{"a", "b", "c"}, survivors: []string{"c"}, gone: []string{"a", "b"}, refused: true},
+		{line: `rm -rf a; rm -rf b; rm -rf .h`, entries: []string{"a", "b", ".h"}, survivors: []string{"b"}, gone: []string{"a", ".h"}, refused: true},
+		{line: `rm -rf a; rm -rf b`, entries: []string{"a", "b", "c"}, survivors: []string{"c"}, gone: []string{"a", "b"}},
+		{line: `rm -rf a && mkdir a && rm -rf a`, entries: []string{"a", "b"}, survivors: []string{"b"}, gone: []string{"a"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.line, func(t *testing.T) {
+			ws, _ := filepath.EvalSymlinks(t.TempDir())
+			for _, e := range tt.entries {
+				if err := os.MkdirAll(filepath.Join(ws, e, "sub"), 0o755); err != nil {
+					t.Fatal(err)
+				}
+			}
+			p := policyFor(t, ws, `profile = "interactive-dev"`)
+			out := runTool(t, &Tool{}, (&gateCall{}).env(p), tt.line)
+			for _, e := range tt.survivors {
+				if _, err := os.Stat(filepath.Join(ws, e)); err != nil {
+					t.Errorf("%s removed: the workspace was emptied one removal at a time (%+v)", e, out)
+				}
+			}
+			for _, e := range tt.gone {
+				if _, err := os.Stat(filepath.Join(ws, e)); err == nil {
+					t.Errorf("%s still there: a removal that leaves the workspace something was refused (%+v)", e, out)
+				}
+			}
+			if refused := len(out.RefusedPrograms) > 0; refused != tt.refused {
+				t.Errorf("refused programs %q, want some: %v", out.RefusedPrograms, tt.refused)
+			}
+		})
+	}
+}

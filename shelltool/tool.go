@@ -14,6 +14,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -387,6 +388,14 @@ func requests(p *grants.Policy, a cmdline.Analysis, cwd string, surface grants.S
 			// argv too; the same words here make an approval given for
 			// this request hold for the program when it runs.
 			r.Argv = append([]string{name}, c.Words[1:]...)
+			// A program the command may have written is decided at exec
+			// with its path (Target.Exe): the line's request names the
+			// same one, so an approval of `ask resource="deploy.sh"`
+			// given for the line holds for ./deploy.sh when it runs
+			// (review rev20d M3), and for nothing else.
+			if surface == grants.SurfaceSandbox {
+				r.Target.Exe = writtenExe(p, written, dir)
+			}
 			reqs = append(reqs, r)
 		}
 		reqs = append(reqs, gitLineRequests(p, c, dir, surface)...)
@@ -820,4 +829,52 @@ func progress(ctx context.Context, env *toolkit.Env) func() {
 		}
 	}()
 	return func() { close(done) }
+}
+
+// writtenExe is the path the exec gate will give (as
+// sandbox.ExecEvent.Written) the program a line names by the path name,
+// run from the folder cwd, when that path lies where the command can
+// write: the workspace, a writable root, /tmp or /dev/shm ("" elsewhere,
+// and for a name found on PATH, which the line cannot place). As the
+// tracer takes it: a path with ".." as written (the kernel resolves
+// symlinks before it; unknown, so written wherever it leads), else
+// cleaned (a path in /dev is unknown too; one outside that is not there
+// yet cannot appear where nothing is written); an ELF executable by its real path
+// (a script, or a symlink to a program outside, by the path itself). A
+// file that is not there yet is taken as a script. Where this differs from
+// what runs, the approval does not hold: the gate refuses (fail closed).
+func writtenExe(p *grants.Policy, name, cwd string) string {
+	if !strings.Contains(name, "/") || !filepath.IsAbs(cwd) && !filepath.IsAbs(name) {
+		return ""
+	}
+	path := name
+	if !filepath.IsAbs(path) {
+		path = cwd + "/" + path
+	}
+	if slices.Contains(strings.Split(path, "/"), "..") {
+		return path // unknown to the tracer: written
+	}
+	path = filepath.Clean(path)
+	places := slices.Concat([]string{p.Workspace, "/tmp", "/dev"}, p.Sandbox.Writable)
+	if !inRoots(path, places) {
+		return "" // (a file not there yet cannot appear where nothing is written)
+	}
+	if isELF(path) {
+		if real, err := filepath.EvalSymlinks(path); err == nil && inRoots(real, places) {
+			return real
+		}
+	}
+	return path
+}
+
+// isELF reports whether the file at path starts as an ELF executable does.
+func isELF(path string) bool {
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	var magic [4]byte
+	_, err = io.ReadFull(f, magic[:])
+	return err == nil && string(magic[:]) == "\x7fELF"
 }
