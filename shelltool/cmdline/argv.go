@@ -150,7 +150,7 @@ func (a *analyzer) withEnv(env ProgramEnv) {
 // environment for its decision: InstallEnvNames and the git
 // configuration a push reads (gitConfigEnv).
 func ExecEnvNames() []string {
-	return slices.Concat(InstallEnvNames(), strings.Fields(gitConfigEnv))
+	return slices.Concat(InstallEnvNames(), GitEnvNames())
 }
 
 // InstallEnvWatched reports whether name is one of InstallEnvNames (npm's

@@ -109,6 +109,9 @@ var classCases = []analyzeCase{
 	{"git -c remote.origin.push=+x:x push", []string{"critical git: git -c remote.origin.push=+x:x push [git push with -c] +net"}, nil, ""},
 	{"GIT_CONFIG_COUNT=1 git push origin", []string{"critical git: git push origin [git push with configuration from the environment] +net"}, nil, ""},
 	{"GIT_DIR=/tmp/r git push origin", []string{"critical git: git push origin [git push with configuration from the environment] +net"}, nil, ""},
+	// ... or connects through a program the command chose.
+	{"GIT_SSH_COMMAND='ssh -o ProxyCommand=x' git push origin main", []string{"critical git: git push origin main [git push with configuration from the environment] +net"}, nil, ""},
+	{"GIT_SSH=./s git push origin", []string{"critical git: git push origin [git push with configuration from the environment] +net"}, nil, ""},
 	// Programs that load the program they are given into their own
 	// process decide it as a wrapper's (rev20d H1).
 	{"valgrind.bin -q --tool=none rm -rf /", []string{"medium valgrind.bin: valgrind.bin -q --tool=none rm -rf /", "critical rm: rm -rf / [rm -r outside] ^0"}, nil, ""},

@@ -423,10 +423,19 @@ func gitConfig(k *call, _ string, rest []arg) {
 // gitConfigEnv are the variables through which git reads configuration
 // the command may have made (GIT_CONFIG_COUNT with its KEY_n/VALUE_n
 // pairs, what -c passes to git's children, a config file of its own,
-// another repository's: GIT_DIR, as --git-dir).
+// another repository's: GIT_DIR, as --git-dir), or connects through a
+// program of the command's (GIT_SSH_COMMAND, GIT_SSH, GIT_PROXY_COMMAND:
+// where the push lands is that program's to choose).
 // The exec gate watches them (ExecEnvNames): the sandbox's own
-// GIT_CONFIG_GLOBAL is a pin, seen only when changed.
-const gitConfigEnv = "GIT_CONFIG_COUNT GIT_CONFIG_PARAMETERS GIT_CONFIG GIT_CONFIG_GLOBAL GIT_CONFIG_SYSTEM GIT_DIR"
+// GIT_CONFIG_GLOBAL, and what the host's [sandbox] env passes, are pins,
+// seen only when changed (GitEnvNames).
+const gitConfigEnv = "GIT_CONFIG_COUNT GIT_CONFIG_PARAMETERS GIT_CONFIG GIT_CONFIG_GLOBAL GIT_CONFIG_SYSTEM GIT_DIR GIT_SSH_COMMAND GIT_SSH GIT_PROXY_COMMAND"
+
+// GitEnvNames are the variables a push with one of them set by the
+// command is critical for (gitConfigEnv).
+func GitEnvNames() []string {
+	return strings.Fields(gitConfigEnv)
+}
 
 // gitConfigInEnv reports whether the analysis knows one of gitConfigEnv
 // set (by the line, or in the environment of the program the gate

@@ -1,0 +1,149 @@
+package shelltool
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/onellm/onellm-mcp/grants"
+)
+
+// pushRepos says whose configuration a git push the exec gate decides
+// reads. A repository that existed when the command started, in the
+// workspace or a writable root (Spec.GitDirs), keeps its config, hooks and
+// info read-only in the sandbox, and one outside every place the command
+// writes cannot change at all: their configuration is the person's. A
+// repository the command made (git init in the workspace, a clone in
+// /tmp) has the command's configuration: remote.<name>.push = +refs/…,
+// remote.<name>.mirror, pushurl and the rest turn the approved words
+// `git push origin main` into a forced push somewhere else (review rev20d),
+// so a push from one is critical, as a push with configuration the
+// command sets on its line is (cmdline: -c, GIT_CONFIG_*).
+type pushRepos struct {
+	// protected are the git directories that existed (real paths).
+	protected []string
+	// writable are where the command can write: the sandbox's writable
+	// roots, /tmp and /dev/shm.
+	writable []string
+}
+
+// optionOwnRepo is the option of the critical request pushFromOwnRepo adds.
+const optionOwnRepo = "git push from a repository the command made (its configuration is the command's)"
+
+// ownRepoPush returns the critical request to add for a git push form
+// among reqs (the event's, from folder cwd with argv, its words) when the
+// repository it pushes from is not the person's, or false.
+func (r pushRepos) ownRepoPush(reqs []grants.Request, cwd string, argv []string) (grants.Request, bool) {
+	i := slices.IndexFunc(reqs, func(q grants.Request) bool { return q.Target.Resource == "git" && isPushForm(q.Target.Command) })
+	if i < 0 || cwd == "" {
+		return grants.Request{}, false
+	}
+	if r.personal(gitStartDir(cwd, argv)) {
+		return grants.Request{}, false
+	}
+	q := reqs[i]
+	q.Risk, q.Target.Option = grants.RiskCritical, optionOwnRepo
+	return q, true
+}
+
+// isPushForm reports whether command (a git form's request command, "git
+// SUB …") pushes from a repository: push, send-pack or http-push.
+func isPushForm(command string) bool {
+	f := strings.Fields(command)
+	return len(f) > 1 && f[0] == "git" && (f[1] == "push" || f[1] == "send-pack" || f[1] == "http-push")
+}
+
+// gitStartDir is the folder git starts in: cwd, moved by the -C options
+// among git's global options in argv (each taken from the one before, as
+// git does). A dashed program (git-push) has none.
+func gitStartDir(cwd string, argv []string) string {
+	dir := cwd
+	if len(argv) == 0 || filepath.Base(argv[0]) != "git" {
+		return dir
+	}
+	for i := 1; i < len(argv) && strings.HasPrefix(argv[i], "-"); i++ {
+		switch argv[i] {
+		case "-C":
+			if i+1 < len(argv) {
+				i++
+				if filepath.IsAbs(argv[i]) {
+					dir = argv[i]
+				} else if argv[i] != "" {
+					dir = filepath.Join(dir, argv[i])
+				}
+			}
+		case "-c", "--git-dir", "--work-tree", "--namespace", "--super-prefix", "--config-env", "--exec-path", "--list-cmds", "--attr-source":
+			i++ // its value (--exec-path= forms carry theirs)
+		}
+	}
+	return dir
+}
+
+// personal reports whether the repository git finds from dir (as git's
+// discovery does: at each level, a .git entry, else the level itself when
+// it is a git directory) is the person's: one of the protected, or one
+// outside every place the command writes. None found, or one that cannot
+// be read: not (fail closed; the push has nothing to push from anyway).
+func (r pushRepos) personal(dir string) bool {
+	for d := filepath.Clean(dir); ; d = filepath.Dir(d) {
+		if gd, ok := dotGit(d); ok {
+			return gd != "" && r.known(gd)
+		}
+		if isGitDir(d) {
+			return r.known(d)
+		}
+		if d == "/" {
+			return false
+		}
+	}
+}
+
+// known reports whether the git directory gd is protected or lies
+// outside the places the command writes.
+func (r pushRepos) known(gd string) bool {
+	real, err := filepath.EvalSymlinks(gd)
+	if err != nil {
+		return false
+	}
+	return slices.Contains(r.protected, real) || !inRoots(real, r.writable)
+}
+
+// dotGit is the git directory d's .git entry names: the folder itself, or
+// the one a .git file points to ("gitdir: PATH"); ok is false when d has
+// no .git, and gd empty when it has one that cannot be read.
+func dotGit(d string) (gd string, ok bool) {
+	p := filepath.Join(d, ".git")
+	fi, err := os.Lstat(p)
+	switch {
+	case os.IsNotExist(err):
+		return "", false
+	case err != nil:
+		return "", true
+	case fi.IsDir():
+		return p, true
+	}
+	b, err := os.ReadFile(p)
+	if err != nil {
+		return "", true
+	}
+	target, found := strings.CutPrefix(strings.TrimSpace(string(b)), "gitdir: ")
+	if !found || target == "" {
+		return "", true
+	}
+	if !filepath.IsAbs(target) {
+		target = filepath.Join(d, target)
+	}
+	return target, true
+}
+
+// isGitDir reports whether d looks like a git directory as git's
+// discovery tells one (HEAD, objects and refs).
+func isGitDir(d string) bool {
+	for _, n := range []string{"HEAD", "objects", "refs"} {
+		if _, err := os.Lstat(filepath.Join(d, n)); err != nil {
+			return false
+		}
+	}
+	return true
+}
