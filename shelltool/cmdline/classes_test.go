@@ -109,6 +109,8 @@ var classCases = []analyzeCase{
 	{"git -c remote.origin.push=+x:x push", []string{"critical git: git -c remote.origin.push=+x:x push [git push with -c] +net"}, nil, ""},
 	{"GIT_CONFIG_COUNT=1 git push origin", []string{"critical git: git push origin [git push with configuration from the environment] +net"}, nil, ""},
 	{"GIT_DIR=/tmp/r git push origin", []string{"critical git: git push origin [git push with configuration from the environment] +net"}, nil, ""},
+	{"debugfs -w -R 'rm /etc/x' /dev/sda1", []string{"critical debugfs: debugfs -w -R rm /etc/x /dev/sda1 [debugfs]"}, nil, ""},
+	{"badblocks -w /dev/sdb", []string{"critical badblocks: badblocks -w /dev/sdb [badblocks]"}, nil, ""},
 	// ... or connects through a program the command chose.
 	{"GIT_SSH_COMMAND='ssh -o ProxyCommand=x' git push origin main", []string{"critical git: git push origin main [git push with configuration from the environment] +net"}, nil, ""},
 	{"GIT_SSH=./s git push origin", []string{"critical git: git push origin [git push with configuration from the environment] +net"}, nil, ""},

@@ -202,6 +202,9 @@ var fixedRisk = map[string]riskNote{
 	"pkill": {high, "pkill"}, "killall": {high, "killall"}, "truncate": {high, "truncate"},
 	"shred": {critical, "shred"}, "wipefs": {critical, "wipefs"}, "blkdiscard": {critical, "blkdiscard"},
 	"killall5": {critical, "killall5"},
+	// (rev20d L2) they write a block device's file system; -w or not, a
+	// read-only run is rare enough to be asked.
+	"debugfs": {critical, "debugfs"}, "badblocks": {critical, "badblocks"},
 	"shutdown": {critical, "shutdown"}, "reboot": {critical, "reboot"}, "halt": {critical, "halt"}, "poweroff": {critical, "poweroff"},
 }
 
