@@ -26,14 +26,18 @@ func newMemory(now func() time.Time, maxPerPrincipal int) *memory {
 }
 
 // remember stores each ask's request for the principal for its rule's
-// approval_expires_seconds; an ask whose rule sets none (0) is not stored.
+// approval_expires_seconds; an ask whose rule sets none (0) is not stored,
+// nor one for a program the command may have written (Target.Exe).
 func (m *memory) remember(principal string, asks []grants.Decision) {
 	now := m.now()
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	keys := m.byID[principal]
 	for _, d := range asks {
-		if d.ApprovalExpires <= 0 {
+		if d.ApprovalExpires <= 0 || d.Request.Target.Exe != "" {
+			// (Target.Exe: a program the command may have written, by
+			// its path: what the path holds may change by the next
+			// call, so only this call's approval lets it run.)
 			continue
 		}
 		if keys == nil {

@@ -15,7 +15,8 @@ func TestMemory(t *testing.T) {
 	m := newMemory(clk.now, 3)
 	withExp := func(d grants.Decision, e time.Duration) grants.Decision { d.ApprovalExpires = e; return d }
 	hosts := withExp(askOn("/etc/hosts", "r"), time.Minute)
-	m.remember("alice", []grants.Decision{hosts, askOn("/etc/once", "r") /* no expiry: not kept */})
+	written := withExp(grants.Decision{Request: grants.Request{Capability: grants.CapProcessExec, Target: grants.Target{Resource: "deploy.sh", Exe: "/w/deploy.sh"}}, RuleID: "r"}, time.Minute)
+	m.remember("alice", []grants.Decision{hosts, askOn("/etc/once", "r") /* no expiry: not kept */, written})
 
 	remembered := func(who string, d grants.Decision) bool { return len(m.unremembered(who, []grants.Decision{d})) == 0 }
 	cases := []struct {
@@ -29,6 +30,7 @@ func TestMemory(t *testing.T) {
 		{"other principal", "bob", hosts, false},
 		{"principal prefix", "alice/s1", hosts, false},
 		{"no expiry means once", "alice", askOn("/etc/once", "r"), false},
+		{"a program the command may have written: this call only", "alice", written, false},
 		{"longer path", "alice", askOn("/etc/hosts.d", "r"), false},
 		{"parent path", "alice", askOn("/etc", "r"), false},
 		{"other capability", "alice", grants.Decision{Request: grants.Request{Capability: grants.CapFilesystemWrite, Target: hosts.Request.Target}}, false},

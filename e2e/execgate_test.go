@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"os"
+	"os/exec"
 	"strings"
 	"testing"
 
@@ -79,6 +80,15 @@ capability  = "process.exec"
 target      = { command = "git push*" }
 constraints = { approval_expires_seconds = 600 }
 `)
+	// A repository of the person's whose ssh command is false: an allowed
+	// push fails as git does (128, no connection made), a killed one is 137. (Outside any repository a
+	// workspace in /tmp would have the sandbox's private /tmp above it,
+	// where the command could make the repository a push reads.)
+	init := exec.Command("sh", "-c", "git init -q -b main . && git -c user.email=a@b -c user.name=a commit -q --allow-empty -m init && git remote add origin git@example.invalid:x/y.git && git config core.sshCommand false")
+	init.Dir = f.Workspace
+	if b, err := init.CombinedOutput(); err != nil {
+		t.Fatalf("git init: %v %s", err, b)
+	}
 	script := f.write(t, "push.sh", "#!/bin/sh\ngit push origin main\necho rc=$?\n")
 	if err := os.Chmod(script, 0o755); err != nil {
 		t.Fatal(err)
@@ -101,7 +111,7 @@ constraints = { approval_expires_seconds = 600 }
 		t.Fatalf("unapproved push from a script: %+v", out)
 	}
 	// Approved once in the call: the line's own git push runs (and fails
-	// as git does outside a repository, 128), not killed.
+	// as git does when ssh fails, 128), not killed.
 	e.answer = decide("allow_once")
 	if out := run("git push origin main; echo rc=$?"); out.Stdout != "rc=128\n" || len(out.RefusedPrograms) != 0 {
 		t.Fatalf("push approved in the call: %+v", out)
@@ -135,11 +145,22 @@ constraints = { approval_expires_seconds = 600 }
 		"cp /usr/bin/true fake/git",
 		"cp \"$(command -v git)\" fake/git",
 	} {
-		out := run("mkdir -p fake && " + make + "; git push origin main; echo rc=$?; fake/git push origin main; echo rc=$?")
+		out := run("mkdir -p fake && " + make + "; printf 'fake/git push origin main\\n' >p2.sh; git push origin main; echo rc=$?; sh p2.sh; echo rc=$?")
 		if out.Stdout != "rc=128\nrc=137\n" || len(out.RefusedPrograms) != 1 ||
 			!strings.Contains(out.RefusedPrograms[0], "rule ask-push") || !strings.Contains(out.RefusedPrograms[0], "fake/git") {
 			t.Errorf("%s: a written git rode the approval: %+v", make, out)
 		}
+	}
+	// A line that names the written program asks for it by its path
+	// (written in the sandbox: …/fake/git): approved, it runs in this call
+	// (review rev20d M3: the copy of git fails as git does, 128),
+	// and is not remembered for the session: the file
+	// may hold something else by the next call.
+	if out := run("fake/git push origin main; echo rc=$?"); out.Stdout != "rc=128\n" || len(out.RefusedPrograms) != 0 {
+		t.Errorf("the line's approved fake/git did not run: %+v", out)
+	}
+	if out := run("sh p2.sh; echo rc=$?"); out.Stdout != "rc=137\n" || len(out.RefusedPrograms) != 1 {
+		t.Errorf("the approval of a written program was remembered for the session: %+v", out)
 	}
 	// The audit log names the written program's path (target.exe).
 	written := false

@@ -26,7 +26,15 @@ type pushRepos struct {
 	// writable are where the command can write: the sandbox's writable
 	// roots, /tmp and /dev/shm.
 	writable []string
+	// roots are the folders the sandbox shows as they are on the host
+	// (its writable and readable roots): elsewhere in its private /tmp
+	// and /dev/shm the server sees nothing of what the command sees.
+	roots []string
 }
+
+// privatePlaces are the sandbox's own tmpfs folders, which the server
+// cannot look into.
+func privatePlaces() []string { return []string{"/tmp", "/dev/shm"} }
 
 // optionOwnRepo is the option of the critical request pushFromOwnRepo adds.
 const optionOwnRepo = "git push from a repository the command made (its configuration is the command's)"
@@ -83,10 +91,18 @@ func gitStartDir(cwd string, argv []string) string {
 // personal reports whether the repository git finds from dir (as git's
 // discovery does: at each level, a .git entry, else the level itself when
 // it is a git directory) is the person's: one of the protected, or one
-// outside every place the command writes. None found, or one that cannot
-// be read: not (fail closed; the push has nothing to push from anyway).
+// outside every place the command writes. One that cannot be read is not
+// (fail closed), nor is a level in the sandbox's private /tmp or /dev/shm
+// outside its roots (a clone in /tmp, a .git the command made above a
+// workspace that lies in /tmp: the server cannot see them). None found is: git finds none either (what could make it
+// look elsewhere, GIT_DIR and --git-dir, makes the push critical by
+// itself; GIT_CEILING_DIRECTORIES and the like only make it find less),
+// so the push fails with nothing to push from.
 func (r pushRepos) personal(dir string) bool {
 	for d := filepath.Clean(dir); ; d = filepath.Dir(d) {
+		if inRoots(d, privatePlaces()) && !inRoots(d, r.roots) {
+			return false // the sandbox's own: what is there is the command's
+		}
 		if gd, ok := dotGit(d); ok {
 			return gd != "" && r.known(gd)
 		}
@@ -94,7 +110,7 @@ func (r pushRepos) personal(dir string) bool {
 			return r.known(d)
 		}
 		if d == "/" {
-			return false
+			return true
 		}
 	}
 }

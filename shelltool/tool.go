@@ -737,7 +737,7 @@ func run(ctx context.Context, env *toolkit.Env, spec sandbox.Spec, surface grant
 	defer stop()
 	egress, refused := &lineLog{}, &lineLog{}
 	if surface == grants.SurfaceSandbox {
-		repos := pushRepos{protected: spec.GitDirs, writable: slices.Concat(spec.Writable, []string{"/tmp", "/dev/shm"})}
+		repos := pushRepos{protected: spec.GitDirs, writable: slices.Concat(spec.Writable, privatePlaces()), roots: slices.Concat(spec.Writable, spec.Readable)}
 		spec.ExecGate = execGate(ctx, env, refused, brokered, programs, spec.Hidden, repos)
 		spec.IdentitySizes = programs.sizes()
 		spec.ExecEnv.Names = cmdline.ExecEnvNames()
