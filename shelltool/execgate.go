@@ -63,6 +63,8 @@ type execAnalysis struct {
 	// listed: they depend on a listing of the workspace (raiseEmptying),
 	// not on the event alone.
 	listed bool
+	// role is what the program is to the call's pipe flow (pipeFlow).
+	role pipeRole
 	// rootRemoved are the entries of the workspace root its programs
 	// remove (rootRemovals), which the call's tally adds up
 	// (emptyingTally).
@@ -152,6 +154,10 @@ func execAnalyze(ev sandbox.ExecEvent, id identity, ws string) (an execAnalysis)
 			continue
 		}
 		addInstalls(&an.installs, prog)
+		if r := roleOf(prog.Commands); r != (pipeRole{}) {
+			an.role.downloads = an.role.downloads || r.downloads
+			an.role.readsCode = an.role.readsCode || r.readsCode
+		}
 		for _, c := range prog.Commands {
 			// A removal is judged through the symlinks on its way
 			// (raiseThroughLinks, raiseEmptying), which may change by the
@@ -878,20 +884,22 @@ func requestsSize(reqs []grants.Request) int {
 // index in this call or for the session). The cache is bounded in events and bytes (an event
 // with a large argv is not kept), so a loop of big argvs cannot hold
 // gigabytes.
-func execGate(ctx context.Context, env *toolkit.Env, refused *lineLog, secrets []webtools.Secret, programs *programTable, hidden []string, repos pushRepos) sandbox.ExecGate {
-	cache := map[string][]grants.Request{} // one goroutine per call calls the gate
-	cached := 0                            // the bytes cache holds (requestsSize and keys)
+func execGate(ctx context.Context, env *toolkit.Env, refused *lineLog, secrets []webtools.Secret, programs *programTable, hidden []string, call callFacts) sandbox.ExecGate {
+	cache := map[string]cachedExec{} // one goroutine per call calls the gate
+	cached := 0                      // the bytes cache holds (requestsSize and keys)
 	tally := &emptyingTally{ws: env.Policy.Workspace}
+	flow := &pipeFlow{}
 	var key []byte
 	return func(ev sandbox.ExecEvent) bool {
 		key = sandbox.AppendEventKey(key[:0], &ev)
-		reqs, ok := cache[string(key)]
+		hit, ok := cache[string(key)]
+		reqs, role := hit.reqs, hit.role
 		var removed []string // never cached: an event with removals is listed
 		if !ok {
 			red := redactEvent(ev, secrets)
 			an := execAnalyze(red, programs.identify(ev), env.Policy.Workspace)
 			raiseTwins(env.Policy, &an)
-			reqs, removed = an.reqs, an.rootRemoved
+			reqs, removed, role = an.reqs, an.rootRemoved, an.role
 			if len(an.installs.Packages) > 0 {
 				more, _, err := installRequests(env.Policy, an.installs, ev.Cwd, grants.SurfaceSandbox, installsAt{exec: true, hidden: hidden})
 				if err != nil {
@@ -910,7 +918,7 @@ func execGate(ctx context.Context, env *toolkit.Env, refused *lineLog, secrets [
 					clear(cache)
 					cached = 0
 				}
-				cache[string(key)] = reqs
+				cache[string(key)] = cachedExec{reqs: reqs, role: role}
 				cached += size
 			}
 		}
@@ -919,7 +927,13 @@ func execGate(ctx context.Context, env *toolkit.Env, refused *lineLog, secrets [
 		}
 		// Where a push reads its configuration is the file system's,
 		// looked at on every push (pushRepos), never kept.
-		if r, own := repos.ownRepoPush(reqs, ev.Cwd, ev.Argv); own {
+		if r, own := call.repos.ownRepoPush(reqs, ev.Cwd, ev.Argv); own {
+			reqs = append(slices.Clip(reqs), r)
+		}
+		in, out := pipesOf(&ev)
+		if !call.pipedCode && flow.joins(role, in, out) {
+			r := reqs[0]
+			r.Risk, r.Target.Option = grants.RiskCritical, optionPipedCode
 			reqs = append(slices.Clip(reqs), r)
 		}
 		if len(removed) > 0 {
@@ -936,8 +950,34 @@ func execGate(ctx context.Context, env *toolkit.Env, refused *lineLog, secrets [
 			}
 		}
 		tally.add(removed)
+		flow.add(role, in, out)
 		return true
 	}
+}
+
+// cachedExec is what execGate keeps of an event it decided.
+type cachedExec struct {
+	reqs []grants.Request
+	role pipeRole
+}
+
+// callFacts are what the exec gate knows of its call besides the policy:
+// whose repositories a push reads (pushRepos), and whether the line's
+// own decision let a download be piped into a program's code (a critical
+// `curl … | sh` or `bash <(curl …)` request allowed, the person having
+// approved it): the gate's pipe flow then refuses none in this call, as
+// that pipeline reaches the gate with other words (bash /dev/fd/63).
+type callFacts struct {
+	repos     pushRepos
+	pipedCode bool
+}
+
+// pipedCodeAllowed reports whether decisions (the line's) let a download
+// be piped into a program that runs it.
+func pipedCodeAllowed(decisions []grants.Decision) bool {
+	return slices.ContainsFunc(decisions, func(d grants.Decision) bool {
+		return d.Effect == grants.Allow && d.Request.Risk >= grants.RiskCritical && strings.HasPrefix(d.Request.Target.Option, "curl | ")
+	})
 }
 
 // emptyingTally adds up what the programs of one call have removed of the

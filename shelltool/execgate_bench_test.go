@@ -68,13 +68,13 @@ func BenchmarkExecGateEvent(b *testing.B) {
 		b.Run(tc.name+"/first", func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
-				if execGate(context.Background(), env, &lineLog{}, nil, table, nil, pushRepos{})(tc.ev) == tc.refused {
+				if execGate(context.Background(), env, &lineLog{}, nil, table, nil, callFacts{})(tc.ev) == tc.refused {
 					b.Fatalf("%v refused", tc.ev.Argv)
 				}
 			}
 		})
 		b.Run(tc.name+"/again", func(b *testing.B) {
-			gate := execGate(context.Background(), env, &lineLog{}, nil, table, nil, pushRepos{})
+			gate := execGate(context.Background(), env, &lineLog{}, nil, table, nil, callFacts{})
 			b.ReportAllocs()
 			for b.Loop() {
 				if gate(tc.ev) == tc.refused {

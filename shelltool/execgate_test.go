@@ -442,7 +442,7 @@ func TestExecGateDecidesEveryExec(t *testing.T) {
 	ws, _ := filepath.EvalSymlinks(t.TempDir())
 	p := policyFor(t, ws, "profile = \"interactive-dev\"\n[[rules.deny]]\nrule_id = \"no-rm-x\"\ncapability = \"process.exec\"\ntarget = { command = \"rm x\" }\n")
 	g := &gateCall{}
-	gate := execGate(context.Background(), g.env(p), &lineLog{}, nil, &programTable{byFile: map[fileID]*hostProgram{}}, nil, pushRepos{})
+	gate := execGate(context.Background(), g.env(p), &lineLog{}, nil, &programTable{byFile: map[fileID]*hostProgram{}}, nil, callFacts{})
 	ev := sandbox.ExecEvent{PID: 7, Exe: "/usr/bin/rm", Dev: 1, Ino: 2, Argv: []string{"rm", "y"}, ExecPath: "/usr/bin/rm", Cwd: ws}
 	for i := range 3 {
 		ev.PID = 7 + i
@@ -508,7 +508,7 @@ func TestExecGateCacheMemory(t *testing.T) {
 		decided++
 		return p.DecideExec(r), nil
 	}}
-	gate := execGate(context.Background(), env, &lineLog{}, nil, &programTable{byFile: map[fileID]*hostProgram{}}, nil, pushRepos{})
+	gate := execGate(context.Background(), env, &lineLog{}, nil, &programTable{byFile: map[fileID]*hostProgram{}}, nil, callFacts{})
 	words := []string{"git-status"}
 	for range 4000 {
 		words = append(words, strings.Repeat("a", 100))
@@ -654,7 +654,7 @@ func TestEmptyingRulesOnOwnWords(t *testing.T) {
 		}) {
 			t.Errorf("%s rule: the line's requests %+v are not decided by it", effect, lr)
 		}
-		gate := execGate(context.Background(), (&gateCall{}).env(p), &lineLog{}, nil, &programTable{byFile: map[fileID]*hostProgram{}}, nil, pushRepos{})
+		gate := execGate(context.Background(), (&gateCall{}).env(p), &lineLog{}, nil, &programTable{byFile: map[fileID]*hostProgram{}}, nil, callFacts{})
 		if gate(ev) {
 			t.Errorf("%s rule: the gate lets %q run", effect, ev.Argv)
 		}
@@ -672,7 +672,7 @@ func TestExecGateEmptyingNotKept(t *testing.T) {
 		}
 	}
 	p := policyFor(t, ws, `profile = "interactive-dev"`)
-	gate := execGate(context.Background(), (&gateCall{}).env(p), &lineLog{}, nil, &programTable{byFile: map[fileID]*hostProgram{}}, nil, pushRepos{})
+	gate := execGate(context.Background(), (&gateCall{}).env(p), &lineLog{}, nil, &programTable{byFile: map[fileID]*hostProgram{}}, nil, callFacts{})
 	ev := sandbox.ExecEvent{PID: 7, Exe: "/usr/bin/rm", Argv: []string{"rm", "-rf", "a", "b"}, ExecPath: "/usr/bin/rm", Cwd: ws}
 	if !gate(ev) {
 		t.Fatal("rm -rf a b refused while c is kept")
@@ -1446,7 +1446,7 @@ func TestEmptyingTwinAtCritical(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		gate := execGate(context.Background(), approvingEnv(p, lr), &lineLog{}, nil, &programTable{byFile: map[fileID]*hostProgram{}}, nil, pushRepos{})
+		gate := execGate(context.Background(), approvingEnv(p, lr), &lineLog{}, nil, &programTable{byFile: map[fileID]*hostProgram{}}, nil, callFacts{})
 		if got := gate(ev); got != tc.runs {
 			t.Errorf("%s %q at critical: runs %v, want %v", tc.effect, tc.pattern, got, tc.runs)
 		}

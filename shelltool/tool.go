@@ -310,7 +310,7 @@ func (t *Tool) Plan(_ context.Context, env *toolkit.Env, raw json.RawMessage) (*
 		if surface == grants.SurfaceSandbox {
 			programs = t.programs.table(p, envValue(spec.Env, "PATH"))
 		}
-		res := run(ctx, env, spec, surface, runner, proxy, brokered, programs)
+		res := run(ctx, env, spec, surface, runner, proxy, brokered, programs, pipedCodeAllowed(g.Decisions))
 		if surface == grants.SurfaceSandbox && res.Tool != nil {
 			noteNewRepositories(res.Tool, newGitDirs(gitRoots, git))
 		}
@@ -732,13 +732,13 @@ func decideExec(ctx context.Context, env *toolkit.Env, r grants.Request) grants.
 	return d
 }
 
-func run(ctx context.Context, env *toolkit.Env, spec sandbox.Spec, surface grants.Surface, runner *sandbox.Runner, proxy *webtools.Client, brokered []webtools.Secret, programs *programTable) toolkit.Result {
+func run(ctx context.Context, env *toolkit.Env, spec sandbox.Spec, surface grants.Surface, runner *sandbox.Runner, proxy *webtools.Client, brokered []webtools.Secret, programs *programTable, pipedCode bool) toolkit.Result {
 	stop := progress(ctx, env)
 	defer stop()
 	egress, refused := &lineLog{}, &lineLog{}
 	if surface == grants.SurfaceSandbox {
 		repos := pushRepos{protected: spec.GitDirs, writable: slices.Concat(spec.Writable, privatePlaces()), roots: slices.Concat(spec.Writable, spec.Readable)}
-		spec.ExecGate = execGate(ctx, env, refused, brokered, programs, spec.Hidden, repos)
+		spec.ExecGate = execGate(ctx, env, refused, brokered, programs, spec.Hidden, callFacts{repos: repos, pipedCode: pipedCode})
 		spec.IdentitySizes = programs.sizes()
 		spec.ExecEnv.Names = cmdline.ExecEnvNames()
 		spec.ExecEnv.Pins = hostGitPins(spec.Env, spec.ExecEnv.Pins)

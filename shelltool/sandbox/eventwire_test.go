@@ -21,6 +21,7 @@ func wireEvents() []ExecEvent {
 			Size: -5, BuildID: "abcd", GoBuildID: "ef01", SHA256: strings.Repeat("0", 64), InterpDev: 7, InterpIno: 9, Problem: "argv unreadable: x"},
 		{Exe: "/memfd:x (deleted)", Problem: "executable is a memfd (no file on disk)"},
 		{Exe: "/usr/bin/npm", Argv: []string{"npm", "i", "x"}, Env: []string{"npm_config_registry=http://127.0.0.1:9/", "PIP_INDEX_URL="}, EnvUnset: []string{"PIP_CONFIG_FILE"}},
+		{Exe: "/usr/bin/bash", Argv: []string{"bash", "/dev/fd/63"}, StdinPipe: 77, StdoutPipe: 1 << 50, ArgPipes: []uint64{78, 79}},
 		{Argv: []string{strings.Repeat("a", 131071), strings.Repeat("b", 70000)}},
 	}
 }

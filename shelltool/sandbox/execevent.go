@@ -53,6 +53,16 @@ type ExecEvent struct {
 	// pins it holds as given; EnvUnset are the pins it lacks.
 	Env      []string `json:"env,omitempty"`
 	EnvUnset []string `json:"env_unset,omitempty"`
+	// StdinPipe and StdoutPipe are the inodes of the pipes (or FIFOs) its
+	// descriptors 0 and 1 are, zero when they are none; ArgPipes those of
+	// the descriptors its argv names (/dev/fd/N, /proc/self/fd/N: bash
+	// <(curl …) reads its script from one). The gate follows what flows
+	// from a network program into one that reads its code from a pipe
+	// (curl … | sh in a script) with them. They are not part of what the
+	// program is (AppendEventKey leaves them out).
+	StdinPipe  uint64   `json:"stdin_pipe,omitempty"`
+	StdoutPipe uint64   `json:"stdout_pipe,omitempty"`
+	ArgPipes   []uint64 `json:"arg_pipes,omitempty"`
 	// Problem is set when what runs cannot be verified: an executable with
 	// no name on disk (memfd, deleted), one whose path no longer names the
 	// running file (renamed or exchanged during the exec), the dynamic

@@ -8,6 +8,7 @@ import (
 	"io"
 	"path/filepath"
 	"strconv"
+	"slices"
 	"strings"
 	"syscall"
 	"unicode/utf8"
@@ -286,6 +287,7 @@ func readExec(pid int, facts *execFacts, buf *readBuf) ExecEvent {
 	if ev.Cwd, err = buf.readlink(proc.path("cwd")); err != nil {
 		return fail("working folder unreadable: %v", err)
 	}
+	readPipes(proc, &ev)
 	var running unix.Stat_t
 	if err := statPath(proc.path("exe"), &running); err != nil {
 		return fail("executable unreadable: %v", err)
@@ -319,6 +321,40 @@ func readExec(pid int, facts *execFacts, buf *readBuf) ExecEvent {
 		return fail("%s", p)
 	}
 	return ev
+}
+
+// readPipes sets ev's StdinPipe, StdoutPipe and ArgPipes: the pipe (or
+// FIFO) inodes of descriptors 0 and 1 and of those argv names by
+// /dev/fd/N or /proc/self/fd/N (stat through /proc/PID/fd, the process's
+// own table at its exec stop). A descriptor that is closed or no pipe
+// gives none.
+func readPipes(proc *procEntry, ev *ExecEvent) {
+	ev.StdinPipe, ev.StdoutPipe = fdPipe(proc, "0"), fdPipe(proc, "1")
+	for _, a := range ev.Argv[min(1, len(ev.Argv)):] {
+		n, ok := strings.CutPrefix(a, "/dev/fd/")
+		if !ok {
+			n, ok = strings.CutPrefix(a, "/proc/self/fd/")
+		}
+		if !ok || n == "" || len(n) > 6 || strings.Trim(n, "0123456789") != "" {
+			continue
+		}
+		if p := fdPipe(proc, n); p != 0 && !slices.Contains(ev.ArgPipes, p) && len(ev.ArgPipes) < maxArgPipes {
+			ev.ArgPipes = append(ev.ArgPipes, p)
+		}
+	}
+}
+
+// maxArgPipes bounds the descriptors an event names.
+const maxArgPipes = 16
+
+// fdPipe is the inode of the pipe descriptor fd (decimal) of the process
+// is, or 0.
+func fdPipe(proc *procEntry, fd string) uint64 {
+	var st unix.Stat_t
+	if statPath(proc.path("fd/"+fd), &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFIFO {
+		return 0
+	}
+	return st.Ino
 }
 
 // procEntry builds the NUL-terminated paths of one process's /proc
