@@ -118,6 +118,7 @@ var projectFiles = map[string][]string{
 	"pdm":      {"pyproject.toml", "pdm.lock", "pdm.toml"},
 	"rye":      {"pyproject.toml"},
 	"pixi":     {"pixi.toml", "pyproject.toml", "pixi.lock"},
+	"corepack": {".corepack.env"},
 }
 
 // unpinnedFiles are read only where the sandbox's pins are off: there the
@@ -506,6 +507,8 @@ func (pc *projectConfig) file(manager, path string) []string {
 		if strings.Contains(strings.ToUpper(string(b)), "MIRROR") {
 			h = []string{cmdline.Dynamic}
 		}
+	case base == ".corepack.env":
+		h = corepackEnvHosts(b)
 	case base == "Gemfile":
 		h = matchedHosts(gemSource, b)
 	case base == "composer.json":
@@ -787,6 +790,28 @@ func urlHost(v string) string {
 		return cmdline.Dynamic
 	}
 	return strings.ToLower(u.Hostname())
+}
+
+// corepackEnvHosts is the registry a .corepack.env names: corepack reads
+// the COREPACK_ variables of the one beside the package.json it selects
+// (where the environment lacks them), so its COREPACK_NPM_REGISTRY moves
+// every fetch (a value that is not a plain URL, or a line naming it that
+// is not a plain assignment, is <dynamic>).
+func corepackEnvHosts(b []byte) []string {
+	var out []string
+	for _, line := range strings.Split(string(b), "\n") {
+		if !strings.Contains(line, "COREPACK_NPM_REGISTRY") {
+			continue
+		}
+		k, v, ok := strings.Cut(strings.TrimSpace(line), "=")
+		v = strings.Trim(strings.TrimSpace(v), `"'`)
+		if !ok || strings.TrimSpace(strings.TrimPrefix(k, "export ")) != "COREPACK_NPM_REGISTRY" || strings.ContainsAny(v, "$#` \t") {
+			out = append(out, cmdline.Dynamic)
+			continue
+		}
+		out = append(out, urlHost(v))
+	}
+	return out
 }
 
 // cargoConfigMovesIndex reports whether a cargo config file may move where

@@ -161,6 +161,9 @@ type install struct {
 // installs records the packages the command installs, if it is a package
 // manager's install.
 func (k *call) installs() {
+	if in := corepackRun(k.norm, k.args); in != nil {
+		k.pkgs = append(k.pkgs, in)
+	}
 	name, args, family, stop, dynamic := installerCall(k.norm, k.args)
 	sp, ok := installers[name]
 	if !ok {
@@ -203,6 +206,29 @@ func (k *call) installs() {
 	if len(in.names) > 0 {
 		k.pkgs = append(k.pkgs, in)
 	}
+}
+
+// corepackRun is the install of the package manager corepack runs
+// (corepack pnpm@9 install, corepack yarn add x): corepack fetches that
+// manager (the version named, else the project's packageManager or its
+// own default) from its registry before it runs it, unless its cache
+// holds it; the words after are the manager's own (installerCall). nil
+// when the command is no such run.
+func corepackRun(name string, args []arg) *install {
+	if name != "corepack" || len(args) == 0 || !args[0].lit {
+		return nil
+	}
+	if pm, _, _ := strings.Cut(args[0].text, "@"); !corepackManagers[pm] {
+		return nil
+	}
+	sp := installers["corepack"]
+	spec := args[0].text
+	for bin, pkg := range map[string]string{"npx": "npm", "pnpx": "pnpm", "yarnpkg": "yarn"} {
+		if rest, ok := strings.CutPrefix(spec, bin); ok && (rest == "" || rest[0] == '@') {
+			spec = pkg + rest // the package that has the bin
+		}
+	}
+	return &install{manager: name, spec: sp, sub: args[0].text, names: []string{spec}, family: sp.family}
 }
 
 // installerCall is the package manager a command runs, and its words:
@@ -911,7 +937,7 @@ func (a *analyzer) packages() {
 				continue
 			}
 			var seen []string
-			for _, h := range hosts {
+			for _, h := range managerHosts(in, hosts, n) {
 				for _, host := range indexHosts(h, n) {
 					if !slices.Contains(seen, host) {
 						seen = append(seen, host)
@@ -926,6 +952,34 @@ func (a *analyzer) packages() {
 			}
 		}
 	}
+}
+
+// managerHosts are the indexes corepack fetches the package manager n
+// ("pnpm@9", "yarn@4.1.0", "(package.json)") from when hosts is its
+// default, the npm registry (COREPACK_NPM_REGISTRY, which moves every
+// fetch there, unset): corepack's own table (sources/config.json) fetches
+// yarn 1 from registry.yarnpkg.com, yarn 2 and later from repo.yarnpkg.com
+// (its versions too), and resolves a yarn range or tag of yarn 1 at the
+// npm registry; a yarn whose version is not an exact one may be any of
+// them, as may the packageManager a manifest names. Other installs keep
+// hosts.
+func managerHosts(in *install, hosts []string, n string) []string {
+	if in.manager != "corepack" || !slices.Equal(hosts, []string{in.spec.host}) {
+		return hosts
+	}
+	pm, version, _ := strings.Cut(n, "@")
+	if pm != "yarn" && pm != "yarnpkg" && !strings.HasPrefix(n, "(") {
+		return hosts // npm, pnpm: the npm registry
+	}
+	major, _, _ := strings.Cut(version, ".")
+	exact := strings.Count(version, ".") >= 2 && strings.Trim(version, "0123456789.") == ""
+	switch {
+	case exact && major == "1":
+		return []string{"registry.yarnpkg.com"}
+	case exact && major != "0":
+		return []string{"repo.yarnpkg.com"}
+	}
+	return []string{in.spec.host, "registry.yarnpkg.com", "repo.yarnpkg.com"}
 }
 
 // pinned is p as decided when the line may write only configuration the

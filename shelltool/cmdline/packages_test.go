@@ -60,8 +60,13 @@ var packageCases = []struct {
 	// and help options print and exit, installing nothing.
 	// corepack fetches the managers it prepares (review rev16d M).
 	{"corepack prepare pnpm@9.0.0 --activate", []string{"pnpm@9.0.0 registry.npmjs.org corepack ^0"}},
-	{"corepack install -g yarn@4", []string{"yarn@4 registry.npmjs.org corepack ^0"}},
-	{"corepack up", []string{"(package.json) registry.npmjs.org corepack ^0"}},
+	// yarn 1 from registry.yarnpkg.com, 2 and later from repo.yarnpkg.com;
+	// a range or the manifest's packageManager may be any (config.json).
+	{"corepack install -g yarn@4", []string{"yarn@4 registry.npmjs.org corepack ^0", "yarn@4 registry.yarnpkg.com corepack ^0", "yarn@4 repo.yarnpkg.com corepack ^0"}},
+	{"corepack install -g yarn@1.22.22", []string{"yarn@1.22.22 registry.yarnpkg.com corepack ^0"}},
+	{"corepack prepare yarn@4.1.0", []string{"yarn@4.1.0 repo.yarnpkg.com corepack ^0"}},
+	{"COREPACK_NPM_REGISTRY=https://r.example corepack prepare yarn@4.1.0", []string{"yarn@4.1.0 r.example corepack ^0"}},
+	{"corepack up", []string{"(package.json) registry.npmjs.org corepack ^0", "(package.json) registry.yarnpkg.com corepack ^0", "(package.json) repo.yarnpkg.com corepack ^0"}},
 	{"COREPACK_NPM_REGISTRY=https://r.example corepack use pnpm@9", []string{"pnpm@9 r.example corepack ^0"}},
 	{"corepack enable", nil},
 	{"npm cache add lodash@4", []string{"lodash@4 registry.npmjs.org npm ^0"}},
@@ -223,10 +228,17 @@ var packageCases = []struct {
 	{"composer global update", []string{"(composer.json) repo.packagist.org composer ^0"}},
 	{"composer create-project laravel/laravel app '11.*'", []string{"laravel/laravel repo.packagist.org composer ^0"}},
 	{"composer global show", nil},
-	{"corepack pnpm add lodash", []string{"lodash registry.npmjs.org pnpm ^0"}},
-	{"corepack yarn@4.1.0 add x", []string{"x registry.yarnpkg.com yarn ^0"}},
-	{"corepack npm i x", []string{"x registry.npmjs.org npm ^0"}},
-	{"corepack npx cowsay hi", []string{"cowsay registry.npmjs.org npm ^0"}},
+	// corepack NAME[@VERSION] fetches that manager first (issue 16), then
+	// runs it with the words after.
+	{"corepack pnpm add lodash", []string{"pnpm registry.npmjs.org corepack ^0", "lodash registry.npmjs.org pnpm ^0"}},
+	{"corepack pnpm@9 install", []string{"pnpm@9 registry.npmjs.org corepack ^0", "(package.json) registry.npmjs.org pnpm ^0"}},
+	{"corepack pnpm@9.1.0 --version", []string{"pnpm@9.1.0 registry.npmjs.org corepack ^0"}},
+	{"corepack yarn@4.1.0 add x", []string{"yarn@4.1.0 repo.yarnpkg.com corepack ^0", "x registry.yarnpkg.com yarn ^0"}},
+	{"corepack npm i x", []string{"npm registry.npmjs.org corepack ^0", "x registry.npmjs.org npm ^0"}},
+	{"corepack npm@10.8.0 ci", []string{"npm@10.8.0 registry.npmjs.org corepack ^0", "(package.json) registry.npmjs.org npm ^0"}},
+	{"corepack npx cowsay hi", []string{"npm registry.npmjs.org corepack ^0", "cowsay registry.npmjs.org npm ^0"}},
+	{"COREPACK_NPM_REGISTRY=https://r.example corepack pnpm@9 i", []string{"pnpm@9 r.example corepack ^0", "(package.json) registry.npmjs.org pnpm ^0"}},
+	{"corepack pnpm@https://h.example/pnpm.tgz i", []string{"pnpm@https://h.example/pnpm.tgz h.example corepack ^0", "(package.json) registry.npmjs.org pnpm ^0"}},
 	{"corepack \"$PM\" add x", []string{"<dynamic> <dynamic> npm ^0"}},
 	{"corepack enable", nil},
 	{"mamba install numpy", []string{"numpy conda.anaconda.org mamba ^0"}},

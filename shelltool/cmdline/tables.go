@@ -692,7 +692,8 @@ var installers = map[string]*installerSpec{
 	// corepack fetches the package managers it prepares from the npm
 	// registry (COREPACK_NPM_REGISTRY moves it): prepare/install/use/up
 	// of NAME@VERSION, or with none the package.json's packageManager.
-	"corepack": {subs: "prepare install use up", manifest: "(package.json)", host: "registry.npmjs.org", env: "COREPACK_NPM_REGISTRY",
+	// COREPACK_ENV_FILE names the env file that may name the registry.
+	"corepack": {subs: "prepare install use up", manifest: "(package.json)", host: "registry.npmjs.org", env: "COREPACK_NPM_REGISTRY", configEnv: "COREPACK_ENV_FILE",
 		flagOpts: "--activate -g --global --all --json", argOpts: "-o --output", family: "npm"},
 	"pipx": {subs: "install inject", host: "pypi.org", hostOpts: "-i --index-url", argOpts: "--python --suffix --spec", env: "PIP_INDEX_URL",
 		anyHostOpts: "--pip-args", abbrevOpts: "index-url pip-args", family: "pip", execSubs: "run", execPkgOpts: "--spec"},
