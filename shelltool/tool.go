@@ -221,7 +221,7 @@ func (t *Tool) Plan(_ context.Context, env *toolkit.Env, raw json.RawMessage) (*
 	if err != nil {
 		return nil, err
 	}
-	analysis, err := cmdline.AnalyzeIn(args.Command, passedEnv(p, grants.SurfaceSandbox))
+	analysis, err := cmdline.AnalyzeIn(args.Command, passedEnv(p, cwd, grants.SurfaceSandbox))
 	if err != nil {
 		return nil, toolkit.Argf("command: %v", err)
 	}
@@ -237,7 +237,7 @@ func (t *Tool) Plan(_ context.Context, env *toolkit.Env, raw json.RawMessage) (*
 				Msg: fmt.Sprintf("the kernel sandbox cannot be applied here (%v) and [sandbox] required is true, so nothing runs", sandboxErr)}
 		}
 		surface = grants.SurfaceHost
-		if analysis, err = cmdline.AnalyzeIn(args.Command, passedEnv(p, surface)); err != nil {
+		if analysis, err = cmdline.AnalyzeIn(args.Command, passedEnv(p, cwd, surface)); err != nil {
 			return nil, toolkit.Argf("command: %v", err)
 		}
 	}
@@ -333,7 +333,7 @@ func seesLiftedCredential(p *grants.Policy, surface grants.Surface) bool {
 // LineRequests parses a command line and returns the requests the tool
 // would make for it (for explain).
 func LineRequests(p *grants.Policy, line, cwd string, surface grants.Surface) ([]grants.Request, error) {
-	a, err := cmdline.AnalyzeIn(line, passedEnv(p, surface))
+	a, err := cmdline.AnalyzeIn(line, passedEnv(p, cwd, surface))
 	if err != nil {
 		return nil, fmt.Errorf("command: %w", err)
 	}
@@ -547,9 +547,10 @@ func readSecrets(p *grants.Policy, refs []secretRef, g toolkit.Grant) ([]secretV
 // passedEnv is what the variables [sandbox] env passes from the server's
 // environment tell an installer (its index: PIP_INDEX_URL=…), for the
 // line's analysis; on the sandbox surface, without those the toolchains
-// set in their place (toolchains.Sets: the analysis assumes those).
-func passedEnv(p *grants.Policy, surface grants.Surface) cmdline.ProgramEnv {
-	var env cmdline.ProgramEnv
+// set in their place (toolchains.Sets: the analysis assumes those); and
+// the cargo aliases of a command run in cwd (aliasReader).
+func passedEnv(p *grants.Policy, cwd string, surface grants.Surface) cmdline.ProgramEnv {
+	env := cmdline.ProgramEnv{Aliases: aliasReader(p, cwd, surface)}
 	for _, k := range p.Sandbox.Env {
 		v, ok := os.LookupEnv(k)
 		if !ok || !cmdline.InstallEnvWatched(k) || toolchainsApply(p, surface) && toolchains.Sets(k) {

@@ -156,6 +156,10 @@ type install struct {
 	// (settle adds them to names).
 	version   string
 	manifests []string
+	// alias holds the words of a subcommand word that may be an alias,
+	// the word at aliasAt (aliasUse): expandAlias resolves it.
+	alias   []arg
+	aliasAt int
 }
 
 // installs records the packages the command installs, if it is a package
@@ -165,9 +169,19 @@ func (k *call) installs() {
 		k.pkgs = append(k.pkgs, in)
 	}
 	name, args, family, stop, dynamic := installerCall(k.norm, k.args)
+	if in := newInstall(name, args, family, stop, dynamic); in != nil {
+		k.pkgs = append(k.pkgs, in)
+	}
+}
+
+// newInstall is the install a package manager's words ask for (nil for
+// none): its subcommand, then what it installs; for a subcommand word
+// that may be an alias (installerSpec.builtins), an install to expand
+// once the line is known (expandAlias).
+func newInstall(name string, args []arg, family string, stop, dynamic bool) *install {
 	sp, ok := installers[name]
 	if !ok {
-		return
+		return nil
 	}
 	sub, rest, n, how := sp.subcommand(args)
 	if dynamic {
@@ -185,13 +199,12 @@ func (k *call) installs() {
 	}
 	switch how {
 	case subNone:
-		return
+		return aliasUse(name, sp, args)
 	case subDynamic:
 		// npm $X y, npm -reg URL i x, two readings that both install,
 		// python options not read before -m pip: it may install anything
 		// from anywhere.
-		k.pkgs = append(k.pkgs, &install{manager: name, spec: sp, names: []string{Dynamic}, hosts: []string{Dynamic}})
-		return
+		return &install{manager: name, spec: sp, names: []string{Dynamic}, hosts: []string{Dynamic}}
 	}
 	in := &install{manager: name, spec: sp, sub: sub, needVersion: has(sp.versionSubs, sub), family: cmp.Or(family, sp.family),
 		exec: has(sp.execSubs, sub), stopAtFirst: stop || has(sp.stopSubs, sub), runs: has(sp.cmdSubs, sub), reqFiles: has(sp.fileSubs, sub),
@@ -203,9 +216,115 @@ func (k *call) installs() {
 		return slices.ContainsFunc(strings.Fields(sp.relays), func(r string) bool { w, _, _ := strings.Cut(r, ":"); return a.text == w })
 	})
 	in.parse(rest, has(sp.manifestSubs, sub))
-	if len(in.names) > 0 {
-		k.pkgs = append(k.pkgs, in)
+	if len(in.names) == 0 {
+		return nil
 	}
+	return in
+}
+
+// aliasUse is, for a tool that expands aliases (cargo), the words with a
+// subcommand word that is none of its own (builtins): an install to
+// expand (expandAlias). nil when the word is the tool's own or there is
+// none (a word not literal is subDynamic already).
+func aliasUse(name string, sp *installerSpec, args []arg) *install {
+	if sp.builtins == "" {
+		return nil
+	}
+	skip := 0
+	if sp.plusToolchain && len(args) > 0 && args[0].lit && strings.HasPrefix(args[0].text, "+") {
+		skip = 1 // cargo +nightly i
+	}
+	word, j := firstOperand(args[skip:], sp.valueOpts())
+	if j += skip; j >= len(args) || word == "" || has(sp.builtins, word) {
+		return nil
+	}
+	return &install{manager: name, spec: sp, family: sp.family, alias: args, aliasAt: j}
+}
+
+// maxAliasDepth bounds the aliases expanded one into the next.
+const maxAliasDepth = 16
+
+// expandAlias is the install an alias use (aliasUse) expands to, once
+// the line's assignments are known: the alias's words put in the place
+// of its name (the words before and after stay: cargo keeps the global
+// options before it and appends the words after), read again as the
+// tool's words, and so on while the next subcommand is an alias too
+// (cargo refuses one that comes back to itself: nil, nothing runs). nil
+// when the word names no alias; Dynamic (any package from any index)
+// when what it expands to cannot be known (aliasWords), or past
+// maxAliasDepth.
+func (a *analyzer) expandAlias(in *install) *install {
+	var seen []string
+	for depth := 0; in.alias != nil; depth++ {
+		args, j := in.alias, in.aliasAt
+		name := args[j].text
+		if slices.Contains(seen, name) {
+			return nil // cargo: "alias has unresolvable recursive definition"
+		}
+		seen = append(seen, name)
+		words, dynamic := a.aliasWords(in.spec, args, name)
+		if dynamic || depth == maxAliasDepth {
+			return &install{manager: in.manager, spec: in.spec, cmd: in.cmd, names: []string{Dynamic}, hosts: []string{Dynamic}}
+		}
+		if words == nil {
+			return nil
+		}
+		next := newInstall(in.manager, slices.Concat(args[:j], litArgs(words), args[j+1:]), "", false, false)
+		if next == nil {
+			return nil
+		}
+		next.cmd = in.cmd
+		in = next
+	}
+	return in
+}
+
+// aliasWords are the words alias name expands to for the words args: the
+// line's (or the environment's) aliasEnv+NAME assignment, which outranks
+// configuration files, else what the caller reads (ProgramEnv.Aliases:
+// nil, none read). dynamic when it cannot be known: the assignment is
+// not literal, or differs between two; a --config option may set an
+// alias (its value not literal, a file, or naming alias.*); CARGO_HOME
+// (configEnv) is assigned or removed, moving the configuration read; or
+// the caller says so. The line's own writes of a configuration file are
+// read where the tool runs (the exec gate decides the program again).
+func (a *analyzer) aliasWords(sp *installerSpec, args []arg, name string) (words []string, dynamic bool) {
+	envName := sp.aliasEnv + strings.ToUpper(strings.NewReplacer("-", "_", ".", "_").Replace(name))
+	if vals := a.lookupEnv(envName); len(vals) > 0 {
+		if slices.Contains(vals, Dynamic) || slices.ContainsFunc(vals, func(v string) bool { return v != vals[0] }) {
+			return nil, true
+		}
+		return strings.Fields(vals[0]), false
+	}
+	for i, w := range args {
+		opt, val, eq := strings.Cut(w.text, "=")
+		if !w.lit || opt != "--config" {
+			continue
+		}
+		if !eq && i+1 < len(args) {
+			val, w = args[i+1].text, args[i+1]
+		}
+		if !w.lit || !strings.Contains(val, "=") || strings.Contains(val, "alias") {
+			return nil, true
+		}
+	}
+	if a.pinMoved(&installerSpec{configEnv: sp.configEnv}) {
+		return nil, true
+	}
+	if a.aliases == nil {
+		return nil, false
+	}
+	elsewhere := a.cwdMoved || a.dirMoved || slices.ContainsFunc(args, func(w arg) bool { return strings.HasPrefix(w.text, "-C") })
+	return a.aliases(sp.family, name, elsewhere)
+}
+
+// litArgs are words as literal args.
+func litArgs(words []string) []arg {
+	out := make([]arg, len(words))
+	for i, w := range words {
+		out[i] = arg{text: w, lit: true}
+	}
+	return out
 }
 
 // corepackRun is the install of the package manager corepack runs
@@ -893,6 +1012,11 @@ func (sp *installerSpec) joinValueOpts() string {
 // (its dependencies come from there).
 func (a *analyzer) packages() {
 	for _, in := range a.installs {
+		if in.alias != nil {
+			if in = a.expandAlias(in); in == nil {
+				continue
+			}
+		}
 		hosts := a.indexes(in)
 		if has(in.spec.anyHostSubs, in.sub) {
 			hosts = []string{Dynamic} // yarn set version: a release, from where yarn's own code says

