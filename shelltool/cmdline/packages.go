@@ -33,7 +33,11 @@ import (
 // every reading counts, one that installs only after such a value makes
 // the index Dynamic, two that install make the install Dynamic; in uv run,
 // the word after such an option may be the command or a value, and the
-// options after it are still read (the index Dynamic).
+// options after it are still read (the index Dynamic). A cargo subcommand
+// that is none of cargo's own may be an alias cargo expands in its own
+// process: its expansion (the line's CARGO_ALIAS_NAME=, else what the
+// caller reads of the project's configuration: ProgramEnv.Aliases) is
+// read as cargo's words instead (expandAlias).
 //
 // The index is the one its options name (--registry, --index-url,
 // -i, --extra-index-url: one Package per index), else one an assignment
