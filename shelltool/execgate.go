@@ -873,8 +873,15 @@ func execGate(ctx context.Context, env *toolkit.Env, refused *lineLog, secrets [
 			an.listed = an.listed || aliased
 			raiseTwins(env.Policy, &an)
 			reqs = an.reqs
-			if len(an.installs.Packages) > 0 {
+			// A corepack shim fetches the package manager it runs.
+			shim, shimErr := shimInstalls(env.Policy, red)
+			addInstalls(&an.installs, shim)
+			an.listed = an.listed || runsNode(ev)
+			if len(an.installs.Packages) > 0 || shimErr != nil {
 				more, _, err := installRequests(env.Policy, an.installs, ev.Cwd, grants.SurfaceSandbox, installsAt{exec: true, hidden: hidden})
+				if err == nil {
+					err = shimErr
+				}
 				if err != nil {
 					// Decided and audited like any program that cannot be
 					// verified (critical: refused), never a silent kill.
