@@ -3,6 +3,7 @@ package shelltool
 import (
 	"cmp"
 	"encoding/json"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -197,4 +198,49 @@ func packageManagerField(b []byte) (spec, devSpec string, ok bool) {
 		}
 	}
 	return spec, devSpec, true
+}
+
+// shimNames are the command names corepack enable links to its shims.
+const shimNames = "pnpm pnpx yarn yarnpkg npm npx"
+
+// lineShims is a with the package managers its commands' corepack shims
+// fetch (shimInstalls): a shim's name as PATH finds it (the server's
+// PATH), or a command named by a path, that leads to corepack's entry
+// points, run in the folder the line leaves it in (one known only at run
+// time: any version). The line is so asked what the exec gate decides
+// when the shim runs (and on the host, where no gate runs); the
+// manager's own install is the command's already.
+func lineShims(p *grants.Policy, a cmdline.Analysis, cwd string) cmdline.Analysis {
+	a.Commands, a.Packages = slices.Clip(a.Commands), slices.Clip(a.Packages) // the caller's stay as they are
+	for _, c := range slices.Clone(a.Commands) {
+		path := c.Name
+		if path == cmdline.Dynamic || len(c.Words) == 0 || !strings.Contains(path, "/") && !has(path, shimNames) {
+			continue
+		}
+		if !strings.Contains(path, "/") {
+			found, err := exec.LookPath(path)
+			if err != nil {
+				continue
+			}
+			path = found
+		}
+		dir := cwd
+		switch {
+		case c.Dir == cmdline.Dynamic && !filepath.IsAbs(path):
+			continue // a folder known only when run: the exec gate decides it there
+		case c.Dir == cmdline.Dynamic:
+			dir = ""
+		case c.Dir != "" && filepath.IsAbs(c.Dir):
+			dir = c.Dir
+		case c.Dir != "":
+			dir = filepath.Join(cwd, c.Dir)
+		}
+		shim, err := shimInstalls(p, sandbox.ExecEvent{ExecPath: path, Argv: append([]string{path}, c.Words[1:]...), Cwd: dir})
+		if err != nil {
+			shim = cmdline.Analysis{Commands: []cmdline.Command{c}, Packages: []cmdline.Package{{Name: cmdline.Dynamic, Host: cmdline.Dynamic, Manager: "corepack"}}}
+		}
+		shim.Packages = slices.DeleteFunc(shim.Packages, func(pk cmdline.Package) bool { return pk.Manager != "corepack" })
+		addInstalls(&a, shim)
+	}
+	return a
 }

@@ -104,3 +104,60 @@ func TestCorepackShimInstalls(t *testing.T) {
 		t.Errorf("the link to the shim: %q %v", m, ok)
 	}
 }
+
+// TestLineCorepackShims: a line running a corepack shim (by its name on
+// PATH, or a path) is asked about the manager's fetch the exec gate will
+// decide, in the folder the line runs it in; a pnpm that is no shim adds
+// nothing.
+func TestLineCorepackShims(t *testing.T) {
+	ws, _ := filepath.EvalSymlinks(t.TempDir())
+	dist := filepath.Join(ws, "lib", "node_modules", "corepack", "dist")
+	for name, body := range map[string]string{
+		filepath.Join(dist, "pnpm.js"):             "#!/usr/bin/env node\n",
+		filepath.Join(ws, "plain", "yarn"):         "#!/bin/sh\n",
+		filepath.Join(ws, "p", "package.json"):     `{"packageManager": "pnpm@9.1.0"}`,
+		filepath.Join(ws, "p", "sub", "x"):         "",
+		filepath.Join(ws, "other", "package.json"): `{}`,
+	} {
+		if err := os.MkdirAll(filepath.Dir(name), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(name, []byte(body), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.MkdirAll(filepath.Join(ws, "bin"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join(dist, "pnpm.js"), filepath.Join(ws, "bin", "pnpm")); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", filepath.Join(ws, "bin")+":"+filepath.Join(ws, "plain")+":"+os.Getenv("PATH"))
+	p := policyFor(t, ws, `profile = "interactive-dev"`)
+	for _, tc := range []struct {
+		surface         grants.Surface
+		dir, line, want string
+	}{
+		{grants.SurfaceSandbox, "p", "pnpm install", "pnpm@9.1.0 registry.npmjs.org"},
+		{grants.SurfaceHost, "p/sub", "pnpm --version", "pnpm@9.1.0 registry.npmjs.org"},
+		{grants.SurfaceSandbox, "", "cd p && ./../bin/pnpm --version", "pnpm@9.1.0 registry.npmjs.org"},
+		{grants.SurfaceSandbox, "other", "pnpm --version", "pnpm registry.npmjs.org"},
+		{grants.SurfaceSandbox, "p", "yarn --version", ""},
+		{grants.SurfaceSandbox, "p", "cd \"$D\" && pnpm --version", "pnpm@<dynamic> registry.npmjs.org"},
+	} {
+		reqs, err := LineRequests(p, tc.line, filepath.Join(ws, tc.dir), tc.surface)
+		if err != nil {
+			t.Errorf("%q: %v", tc.line, err)
+			continue
+		}
+		var got []string
+		for _, r := range reqs {
+			if r.Capability == grants.CapPackageInstall && strings.HasPrefix(r.Target.Resource, "pnpm") {
+				got = append(got, r.Target.Resource+" "+r.Target.Host)
+			}
+		}
+		if strings.Join(got, ", ") != tc.want {
+			t.Errorf("%s %q: pnpm installs %q, want %q", tc.dir, tc.line, got, tc.want)
+		}
+	}
+}

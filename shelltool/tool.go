@@ -426,7 +426,7 @@ func requests(p *grants.Policy, a cmdline.Analysis, cwd string, surface grants.S
 			reqs = append(reqs, req)
 		}
 	}
-	installs, hidden, err := installRequests(p, a, cwd, surface, installsAt{})
+	installs, hidden, err := installRequests(p, lineShims(p, a, cwd), cwd, surface, installsAt{})
 	if err != nil {
 		return nil, nil, err
 	}
