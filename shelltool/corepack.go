@@ -64,13 +64,20 @@ func runsNode(ev sandbox.ExecEvent) bool {
 // the package manager the shim runs ("" for corepack.js itself), args
 // the words after it; ok is false for any other program.
 func corepackShim(ev sandbox.ExecEvent) (manager string, args []string, ok bool) {
-	if m, isShim := corepackEntry(ev.ExecPath, ev.Cwd); isShim {
-		for i, w := range ev.Argv {
-			if w == ev.ExecPath {
-				return m, ev.Argv[i+1:], true
+	// A shim is a script whose shebang is `#!/usr/bin/env node`: the
+	// kernel runs env (or node), another file than the path. Any other
+	// program is read no further, sparing its exec a walk of its path's
+	// links; a shim behind a link named as its interpreter is caught at
+	// node's exec, where every shim ends.
+	if exe := filepath.Base(ev.Exe); filepath.Base(ev.ExecPath) != exe && (exe == "env" || runsNode(ev)) {
+		if m, isShim := corepackEntry(ev.ExecPath, ev.Cwd); isShim {
+			for i, w := range ev.Argv {
+				if w == ev.ExecPath {
+					return m, ev.Argv[i+1:], true
+				}
 			}
+			return m, nil, true
 		}
-		return m, nil, true
 	}
 	if !runsNode(ev) {
 		return "", nil, false
@@ -206,7 +213,8 @@ const shimNames = "pnpm pnpx yarn yarnpkg npm npx"
 // lineShims is a with the package managers its commands' corepack shims
 // fetch (shimInstalls): a shim's name as PATH finds it (the server's
 // PATH), or a command named by a path, that leads to corepack's entry
-// points, run in the folder the line leaves it in (one known only at run
+// points (as the kernel runs it: through its shebang's env), run in the
+// folder the line leaves it in (one known only at run
 // time: any version). The line is so asked what the exec gate decides
 // when the shim runs (and on the host, where no gate runs); the
 // manager's own install is the command's already.
@@ -235,7 +243,7 @@ func lineShims(p *grants.Policy, a cmdline.Analysis, cwd string) cmdline.Analysi
 		case c.Dir != "":
 			dir = filepath.Join(cwd, c.Dir)
 		}
-		shim, err := shimInstalls(p, sandbox.ExecEvent{ExecPath: path, Argv: append([]string{path}, c.Words[1:]...), Cwd: dir})
+		shim, err := shimInstalls(p, sandbox.ExecEvent{Exe: "/usr/bin/env", ExecPath: path, Argv: append([]string{path}, c.Words[1:]...), Cwd: dir})
 		if err != nil {
 			shim = cmdline.Analysis{Commands: []cmdline.Command{c}, Packages: []cmdline.Package{{Name: cmdline.Dynamic, Host: cmdline.Dynamic, Manager: "corepack"}}}
 		}

@@ -1655,13 +1655,14 @@ func TestExecGateCargoAlias(t *testing.T) {
 // packageManager names before it runs: its exec is decided as that
 // install (issue 16), so a deny rule naming pnpm@9.1.0 kills it, while a
 // project on another version runs. The shim here is a shell stand-in in a
-// corepack layout: nothing reaches a network.
+// corepack layout (run through env, as corepack's own shebang is):
+// nothing reaches a network.
 func TestExecGateCorepackShim(t *testing.T) {
 	ws, _ := filepath.EvalSymlinks(t.TempDir())
 	marker := filepath.Join(ws, "ran")
 	dist := filepath.Join(ws, "lib", "node_modules", "corepack", "dist")
 	files := map[string]string{
-		filepath.Join(dist, "pnpm.js"):           "#!/bin/sh\necho \"$@\" > " + marker + "\n",
+		filepath.Join(dist, "pnpm.js"):           "#!/usr/bin/env sh\necho \"$@\" > " + marker + "\n",
 		filepath.Join(ws, "new", "package.json"): `{"packageManager": "pnpm@9.1.0"}`,
 		filepath.Join(ws, "old", "package.json"): `{"packageManager": "pnpm@8.15.0"}`,
 	}

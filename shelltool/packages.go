@@ -1279,10 +1279,13 @@ var cargoConfigNames = []string{".cargo/config.toml", ".cargo/config"}
 // It reads nothing until asked (only a cargo subcommand that is none of
 // cargo's own is looked up).
 func aliasReader(p *grants.Policy, cwd string, surface grants.Surface) cmdline.AliasFunc {
-	pc := &projectConfig{cwd: cwd, pinned: toolchainsApply(p, surface), roots: slices.Concat([]string{p.Workspace}, p.Sandbox.Writable), hosts: map[string][]string{}}
+	var pc *projectConfig // made on the first look-up, then kept (each file read once)
 	return func(manager, name string, elsewhere bool) ([]string, bool) {
 		if manager != "cargo" {
 			return nil, false
+		}
+		if pc == nil {
+			pc = &projectConfig{cwd: cwd, pinned: toolchainsApply(p, surface), roots: slices.Concat([]string{p.Workspace}, p.Sandbox.Writable), hosts: map[string][]string{}}
 		}
 		return pc.cargoAlias(name, cargoHome(p, surface), elsewhere)
 	}
