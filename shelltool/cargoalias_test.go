@@ -84,4 +84,18 @@ func TestCargoAliasInstalls(t *testing.T) {
 	if got := installHosts(reqs); err != nil || got != "<dynamic>" {
 		t.Errorf("symlinked CARGO_HOME config: hosts %q (%v), want <dynamic>", got, err)
 	}
+	// On the host, ~/.cargo is the person's: a linked config is read.
+	userHome := t.TempDir()
+	t.Setenv("HOME", userHome)
+	write(filepath.Join(userHome, "dotfiles", "cargo.toml"), "[alias]\nu = \"install --git https://user.example/u\"\n")
+	if err := os.MkdirAll(filepath.Join(userHome, ".cargo"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("../dotfiles/cargo.toml", filepath.Join(userHome, ".cargo", "config.toml")); err != nil {
+		t.Fatal(err)
+	}
+	reqs, err = LineRequests(p, "cargo u", filepath.Join(ws, "plain"), grants.SurfaceHost)
+	if got := installHosts(reqs); err != nil || got != "user.example" {
+		t.Errorf("host ~/.cargo config: hosts %q (%v), want user.example", got, err)
+	}
 }

@@ -1260,8 +1260,8 @@ func has(s, list string) bool { return slices.Contains(strings.Fields(list), s) 
 // the command it makes. cargo reads .cargo/config.toml and .cargo/config
 // in the working folder and each folder above it, then CARGO_HOME's
 // config.toml and config (in the sandbox the call's private CARGO_HOME,
-// which the server makes; on the host the server's CARGO_HOME or
-// ~/.cargo); project files are read as the install's (projectConfig.load:
+// which the server makes, its files read with no link; on the host the
+// server's CARGO_HOME or ~/.cargo, links followed); project files are read as the install's (projectConfig.load:
 // in the roots, no symlink on the way). A value is a string (split on
 // whitespace) or a list of strings. What cannot be known is <dynamic>:
 // a file that does not parse as TOML, that has an include (another file
@@ -1287,7 +1287,7 @@ func aliasReader(p *grants.Policy, cwd string, surface grants.Surface) cmdline.A
 		if pc == nil {
 			pc = &projectConfig{cwd: cwd, pinned: toolchainsApply(p, surface), roots: slices.Concat([]string{p.Workspace}, p.Sandbox.Writable), hosts: map[string][]string{}}
 		}
-		return pc.cargoAlias(name, cargoHome(p, surface), elsewhere)
+		return pc.cargoAlias(name, cargoHome(p, surface), toolchainsApply(p, surface), elsewhere)
 	}
 }
 
@@ -1320,8 +1320,10 @@ func cargoHome(p *grants.Policy, surface grants.Surface) string {
 // cargoAlias is what alias name expands to for a cargo command run in
 // pc.cwd (or, with elsewhere, in any folder of the roots), with home as
 // CARGO_HOME: nil when no file defines it, dynamic when that cannot be
-// known (see above).
-func (pc *projectConfig) cargoAlias(name, home string, elsewhere bool) (words []string, dynamic bool) {
+// known (see above). A private CARGO_HOME (the call's, which commands
+// write) is read with no link at its files; the person's own follows
+// them.
+func (pc *projectConfig) cargoAlias(name, home string, private, elsewhere bool) (words []string, dynamic bool) {
 	files := pc.chain(pc.cwd, cargoConfigNames)
 	if elsewhere {
 		found, ok := pc.walk()
@@ -1363,7 +1365,13 @@ func (pc *projectConfig) cargoAlias(name, home string, elsewhere bool) (words []
 		if home == "" {
 			break
 		}
-		b, err := fstools.ReadRegular(filepath.Join(home, filepath.Base(n)), maxProjectFile)
+		f := filepath.Join(home, filepath.Base(n))
+		if !private {
+			if real, err := filepath.EvalSymlinks(f); err == nil {
+				f = real // the person's own (a dotfiles link): followed
+			}
+		}
+		b, err := fstools.ReadRegular(f, maxProjectFile)
 		if errors.Is(err, fs.ErrNotExist) {
 			continue
 		}
