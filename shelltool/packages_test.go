@@ -143,6 +143,10 @@ func TestProjectIndexes(t *testing.T) {
 	write("rye/pyproject.toml", "[project]\nname = \"p\"\n[[tool.rye.sources]]\nname = \"e\"\nurl = \"https://rye.example/simple\"\n")
 	write("pixi/pixi.toml", "[workspace]\nchannels = [\"conda-forge\", \"https://chan.example/c\"]\nplatforms = [\"linux-64\"]\n")
 	write("far/deep/.npmrc", "@far:registry=https://far.example/\n")
+	// corepack reads a .corepack.env beside the package.json (issue 16).
+	write("corepackenv/package.json", `{"packageManager": "pnpm@9.1.0"}`)
+	write("corepackenv/.corepack.env", "# registry\nCOREPACK_NPM_REGISTRY=\"https://cp.example\"\n")
+	write("corepackvar/.corepack.env", "COREPACK_NPM_REGISTRY=${R}\n")
 	// A symlink may lead where the server, not the command, can read.
 	write("npmlink/package.json", "{}")
 	if err := os.Symlink(filepath.Join(ws, "npm", ".npmrc"), filepath.Join(ws, "npmlink", ".npmrc")); err != nil {
@@ -234,6 +238,10 @@ func TestProjectIndexes(t *testing.T) {
 		{grants.SurfaceSandbox, "badjson", "npm ci", "registry.npmjs.org <dynamic>"},
 		{grants.SurfaceSandbox, "crate", "cargo add serde", "index.crates.io github.com gitlab.example"},
 		{grants.SurfaceSandbox, "", "npm i @far/x", "registry.npmjs.org"},
+		{grants.SurfaceSandbox, "corepackenv", "corepack pnpm@9 --version", "registry.npmjs.org cp.example"},
+		{grants.SurfaceSandbox, "corepackenv", "corepack prepare pnpm@9.1.0", "registry.npmjs.org cp.example"},
+		{grants.SurfaceSandbox, "corepackvar", "corepack npm@10 --version", "registry.npmjs.org <dynamic>"},
+		{grants.SurfaceSandbox, "", "corepack npm@10 --version", "registry.npmjs.org"},
 		{grants.SurfaceSandbox, "", "cd far/deep && npm i @far/x", "registry.npmjs.org <dynamic> lockgit.example github.com git.example"},
 		{grants.SurfaceHost, "", "cd far/deep && npm i @far/x", "registry.npmjs.org far.example <dynamic> lockgit.example github.com tar.example git.example mirror.example npm.acme.example"},
 		{grants.SurfaceSandbox, "", "npm --prefix far/deep i @far/x", "registry.npmjs.org <dynamic> lockgit.example github.com git.example"},

@@ -222,7 +222,7 @@ func (t *Tool) Plan(_ context.Context, env *toolkit.Env, raw json.RawMessage) (*
 	if err != nil {
 		return nil, err
 	}
-	analysis, err := cmdline.AnalyzeIn(args.Command, passedEnv(p, grants.SurfaceSandbox))
+	analysis, err := cmdline.AnalyzeIn(args.Command, passedEnv(p, cwd, grants.SurfaceSandbox))
 	if err != nil {
 		return nil, toolkit.Argf("command: %v", err)
 	}
@@ -238,7 +238,7 @@ func (t *Tool) Plan(_ context.Context, env *toolkit.Env, raw json.RawMessage) (*
 				Msg: fmt.Sprintf("the kernel sandbox cannot be applied here (%v) and [sandbox] required is true, so nothing runs", sandboxErr)}
 		}
 		surface = grants.SurfaceHost
-		if analysis, err = cmdline.AnalyzeIn(args.Command, passedEnv(p, surface)); err != nil {
+		if analysis, err = cmdline.AnalyzeIn(args.Command, passedEnv(p, cwd, surface)); err != nil {
 			return nil, toolkit.Argf("command: %v", err)
 		}
 	}
@@ -334,7 +334,7 @@ func seesLiftedCredential(p *grants.Policy, surface grants.Surface) bool {
 // LineRequests parses a command line and returns the requests the tool
 // would make for it (for explain).
 func LineRequests(p *grants.Policy, line, cwd string, surface grants.Surface) ([]grants.Request, error) {
-	a, err := cmdline.AnalyzeIn(line, passedEnv(p, surface))
+	a, err := cmdline.AnalyzeIn(line, passedEnv(p, cwd, surface))
 	if err != nil {
 		return nil, fmt.Errorf("command: %w", err)
 	}
@@ -435,7 +435,7 @@ func requests(p *grants.Policy, a cmdline.Analysis, cwd string, surface grants.S
 			reqs = append(reqs, req)
 		}
 	}
-	installs, hidden, err := installRequests(p, a, cwd, surface, installsAt{})
+	installs, hidden, err := installRequests(p, lineShims(p, a, cwd), cwd, surface, installsAt{})
 	if err != nil {
 		return nil, nil, err
 	}
@@ -556,9 +556,10 @@ func readSecrets(p *grants.Policy, refs []secretRef, g toolkit.Grant) ([]secretV
 // passedEnv is what the variables [sandbox] env passes from the server's
 // environment tell an installer (its index: PIP_INDEX_URL=…), for the
 // line's analysis; on the sandbox surface, without those the toolchains
-// set in their place (toolchains.Sets: the analysis assumes those).
-func passedEnv(p *grants.Policy, surface grants.Surface) cmdline.ProgramEnv {
-	var env cmdline.ProgramEnv
+// set in their place (toolchains.Sets: the analysis assumes those); and
+// the cargo aliases of a command run in cwd (aliasReader).
+func passedEnv(p *grants.Policy, cwd string, surface grants.Surface) cmdline.ProgramEnv {
+	env := cmdline.ProgramEnv{Aliases: aliasReader(p, cwd, surface)}
 	for _, k := range p.Sandbox.Env {
 		v, ok := os.LookupEnv(k)
 		if !ok || !cmdline.InstallEnvWatched(k) || toolchainsApply(p, surface) && toolchains.Sets(k) {

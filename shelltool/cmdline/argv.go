@@ -38,7 +38,20 @@ func AnalyzeProgram(argv []string) (Analysis, error) {
 // the names of those settings the environment lacks.
 type ProgramEnv struct {
 	Set, Unset []string
+	// Aliases reads the aliases an installer expands from its
+	// configuration (AliasFunc); nil reads none.
+	Aliases AliasFunc
 }
+
+// AliasFunc is what the caller reads of an installer's configuration
+// for a subcommand word that may be an alias (cargo's [alias] in the
+// project's .cargo/config.toml and CARGO_HOME's): the words name expands
+// to (one step: they may name another alias), nil when it is none;
+// dynamic when that cannot be known (a configuration that does not
+// parse, includes another, or cannot be read as the tool reads it; with
+// elsewhere, the command may run in another folder, whose configuration
+// may define name). The expansion is decided as the command it is.
+type AliasFunc func(manager, name string, elsewhere bool) (words []string, dynamic bool)
 
 // AnalyzeProgramIn is AnalyzeProgram for a program run with env, read as
 // the assignments and removals of a line before it (`PIP_INDEX_URL=u pip
@@ -126,7 +139,11 @@ func GitSubcommands(args []string) []int {
 func InstallEnvNames() []string {
 	seen := map[string]bool{"npm_config_*": true}
 	for _, sp := range installers {
-		for _, n := range strings.Fields(strings.Join([]string{sp.env, sp.extraEnv, sp.configEnv, sp.anyHostEnv, sp.directEnv, sp.dirEnv}, " ")) {
+		names := []string{sp.env, sp.extraEnv, sp.configEnv, sp.anyHostEnv, sp.directEnv, sp.dirEnv}
+		if sp.aliasEnv != "" {
+			names = append(names, sp.aliasEnv+"*")
+		}
+		for _, n := range strings.Fields(strings.Join(names, " ")) {
 			if _, npm := npmConfigKey(n); !npm {
 				seen[n] = true
 			}
@@ -144,6 +161,7 @@ func (a *analyzer) withEnv(env ProgramEnv) {
 		}
 	}
 	a.unsets = append(a.unsets, env.Unset...)
+	a.aliases = env.Aliases
 }
 
 // ExecEnvNames are the variables the exec gate reads from a program's

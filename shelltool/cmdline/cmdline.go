@@ -241,11 +241,12 @@ type analyzer struct {
 	sb        strings.Builder
 	depth     int
 	err       error
-	parent    int      // index of the command running the current statements, -1 for the line's shell
-	src       string   // source of the statements being walked (the line or a nested script)
-	funcs     []string // names of the functions whose bodies are being walked
-	cwdMoved  bool     // the line has a cd, pushd or popd: relative redirect paths are unknown
-	homeMoved bool     // the line assigns HOME: "~" redirect paths are unknown
+	parent    int       // index of the command running the current statements, -1 for the line's shell
+	src       string    // source of the statements being walked (the line or a nested script)
+	funcs     []string  // names of the functions whose bodies are being walked
+	cwdMoved  bool      // the line has a cd, pushd or popd: relative redirect paths are unknown
+	aliases   AliasFunc // reads an installer's aliases (ProgramEnv.Aliases), nil for none
+	homeMoved bool      // the line assigns HOME: "~" redirect paths are unknown
 	// configMoved: the line assigns HOME or XDG_CONFIG_HOME; homeReaders
 	// are the indexes of the commands that read configuration there.
 	configMoved bool

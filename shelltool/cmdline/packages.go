@@ -33,7 +33,11 @@ import (
 // every reading counts, one that installs only after such a value makes
 // the index Dynamic, two that install make the install Dynamic; in uv run,
 // the word after such an option may be the command or a value, and the
-// options after it are still read (the index Dynamic).
+// options after it are still read (the index Dynamic). A cargo subcommand
+// that is none of cargo's own may be an alias cargo expands in its own
+// process: its expansion (the line's CARGO_ALIAS_NAME=, else what the
+// caller reads of the project's configuration: ProgramEnv.Aliases) is
+// read as cargo's words instead (expandAlias).
 //
 // The index is the one its options name (--registry, --index-url,
 // -i, --extra-index-url: one Package per index), else one an assignment
@@ -156,15 +160,32 @@ type install struct {
 	// (settle adds them to names).
 	version   string
 	manifests []string
+	// alias holds the words of a subcommand word that may be an alias,
+	// the word at aliasAt (aliasUse): expandAlias resolves it.
+	alias   []arg
+	aliasAt int
 }
 
 // installs records the packages the command installs, if it is a package
 // manager's install.
 func (k *call) installs() {
+	if in := corepackRun(k.norm, k.args); in != nil {
+		k.pkgs = append(k.pkgs, in)
+	}
 	name, args, family, stop, dynamic := installerCall(k.norm, k.args)
+	if in := newInstall(name, args, family, stop, dynamic); in != nil {
+		k.pkgs = append(k.pkgs, in)
+	}
+}
+
+// newInstall is the install a package manager's words ask for (nil for
+// none): its subcommand, then what it installs; for a subcommand word
+// that may be an alias (installerSpec.builtins), an install to expand
+// once the line is known (expandAlias).
+func newInstall(name string, args []arg, family string, stop, dynamic bool) *install {
 	sp, ok := installers[name]
 	if !ok {
-		return
+		return nil
 	}
 	sub, rest, n, how := sp.subcommand(args)
 	if dynamic {
@@ -182,13 +203,12 @@ func (k *call) installs() {
 	}
 	switch how {
 	case subNone:
-		return
+		return aliasUse(name, sp, args)
 	case subDynamic:
 		// npm $X y, npm -reg URL i x, two readings that both install,
 		// python options not read before -m pip: it may install anything
 		// from anywhere.
-		k.pkgs = append(k.pkgs, &install{manager: name, spec: sp, names: []string{Dynamic}, hosts: []string{Dynamic}})
-		return
+		return &install{manager: name, spec: sp, names: []string{Dynamic}, hosts: []string{Dynamic}}
 	}
 	in := &install{manager: name, spec: sp, sub: sub, needVersion: has(sp.versionSubs, sub), family: cmp.Or(family, sp.family),
 		exec: has(sp.execSubs, sub), stopAtFirst: stop || has(sp.stopSubs, sub), runs: has(sp.cmdSubs, sub), reqFiles: has(sp.fileSubs, sub),
@@ -200,9 +220,138 @@ func (k *call) installs() {
 		return slices.ContainsFunc(strings.Fields(sp.relays), func(r string) bool { w, _, _ := strings.Cut(r, ":"); return a.text == w })
 	})
 	in.parse(rest, has(sp.manifestSubs, sub))
-	if len(in.names) > 0 {
-		k.pkgs = append(k.pkgs, in)
+	if len(in.names) == 0 {
+		return nil
 	}
+	return in
+}
+
+// aliasUse is, for a tool that expands aliases (cargo), the words with a
+// subcommand word that is none of its own (builtins): an install to
+// expand (expandAlias). nil when the word is the tool's own or there is
+// none (a word not literal is subDynamic already).
+func aliasUse(name string, sp *installerSpec, args []arg) *install {
+	if sp.builtins == "" {
+		return nil
+	}
+	skip := 0
+	if sp.plusToolchain && len(args) > 0 && args[0].lit && strings.HasPrefix(args[0].text, "+") {
+		skip = 1 // cargo +nightly i
+	}
+	word, j := firstOperand(args[skip:], sp.valueOpts())
+	if j += skip; j >= len(args) || word == "" || has(sp.builtins, word) {
+		return nil
+	}
+	return &install{manager: name, spec: sp, family: sp.family, alias: args, aliasAt: j}
+}
+
+// maxAliasDepth bounds the aliases expanded one into the next.
+const maxAliasDepth = 16
+
+// expandAlias is the install an alias use (aliasUse) expands to, once
+// the line's assignments are known: the alias's words put in the place
+// of its name (the words before and after stay: cargo keeps the global
+// options before it and appends the words after), read again as the
+// tool's words, and so on while the next subcommand is an alias too
+// (cargo refuses one that comes back to itself: nil, nothing runs). nil
+// when the word names no alias; Dynamic (any package from any index)
+// when what it expands to cannot be known (aliasWords), or past
+// maxAliasDepth.
+func (a *analyzer) expandAlias(in *install) *install {
+	var seen []string
+	for depth := 0; in.alias != nil; depth++ {
+		args, j := in.alias, in.aliasAt
+		name := args[j].text
+		if slices.Contains(seen, name) {
+			return nil // cargo: "alias has unresolvable recursive definition"
+		}
+		seen = append(seen, name)
+		words, dynamic := a.aliasWords(in.spec, args, name)
+		if dynamic || depth == maxAliasDepth {
+			return &install{manager: in.manager, spec: in.spec, cmd: in.cmd, names: []string{Dynamic}, hosts: []string{Dynamic}}
+		}
+		if words == nil {
+			return nil
+		}
+		next := newInstall(in.manager, slices.Concat(args[:j], litArgs(words), args[j+1:]), "", false, false)
+		if next == nil {
+			return nil
+		}
+		next.cmd = in.cmd
+		in = next
+	}
+	return in
+}
+
+// aliasWords are the words alias name expands to for the words args: the
+// line's (or the environment's) aliasEnv+NAME assignment, which outranks
+// configuration files, else what the caller reads (ProgramEnv.Aliases:
+// nil, none read). dynamic when it cannot be known: the assignment is
+// not literal, or differs between two; a --config option may set an
+// alias (its value not literal, a file, or naming alias.*); CARGO_HOME
+// (configEnv) is assigned or removed, moving the configuration read; or
+// the caller says so. The line's own writes of a configuration file are
+// read where the tool runs (the exec gate decides the program again).
+func (a *analyzer) aliasWords(sp *installerSpec, args []arg, name string) (words []string, dynamic bool) {
+	envName := sp.aliasEnv + strings.ToUpper(strings.NewReplacer("-", "_", ".", "_").Replace(name))
+	if vals := a.lookupEnv(envName); len(vals) > 0 {
+		if slices.Contains(vals, Dynamic) || slices.ContainsFunc(vals, func(v string) bool { return v != vals[0] }) {
+			return nil, true
+		}
+		return strings.Fields(vals[0]), false
+	}
+	for i, w := range args {
+		opt, val, eq := strings.Cut(w.text, "=")
+		if !w.lit || opt != "--config" {
+			continue
+		}
+		if !eq && i+1 < len(args) {
+			val, w = args[i+1].text, args[i+1]
+		}
+		if !w.lit || !strings.Contains(val, "=") || strings.Contains(val, "alias") {
+			return nil, true
+		}
+	}
+	if a.pinMoved(&installerSpec{configEnv: sp.configEnv}) {
+		return nil, true
+	}
+	if a.aliases == nil {
+		return nil, false
+	}
+	elsewhere := a.cwdMoved || a.dirMoved || slices.ContainsFunc(args, func(w arg) bool { return strings.HasPrefix(w.text, "-C") })
+	return a.aliases(sp.family, name, elsewhere)
+}
+
+// litArgs are words as literal args.
+func litArgs(words []string) []arg {
+	out := make([]arg, len(words))
+	for i, w := range words {
+		out[i] = arg{text: w, lit: true}
+	}
+	return out
+}
+
+// corepackRun is the install of the package manager corepack runs
+// (corepack pnpm@9 install, corepack yarn add x): corepack fetches that
+// manager (the version named, else the project's packageManager or its
+// own default) from its registry before it runs it, unless its cache
+// holds it; the words after are the manager's own (installerCall). nil
+// when the command is no such run.
+func corepackRun(name string, args []arg) *install {
+	if name != "corepack" || len(args) == 0 || !args[0].lit {
+		return nil
+	}
+	if pm, _, _ := strings.Cut(args[0].text, "@"); !corepackManagers[pm] {
+		return nil
+	}
+	sp := installers["corepack"]
+	spec := args[0].text
+	for bin, pkg := range map[string]string{"npx": "npm", "pnpx": "pnpm", "yarnpkg": "yarn"} {
+		if rest, ok := strings.CutPrefix(spec, bin); ok && (rest == "" || rest[0] == '@') {
+			spec = pkg + rest // the package that has the bin
+		}
+	}
+	return &install{manager: name, spec: sp, sub: args[0].text, names: []string{spec}, family: sp.family}
 }
 
 // installerCall is the package manager a command runs, and its words:
@@ -867,6 +1016,11 @@ func (sp *installerSpec) joinValueOpts() string {
 // (its dependencies come from there).
 func (a *analyzer) packages() {
 	for _, in := range a.installs {
+		if in.alias != nil {
+			if in = a.expandAlias(in); in == nil {
+				continue
+			}
+		}
 		hosts := a.indexes(in)
 		if has(in.spec.anyHostSubs, in.sub) {
 			hosts = []string{Dynamic} // yarn set version: a release, from where yarn's own code says
@@ -911,7 +1065,7 @@ func (a *analyzer) packages() {
 				continue
 			}
 			var seen []string
-			for _, h := range hosts {
+			for _, h := range managerHosts(in, hosts, n) {
 				for _, host := range indexHosts(h, n) {
 					if !slices.Contains(seen, host) {
 						seen = append(seen, host)
@@ -926,6 +1080,34 @@ func (a *analyzer) packages() {
 			}
 		}
 	}
+}
+
+// managerHosts are the indexes corepack fetches the package manager n
+// ("pnpm@9", "yarn@4.1.0", "(package.json)") from when hosts is its
+// default, the npm registry (COREPACK_NPM_REGISTRY, which moves every
+// fetch there, unset): corepack's own table (sources/config.json) fetches
+// yarn 1 from registry.yarnpkg.com, yarn 2 and later from repo.yarnpkg.com
+// (its versions too), and resolves a yarn range or tag of yarn 1 at the
+// npm registry; a yarn whose version is not an exact one may be any of
+// them, as may the packageManager a manifest names. Other installs keep
+// hosts.
+func managerHosts(in *install, hosts []string, n string) []string {
+	if in.manager != "corepack" || !slices.Equal(hosts, []string{in.spec.host}) {
+		return hosts
+	}
+	pm, version, _ := strings.Cut(n, "@")
+	if pm != "yarn" && pm != "yarnpkg" && !strings.HasPrefix(n, "(") {
+		return hosts // npm, pnpm: the npm registry
+	}
+	major, _, _ := strings.Cut(version, ".")
+	exact := strings.Count(version, ".") >= 2 && strings.Trim(version, "0123456789.") == ""
+	switch {
+	case exact && major == "1":
+		return []string{"registry.yarnpkg.com"}
+	case exact && major != "0":
+		return []string{"repo.yarnpkg.com"}
+	}
+	return []string{in.spec.host, "registry.yarnpkg.com", "repo.yarnpkg.com"}
 }
 
 // pinned is p as decided when the line may write only configuration the

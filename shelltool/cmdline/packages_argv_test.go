@@ -32,7 +32,7 @@ var programPackageCases = []struct {
 	{[]string{"npm", "init", "vite"}, []string{"create-vite registry.npmjs.org npm"}},
 	{[]string{"bun", "create", "x"}, []string{"create-x registry.npmjs.org bun"}},
 	{[]string{"composer", "global", "require", "x/y"}, []string{"x/y repo.packagist.org composer"}},
-	{[]string{"corepack", "pnpm", "add", "lodash"}, []string{"lodash registry.npmjs.org pnpm"}},
+	{[]string{"corepack", "pnpm", "add", "lodash"}, []string{"pnpm registry.npmjs.org corepack", "lodash registry.npmjs.org pnpm"}},
 	{[]string{"mamba", "install", "numpy"}, []string{"numpy conda.anaconda.org mamba"}},
 	{[]string{"micromamba", "install", "numpy"}, []string{"numpy conda.anaconda.org micromamba"}},
 	{[]string{"pdm", "add", "requests"}, []string{"requests pypi.org pdm"}},

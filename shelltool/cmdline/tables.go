@@ -327,6 +327,11 @@ type installerSpec struct {
 	// sandbox pins its configuration off (uv --config-file, read before
 	// UV_NO_CONFIG): it may name any index (but moves no URL package).
 	configOpts string
+	// builtins are the subcommands the tool runs as its own; any other
+	// word there may be an alias it expands from its configuration
+	// (cargo's [alias], read by the caller: ProgramEnv.Aliases) or from
+	// aliasEnv+NAME (CARGO_ALIAS_NAME), whose expansion it runs instead.
+	builtins, aliasEnv string
 	// directEnv are variables after whose assignment the tool fetches
 	// some packages from their own host (Go's GOPRIVATE, GONOPROXY: the
 	// "direct" index). A name ending in "*" in anyHostEnv or configEnv
@@ -616,6 +621,15 @@ const (
 		"--patch --minor --major --pre --all --print --normalize-platforms --binstubs --standalone --update"
 )
 
+// cargoBuiltins are cargo's own commands (cargo --list, but its aliases
+// b c d r t rm and the removed git-checkout): an [alias] of one of these
+// names is ignored (cargo warns that the built-in shadows it); every other
+// word, its own aliases and external subcommands (fmt, clippy) included,
+// is looked up as an alias first.
+const cargoBuiltins = "add bench build check clean config doc fetch fix generate-lockfile help info init install " +
+	"locate-project login logout metadata new owner package pkgid publish read-manifest remove report run rustc " +
+	"rustdoc search test tree uninstall update vendor verify-project version yank"
+
 // pythonModules maps a module python -m runs (without ".__main__") to
 // the installer it is; corepackManagers are the package managers corepack
 // runs (corepack pnpm add x is pnpm add x).
@@ -695,7 +709,8 @@ var installers = map[string]*installerSpec{
 	// corepack fetches the package managers it prepares from the npm
 	// registry (COREPACK_NPM_REGISTRY moves it): prepare/install/use/up
 	// of NAME@VERSION, or with none the package.json's packageManager.
-	"corepack": {subs: "prepare install use up", manifest: "(package.json)", host: "registry.npmjs.org", env: "COREPACK_NPM_REGISTRY",
+	// COREPACK_ENV_FILE names the env file that may name the registry.
+	"corepack": {subs: "prepare install use up", manifest: "(package.json)", host: "registry.npmjs.org", env: "COREPACK_NPM_REGISTRY", configEnv: "COREPACK_ENV_FILE",
 		flagOpts: "--activate -g --global --all --json", argOpts: "-o --output", family: "npm"},
 	"pipx": {subs: "install inject", host: "pypi.org", hostOpts: "-i --index-url", argOpts: "--python --suffix --spec", env: "PIP_INDEX_URL",
 		anyHostOpts: "--pip-args", abbrevOpts: "index-url pip-args", family: "pip", execSubs: "run", execPkgOpts: "--spec"},
@@ -737,7 +752,7 @@ var installers = map[string]*installerSpec{
 		manifest: "(Cargo.toml)", host: "index.crates.io", hostOpts: "--index --git", offlineOpts: "--offline --frozen",
 		versionOpts: "--version --vers", pkgOpts: "--path", argOpts: "--branch --tag --rev --features -F --target --root -j --jobs --profile --package -p --rename --bin --example --target-dir -Z --precise -s --sync --color",
 		anyHostOpts: "--config --registry", anyHostEnv: "CARGO_REGISTRY_DEFAULT CARGO_REGISTRIES_*", configEnv: "CARGO_HOME", family: "cargo",
-		dirOpts: "--manifest-path -C", plusToolchain: true},
+		dirOpts: "--manifest-path -C", plusToolchain: true, builtins: cargoBuiltins, aliasEnv: "CARGO_ALIAS_"},
 	"gem": {subs: "install i", host: "rubygems.org", hostOpts: "-s --source", versionOpts: "-v --version", argOpts: "-i --install-dir -n --bindir --platform -g --file", family: "gem"},
 	"bundle": {subs: "install add update lock", manifestSubs: "install lock", manifest: "(Gemfile)", host: "rubygems.org", hostOpts: "--source -s --git",
 		versionOpts: "--version -v", argOpts: bundleValueOpts, flagOpts: bundleFlagOpts, family: "gem",
