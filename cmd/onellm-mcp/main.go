@@ -23,6 +23,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/onellm/onellm-mcp/grants"
+	"github.com/onellm/onellm-mcp/internal/imagepages"
 	"github.com/onellm/onellm-mcp/server"
 	"github.com/onellm/onellm-mcp/shelltool/sandbox"
 )
@@ -330,11 +331,13 @@ func serve(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	})
 	s.AfterStart(func() {
 		// Start-up leaves garbage (config parsing, schema generation,
-		// package initialisers, the sandbox probe); hand it back to the OS
-		// once, after the first answer and the tools' start, so an idle
-		// server stays small and the first answer does not wait for a
-		// collection.
+		// package initialisers, the sandbox probe) and most of the
+		// executable mapped (the code and tables it ran); hand both back
+		// to the OS once, after the first answer and the tools' start, so
+		// an idle server stays small and the first answer does not wait
+		// for a collection.
 		debug.FreeOSMemory()
+		releaseImagePages(logger)
 		setProcs(*httpAddr != "", os.Getenv)
 	})
 	if *httpAddr != "" {
@@ -345,6 +348,16 @@ func serve(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 		return nil
 	}
 	return err
+}
+
+// releaseImagePages unmaps the executable's pages start-up left mapped
+// (imagepages.Release: ~13 MiB of the ~18 MiB resident after start-up; the
+// calls that follow map back what they run). A failure costs memory only:
+// it is logged.
+func releaseImagePages(logger *log.Logger) {
+	if _, err := imagepages.Release(); err != nil {
+		logger.Printf("%v; the executable's start-up pages stay mapped", err)
+	}
 }
 
 // setGCTarget sets the garbage collector's target for the transport; a
