@@ -36,7 +36,12 @@ import (
 //   - conc-cpu: the servers' CPU time per call over those reads (schedstat,
 //     as cpu): what the throughput is made of, and what the load of other
 //     work on the machine disturbs least;
-//   - rss: resident memory (VmRSS) right after initialize;
+//   - rss: resident memory (VmRSS) right after initialize (onellm-mcp
+//     opens its audit log and starts its tools after that answer: its
+//     start-up is under way);
+//   - rss-idle: resident memory once idle, sampleIdle after the first
+//     call's answer (onellm-mcp has then started its tools and handed its
+//     start-up's garbage and pages back);
 //   - peak: peak resident memory (VmHWM) after 2,000 small reads and
 //     200 reads of 1 MiB (and, for onellm-mcp, apply_patch edits and
 //     commands).
@@ -126,6 +131,7 @@ type sideBySide struct {
 	concOwn            []float64          // onellm-mcp, an audit log per process
 	concOwnCPU         []time.Duration
 	rss                [2][]int // KiB
+	rssIdle            [2][]int // KiB
 	peakKiB            [2]int
 }
 
@@ -162,6 +168,14 @@ func (w *sideBySide) round() error {
 		w.start[i] = append(w.start[i], d)
 		w.first[i] = append(w.first[i], time.Since(s.started))
 		w.rss[i] = append(w.rss[i], rss)
+	}
+	time.Sleep(sampleIdle)
+	for _, i := range order {
+		rss, err := procStatus(live[i].cmd.Process.Pid, "VmRSS:")
+		if err != nil {
+			return err
+		}
+		w.rssIdle[i] = append(w.rssIdle[i], rss)
 	}
 	var cpu [2]time.Duration
 	for range 5 {
@@ -203,6 +217,11 @@ func (w *sideBySide) round() error {
 	w.concOwnCPU = append(w.concOwnCPU, perCall)
 	return nil
 }
+
+// sampleIdle is how long after the first call's answer rss-idle is
+// sampled: onellm-mcp's background start-up (the sandbox probe, ~10 ms)
+// is over well before.
+const sampleIdle = 300 * time.Millisecond
 
 // concurrent starts the servers and has each make n sequential small
 // reads, all at once; it returns the calls per second over the whole and
@@ -327,6 +346,7 @@ func (w *sideBySide) report(b *testing.B) {
 		{"conc-cpu-us/call", us(w.concCPU[0]), us(w.concCPU[1])},
 		{"conc-own-log-cpu-us/call", us(w.concCPU[0]), us(w.concOwnCPU)},
 		{"rss-MiB", mib(median(w.rss[0])), mib(median(w.rss[1]))},
+		{"rss-idle-MiB", mib(median(w.rssIdle[0])), mib(median(w.rssIdle[1]))},
 		{"peak-MiB", mib(w.peakKiB[0]), mib(w.peakKiB[1])},
 	}
 	var t strings.Builder

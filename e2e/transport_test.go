@@ -353,3 +353,67 @@ func TestHTTPHostVariants(t *testing.T) {
 		}
 	}
 }
+
+// TestStdioIdleImagePages: once its start-up is over, an idle stdio
+// server has handed back most of the executable's code it mapped (start-up
+// runs code in most packages; fault-around maps 64 KiB around each page
+// run), and still serves calls from the pages it maps again.
+func TestStdioIdleImagePages(t *testing.T) {
+	f := newFixture(t, prodDenyConfig)
+	f.write(t, "a.txt", "hello\n")
+	r := startRawStdio(t, f)
+	pid := r.cmd.Process.Pid
+	var mapped, size int
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		mapped, size = codePages(t, pid)
+		if 2*mapped < size || time.Now().After(deadline) {
+			break
+		}
+	}
+	t.Logf("idle: %d of the %d pages of the server's code mapped", mapped, size)
+	if 2*mapped >= size {
+		t.Errorf("idle: %d of the %d pages of the server's code still mapped, want under half", mapped, size)
+	}
+	r.send(toolCall(2, fmt.Sprintf(`{"name":"read_file","arguments":{"path":%q}}`, filepath.Join(f.Workspace, "a.txt"))))
+	if m := r.expect(2); !strings.Contains(fmt.Sprint(m["result"]), "hello") {
+		t.Errorf("a read after the release: %v", m)
+	}
+}
+
+// codePages counts the pages of the server binary's code mapping (r-xp)
+// that process pid has mapped, and the mapping's size in pages, from
+// /proc/PID/maps and /proc/PID/pagemap.
+func codePages(t *testing.T, pid int) (mapped, size int) {
+	t.Helper()
+	maps, err := os.ReadFile(fmt.Sprintf("/proc/%d/maps", pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pagemap, err := os.Open(fmt.Sprintf("/proc/%d/pagemap", pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pagemap.Close()
+	page := uint64(os.Getpagesize())
+	for line := range strings.Lines(string(maps)) {
+		fields := strings.Fields(line)
+		if len(fields) < 6 || fields[1] != "r-xp" || fields[5] != binary {
+			continue
+		}
+		lo, hi, _ := strings.Cut(fields[0], "-")
+		l, _ := strconv.ParseUint(lo, 16, 64)
+		h, _ := strconv.ParseUint(hi, 16, 64)
+		buf := make([]byte, 8*((h-l)/page))
+		if _, err := pagemap.ReadAt(buf, int64(l/page*8)); err != nil {
+			t.Fatal(err)
+		}
+		for i := 0; i < len(buf); i += 8 {
+			if buf[i+7]&0x80 != 0 { // bit 63: present
+				mapped++
+			}
+		}
+		return mapped, len(buf) / 8
+	}
+	t.Fatalf("no code mapping of %s in /proc/%d/maps", binary, pid)
+	return 0, 0
+}

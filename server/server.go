@@ -198,6 +198,10 @@ func (s *Server) startTools(p *grants.Policy) {
 // Policy is the policy in force.
 func (s *Server) Policy() *grants.Policy { return s.policy.Load() }
 
+// Calls counts the tool calls begun so far (the command line releases
+// memory once they stop for a while).
+func (s *Server) Calls() uint64 { return s.callSeq.Load() }
+
 // MCP exposes the underlying mcp-go server (for transports and tests).
 func (s *Server) MCP() *mcpserver.MCPServer { return s.mcp }
 

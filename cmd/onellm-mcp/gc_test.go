@@ -144,3 +144,62 @@ func gcCycles() int64 {
 	metrics.Read(s)
 	return int64(s[0].Value.Uint64())
 }
+
+// TestIdleWatch: memory is released once each time calls stop (the first
+// tick after a busy one that finds no new call), never while calls keep
+// coming, and not again while the server stays idle.
+func TestIdleWatch(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		// start is the count when the watch starts (start-up released);
+		// ticks the count each tick finds, want whether it releases.
+		start uint64
+		ticks []uint64
+		want  []bool
+	}{
+		{name: "idle from the start", ticks: []uint64{0, 0}, want: []bool{false, false}},
+		{name: "calls, then idle", ticks: []uint64{5, 5, 5}, want: []bool{false, true, false}},
+		{name: "calls keep coming", ticks: []uint64{5, 9, 12}, want: []bool{false, false, false}},
+		{name: "two busy spells", start: 3, ticks: []uint64{7, 7, 7, 8, 8, 8}, want: []bool{false, true, false, false, true, false}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w := idleWatch{seen: tc.start, released: true}
+			for i, n := range tc.ticks {
+				if got := w.tick(n); got != tc.want[i] {
+					t.Errorf("tick %d (count %d): release %v, want %v", i+1, n, got, tc.want[i])
+				}
+			}
+		})
+	}
+}
+
+// TestReleaseWhenIdle: the loop releases on the tick the watch says, and
+// returns when done ends.
+func TestReleaseWhenIdle(t *testing.T) {
+	tick, done, ran := make(chan time.Time), make(chan struct{}), make(chan struct{})
+	counts := make(chan uint64) // what each calls() finds, in turn
+	released := make(chan struct{}, 4)
+	go func() {
+		releaseWhenIdle(done, tick, func() uint64 { return <-counts }, func() { released <- struct{}{} })
+		close(ran)
+	}()
+	counts <- 0 // at the start
+	for _, n := range []uint64{
+		2, // calls moved
+		2, // calls stopped: a release
+		2, // still idle: none
+	} {
+		tick <- time.Time{}
+		counts <- n
+	}
+	select {
+	case <-released:
+	case <-time.After(10 * time.Second):
+		t.Fatal("no release after the calls stopped")
+	}
+	close(done)
+	<-ran
+	if len(released) != 0 {
+		t.Errorf("%d releases more than one", len(released))
+	}
+}
