@@ -3,7 +3,7 @@ package shelltool
 import (
 	"cmp"
 	"encoding/json"
-	"os/exec"
+	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -226,8 +226,8 @@ func lineShims(p *grants.Policy, a cmdline.Analysis, cwd string) cmdline.Analysi
 			continue
 		}
 		if !strings.Contains(path, "/") {
-			found, err := exec.LookPath(path)
-			if err != nil {
+			found := onServerPath(path)
+			if found == "" {
 				continue
 			}
 			path = found
@@ -251,4 +251,19 @@ func lineShims(p *grants.Policy, a cmdline.Analysis, cwd string) cmdline.Analysi
 		addInstalls(&a, shim)
 	}
 	return a
+}
+
+// onServerPath is where the server's PATH finds the executable name (""
+// when nowhere), found without running anything.
+func onServerPath(name string) string {
+	for _, dir := range filepath.SplitList(os.Getenv("PATH")) {
+		if !filepath.IsAbs(dir) {
+			continue
+		}
+		p := filepath.Join(dir, name)
+		if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 {
+			return p
+		}
+	}
+	return ""
 }

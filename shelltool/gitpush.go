@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/onellm/onellm-mcp/fstools"
 	"github.com/onellm/onellm-mcp/grants"
 )
 
@@ -139,9 +140,9 @@ func dotGit(d string) (gd string, ok bool) {
 	case fi.IsDir():
 		return p, true
 	}
-	b, err := os.ReadFile(p)
+	b, err := fstools.ReadRegular(p, 4096)
 	if err != nil {
-		return "", true
+		return "", true // (a symlink to a file too: fail closed)
 	}
 	target, found := strings.CutPrefix(strings.TrimSpace(string(b)), "gitdir: ")
 	if !found || target == "" {

@@ -862,17 +862,16 @@ func writtenExe(p *grants.Policy, name, cwd string) string {
 	if !inRoots(path, places) {
 		return "" // (a file not there yet cannot appear where nothing is written)
 	}
-	if isELF(path) {
-		if real, err := filepath.EvalSymlinks(path); err == nil && inRoots(real, places) {
-			return real
-		}
+	if real, err := filepath.EvalSymlinks(path); err == nil && isELF(real) && inRoots(real, places) {
+		return real
 	}
 	return path
 }
 
-// isELF reports whether the file at path starts as an ELF executable does.
-func isELF(path string) bool {
-	f, err := os.Open(path)
+// isELF reports whether the file at the real path starts as an ELF
+// executable does.
+func isELF(real string) bool {
+	f, err := fstools.OpenRegular(real)
 	if err != nil {
 		return false
 	}
