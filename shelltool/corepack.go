@@ -12,6 +12,7 @@ import (
 	"github.com/onellm/onellm-mcp/grants"
 	"github.com/onellm/onellm-mcp/shelltool/cmdline"
 	"github.com/onellm/onellm-mcp/shelltool/sandbox"
+	"github.com/onellm/onellm-mcp/shelltool/toolchains"
 )
 
 // corepack's shims (issue 16). After `corepack enable`, `pnpm` is a link
@@ -226,7 +227,7 @@ func lineShims(p *grants.Policy, a cmdline.Analysis, cwd string) cmdline.Analysi
 			continue
 		}
 		if !strings.Contains(path, "/") {
-			found := onServerPath(path)
+			found := toolchains.Host{Getenv: os.Getenv}.LookPath(path)
 			if found == "" {
 				continue
 			}
@@ -251,19 +252,4 @@ func lineShims(p *grants.Policy, a cmdline.Analysis, cwd string) cmdline.Analysi
 		addInstalls(&a, shim)
 	}
 	return a
-}
-
-// onServerPath is where the server's PATH finds the executable name (""
-// when nowhere), found without running anything.
-func onServerPath(name string) string {
-	for _, dir := range filepath.SplitList(os.Getenv("PATH")) {
-		if !filepath.IsAbs(dir) {
-			continue
-		}
-		p := filepath.Join(dir, name)
-		if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 {
-			return p
-		}
-	}
-	return ""
 }

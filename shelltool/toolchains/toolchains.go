@@ -152,6 +152,12 @@ func Detect(h Host, selected []string) Set {
 	return s
 }
 
+// LookPath finds an executable in the host's PATH, without running it
+// ("" when none).
+func (h Host) LookPath(name string) string {
+	return lookPath(h, name)
+}
+
 // lookPath finds an executable in the host's PATH, without running it.
 func lookPath(h Host, name string) string {
 	for _, dir := range filepath.SplitList(h.Getenv("PATH")) {
