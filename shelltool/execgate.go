@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -69,6 +68,9 @@ type execAnalysis struct {
 	// remove (rootRemovals), which the call's tally adds up
 	// (emptyingTally).
 	rootRemoved []string
+	// rootMoves are the entries of the root its mv moves within the
+	// workspace, by the root entry each lands in.
+	rootMoves []rootMove
 	// installs holds the packages the program installs by any of its
 	// names (Analysis.Packages, with the Commands they index), whose
 	// package.install requests execGate builds with the project's
@@ -183,6 +185,11 @@ func execAnalyzeIn(ev sandbox.ExecEvent, id identity, ws string, aliases cmdline
 					for name := range gone {
 						an.rootRemoved = append(an.rootRemoved, name)
 					}
+				}
+				if ws != "" && programName(c.Name) == "mv" {
+					moved := rootMoves(c.Words, dir, ws)
+					an.rootMoves = append(an.rootMoves, moved...)
+					an.listed = an.listed || len(moved) > 0
 				}
 			}
 			toDecide, twin := []cmdline.Command{c}, -1
@@ -900,7 +907,8 @@ func execGate(ctx context.Context, env *toolkit.Env, refused *lineLog, secrets [
 		key = sandbox.AppendEventKey(key[:0], &ev)
 		hit, ok := cache[string(key)]
 		reqs, role := hit.reqs, hit.role
-		var removed []string // never cached: an event with removals is listed
+		var removed []string   // never cached: an event with removals is listed
+		var moves []rootMove // nor one with moves (its folders are read)
 		if !ok {
 			red := redactEvent(ev, secrets)
 			// An alias is read from the files as they are when the program
@@ -913,7 +921,7 @@ func execGate(ctx context.Context, env *toolkit.Env, refused *lineLog, secrets [
 			})
 			an.listed = an.listed || aliased
 			raiseTwins(env.Policy, &an)
-			reqs, removed, role = an.reqs, an.rootRemoved, an.role
+			reqs, removed, role, moves = an.reqs, an.rootRemoved, an.role, an.rootMoves
 			// A corepack shim fetches the package manager it runs.
 			shim, shimErr := shimInstalls(env.Policy, red)
 			addInstalls(&an.installs, shim)
@@ -957,6 +965,9 @@ func execGate(ctx context.Context, env *toolkit.Env, refused *lineLog, secrets [
 			r.Risk, r.Target.Option = grants.RiskCritical, optionPipedCode
 			reqs = append(slices.Clip(reqs), r)
 		}
+		if len(removed)+len(moves) > 0 {
+			tally.list()
+		}
 		if len(removed) > 0 {
 			if why := tally.empties(removed); why != "" {
 				r := reqs[0]
@@ -970,7 +981,7 @@ func execGate(ctx context.Context, env *toolkit.Env, refused *lineLog, secrets [
 				return false
 			}
 		}
-		tally.add(removed)
+		tally.add(removed, moves)
 		flow.add(role, in, out)
 		return true
 	}
@@ -1001,57 +1012,3 @@ func pipedCodeAllowed(decisions []grants.Decision) bool {
 	})
 }
 
-// emptyingTally adds up what the programs of one call have removed of the
-// workspace root (review rev20d M2): `for f in *; do rm -rf "$f"; done`
-// removes every entry one high-risk program at a time, which together is
-// rm -r of the workspace. The root is listed once, at the first removal of
-// an entry of it; a program whose removals, with those the call's earlier
-// programs made, empty that listing (emptiesAll) is critical: killed
-// unless approved in the call (which no line's request of another removal
-// is: the option names the tally). Entries made later in the call are not
-// counted. A listing that fails is critical (fail closed).
-type emptyingTally struct {
-	ws      string
-	entries []string // the root's entries at the first removal
-	err     error
-	listed  bool
-	removed map[string]bool
-}
-
-// empties is why removing names, after what the tally holds, empties the
-// workspace root ("" when it does not, or when names do so by themselves:
-// raiseEmptying decided that removal as such).
-func (t *emptyingTally) empties(names []string) string {
-	if !t.listed {
-		t.entries, t.err = fstools.EntryNames(t.ws)
-		t.listed = true
-	}
-	if t.err != nil {
-		return "rm -r in the workspace root (unlisted: " + t.err.Error() + ")"
-	}
-	all := maps.Clone(t.removed)
-	if all == nil {
-		all = map[string]bool{}
-	}
-	before := len(all)
-	for _, n := range names {
-		all[n] = true
-	}
-	if before == 0 || len(all) < 2 || !emptiesAll(t.entries, all) {
-		return ""
-	}
-	return "rm -r of every entry of the workspace, one program at a time in this call"
-}
-
-// add counts names as removed (their program was let run).
-func (t *emptyingTally) add(names []string) {
-	if len(names) == 0 {
-		return
-	}
-	if t.removed == nil {
-		t.removed = map[string]bool{}
-	}
-	for _, n := range names {
-		t.removed[n] = true
-	}
-}

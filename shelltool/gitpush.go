@@ -154,13 +154,15 @@ func dotGit(d string) (gd string, ok bool) {
 	return target, true
 }
 
-// isGitDir reports whether d looks like a git directory as git's
-// discovery tells one (HEAD, objects and refs).
+// isGitDir reports whether d may be a git directory as git's discovery
+// tells one: a HEAD, and objects and refs, or a commondir naming where
+// they are (review rev20e H1: a folder of HEAD and commondir only is a
+// repository of the command's, whatever lies above it). It may say yes
+// where git says no (HEAD unread): the push is then critical.
 func isGitDir(d string) bool {
-	for _, n := range []string{"HEAD", "objects", "refs"} {
-		if _, err := os.Lstat(filepath.Join(d, n)); err != nil {
-			return false
-		}
+	exists := func(n string) bool {
+		_, err := os.Lstat(filepath.Join(d, n))
+		return err == nil
 	}
-	return true
+	return exists("HEAD") && (exists("commondir") || exists("objects") && exists("refs"))
 }

@@ -111,6 +111,11 @@ var classCases = []analyzeCase{
 	{"GIT_DIR=/tmp/r git push origin", []string{"critical git: git push origin [git push with configuration from the environment] +net"}, nil, ""},
 	{"debugfs -w -R 'rm /etc/x' /dev/sda1", []string{"critical debugfs: debugfs -w -R rm /etc/x /dev/sda1 [debugfs]"}, nil, ""},
 	{"badblocks -w /dev/sdb", []string{"critical badblocks: badblocks -w /dev/sdb [badblocks]"}, nil, ""},
+	// ... or drops the sandbox's global config (git then reads
+	// ~/.gitconfig, the command's: rev20e H3), or takes another common dir.
+	{"env -u GIT_CONFIG_GLOBAL git push origin main", []string{"medium env: env -u GIT_CONFIG_GLOBAL git push origin main", "critical git: git push origin main [git push with configuration from the environment] ^0 +net"}, nil, ""},
+	{"unset GIT_CONFIG_GLOBAL; git push origin main", []string{"high unset: unset GIT_CONFIG_GLOBAL [unset GIT_CONFIG_GLOBAL]", "critical git: git push origin main [git push with configuration from the environment] +net"}, nil, ""},
+	{"GIT_COMMON_DIR=/tmp/e git push origin main", []string{"critical git: git push origin main [git push with configuration from the environment] +net"}, nil, ""},
 	// ... or connects through a program the command chose.
 	{"GIT_SSH_COMMAND='ssh -o ProxyCommand=x' git push origin main", []string{"critical git: git push origin main [git push with configuration from the environment] +net"}, nil, ""},
 	{"GIT_SSH=./s git push origin", []string{"critical git: git push origin [git push with configuration from the environment] +net"}, nil, ""},

@@ -423,13 +423,14 @@ func gitConfig(k *call, _ string, rest []arg) {
 // gitConfigEnv are the variables through which git reads configuration
 // the command may have made (GIT_CONFIG_COUNT with its KEY_n/VALUE_n
 // pairs, what -c passes to git's children, a config file of its own,
-// another repository's: GIT_DIR, as --git-dir), or connects through a
+// another repository's: GIT_DIR, as --git-dir, and GIT_COMMON_DIR, whose
+// config, refs and objects git takes), or connects through a
 // program of the command's (GIT_SSH_COMMAND, GIT_SSH, GIT_PROXY_COMMAND:
 // where the push lands is that program's to choose).
 // The exec gate watches them (ExecEnvNames): the sandbox's own
 // GIT_CONFIG_GLOBAL, and what the host's [sandbox] env passes, are pins,
 // seen only when changed (GitEnvNames).
-const gitConfigEnv = "GIT_CONFIG_COUNT GIT_CONFIG_PARAMETERS GIT_CONFIG GIT_CONFIG_GLOBAL GIT_CONFIG_SYSTEM GIT_DIR GIT_SSH_COMMAND GIT_SSH GIT_PROXY_COMMAND"
+const gitConfigEnv = "GIT_CONFIG_COUNT GIT_CONFIG_PARAMETERS GIT_CONFIG GIT_CONFIG_GLOBAL GIT_CONFIG_SYSTEM GIT_DIR GIT_COMMON_DIR GIT_SSH_COMMAND GIT_SSH GIT_PROXY_COMMAND"
 
 // GitEnvNames are the variables a push with one of them set by the
 // command is critical for (gitConfigEnv).
@@ -439,8 +440,14 @@ func GitEnvNames() []string {
 
 // gitConfigInEnv reports whether the analysis knows one of gitConfigEnv
 // set (by the line, or in the environment of the program the gate
-// decides), to anything but the empty string.
+// decides), to anything but the empty string, or removed (unset, env -u,
+// env -i; a pin the program lacks at exec): without the sandbox's
+// GIT_CONFIG_GLOBAL git reads ~/.gitconfig, which is the command's to
+// write (review rev20e H3).
 func (a *analyzer) gitConfigInEnv() bool {
+	if a.allEnvUnset || slices.ContainsFunc(a.unsets, func(u string) bool { return slices.Contains(GitEnvNames(), u) }) {
+		return true
+	}
 	for _, n := range strings.Fields(gitConfigEnv) {
 		for _, v := range a.env[n] {
 			if v != "" {

@@ -1,0 +1,170 @@
+package shelltool
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/onellm/onellm-mcp/fstools"
+)
+
+// emptyingTally adds up what the programs of one call have removed of the
+// workspace root (review rev20d M2): `for f in *; do rm -rf "$f"; done`
+// removes every entry one high-risk program at a time, which together is
+// rm -r of the workspace. The root is listed once, at the first program
+// that removes or moves an entry of it; a program whose removals, with
+// those the call's earlier programs made, empty that listing (emptiesAll)
+// is critical: killed unless approved in the call (which no line's request
+// of another removal is: the option names the tally). An entry moved
+// within the workspace is followed into the root entry it lands in (mv a
+// a.x, mv * .t/: review rev20e M1), so removing that one removes it.
+// Entries made later in the call are not counted. A listing that fails
+// is critical (fail closed). What it does not follow: a program that
+// renames inside itself (python's os.rename), removals below the root
+// entries (each keeps its name at the root).
+type emptyingTally struct {
+	ws      string
+	entries []string // the root's entries at the first removal or move
+	err     error
+	listed  bool
+	// holds maps a root entry's name now to the entries of the listing
+	// it holds (itself, or what was moved into it); an entry of the
+	// listing moved away holds nothing under its old name (away).
+	holds   map[string][]string
+	away    map[string]bool
+	removed map[string]bool
+}
+
+// rootMove is an entry of the workspace root (from) an mv moves to, or
+// into, the root entry to.
+type rootMove struct{ from, to string }
+
+// list takes the root's listing, once.
+func (t *emptyingTally) list() {
+	if !t.listed {
+		t.entries, t.err = fstools.EntryNames(t.ws)
+		t.listed = true
+	}
+}
+
+// held are the entries of the listing the root entry name holds now.
+func (t *emptyingTally) held(name string) []string {
+	if h, ok := t.holds[name]; ok {
+		return h
+	}
+	if !t.away[name] && slices.Contains(t.entries, name) {
+		return []string{name}
+	}
+	return nil
+}
+
+// empties is why removing names (root entries), after what the tally
+// holds, empties the workspace root ("" when it does not, or when names
+// do so by themselves: raiseEmptying decided that removal as such).
+func (t *emptyingTally) empties(names []string) string {
+	if t.err != nil {
+		return "rm -r in the workspace root (unlisted: " + t.err.Error() + ")"
+	}
+	all := map[string]bool{}
+	for n := range t.removed {
+		all[n] = true
+	}
+	earlier := len(all) > 0 || len(t.away) > 0
+	for _, n := range names {
+		for _, e := range t.held(n) {
+			all[e] = true
+		}
+	}
+	if !earlier || len(all) < 2 || !emptiesAll(t.entries, all) {
+		return ""
+	}
+	return "rm -r of every entry of the workspace, one program at a time in this call"
+}
+
+// add counts what a program let run removed and moved.
+func (t *emptyingTally) add(names []string, moves []rootMove) {
+	if t.removed == nil {
+		t.removed, t.holds, t.away = map[string]bool{}, map[string][]string{}, map[string]bool{}
+	}
+	for _, n := range names {
+		for _, e := range t.held(n) {
+			t.removed[e] = true
+		}
+		t.holds[n] = nil
+	}
+	for _, m := range moves {
+		moved := t.held(m.from)
+		t.holds[m.from], t.away[m.from] = nil, true
+		t.holds[m.to] = append(slices.Clip(t.held(m.to)), moved...)
+	}
+}
+
+// rootMoves are the entries of the workspace root ws that mv's words
+// (run from cwd) move within the workspace, each with the root entry it
+// lands in: its destination (mv a b), or the folder it goes into (mv a
+// dir/, mv -t dir a). An operand or destination it cannot follow (an
+// option it does not know, a destination outside: the analyzer's
+// removal) adds nothing.
+func rootMoves(words []string, cwd, ws string) []rootMove {
+	var ops []string
+	target, noTarget, opts := "", false, true
+	for i := 1; i < len(words); i++ {
+		w := words[i]
+		switch {
+		case opts && w == "--":
+			opts = false
+		case opts && (w == "-t" || w == "--target-directory") && i+1 < len(words):
+			i++
+			target = words[i]
+		case opts && strings.HasPrefix(w, "--target-directory="):
+			target = strings.TrimPrefix(w, "--target-directory=")
+		case opts && (w == "-T" || w == "--no-target-directory"):
+			noTarget = true
+		case opts && len(w) > 1 && w[0] == '-':
+		default:
+			ops = append(ops, w)
+		}
+	}
+	into := target != ""
+	if !into {
+		if len(ops) < 2 {
+			return nil
+		}
+		target, ops = ops[len(ops)-1], ops[:len(ops)-1]
+		into = !noTarget && (len(ops) > 1 || strings.HasSuffix(target, "/") || isFolder(resolveIn(cwd, target)))
+	}
+	dest := resolveIn(cwd, target)
+	var out []rootMove
+	for _, op := range ops {
+		src := resolveIn(cwd, op)
+		if filepath.Dir(src) != ws {
+			continue
+		}
+		landed := dest
+		if into {
+			landed = filepath.Join(dest, filepath.Base(src))
+		}
+		if to, ok := rootEntryOf(landed, ws); ok {
+			out = append(out, rootMove{from: filepath.Base(src), to: to})
+		}
+	}
+	return out
+}
+
+// rootEntryOf is the entry of the root ws the path p lies in (or is).
+func rootEntryOf(p, ws string) (string, bool) {
+	rel, ok := strings.CutPrefix(p, ws+"/")
+	if !ok || rel == "" {
+		return "", false
+	}
+	first, _, _ := strings.Cut(rel, "/")
+	return first, true
+}
+
+// isFolder reports whether p is a folder now (through symlinks, as mv
+// takes its destination).
+func isFolder(p string) bool {
+	fi, err := os.Stat(p)
+	return err == nil && fi.IsDir()
+}
