@@ -956,7 +956,7 @@ func execGate(ctx context.Context, env *toolkit.Env, refused *lineLog, secrets [
 		}
 		// Where a push reads its configuration is the file system's,
 		// looked at on every push (pushRepos), never kept.
-		if r, own := call.repos.ownRepoPush(reqs, ev.Cwd, ev.Argv); own {
+		if r, own := call.repos.ownRepoPush(reqs, ev.Cwd, ev.Argv, ev.GitChanged); own {
 			reqs = append(slices.Clip(reqs), r)
 		}
 		in, out := pipesOf(&ev)

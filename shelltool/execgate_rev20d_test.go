@@ -332,3 +332,36 @@ func TestExecGatePushThroughCommandsSSH(t *testing.T) {
 		})
 	}
 }
+
+// TestExecGatePushConfigSwapped (review rev20e H1, H3): configuration a
+// command adds while it runs to the person's repository (commondir,
+// remotes/, a folder of HEAD and commondir beneath it, GIT_COMMON_DIR) or
+// the sandbox's global config it drops (git then reads the command's
+// ~/.gitconfig) makes a push the command's: a forced push its words do
+// not show never lands. Each is run from a script (no line shows it).
+func TestExecGatePushConfigSwapped(t *testing.T) {
+	evil := `cp -r .git /tmp/evil && printf '[core]\n\trepositoryformatversion = 0\n[remote "origin"]\n\turl = ./origin.git\n\tpush = +refs/heads/main:refs/heads/main\n' >/tmp/evil/config`
+	for _, tt := range []struct{ name, script string }{
+		{"commondir", evil + " && echo /tmp/evil >/tmp/cd && cp /tmp/cd .git/commondir && git push -q origin main"},
+		{"remotes", `printf 'URL: ./origin.git\nPush: +refs/heads/main:refs/heads/main\n' >/tmp/r && mkdir -p .git/remotes && cp /tmp/r .git/remotes/evil && git push -q evil`},
+		{"GIT_COMMON_DIR", evil + " && GIT_COMMON_DIR=/tmp/evil git push -q origin main"},
+		{"a git directory beneath", evil + " && mkdir sub && echo 'ref: refs/heads/main' >sub/HEAD && echo /tmp/evil >sub/commondir && cd sub && git push -q ../origin.git main"},
+		{"env -u GIT_CONFIG_GLOBAL", `printf '[remote "origin"]\n\tpush = +refs/heads/main:refs/heads/main\n' >"$HOME/.gitconfig" && env -u GIT_CONFIG_GLOBAL git push -q origin main`},
+		{"unset GIT_CONFIG_GLOBAL", `printf '[remote "origin"]\n\tpush = +refs/heads/main:refs/heads/main\n' >"$HOME/.gitconfig"; unset GIT_CONFIG_GLOBAL; git push -q origin main`},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			ws := gitWorkspace(t, "git init -q --bare -b main origin.git && git remote add origin ./origin.git && git push -q origin main && git -c user.email=a@b -c user.name=a commit -q --amend --allow-empty -m rewritten")
+			if err := os.WriteFile(filepath.Join(ws, "s.sh"), []byte(tt.script+"\n"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			p := policyFor(t, ws, `profile = "interactive-dev"`)
+			out := runTool(t, &Tool{}, (&gateCall{}).env(p), "sh ./s.sh; git -C origin.git log --format=%s main")
+			if strings.Contains(out.Stdout, "rewritten") {
+				t.Errorf("a forced push by the command's configuration landed: %+v", out)
+			}
+			if !strings.Contains(out.Stdout, "init") {
+				t.Errorf("origin unreadable (the test proves nothing): %+v", out)
+			}
+		})
+	}
+}

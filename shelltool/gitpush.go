@@ -42,13 +42,15 @@ const optionOwnRepo = "git push from a repository the command made (its configur
 
 // ownRepoPush returns the critical request to add for a git push form
 // among reqs (the event's, from folder cwd with argv, its words) when the
-// repository it pushes from is not the person's, or false.
-func (r pushRepos) ownRepoPush(reqs []grants.Request, cwd string, argv []string) (grants.Request, bool) {
+// repository it pushes from is not the person's, or false. changed are
+// the protected git directories the command has added configuration to
+// while it runs (sandbox.ExecEvent.GitChanged): not the person's now.
+func (r pushRepos) ownRepoPush(reqs []grants.Request, cwd string, argv, changed []string) (grants.Request, bool) {
 	i := slices.IndexFunc(reqs, func(q grants.Request) bool { return q.Target.Resource == "git" && isPushForm(q.Target.Command) })
 	if i < 0 || cwd == "" {
 		return grants.Request{}, false
 	}
-	if r.personal(gitStartDir(cwd, argv)) {
+	if r.personal(gitStartDir(cwd, argv), changed) {
 		return grants.Request{}, false
 	}
 	q := reqs[i]
@@ -99,16 +101,20 @@ func gitStartDir(cwd string, argv []string) string {
 // look elsewhere, GIT_DIR and --git-dir, makes the push critical by
 // itself; GIT_CEILING_DIRECTORIES and the like only make it find less),
 // so the push fails with nothing to push from.
-func (r pushRepos) personal(dir string) bool {
+func (r pushRepos) personal(dir string, changed []string) bool {
+	known := func(gd string) bool {
+		real, err := filepath.EvalSymlinks(gd)
+		return err == nil && !slices.Contains(changed, real) && r.known(real)
+	}
 	for d := filepath.Clean(dir); ; d = filepath.Dir(d) {
 		if inRoots(d, privatePlaces()) && !inRoots(d, r.roots) {
 			return false // the sandbox's own: what is there is the command's
 		}
 		if gd, ok := dotGit(d); ok {
-			return gd != "" && r.known(gd)
+			return gd != "" && known(gd)
 		}
 		if isGitDir(d) {
-			return r.known(d)
+			return known(d)
 		}
 		if d == "/" {
 			return true
@@ -116,13 +122,9 @@ func (r pushRepos) personal(dir string) bool {
 	}
 }
 
-// known reports whether the git directory gd is protected or lies
-// outside the places the command writes.
-func (r pushRepos) known(gd string) bool {
-	real, err := filepath.EvalSymlinks(gd)
-	if err != nil {
-		return false
-	}
+// known reports whether the git directory real (its real path) is
+// protected or lies outside the places the command writes.
+func (r pushRepos) known(real string) bool {
 	return slices.Contains(r.protected, real) || !inRoots(real, r.writable)
 }
 

@@ -9,8 +9,8 @@
 // worktree's pointer). So, inside a git directory, only what git needs to
 // record work is writable: objects/, refs/, logs/, packed-refs, index, HEAD
 // and the *_HEAD files, COMMIT_EDITMSG, and git's own *.lock files. Every
-// other entry (config, hooks/, info/, commondir, gitdir, and any new
-// top-level file) is protected. Submodule git directories
+// other entry (config, hooks/, info/, commondir, gitdir, remotes/,
+// branches/, and any new top-level file) is protected. Submodule git directories
 // (.git/modules/NAME/) and linked worktrees' (.git/worktrees/NAME/) are git
 // directories in their own right. A path is a git directory's when one of
 // its components is ".git"; bare repositories and git directories under
@@ -27,7 +27,9 @@ func RecordDirs() []string { return []string{"objects", "refs", "logs"} }
 // sandbox binds read-only (anything else new or changed at the top level is
 // not kept either).
 func GuardedEntries() []string {
-	return []string{"config", "config.worktree", "hooks", "info", "commondir", "gitdir"}
+	// (remotes/ and branches/ hold git's older remote definitions: a
+	// file there is a remote, with its push refspecs: review rev20e H1.)
+	return []string{"config", "config.worktree", "hooks", "info", "commondir", "gitdir", "remotes", "branches"}
 }
 
 // RecordFile reports whether a top-level file of a git directory records

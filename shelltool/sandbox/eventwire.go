@@ -15,7 +15,8 @@ import (
 // 4-byte length, then the event's fields in a fixed order (integers as
 // 8 bytes, a boolean as one byte 0 or 1, each string as a 4-byte length
 // and its bytes, argv, env and env_unset each as a 4-byte count and its
-// strings, then the two pipes and arg_pipes as a count and its integers),
+// strings, then the two pipes and arg_pipes as a count and its integers,
+// then git_changed as a count and its strings),
 // all in the
 // machine's byte order (both ends are the same binary on the same
 // machine). It replaced one JSON line per event: the helper encoded it
@@ -55,17 +56,21 @@ func appendEvent(b []byte, ev *ExecEvent) []byte {
 	for _, p := range ev.ArgPipes {
 		b = binary.NativeEndian.AppendUint64(b, p)
 	}
+	b = binary.NativeEndian.AppendUint32(b, uint32(len(ev.GitChanged)))
+	for _, d := range ev.GitChanged {
+		b = appendWireString(b, d)
+	}
 	binary.NativeEndian.PutUint32(b[start:], uint32(len(b)-start-4))
 	return b
 }
 
-// AppendEventKey appends what identifies ev but its PID and pipes (its
-// frame, with those zero): two events with the same key are the same
+// AppendEventKey appends what identifies ev but its PID, pipes and
+// changed git directories (its frame, with those zero): two events with the same key are the same
 // program, run with the same argv from the same folder, as far as the gate
 // can tell.
 func AppendEventKey(b []byte, ev *ExecEvent) []byte {
 	k := *ev
-	k.PID, k.StdinPipe, k.StdoutPipe, k.ArgPipes = 0, 0, 0, nil
+	k.PID, k.StdinPipe, k.StdoutPipe, k.ArgPipes, k.GitChanged = 0, 0, 0, nil, nil
 	return appendEvent(b, &k)
 }
 
@@ -122,6 +127,7 @@ func decodeEvent(p []byte) (ExecEvent, error) {
 	ev.Argv, ev.Env, ev.EnvUnset = d.strings("argv"), d.strings("env"), d.strings("env_unset")
 	ev.StdinPipe, ev.StdoutPipe = d.uint64(), d.uint64()
 	ev.ArgPipes = d.uint64s("arg_pipes")
+	ev.GitChanged = d.strings("git_changed")
 	if d.err == nil && len(d.p) > 0 {
 		d.fail("bytes after the event")
 	}

@@ -63,6 +63,15 @@ type ExecEvent struct {
 	StdinPipe  uint64   `json:"stdin_pipe,omitempty"`
 	StdoutPipe uint64   `json:"stdout_pipe,omitempty"`
 	ArgPipes   []uint64 `json:"arg_pipes,omitempty"`
+	// GitChanged lists the git directories of Spec.GitDirs in which the
+	// command has made, while it runs, an entry git reads as the
+	// repository's configuration that was not there when it started
+	// (gitmeta.GuardedEntries: commondir, config.worktree, remotes/, …;
+	// the existing ones are bound read-only, but a new one lands in the
+	// overlay and git reads it until the command ends). The exec gate
+	// takes a push from such a repository as the command's (review rev20e
+	// H1). Not part of what the program is (AppendEventKey leaves it out).
+	GitChanged []string `json:"git_changed,omitempty"`
 	// Problem is set when what runs cannot be verified: an executable with
 	// no name on disk (memfd, deleted), one whose path no longer names the
 	// running file (renamed or exchanged during the exec), the dynamic

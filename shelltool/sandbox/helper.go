@@ -269,7 +269,7 @@ func helperSetupAndStart() (*supervisor, error) {
 		// server opens the command's mount table at that line, so no
 		// command output can come before it.
 		sup.traced, sup.gate, sup.held = true, fdGate, true
-		sup.facts = execFacts{places: findWritablePlaces(hs.Writable, hs.Readable), sizes: map[int64]bool{}, env: compileEnvWatch(hs.ExecEnv)}
+		sup.facts = execFacts{places: findWritablePlaces(hs.Writable, hs.Readable), sizes: map[int64]bool{}, env: compileEnvWatch(hs.ExecEnv), git: watchGitDirs(hs.GitDirs)}
 		for _, n := range hs.HashSizes {
 			sup.facts.sizes[n] = true
 		}

@@ -288,6 +288,7 @@ func readExec(pid int, facts *execFacts, buf *readBuf) ExecEvent {
 		return fail("working folder unreadable: %v", err)
 	}
 	readPipes(proc, &ev)
+	ev.GitChanged = facts.gitChanged()
 	var running unix.Stat_t
 	if err := statPath(proc.path("exe"), &running); err != nil {
 		return fail("executable unreadable: %v", err)

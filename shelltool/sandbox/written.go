@@ -10,6 +10,8 @@ import (
 	"strings"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/onellm/onellm-mcp/internal/gitmeta"
 )
 
 // writablePlaces are where the command can write files, and so make or
@@ -68,6 +70,50 @@ type execFacts struct {
 	places writablePlaces
 	sizes  map[int64]bool
 	env    *envWatch // nil: no variable watched
+	// git are the guarded entries each git directory lacked when the
+	// command started (ExecEvent.GitChanged).
+	git []gitAbsent
+}
+
+// gitAbsent is a git directory and the guarded entries it lacked.
+type gitAbsent struct {
+	dir   string
+	names []string
+}
+
+// watchGitDirs lists, for each git directory of dirs (as the command
+// sees it, before it has run), the guarded entries it lacks.
+func watchGitDirs(dirs []string) []gitAbsent {
+	var out []gitAbsent
+	for _, d := range dirs {
+		w := gitAbsent{dir: d}
+		for _, n := range gitmeta.GuardedEntries() {
+			var st unix.Stat_t
+			if unix.Lstat(d+"/"+n, &st) != nil {
+				w.names = append(w.names, n)
+			}
+		}
+		if len(w.names) > 0 {
+			out = append(out, w)
+		}
+	}
+	return out
+}
+
+// gitChanged are the git directories in which one of the entries they
+// lacked exists now (a failed look counts as there: fail closed).
+func (f *execFacts) gitChanged() []string {
+	var out []string
+	for _, w := range f.git {
+		for _, n := range w.names {
+			var st unix.Stat_t
+			if err := unix.Lstat(w.dir+"/"+n, &st); err != unix.ENOENT {
+				out = append(out, w.dir)
+				break
+			}
+		}
+	}
+	return out
 }
 
 // identify sets ev's Written, BuildID and SHA256 (ev.Exe, Dev, Ino, Size,
