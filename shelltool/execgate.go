@@ -212,6 +212,11 @@ func execAnalyzeIn(ev sandbox.ExecEvent, id identity, ws string, aliases cmdline
 				prog.Name = c.Program
 				toDecide = append(toDecide, prog)
 			}
+			if sc, ok := scriptCommand(c); ok {
+				// sh deploy.sh runs deploy.sh as ./deploy.sh does: a rule
+				// naming it holds (review rev20e M2).
+				toDecide = append(toDecide, sc)
+			}
 			for i, c := range toDecide {
 				words := append([]string{programName(c.Name)}, c.Words[1:]...)
 				r := base(grants.Request{
@@ -1012,3 +1017,21 @@ func pipedCodeAllowed(decisions []grants.Decision) bool {
 	})
 }
 
+
+// scriptCommand is c (a shell or interpreter given a script file:
+// Command.Script) as the script itself, with the words after it: sh
+// deploy.sh x is decided as deploy.sh x too, on the line and at exec.
+func scriptCommand(c cmdline.Command) (cmdline.Command, bool) {
+	if c.Script == "" || len(c.Words) < 2 {
+		return c, false
+	}
+	i := slices.Index(c.Words[1:], c.Script)
+	if i < 0 {
+		return c, false
+	}
+	sc := c
+	sc.Name, sc.Script, sc.Program = c.Script, "", ""
+	sc.Words = slices.Concat([]string{c.Script}, c.Words[i+2:])
+	sc.Line = joinWords(sc.Words)
+	return sc, true
+}

@@ -365,3 +365,26 @@ func TestExecGatePushConfigSwapped(t *testing.T) {
 		})
 	}
 }
+
+// TestExecGateDenyScriptByOperand (review rev20e M2): a rule naming a
+// script holds when a shell or interpreter is given it as its operand.
+func TestExecGateDenyScriptByOperand(t *testing.T) {
+	ws, _ := filepath.EvalSymlinks(t.TempDir())
+	if err := os.WriteFile(filepath.Join(ws, "deploy.sh"), []byte("#!/bin/sh\necho ran deploy.sh\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	p := policyFor(t, ws, "profile = \"interactive-dev\"\n[[rules.deny]]\nrule_id = \"no-deploy\"\ncapability = \"process.exec\"\ntarget = { resource = \"deploy.sh\" }\n")
+	for _, line := range []string{"printf 'sh deploy.sh\\n' >s; sh s", "printf 'bash -e ./deploy.sh x\\n' >s; sh s", "sh deploy.sh"} {
+		out := runTool(t, &Tool{}, (&gateCall{}).env(p), line+"; echo done")
+		if strings.Contains(out.Stdout, "ran deploy.sh") {
+			t.Errorf("%s: the denied script ran: %+v", line, out)
+		}
+	}
+	reqs, err := LineRequests(p, "sh deploy.sh", ws, grants.SurfaceSandbox)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v := p.DecideAll(reqs); v.Effect != grants.Deny {
+		t.Errorf("the line's sh deploy.sh is not denied: %+v", v)
+	}
+}

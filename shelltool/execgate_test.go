@@ -288,7 +288,7 @@ func TestExecRequests(t *testing.T) {
 			[]string{"memfd:x (deleted)|/memfd:x (deleted)|critical"}, ""},
 		{"empty argv", sandbox.ExecEvent{Exe: "/usr/bin/true"}, []string{"true|true|medium"}, ""},
 		{"shebang script", sandbox.ExecEvent{Exe: "/usr/bin/dash", ExecPath: "./deploy.sh", Argv: []string{"/bin/sh", "./deploy.sh", "prod"}},
-			[]string{"dash|dash ./deploy.sh prod|medium", "sh|sh ./deploy.sh prod|medium", "deploy.sh|deploy.sh prod|medium"}, ""},
+			[]string{"dash|dash ./deploy.sh prod|medium", "deploy.sh|deploy.sh prod|medium", "sh|sh ./deploy.sh prod|medium"}, ""}, // (deploy.sh also as dash's script: Command.Script)
 		// git runs the builtin argv[0] names after "git-": decided as git SUB.
 		{"git dashed by argv[0]", sandbox.ExecEvent{Exe: "/usr/bin/git", Argv: []string{"git-push", "origin", "main"}},
 			[]string{"git|git origin main|medium", "git-push|git-push origin main|medium", "git|git push origin main|medium"}, ""},

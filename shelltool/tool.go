@@ -398,6 +398,14 @@ func requests(p *grants.Policy, a cmdline.Analysis, cwd string, surface grants.S
 			}
 			reqs = append(reqs, r)
 		}
+		if sc, ok := scriptCommand(c); ok && p.NamesProgram(programName(sc.Name)) {
+			// As the exec gate decides it: sh deploy.sh is deploy.sh too.
+			r := own
+			r.Target.Resource = programName(sc.Name)
+			r.Argv = append([]string{r.Target.Resource}, sc.Words[1:]...)
+			r.Target.Command = joinWords(r.Argv)
+			reqs = append(reqs, r)
+		}
 		reqs = append(reqs, gitLineRequests(p, c, dir, surface)...)
 	}
 	for _, r := range a.Redirects {

@@ -52,6 +52,11 @@ type Command struct {
 	// in Analysis.Commands. Parent is -1 when Wrapped is false.
 	Wrapped bool
 	Parent  int
+	// Script is the file the command runs as a program's code when it is
+	// a shell or interpreter given one (sh deploy.sh, python3 x.py, make
+	// -f build.mk): as written, literal; "" otherwise. A rule naming that
+	// file holds for it, as for ./deploy.sh.
+	Script string
 	// Network is a best guess that the command talks to the network (see
 	// network in tables.go).
 	Network bool

@@ -114,6 +114,9 @@ func (o *shellOpts) parse(args []arg, i int) int {
 // when it runs.
 func (k *call) scriptOperand(op arg) {
 	t := op.text
+	if op.lit && k.scriptFile == "" && t != "" && !strings.HasPrefix(t, "/dev/") && !strings.HasPrefix(t, "/proc/") {
+		k.scriptFile = t
+	}
 	switch {
 	case op.lit && has("/dev/stdin /dev/fd/0 /proc/self/fd/0 /dev/tty", t):
 		k.stdinShell(k.norm)

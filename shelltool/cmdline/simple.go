@@ -34,6 +34,8 @@ type call struct {
 	// gitPush: a git push (gitPush); gitConfig: git's global options set
 	// configuration (-c, --config-env, --git-dir: another repository's).
 	gitPush, gitConfig bool
+	// scriptFile is the file a shell or interpreter runs (Command.Script).
+	scriptFile string
 }
 
 type run struct {
@@ -95,6 +97,7 @@ func (a *analyzer) simple(args []arg, c ctx, parent int, floor riskNote) {
 	chdir := a.dirMoved
 	a.dirMoved = a.dirMoved || moved
 	cmd.Risk, cmd.Option, cmd.Network, cmd.Removes, cmd.Globs = k.risk, k.option, k.net, k.removes, k.globs
+	cmd.Script = k.scriptFile
 	if k.dynamic {
 		cmd.Name, cmd.Program = Dynamic, name.text
 	}
