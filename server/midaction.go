@@ -55,6 +55,9 @@ func (m *midAction) decide(ctx context.Context, r grants.Request, stage grants.S
 	asked := d
 	if d.Effect == grants.Ask {
 		d, ref.channel = m.settleAsk(d)
+		if d.Effect != grants.Allow && stage == grants.StageExec && r.Under != nil {
+			d, ref.channel, ref.detail = m.settleUnder(asked, *r.Under)
+		}
 	}
 	if err := m.s.audit.Decisions(ref, []grants.Decision{d}); err != nil {
 		m.s.metrics.AuditFailures.Inc()
@@ -86,6 +89,26 @@ func (m *midAction) settleAsk(d grants.Decision) (grants.Decision, string) {
 	}
 	d.Effect, d.Reason = grants.Deny, grants.ReasonApprovalUnavailable
 	return d, ""
+}
+
+// settleUnder settles the exec-time ask d by the approval of under, the
+// request whose program started d's as its plumbing (grants.Request.Under):
+// under must itself be asked about (DecideExec) and settled by an approval
+// in this call or for the session; d is then allowed with that approval's
+// reason, its rule kept, and the record's detail says what it ran under.
+// Otherwise d is refused as an ask no one can answer.
+func (m *midAction) settleUnder(d grants.Decision, under grants.Request) (grants.Decision, string, string) {
+	if under.Surface == grants.SurfaceNone {
+		under.Surface = grants.SurfaceSandbox
+	}
+	if u := m.p.DecideExec(under); u.Effect == grants.Ask && under.Capability == grants.CapProcessExec {
+		if u, channel := m.settleAsk(u); u.Effect == grants.Allow {
+			d.Effect, d.Reason = grants.Allow, u.Reason
+			return d, channel, "run by the approved " + under.Target.Command + " as its plumbing"
+		}
+	}
+	d.Effect, d.Reason = grants.Deny, grants.ReasonApprovalUnavailable
+	return d, "", ""
 }
 
 // approvedAsks are the decisions of a settled verdict that a person's

@@ -850,6 +850,7 @@ func requestsSize(reqs []grants.Request) int {
 func execGate(ctx context.Context, env *toolkit.Env, refused *lineLog, secrets []webtools.Secret, programs *programTable, hidden []string) sandbox.ExecGate {
 	cache := map[string][]grants.Request{} // one goroutine per call calls the gate
 	cached := 0                            // the bytes cache holds (requestsSize and keys)
+	var pushes pushLineage                 // approved pushes and their transport (pushplumbing.go)
 	var key []byte
 	return func(ev sandbox.ExecEvent) bool {
 		key = sandbox.AppendEventKey(key[:0], &ev)
@@ -884,11 +885,23 @@ func execGate(ctx context.Context, env *toolkit.Env, refused *lineLog, secrets [
 		if len(reqs) == 0 {
 			return false
 		}
+		under, plumbing := pushes.under(ev)
+		var approved *grants.Request
 		for _, r := range reqs {
-			if d := decideExec(ctx, env, r); d.Effect != grants.Allow {
+			if plumbing && pushForm(r) {
+				r.Under = &under // a copy: the cached requests stay as they are
+			}
+			d := decideExec(ctx, env, r)
+			if d.Effect != grants.Allow {
 				refused.add(d.Explain())
 				return false
 			}
+			if !plumbing && approved == nil && pushForm(r) && approvedByPerson(d) {
+				approved = &r
+			}
+		}
+		if approved != nil {
+			pushes.approved(ev, *approved)
 		}
 		return true
 	}

@@ -1154,15 +1154,28 @@ func TestExecGateRemovalThroughSymlink(t *testing.T) {
 }
 
 // approvingEnv is the server's mid-action gate with the in-call
-// approvals given (matched as server/midaction.go's sameApproval).
+// approvals given (matched as server/midaction.go's sameApproval), a
+// request's Under settled by them as the server's settleUnder does.
 func approvingEnv(p *grants.Policy, approved []grants.Request) *toolkit.Env {
 	return &toolkit.Env{Policy: p, Principal: "test", MidAction: func(_ context.Context, r grants.Request, _ grants.Stage) (grants.Decision, error) {
+		settled := func(d grants.Decision) bool {
+			for _, a := range approved {
+				if a.KeyInCall() == d.Request.KeyInCall() && a.Risk == d.Request.Risk && a.Cwd == d.Request.Cwd {
+					return true
+				}
+			}
+			return false
+		}
 		d := p.DecideExec(r)
 		if d.Effect == grants.Ask {
 			d.Effect = grants.Deny
-			for _, a := range approved {
-				if a.KeyInCall() == d.Request.KeyInCall() && a.Risk == d.Request.Risk && a.Cwd == d.Request.Cwd {
-					d.Effect = grants.Allow
+			if settled(d) {
+				d.Effect, d.Reason = grants.Allow, grants.ReasonApproved
+			} else if r.Under != nil {
+				// server/midaction.go's settleUnder: by the approval of the
+				// push it is the plumbing of
+				if u := p.DecideExec(*r.Under); u.Effect == grants.Ask && settled(u) {
+					d.Effect, d.Reason = grants.Allow, grants.ReasonApproved
 				}
 			}
 		}

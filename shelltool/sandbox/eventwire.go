@@ -31,7 +31,8 @@ import (
 func appendEvent(b []byte, ev *ExecEvent) []byte {
 	start := len(b)
 	b = append(b, 0, 0, 0, 0)
-	for _, n := range []uint64{uint64(ev.PID), ev.Dev, ev.Ino, uint64(ev.Size), ev.InterpDev, ev.InterpIno} {
+	for _, n := range []uint64{uint64(ev.PID), ev.Dev, ev.Ino, uint64(ev.Size), ev.InterpDev, ev.InterpIno,
+		ev.Exec, ev.PrevExec, uint64(ev.PPID), ev.ParentExec} {
 		b = binary.NativeEndian.AppendUint64(b, n)
 	}
 	if ev.WrittenExe {
@@ -52,12 +53,13 @@ func appendEvent(b []byte, ev *ExecEvent) []byte {
 	return b
 }
 
-// AppendEventKey appends what identifies ev but its PID (its frame, with
-// the PID zero): two events with the same key are the same program, run
-// with the same argv from the same folder, as far as the gate can tell.
+// AppendEventKey appends what identifies ev but its process (its frame,
+// with the PID and lineage zero): two events with the same key are the
+// same program, run with the same argv from the same folder, as far as
+// the gate can tell.
 func AppendEventKey(b []byte, ev *ExecEvent) []byte {
 	k := *ev
-	k.PID = 0
+	k.PID, k.Exec, k.PrevExec, k.PPID, k.ParentExec = 0, 0, 0, 0, 0
 	return appendEvent(b, &k)
 }
 
@@ -101,6 +103,9 @@ func decodeEvent(p []byte) (ExecEvent, error) {
 	ev.Dev, ev.Ino = d.uint64(), d.uint64()
 	ev.Size = int64(d.uint64())
 	ev.InterpDev, ev.InterpIno = d.uint64(), d.uint64()
+	ev.Exec, ev.PrevExec = d.uint64(), d.uint64()
+	ev.PPID = int(int64(d.uint64()))
+	ev.ParentExec = d.uint64()
 	switch d.byte() {
 	case 0:
 	case 1:
