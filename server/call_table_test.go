@@ -373,6 +373,8 @@ func TestMidAction(t *testing.T) {
 	approved := toolkit.ApprovalOutcome{Approved: true, Reason: grants.ReasonApproved, Channel: "elicitation"}
 	push := exec("git push origin main", grants.RiskMedium)
 	plumbing := exec("git push --stateless-rpc https://h/r.git/ --stdin", grants.RiskMedium) // git send-pack's push form
+	sendPack := exec("git send-pack --stateless-rpc https://h/r.git/ --stdin", grants.RiskCritical)
+	fetch := exec("git fetch origin", grants.RiskMedium) // (a stand-in for a push allowed unasked)
 	tests := []struct {
 		name    string
 		upfront func(*grants.Policy) []grants.Request
@@ -422,9 +424,18 @@ func TestMidAction(t *testing.T) {
 			"process.exec deny approval_unavailable ask-git-push"},
 		{"under an approved push, a deny rule holds", reqs(push), approved, nil, midReq{under(exec("rm x", grants.RiskMedium), push), grants.StageExec}, false,
 			"process.exec deny matched_deny no-rm"},
-		{"under a request no one is asked about", reqs(push), approved, nil,
-			midReq{under(plumbing, exec("ls", grants.RiskMedium)), grants.StageExec}, false,
+		{"under another program", reqs(push), approved, nil,
+			midReq{under(sendPack, exec("ls", grants.RiskMedium)), grants.StageExec}, false,
+			"process.exec deny approval_unavailable exec_critical_risk"},
+		{"critical plumbing of a push allowed unasked", read("a.go"), approved, nil,
+			midReq{under(sendPack, fetch), grants.StageExec}, true,
+			"process.exec allow matched_allow exec_critical_risk"},
+		{"plumbing asked by a rule, under a push allowed unasked", read("a.go"), approved, nil,
+			midReq{under(plumbing, fetch), grants.StageExec}, false,
 			"process.exec deny approval_unavailable ask-git-push"},
+		{"critical plumbing of a push no one approved", read("a.go"), approved, nil,
+			midReq{under(sendPack, exec("git push --force origin main", grants.RiskCritical)), grants.StageExec}, false,
+			"process.exec deny approval_unavailable exec_critical_risk"},
 		{"under an approved push, at a hop", reqs(push), approved, nil, midReq{under(get("other.test"), push), grants.StageHop}, false,
 			"network.http.get deny approval_unavailable mode"},
 		{"no stage", read("a.go"), approved, nil, midReq{get("docs.test"), 0}, false,
@@ -462,7 +473,7 @@ func TestMidAction(t *testing.T) {
 			}
 			want := "" // what an exec allowed as an approved request's plumbing says it ran under
 			if u := tt.mid.req.Under; u != nil && tt.allowed {
-				want = "run by the approved " + u.Target.Command + " as its plumbing"
+				want = "run as the plumbing of " + u.Target.Command + " (" + str(last["reason_code"]) + ")"
 			}
 			if got := str(last["detail"]); got != want {
 				t.Errorf("audit detail %q, want %q", got, want)

@@ -847,10 +847,15 @@ func requestsSize(reqs []grants.Request) int {
 // index in this call or for the session). The cache is bounded in events and bytes (an event
 // with a large argv is not kept), so a loop of big argvs cannot hold
 // gigabytes.
+//
+// The transport of a push (git's remote helpers, send-pack, receive-pack)
+// is decided as part of that push, and only it (pushLineage): its
+// push-form requests carry the push's, whose decision the server's gate
+// then applies to them.
 func execGate(ctx context.Context, env *toolkit.Env, refused *lineLog, secrets []webtools.Secret, programs *programTable, hidden []string) sandbox.ExecGate {
 	cache := map[string][]grants.Request{} // one goroutine per call calls the gate
 	cached := 0                            // the bytes cache holds (requestsSize and keys)
-	var pushes pushLineage                 // approved pushes and their transport (pushplumbing.go)
+	var pushes pushLineage                 // pushes and their transport (pushplumbing.go)
 	var key []byte
 	return func(ev sandbox.ExecEvent) bool {
 		key = sandbox.AppendEventKey(key[:0], &ev)
@@ -886,22 +891,21 @@ func execGate(ctx context.Context, env *toolkit.Env, refused *lineLog, secrets [
 			return false
 		}
 		under, plumbing := pushes.under(ev)
-		var approved *grants.Request
+		var push *grants.Request
 		for _, r := range reqs {
 			if plumbing && pushForm(r) {
 				r.Under = &under // a copy: the cached requests stay as they are
 			}
-			d := decideExec(ctx, env, r)
-			if d.Effect != grants.Allow {
+			if d := decideExec(ctx, env, r); d.Effect != grants.Allow {
 				refused.add(d.Explain())
 				return false
 			}
-			if !plumbing && approved == nil && pushForm(r) && approvedByPerson(d) {
-				approved = &r
+			if !plumbing && push == nil && pushForm(r) {
+				push = &r
 			}
 		}
-		if approved != nil {
-			pushes.approved(ev, *approved)
+		if push != nil {
+			pushes.pushed(ev, *push)
 		}
 		return true
 	}

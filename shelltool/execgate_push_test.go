@@ -53,11 +53,6 @@ func hasMain(dir string) bool {
 // command itself, and a push no one approved, are still killed.
 func TestExecGateApprovedPushTransport(t *testing.T) {
 	needProgram(t, "git", "sh")
-	backend, err := exec.Command("git", "--exec-path").Output()
-	if err != nil {
-		t.Fatal(err)
-	}
-	backendPath := filepath.Join(strings.TrimSpace(string(backend)), "git-http-backend")
 	for _, tc := range []struct{ name, url string }{
 		{"path", "WS/remote.git"},
 		{"file", "file://WS/remote.git"},
@@ -68,12 +63,7 @@ func TestExecGateApprovedPushTransport(t *testing.T) {
 			toml := askPushTOML
 			url := strings.ReplaceAll(tc.url, "WS", ws)
 			if tc.name == "http" {
-				if _, err := os.Stat(backendPath); err != nil {
-					t.Skip("no git-http-backend")
-				}
-				srv := httptest.NewServer(&cgi.Handler{Path: backendPath, Env: []string{"GIT_PROJECT_ROOT=" + ws, "GIT_HTTP_EXPORT_ALL=1"}})
-				defer srv.Close()
-				url = strings.ReplaceAll(url, "HTTP", srv.URL)
+				url = strings.ReplaceAll(url, "HTTP", gitHTTPServer(t, ws))
 				toml += "[sandbox]\nnetwork = \"full\"\n"
 			}
 			p := policyFor(t, ws, toml)
@@ -97,6 +87,43 @@ printf 'git push -q ` + ws + `/other.git main\n' >/tmp/np.sh; sh /tmp/np.sh; ech
 				}
 			}
 		})
+	}
+}
+
+// gitHTTPServer serves the repositories in root over http on 127.0.0.1
+// (git http-backend, as CGI), pushes included, and returns its URL.
+func gitHTTPServer(t *testing.T, root string) string {
+	t.Helper()
+	dir, err := exec.Command("git", "--exec-path").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	backend := filepath.Join(strings.TrimSpace(string(dir)), "git-http-backend")
+	if _, err := os.Stat(backend); err != nil {
+		t.Skip("no git-http-backend")
+	}
+	srv := httptest.NewServer(&cgi.Handler{Path: backend, Env: []string{"GIT_PROJECT_ROOT=" + root, "GIT_HTTP_EXPORT_ALL=1"}})
+	t.Cleanup(srv.Close)
+	return srv.URL
+}
+
+// TestExecGatePlainHTTPPush (review rev20d M1): a push over http that no
+// rule asks about lands, though git gives its remote helpers GIT_DIR,
+// which makes send-pack's push form critical (review rev20d H3) and no
+// one approved it; the command's own send-pack with GIT_DIR is still
+// critical, and killed.
+func TestExecGatePlainHTTPPush(t *testing.T) {
+	ws := gitWorkspace(t, "git init -q --bare remote.git && git init -q --bare other.git && git -C remote.git config http.receivepack true && git -C other.git config http.receivepack true")
+	url := gitHTTPServer(t, ws)
+	p := policyFor(t, ws, "profile = \"interactive-dev\"\n[sandbox]\nnetwork = \"full\"\n")
+	script := "git push -q " + url + "/remote.git main; echo push=$?\n" +
+		"printf 'GIT_DIR=" + ws + "/.git git send-pack " + ws + "/other.git main\\n' >/tmp/own.sh; sh /tmp/own.sh; echo own=$?"
+	out := runTool(t, &Tool{}, (&gateCall{}).env(p), script)
+	if !hasMain(filepath.Join(ws, "remote.git")) || !strings.Contains(out.Stdout, "push=0") {
+		t.Errorf("the push did not land: %+v", out)
+	}
+	if hasMain(filepath.Join(ws, "other.git")) || !strings.Contains(out.Stdout, "own=137") {
+		t.Errorf("the command's own critical send-pack ran: %+v", out)
 	}
 }
 

@@ -17,33 +17,39 @@ import (
 // an ask rule on `git push*` or a force push's critical risk asks about
 // them, and no approval names their words: the approved push would fail.
 //
-// pushLineage lets them be decided as part of the approved push, narrowly.
+// So is a push no one was asked about, over http(s): git gives its remote
+// helpers GIT_DIR, which makes send-pack's push form critical (a push's
+// configuration from its environment: review rev20d H3), and no one
+// approved it in the call.
+//
+// pushLineage lets them be decided as part of the push, narrowly.
 // The tracer numbers every exec and says, for a process's first exec since
 // it was made, the image of the process that made it when it did
 // (ExecEvent.ParentExec), and otherwise the image it replaces (PrevExec):
 // numbers, never reused in a command, unlike PIDs. An image is kept here
 // (by its number) when it is
 //
-//   - an approved push: git (not a program the command may have written)
-//     whose push-form request was allowed by a person's approval, in this
-//     call or for the session;
-//   - a remote helper under one: the first exec of a process made by an
-//     approved push or a helper under one, being git's remote helper
+//   - a push: git (not a program the command may have written) whose
+//     push-form request was allowed, by a person's approval or not;
+//   - a remote helper under one: the first exec of a process made by a
+//     push or a helper under one, being git's remote helper
 //     (git remote-http(s)/ftp(s), git-remote-http(s)/ftp(s));
 //   - git's use_shell form under one: the first exec, made likewise, of
 //     `sh -c S` where S is exactly one git-receive-pack or git-upload-pack
 //     with one single-quoted operand (sh runs S and nothing else).
 //
-// A program then runs under the approved push when it is the first exec
-// of a process made by an approved push or a helper under one, and is one
+// A program then runs under the push when it is the first exec of a
+// process made by a push or a helper under one, and is one
 // of those or the pushing end (git send-pack, receive-pack, http-push,
 // upload-pack, by git's or their dashed name); or it is the program S
 // names, with exactly S's words, run by such a sh (as its child, or in
 // its place). Only its push-form requests (resource git, a push form's
-// command) carry the approved request (grants.Request.Under); the server
-// settles their ask by that approval, and records so. Its other requests
-// (a deny rule on anything, a rule on its own name, a risk of its own)
-// are decided as any program's.
+// command) carry the push's request (grants.Request.Under); the server
+// settles their ask as that request is decided (a person's approval of
+// it; for a push allowed unasked, only the built-in ask at critical risk,
+// never a rule the person wrote), and records so. Its other requests (a
+// deny rule on anything, a rule on its own name, a risk of its own) are
+// decided as any program's.
 //
 // Everything else inherits nothing (fail closed): a hook (sh running a
 // hook's path, without -c, or a script through its shebang: the hooks
@@ -62,11 +68,11 @@ type pushLineage struct {
 // plumbing program then inherits nothing).
 const maxPushImages = 1024
 
-// pushImage is one kept image: what it is and the approved request it is
+// pushImage is one kept image: what it is and the push's request it is
 // or runs under.
 type pushImage struct {
-	kind     plumbing
-	approved grants.Request
+	kind plumbing
+	push grants.Request
 	// words are what the use_shell sh runs (its one command S).
 	words []string
 }
@@ -75,19 +81,31 @@ type pushImage struct {
 type plumbing int
 
 const (
-	notPlumbing  plumbing = iota
-	approvedPush          // (kept images only) an approved push
-	pushHelper            // a remote helper: its children may be plumbing
-	pushEnd               // send-pack, receive-pack, http-push, upload-pack
-	useShell              // sh -c S, git's form for running S
+	notPlumbing plumbing = iota
+	gitPush              // (kept images only) a push that was allowed
+	pushHelper           // a remote helper: its children may be plumbing
+	pushEnd              // send-pack, receive-pack, http-push, upload-pack
+	useShell             // sh -c S, git's form for running S
 )
 
-// The names git runs its transport by.
-var (
-	gitHelpers = []string{"remote-ftp", "remote-ftps", "remote-http", "remote-https"}
-	gitEnds    = []string{"http-push", "receive-pack", "send-pack", "upload-pack"}
-	shellEnds  = []string{"git-receive-pack", "git-upload-pack"}
-)
+// gitHelper reports whether sub names one of git's remote helpers that
+// push (remote-http, -https, -ftp, -ftps).
+func gitHelper(sub string) bool {
+	switch sub {
+	case "remote-ftp", "remote-ftps", "remote-http", "remote-https":
+		return true
+	}
+	return false
+}
+
+// gitEnd reports whether sub names a pushing end of git's transport.
+func gitEnd(sub string) bool {
+	switch sub {
+	case "http-push", "receive-pack", "send-pack", "upload-pack":
+		return true
+	}
+	return false
+}
 
 // plumbingOf says what ev is of git's push transport (and for useShell the
 // words S runs), by the names it was run by: the executable's, argv[0]'s
@@ -106,7 +124,7 @@ func plumbingOf(ev sandbox.ExecEvent) (plumbing, []string) {
 	case exe == "git" && arg0 == "git" && len(ev.Argv) > 1:
 		return gitPlumbing(ev.Argv[1])
 	case exe == "git" || exe == "git-remote-http" || exe == "git-http-push":
-		if sub, ok := strings.CutPrefix(arg0, "git-"); ok && (exe == "git" || exe == "git-"+sub || exe == "git-remote-http" && slices.Contains(gitHelpers, sub)) {
+		if sub, ok := strings.CutPrefix(arg0, "git-"); ok && (exe == "git" || exe == "git-"+sub || exe == "git-remote-http" && gitHelper(sub)) {
 			return gitPlumbing(sub)
 		}
 	case (exe == "dash" || exe == "bash" || exe == "sh") && arg0 == "sh":
@@ -120,9 +138,9 @@ func plumbingOf(ev sandbox.ExecEvent) (plumbing, []string) {
 // gitPlumbing is what git's subcommand sub is of its push transport.
 func gitPlumbing(sub string) (plumbing, []string) {
 	switch {
-	case slices.Contains(gitHelpers, sub):
+	case gitHelper(sub):
 		return pushHelper, nil
-	case slices.Contains(gitEnds, sub):
+	case gitEnd(sub):
 		return pushEnd, nil
 	}
 	return notPlumbing, nil
@@ -136,7 +154,7 @@ func useShellWords(argv []string) ([]string, bool) {
 		return nil, false
 	}
 	name, op, ok := strings.Cut(argv[2], " ")
-	if !ok || !slices.Contains(shellEnds, name) || len(op) < 2 || op[0] != '\'' || op[len(op)-1] != '\'' {
+	if !ok || name != "git-receive-pack" && name != "git-upload-pack" || len(op) < 2 || op[0] != '\'' || op[len(op)-1] != '\'' {
 		return nil, false
 	}
 	op = op[1 : len(op)-1]
@@ -146,7 +164,7 @@ func useShellWords(argv []string) ([]string, bool) {
 	return []string{name, op}, true
 }
 
-// under returns the approved request ev runs under as git's push
+// under returns the push's request ev runs under as git's push
 // transport, if it does (see pushLineage), and keeps ev's image when its
 // own children may be plumbing too.
 func (l *pushLineage) under(ev sandbox.ExecEvent) (grants.Request, bool) {
@@ -163,7 +181,7 @@ func (l *pushLineage) under(ev sandbox.ExecEvent) (grants.Request, bool) {
 		return grants.Request{}, false
 	}
 	switch from.kind {
-	case approvedPush, pushHelper:
+	case gitPush, pushHelper:
 		ok = ev.PrevExec == 0
 	case useShell:
 		ok = kind == pushEnd && slices.Equal(ev.Argv, from.words)
@@ -174,19 +192,18 @@ func (l *pushLineage) under(ev sandbox.ExecEvent) (grants.Request, bool) {
 		return grants.Request{}, false
 	}
 	if kind == pushHelper || kind == useShell {
-		l.keep(ev.Exec, pushImage{kind: kind, approved: from.approved, words: words})
+		l.keep(ev.Exec, pushImage{kind: kind, push: from.push, words: words})
 	}
-	return from.approved, true
+	return from.push, true
 }
 
-// approved keeps ev's image as an approved push whose approved push-form
-// request is r, when ev is git itself (not a program the command may have
-// written).
-func (l *pushLineage) approved(ev sandbox.ExecEvent, r grants.Request) {
+// pushed keeps ev's image as a push whose allowed push-form request is r,
+// when ev is git itself (not a program the command may have written).
+func (l *pushLineage) pushed(ev sandbox.ExecEvent, r grants.Request) {
 	if ev.Exec == 0 || ev.Problem != "" || ev.Written != "" || filepath.Base(ev.Exe) != "git" {
 		return
 	}
-	l.keep(ev.Exec, pushImage{kind: approvedPush, approved: r})
+	l.keep(ev.Exec, pushImage{kind: gitPush, push: r})
 }
 
 func (l *pushLineage) keep(n uint64, im pushImage) {
@@ -198,7 +215,7 @@ func (l *pushLineage) keep(n uint64, im pushImage) {
 
 // pushForm reports whether r is a git push form's request (resource git,
 // command git push, send-pack, receive-pack or http-push): the only
-// requests of git's transport an approved push settles.
+// requests of git's transport a push's decision settles.
 func pushForm(r grants.Request) bool {
 	sub, ok := strings.CutPrefix(r.Target.Command, "git ")
 	if !ok || r.Capability != grants.CapProcessExec || r.Target.Resource != "git" {
@@ -206,9 +223,4 @@ func pushForm(r grants.Request) bool {
 	}
 	sub, _, _ = strings.Cut(sub, " ")
 	return sub == "push" || sub == "send-pack" || sub == "receive-pack" || sub == "http-push"
-}
-
-// approvedByPerson reports whether d was allowed by a person's approval.
-func approvedByPerson(d grants.Decision) bool {
-	return d.Effect == grants.Allow && (d.Reason == grants.ReasonApproved || d.Reason == grants.ReasonApprovedForSession)
 }

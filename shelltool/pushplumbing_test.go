@@ -82,7 +82,7 @@ func TestPushLineage(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			var l pushLineage
 			approved := grants.Request{Capability: grants.CapProcessExec, Target: grants.Target{Resource: "git", Command: "git push /r.git main"}}
-			l.approved(push, approved)
+			l.pushed(push, approved)
 			for _, ev := range tc.chain {
 				l.under(ev)
 			}
@@ -97,9 +97,9 @@ func TestPushLineage(t *testing.T) {
 	}
 }
 
-// TestPushApprovedOnlyGit: only git itself (not a program the command may
-// have written, nor one it cannot verify) is kept as an approved push.
-func TestPushApprovedOnlyGit(t *testing.T) {
+// TestPushKeptOnlyGit: only git itself (not a program the command may
+// have written, nor one it cannot verify) is kept as a push.
+func TestPushKeptOnlyGit(t *testing.T) {
 	s := "git-receive-pack '/r.git'"
 	child := execOf(2, 0, 1, "/usr/bin/dash", "/bin/sh", "/bin/sh", "-c", s)
 	for _, tc := range []struct {
@@ -113,7 +113,7 @@ func TestPushApprovedOnlyGit(t *testing.T) {
 		{"not git", execOf(1, 0, 0, "/usr/bin/dash", "/bin/sh", "sh", "-c", "git push"), false},
 	} {
 		var l pushLineage
-		l.approved(tc.ev, grants.Request{})
+		l.pushed(tc.ev, grants.Request{})
 		if _, ok := l.under(child); ok != tc.want {
 			t.Errorf("%s: under = %v, want %v", tc.name, ok, tc.want)
 		}
