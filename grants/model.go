@@ -236,6 +236,14 @@ type Request struct {
 	// shown to the person.
 	Argv []string `json:"argv,omitempty"`
 	Cwd  string   `json:"cwd,omitempty"`
+	// Under, on an exec-time request, is the approved request whose
+	// program started this one as its own plumbing (the transport of an
+	// approved git push: the sandbox's exec gate says so, narrowly). The
+	// server's mid-action gate settles an ask of this request by Under's
+	// approval, in this call or remembered for the session, when Under is
+	// asked about itself; a deny is never settled. It is no part of the
+	// request's identity (Key) and is not recorded.
+	Under *Request `json:"-"`
 }
 
 // HasClass reports whether the request carries data class d.

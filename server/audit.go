@@ -193,6 +193,7 @@ type callRef struct {
 	id, session, tool string
 	channel           string // how an ask was answered, if one was
 	stage             string // "hop" or "exec" for a request decided while the action ran
+	detail            string // what a decision's record adds (an exec allowed as an approved one's plumbing)
 }
 
 // Decisions writes one record per decision of a call, in one write.
@@ -205,7 +206,7 @@ func (a *Audit) Decisions(c callRef, ds []grants.Decision) error {
 			Time: now, Event: "decision", Call: c.id, Session: c.session, Tool: c.tool,
 			Capability: d.Request.Capability, Target: d.Request.Target, Risk: riskName(d.Request.Risk),
 			Surface: d.Request.Surface, DataClasses: d.Request.DataClasses, Private: d.Request.Private, Stage: c.stage,
-			Effect: d.Effect.String(), Reason: d.Reason, RuleID: d.RuleID, Channel: askedChannel(c, d),
+			Effect: d.Effect.String(), Reason: d.Reason, RuleID: d.RuleID, Channel: askedChannel(c, d), Detail: c.detail,
 		}
 		start := len(buf)
 		buf = line.appendJSON(buf)

@@ -196,6 +196,12 @@ func exec(line string, risk grants.Risk) grants.Request {
 	return grants.Request{Capability: grants.CapProcessExec, Target: grants.Target{ToolName: "fake", Resource: name, Command: line}, Risk: risk, Surface: grants.SurfaceSandbox}
 }
 
+// under is r run as the plumbing of the request u (grants.Request.Under).
+func under(r, u grants.Request) grants.Request {
+	r.Under = &u
+	return r
+}
+
 func reqs(rs ...grants.Request) func(*grants.Policy) []grants.Request {
 	return func(*grants.Policy) []grants.Request { return rs }
 }
@@ -366,6 +372,9 @@ func TestCredentialFlow(t *testing.T) {
 func TestMidAction(t *testing.T) {
 	approved := toolkit.ApprovalOutcome{Approved: true, Reason: grants.ReasonApproved, Channel: "elicitation"}
 	push := exec("git push origin main", grants.RiskMedium)
+	plumbing := exec("git push --stateless-rpc https://h/r.git/ --stdin", grants.RiskMedium) // git send-pack's push form
+	sendPack := exec("git send-pack --stateless-rpc https://h/r.git/ --stdin", grants.RiskCritical)
+	fetch := exec("git fetch origin", grants.RiskMedium) // (a stand-in for a push allowed unasked)
 	tests := []struct {
 		name    string
 		upfront func(*grants.Policy) []grants.Request
@@ -406,6 +415,29 @@ func TestMidAction(t *testing.T) {
 		{"an approval does not stretch to a higher risk", reqs(push), approved, nil,
 			midReq{exec("git push origin main", grants.RiskCritical), grants.StageExec}, false,
 			"process.exec deny approval_unavailable ask-git-push"},
+		{"plumbing of a push approved in this call", reqs(push), approved, nil, midReq{under(plumbing, push), grants.StageExec}, true,
+			"process.exec allow approved ask-git-push elicitation"},
+		{"plumbing of a push remembered", read("a.go"), approved,
+			map[string]bool{push.Key() + "|ask-git-push": true}, midReq{under(plumbing, push), grants.StageExec}, true,
+			"process.exec allow approved_for_session ask-git-push memory"},
+		{"plumbing of a push no one approved", read("a.go"), approved, nil, midReq{under(plumbing, push), grants.StageExec}, false,
+			"process.exec deny approval_unavailable ask-git-push"},
+		{"under an approved push, a deny rule holds", reqs(push), approved, nil, midReq{under(exec("rm x", grants.RiskMedium), push), grants.StageExec}, false,
+			"process.exec deny matched_deny no-rm"},
+		{"under another program", reqs(push), approved, nil,
+			midReq{under(sendPack, exec("ls", grants.RiskMedium)), grants.StageExec}, false,
+			"process.exec deny approval_unavailable exec_critical_risk"},
+		{"critical plumbing of a push allowed unasked", read("a.go"), approved, nil,
+			midReq{under(sendPack, fetch), grants.StageExec}, true,
+			"process.exec allow matched_allow exec_critical_risk"},
+		{"plumbing asked by a rule, under a push allowed unasked", read("a.go"), approved, nil,
+			midReq{under(plumbing, fetch), grants.StageExec}, false,
+			"process.exec deny approval_unavailable ask-git-push"},
+		{"critical plumbing of a push no one approved", read("a.go"), approved, nil,
+			midReq{under(sendPack, exec("git push --force origin main", grants.RiskCritical)), grants.StageExec}, false,
+			"process.exec deny approval_unavailable exec_critical_risk"},
+		{"under an approved push, at a hop", reqs(push), approved, nil, midReq{under(get("other.test"), push), grants.StageHop}, false,
+			"network.http.get deny approval_unavailable mode"},
 		{"no stage", read("a.go"), approved, nil, midReq{get("docs.test"), 0}, false,
 			"network.http.get deny invalid_arguments"},
 	}
@@ -432,6 +464,19 @@ func TestMidAction(t *testing.T) {
 			ds := e.decisions(t)
 			if got := ds[len(ds)-1]; got != tt.log {
 				t.Errorf("audit: %q, want %q", got, tt.log)
+			}
+			var last map[string]any
+			for _, l := range e.lines(t) {
+				if l["event"] == "decision" {
+					last = l
+				}
+			}
+			want := "" // what an exec allowed as an approved request's plumbing says it ran under
+			if u := tt.mid.req.Under; u != nil && tt.allowed {
+				want = "run as the plumbing of " + u.Target.Command + " (" + str(last["reason_code"]) + ")"
+			}
+			if got := str(last["detail"]); got != want {
+				t.Errorf("audit detail %q, want %q", got, want)
 			}
 			for _, l := range e.lines(t) {
 				if l["call"] != "c1" {

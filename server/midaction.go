@@ -55,6 +55,9 @@ func (m *midAction) decide(ctx context.Context, r grants.Request, stage grants.S
 	asked := d
 	if d.Effect == grants.Ask {
 		d, ref.channel = m.settleAsk(d)
+		if d.Effect != grants.Allow && stage == grants.StageExec && r.Under != nil {
+			d, ref.channel, ref.detail = m.settleUnder(asked, r, *r.Under)
+		}
 	}
 	if err := m.s.audit.Decisions(ref, []grants.Decision{d}); err != nil {
 		m.s.metrics.AuditFailures.Inc()
@@ -86,6 +89,39 @@ func (m *midAction) settleAsk(d grants.Decision) (grants.Decision, string) {
 	}
 	d.Effect, d.Reason = grants.Deny, grants.ReasonApprovalUnavailable
 	return d, ""
+}
+
+// settleUnder settles the exec-time ask d (of the request r) as under is
+// decided, the request whose program started r's as its plumbing
+// (grants.Request.Under: the exec gate says so, narrowly): under, a
+// process.exec request on the same resource, asked about itself and
+// settled by an approval in this call or for the session, allows d with
+// that approval's reason; under allowed without asking allows d only when
+// d is the built-in ask at critical risk (git gives its helpers GIT_DIR,
+// which makes their push forms critical), never an ask rule the person
+// wrote. d keeps its rule; the record's detail says what it ran under.
+// Otherwise d is refused as an ask no one can answer.
+func (m *midAction) settleUnder(d grants.Decision, r, under grants.Request) (grants.Decision, string, string) {
+	refused := d
+	refused.Effect, refused.Reason = grants.Deny, grants.ReasonApprovalUnavailable
+	if under.Capability != grants.CapProcessExec || under.Target.Resource != r.Target.Resource || under.Target.ToolName != r.Target.ToolName {
+		return refused, "", ""
+	}
+	if under.Surface == grants.SurfaceNone {
+		under.Surface = grants.SurfaceSandbox
+	}
+	u, channel := m.p.DecideExec(under), ""
+	switch {
+	case u.Effect == grants.Ask:
+		u, channel = m.settleAsk(u)
+	case u.Effect == grants.Allow && d.RuleID != grants.RuleExecCriticalRisk:
+		return refused, "", ""
+	}
+	if u.Effect != grants.Allow {
+		return refused, "", ""
+	}
+	d.Effect, d.Reason = grants.Allow, u.Reason
+	return d, channel, "run as the plumbing of " + under.Target.Command + " (" + string(u.Reason) + ")"
 }
 
 // approvedAsks are the decisions of a settled verdict that a person's

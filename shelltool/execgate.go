@@ -902,17 +902,23 @@ func requestsSize(reqs []grants.Request) int {
 // index in this call or for the session). The cache is bounded in events and bytes (an event
 // with a large argv is not kept), so a loop of big argvs cannot hold
 // gigabytes.
+//
+// The transport of a push (git's remote helpers, send-pack, receive-pack)
+// is decided as part of that push, and only it (pushLineage): its
+// push-form requests carry the push's, whose decision the server's gate
+// then applies to them.
 func execGate(ctx context.Context, env *toolkit.Env, refused *lineLog, secrets []webtools.Secret, programs *programTable, hidden []string, call callFacts) sandbox.ExecGate {
 	cache := map[string]cachedExec{} // one goroutine per call calls the gate
 	cached := 0                      // the bytes cache holds (requestsSize and keys)
 	tally := &emptyingTally{ws: env.Policy.Workspace}
 	flow := &pipeFlow{}
+	var pushes pushLineage // pushes and their transport (pushplumbing.go)
 	var key []byte
 	return func(ev sandbox.ExecEvent) bool {
 		key = sandbox.AppendEventKey(key[:0], &ev)
 		hit, ok := cache[string(key)]
 		reqs, role := hit.reqs, hit.role
-		var removed []string   // never cached: an event with removals is listed
+		var removed []string // never cached: an event with removals is listed
 		var moves []rootMove // nor one with moves (its folders are read)
 		if !ok {
 			red := redactEvent(ev, secrets)
@@ -980,11 +986,22 @@ func execGate(ctx context.Context, env *toolkit.Env, refused *lineLog, secrets [
 				reqs = append(slices.Clip(reqs), r)
 			}
 		}
+		under, plumbing := pushes.under(ev)
+		var push *grants.Request
 		for _, r := range reqs {
+			if plumbing && pushForm(r) {
+				r.Under = &under // a copy: the cached requests stay as they are
+			}
 			if d := decideExec(ctx, env, r); d.Effect != grants.Allow {
 				refused.add(d.Explain())
 				return false
 			}
+			if !plumbing && push == nil && pushForm(r) {
+				push = &r
+			}
+		}
+		if push != nil {
+			pushes.pushed(ev, *push)
 		}
 		tally.add(removed, moves)
 		flow.add(role, in, out)
@@ -1016,7 +1033,6 @@ func pipedCodeAllowed(decisions []grants.Decision) bool {
 		return d.Effect == grants.Allow && d.Request.Risk >= grants.RiskCritical && strings.HasPrefix(d.Request.Target.Option, "curl | ")
 	})
 }
-
 
 // scriptCommand is c (a shell or interpreter given a script file:
 // Command.Script) as the script itself, with the words after it: sh

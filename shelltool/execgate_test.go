@@ -38,6 +38,9 @@ func (g *gateCall) env(p *grants.Policy) *toolkit.Env {
 		}
 		if d.Effect == grants.Ask {
 			d.Effect, d.Reason = grants.Deny, grants.ReasonApprovalUnavailable
+			if st == grants.StageExec && underSettles(p, d, r, func(grants.Decision) bool { return false }) {
+				d.Effect, d.Reason = grants.Allow, grants.ReasonMatchedAllow
+			}
 		}
 		g.mu.Lock()
 		g.decisions = append(g.decisions, d)
@@ -1154,16 +1157,25 @@ func TestExecGateRemovalThroughSymlink(t *testing.T) {
 }
 
 // approvingEnv is the server's mid-action gate with the in-call
-// approvals given (matched as server/midaction.go's sameApproval).
+// approvals given (matched as server/midaction.go's sameApproval), a
+// request's Under settled by them as the server's settleUnder does.
 func approvingEnv(p *grants.Policy, approved []grants.Request) *toolkit.Env {
 	return &toolkit.Env{Policy: p, Principal: "test", MidAction: func(_ context.Context, r grants.Request, _ grants.Stage) (grants.Decision, error) {
+		settled := func(d grants.Decision) bool {
+			for _, a := range approved {
+				if a.KeyInCall() == d.Request.KeyInCall() && a.Risk == d.Request.Risk && a.Cwd == d.Request.Cwd {
+					return true
+				}
+			}
+			return false
+		}
 		d := p.DecideExec(r)
 		if d.Effect == grants.Ask {
 			d.Effect = grants.Deny
-			for _, a := range approved {
-				if a.KeyInCall() == d.Request.KeyInCall() && a.Risk == d.Request.Risk && a.Cwd == d.Request.Cwd {
-					d.Effect = grants.Allow
-				}
+			if settled(d) {
+				d.Effect, d.Reason = grants.Allow, grants.ReasonApproved
+			} else if underSettles(p, d, r, settled) {
+				d.Effect, d.Reason = grants.Allow, grants.ReasonApproved
 			}
 		}
 		if d.Effect != grants.Allow {
@@ -1171,6 +1183,24 @@ func approvingEnv(p *grants.Policy, approved []grants.Request) *toolkit.Env {
 		}
 		return d, nil
 	}}
+}
+
+// underSettles is server/midaction.go's settleUnder for these tests:
+// whether the exec-time ask d of r is settled as r.Under, the push whose
+// plumbing r is, is decided (approved, as approved says; allowed unasked,
+// only for the built-in ask at critical risk).
+func underSettles(p *grants.Policy, d grants.Decision, r grants.Request, approved func(grants.Decision) bool) bool {
+	u := r.Under
+	if u == nil || u.Capability != r.Capability || u.Target.Resource != r.Target.Resource {
+		return false
+	}
+	switch ud := p.DecideExec(*u); ud.Effect {
+	case grants.Ask:
+		return approved(ud)
+	case grants.Allow:
+		return d.RuleID == grants.RuleExecCriticalRisk
+	}
+	return false
 }
 
 // TestExecGateEmptyingDenyRule: in the real sandbox, with the line's

@@ -33,7 +33,8 @@ import (
 func appendEvent(b []byte, ev *ExecEvent) []byte {
 	start := len(b)
 	b = append(b, 0, 0, 0, 0)
-	for _, n := range []uint64{uint64(ev.PID), ev.Dev, ev.Ino, uint64(ev.Size), ev.InterpDev, ev.InterpIno} {
+	for _, n := range []uint64{uint64(ev.PID), ev.Dev, ev.Ino, uint64(ev.Size), ev.InterpDev, ev.InterpIno,
+		ev.Exec, ev.PrevExec, uint64(ev.PPID), ev.ParentExec} {
 		b = binary.NativeEndian.AppendUint64(b, n)
 	}
 	if ev.WrittenExe {
@@ -64,13 +65,14 @@ func appendEvent(b []byte, ev *ExecEvent) []byte {
 	return b
 }
 
-// AppendEventKey appends what identifies ev but its PID, pipes and
-// changed git directories (its frame, with those zero): two events with the same key are the same
-// program, run with the same argv from the same folder, as far as the gate
-// can tell.
+// AppendEventKey appends what identifies ev but its process, pipes and
+// changed git directories (its frame, with the PID, lineage, pipes and
+// those zero): two events with the same key are the same program, run
+// with the same argv from the same folder, as far as the gate can tell.
 func AppendEventKey(b []byte, ev *ExecEvent) []byte {
 	k := *ev
-	k.PID, k.StdinPipe, k.StdoutPipe, k.ArgPipes, k.GitChanged = 0, 0, 0, nil, nil
+	k.PID, k.Exec, k.PrevExec, k.PPID, k.ParentExec = 0, 0, 0, 0, 0
+	k.StdinPipe, k.StdoutPipe, k.ArgPipes, k.GitChanged = 0, 0, nil, nil
 	return appendEvent(b, &k)
 }
 
@@ -114,6 +116,9 @@ func decodeEvent(p []byte) (ExecEvent, error) {
 	ev.Dev, ev.Ino = d.uint64(), d.uint64()
 	ev.Size = int64(d.uint64())
 	ev.InterpDev, ev.InterpIno = d.uint64(), d.uint64()
+	ev.Exec, ev.PrevExec = d.uint64(), d.uint64()
+	ev.PPID = int(int64(d.uint64()))
+	ev.ParentExec = d.uint64()
 	switch d.byte() {
 	case 0:
 	case 1:

@@ -16,7 +16,7 @@ import (
 func wireEvents() []ExecEvent {
 	return []ExecEvent{
 		{},
-		{PID: 12, Exe: "/usr/bin/true", Dev: 2049, Ino: 1 << 40, Argv: []string{"true"}, ExecPath: "/bin/true", Cwd: "/w", Size: 30000},
+		{PID: 12, Exec: 7, PrevExec: 3, PPID: 2, ParentExec: 1 << 50, Exe: "/usr/bin/true", Dev: 2049, Ino: 1 << 40, Argv: []string{"true"}, ExecPath: "/bin/true", Cwd: "/w", Size: 30000},
 		{PID: -1, Exe: "/w/x", Argv: []string{"", "a b", "", "ünï\\x00", ""}, ExecPath: "./x", Cwd: "/w", Written: "/w/x", WrittenExe: true,
 			Size: -5, BuildID: "abcd", GoBuildID: "ef01", SHA256: strings.Repeat("0", 64), InterpDev: 7, InterpIno: 9, Problem: "argv unreadable: x"},
 		{Exe: "/memfd:x (deleted)", Problem: "executable is a memfd (no file on disk)"},
@@ -58,10 +58,10 @@ func TestEventFrame(t *testing.T) {
 	ev := ExecEvent{Exe: "/x", Argv: []string{"ab"}}
 	p := appendEvent(nil, &ev)[4:]
 	bad := map[string][]byte{
-		"boolean 2":         patch(p, 48, 2),
-		"exe length huge":   patch(p, 49, 0xff, 0xff, 0xff, 0x7f),
-		"argv count huge":   patch(p, 49+4+2+7*4, 0xff, 0xff, 0xff, 0xff),
-		"invalid UTF-8":     patch(p, 49+4, 0xff),
+		"boolean 2":         patch(p, 80, 2),
+		"exe length huge":   patch(p, 81, 0xff, 0xff, 0xff, 0x7f),
+		"argv count huge":   patch(p, 81+4+2+7*4, 0xff, 0xff, 0xff, 0xff),
+		"invalid UTF-8":     patch(p, 81+4, 0xff),
 		"invalid UTF-8 arg": patch(p, len(p)-1, 0xc3),
 	}
 	for name, b := range bad {

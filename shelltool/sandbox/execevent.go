@@ -7,6 +7,18 @@ package sandbox
 type ExecEvent struct {
 	// PID is the process in the command's pid namespace.
 	PID int `json:"pid"`
+	// Exec numbers this exec event among the command's (from 1). PrevExec
+	// is the number of the process's image it replaces: zero when this is
+	// its first exec since it was made (by fork, vfork or clone). PPID is
+	// the process that made it (its maker, in the same namespace; zero
+	// for the shell) and ParentExec the number of that maker's image when
+	// it made it (zero when the maker had not been exec'd under the
+	// tracer). A number is never reused in a command, unlike a PID: the
+	// gate can tell whose code started a program (lineage).
+	Exec       uint64 `json:"exec,omitempty"`
+	PrevExec   uint64 `json:"prev_exec,omitempty"`
+	PPID       int    `json:"ppid,omitempty"`
+	ParentExec uint64 `json:"parent_exec,omitempty"`
 	// Exe is the executable's real path as /proc/PID/exe names it (symlinks
 	// resolved; a script's interpreter, not the script).
 	Exe string `json:"exe"`

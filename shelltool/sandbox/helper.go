@@ -254,7 +254,7 @@ func helperSetupAndStart() (*supervisor, error) {
 	if err != nil {
 		return nil, err
 	}
-	sup := &supervisor{shell: st.pid, watch: watch}
+	sup := &supervisor{shell: st.pid, watch: watch, lin: newLineage(st.pid)}
 	watch.start()
 	if hs.Gate {
 		seizeErr := seize(st.pid)

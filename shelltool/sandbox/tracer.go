@@ -62,6 +62,7 @@ type supervisor struct {
 	buf    readBuf     // the exec stops' reads, one at a time
 	out    []byte      // the event's frame, reused
 	watch  *guardWatch // the mount table's watch (hidden.go)
+	lin    lineage     // who made each process, and its image (lineage.go)
 	// held: the shell is stopped (seized, not yet continued); run
 	// continues it once "started" is sent.
 	held bool
@@ -93,6 +94,9 @@ func (s *supervisor) run() int {
 			s.stopped(wpid, ws)
 			continue
 		}
+		if ws.Exited() || ws.Signaled() {
+			s.lin.exited(wpid)
+		}
 		if wpid != s.shell || !(ws.Exited() || ws.Signaled()) {
 			continue
 		}
@@ -116,7 +120,9 @@ func (s *supervisor) run() int {
 
 // stopped handles one ptrace stop (SEIZE semantics): an exec is decided;
 // a group-stop is listened to (the process stays stopped, as untraced);
-// a signal is delivered; every other event stop just continues.
+// a signal is delivered; a fork, vfork or clone is recorded (lineage) and
+// continues, as does the new process, whose first stop waits for it; every
+// other event stop just continues.
 func (s *supervisor) stopped(pid int, ws syscall.WaitStatus) {
 	sig := ws.StopSignal()
 	event := int(ws>>16) & 0xff
@@ -132,10 +138,19 @@ func (s *supervisor) stopped(pid int, ws syscall.WaitStatus) {
 		case unix.SIGSTOP, unix.SIGTSTP, unix.SIGTTIN, unix.SIGTTOU:
 			ptraceRequest(unix.PTRACE_LISTEN, pid, 0)
 		default:
-			ptraceCont(pid, 0)
+			// SIGTRAP: a new process's first stop (no PTRACE_INTERRUPT
+			// is ever sent), held until its maker's event is seen.
+			if !s.lin.firstStop(pid) {
+				ptraceCont(pid, 0)
+			}
 		}
+	case event == unix.PTRACE_EVENT_FORK || event == unix.PTRACE_EVENT_VFORK || event == unix.PTRACE_EVENT_CLONE:
+		if child, ok := ptraceEventMsg(pid); ok && s.lin.madeBy(pid, child, event == unix.PTRACE_EVENT_CLONE) {
+			ptraceCont(child, 0)
+		}
+		ptraceCont(pid, 0)
 	case event != 0:
-		ptraceCont(pid, 0) // fork, vfork, clone
+		ptraceCont(pid, 0)
 	default:
 		ptraceCont(pid, int(sig)) // signal-delivery stop: deliver it
 	}
@@ -145,6 +160,7 @@ func (s *supervisor) stopped(pid int, ws syscall.WaitStatus) {
 // executes goes to the server (the shell itself was exec'd before the seize).
 func (s *supervisor) allowExec(pid int) bool {
 	ev := readExecEvent(pid, &s.facts, &s.buf)
+	s.lin.exec(pid, &ev)
 	s.out = appendEvent(s.out[:0], &ev)
 	if err := rawWriteAll(s.gate, s.out); err != nil {
 		return false // no gate, no program
@@ -518,6 +534,20 @@ func openAt(dir int, name string) (int, error) {
 }
 
 func ptraceCont(pid, sig int) { ptraceRequest(unix.PTRACE_CONT, pid, sig) }
+
+// ptraceEventMsg is PTRACE_GETEVENTMSG of pid (stopped at a fork, vfork or
+// clone event: the new process's or thread's PID), raw like the loop's
+// other calls.
+func ptraceEventMsg(pid int) (int, bool) {
+	var msg uint64
+	for {
+		_, _, e := unix.RawSyscall6(unix.SYS_PTRACE, unix.PTRACE_GETEVENTMSG, uintptr(pid), 0, uintptr(unsafe.Pointer(&msg)), 0, 0)
+		if e == unix.EINTR {
+			continue
+		}
+		return int(msg), e == 0
+	}
+}
 
 // ptraceRequest issues a ptrace request that takes a signal as its data;
 // ESRCH (the tracee died meanwhile) is expected and ignored. (Raw, like
