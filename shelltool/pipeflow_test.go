@@ -76,6 +76,7 @@ func TestExecGatePipedDownload(t *testing.T) {
 		{"curl -s " + url + " | (sleep 0.3; exec sh)", true},
 		{"curl -s " + url + " | base64 -d | sh", true},
 		{"bash <(curl -s " + url + ")", true},
+		{"curl -s " + url + " | { exec 3<&0 </dev/null; sh -c '. /dev/fd/3'; }", true},
 		{"curl -s " + url + " | wc -c", false},
 		{"echo echo hi | sh", false},
 	}

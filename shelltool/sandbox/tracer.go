@@ -340,23 +340,22 @@ func readExec(pid int, facts *execFacts, buf *readBuf) ExecEvent {
 	return ev
 }
 
-// readPipes sets ev's StdinPipe, StdoutPipe and ArgPipes: the pipe (or
-// FIFO) inodes of descriptors 0 and 1 and of those argv names by
-// /dev/fd/N or /proc/self/fd/N (stat through /proc/PID/fd, the process's
-// own table at its exec stop). A descriptor that is closed or no pipe
-// gives none.
+// readPipes sets ev's StdinPipe, StdoutPipe and ArgPipes: the pipes (or
+// FIFOs) of descriptors 0 and 1, and of those its argv names by
+// /dev/fd/N or /proc/self/fd/N anywhere in a word (bash <(curl …), sh -c
+// '. /dev/fd/3'), by stat through /proc/PID/fd (the process's own table
+// at its exec stop). A descriptor that is closed or no pipe gives none. Each is (device, inode) folded into one number
+// (pipeID).
 func readPipes(proc *procEntry, ev *ExecEvent) {
 	ev.StdinPipe, ev.StdoutPipe = fdPipe(proc, "0"), fdPipe(proc, "1")
-	for _, a := range ev.Argv[min(1, len(ev.Argv)):] {
-		n, ok := strings.CutPrefix(a, "/dev/fd/")
-		if !ok {
-			n, ok = strings.CutPrefix(a, "/proc/self/fd/")
-		}
-		if !ok || n == "" || len(n) > 6 || strings.Trim(n, "0123456789") != "" {
-			continue
-		}
-		if p := fdPipe(proc, n); p != 0 && !slices.Contains(ev.ArgPipes, p) && len(ev.ArgPipes) < maxArgPipes {
+	add := func(p uint64) {
+		if p != 0 && !slices.Contains(ev.ArgPipes, p) && len(ev.ArgPipes) < maxArgPipes {
 			ev.ArgPipes = append(ev.ArgPipes, p)
+		}
+	}
+	for _, a := range ev.Argv[min(1, len(ev.Argv)):] {
+		for _, n := range fdsNamed(a) {
+			add(fdPipe(proc, n))
 		}
 	}
 }
@@ -364,14 +363,46 @@ func readPipes(proc *procEntry, ev *ExecEvent) {
 // maxArgPipes bounds the descriptors an event names.
 const maxArgPipes = 16
 
-// fdPipe is the inode of the pipe descriptor fd (decimal) of the process
-// is, or 0.
+// fdsNamed are the descriptor numbers the word w names by /dev/fd/N or
+// /proc/self/fd/N.
+func fdsNamed(w string) []string {
+	var out []string
+	for _, prefix := range []string{"/dev/fd/", "/proc/self/fd/"} {
+		for rest := w; ; {
+			_, after, ok := strings.Cut(rest, prefix)
+			if !ok {
+				break
+			}
+			n := 0
+			for n < len(after) && n < 7 && after[n] >= '0' && after[n] <= '9' {
+				n++
+			}
+			if n > 0 && n < 7 {
+				out = append(out, after[:n])
+			}
+			rest = after
+		}
+	}
+	return out
+}
+
+// fdPipe is the pipe the descriptor fd (decimal) of the process is, or 0.
 func fdPipe(proc *procEntry, fd string) uint64 {
 	var st unix.Stat_t
-	if statPath(proc.path("fd/"+fd), &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFIFO {
+	if statPath(proc.path("fd/"+fd), &st) != nil {
 		return 0
 	}
-	return st.Ino
+	return pipeID(&st)
+}
+
+// pipeID is the pipe or FIFO st describes as one number (its device
+// folded above its inode: a pipe's and a FIFO file's inodes live on
+// different file systems), or 0 for anything else.
+func pipeID(st *unix.Stat_t) uint64 {
+	if st.Mode&unix.S_IFMT != unix.S_IFIFO {
+		return 0
+	}
+	return st.Ino ^ uint64(st.Dev)<<40
 }
 
 // procEntry builds the NUL-terminated paths of one process's /proc
