@@ -140,6 +140,9 @@ func execAnalyzeIn(ev sandbox.ExecEvent, id identity, ws string, aliases cmdline
 		}
 	}
 	add(ev.ExecPath, scriptRest)
+	// Where a symlink it was exec'd by leads (ln -s deploy.sh go.sh;
+	// ./go.sh is deploy.sh: review rev20e M2).
+	add(ev.ExecTarget, scriptRest)
 	for _, n := range id.names {
 		add(n, rest)
 	}
@@ -235,6 +238,14 @@ func execAnalyzeIn(ev sandbox.ExecEvent, id identity, ws string, aliases cmdline
 				}
 			}
 		}
+	}
+	if an.role.readsCode && ev.StdinFile != "" && len(an.reqs) > 0 {
+		// A program reading its code from the file on its stdin (bash <
+		// deploy.sh) runs that file: a rule naming it holds.
+		r := an.reqs[0]
+		name := filepath.Base(ev.StdinFile)
+		r.Target.Resource, r.Target.Command, r.Argv, r.Target.Option = name, name, []string{name}, "its code from stdin"
+		an.reqs = append(an.reqs, r)
 	}
 	return an
 }

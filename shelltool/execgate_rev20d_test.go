@@ -374,7 +374,8 @@ func TestExecGateDenyScriptByOperand(t *testing.T) {
 		t.Fatal(err)
 	}
 	p := policyFor(t, ws, "profile = \"interactive-dev\"\n[[rules.deny]]\nrule_id = \"no-deploy\"\ncapability = \"process.exec\"\ntarget = { resource = \"deploy.sh\" }\n")
-	for _, line := range []string{"printf 'sh deploy.sh\\n' >s; sh s", "printf 'bash -e ./deploy.sh x\\n' >s; sh s", "sh deploy.sh"} {
+	for _, line := range []string{"printf 'sh deploy.sh\\n' >s; sh s", "printf 'bash -e ./deploy.sh x\\n' >s; sh s", "sh deploy.sh",
+		"printf 'bash < deploy.sh\\n' >s; sh s", "ln -sf deploy.sh go.sh; printf './go.sh\\n' >s; sh s", "ln -sf $PWD/deploy.sh /tmp/go; printf '/tmp/go\\n' >s; sh s"} {
 		out := runTool(t, &Tool{}, (&gateCall{}).env(p), line+"; echo done")
 		if strings.Contains(out.Stdout, "ran deploy.sh") {
 			t.Errorf("%s: the denied script ran: %+v", line, out)

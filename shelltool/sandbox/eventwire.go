@@ -42,7 +42,7 @@ func appendEvent(b []byte, ev *ExecEvent) []byte {
 	} else {
 		b = append(b, 0)
 	}
-	for _, s := range []string{ev.Exe, ev.ExecPath, ev.Cwd, ev.Written, ev.BuildID, ev.GoBuildID, ev.SHA256, ev.Problem} {
+	for _, s := range []string{ev.Exe, ev.ExecPath, ev.Cwd, ev.Written, ev.BuildID, ev.GoBuildID, ev.SHA256, ev.Problem, ev.ExecTarget, ev.StdinFile} {
 		b = appendWireString(b, s)
 	}
 	for _, list := range [][]string{ev.Argv, ev.Env, ev.EnvUnset} {
@@ -126,7 +126,7 @@ func decodeEvent(p []byte) (ExecEvent, error) {
 	default:
 		d.fail("written_exe is not 0 or 1")
 	}
-	for _, s := range []*string{&ev.Exe, &ev.ExecPath, &ev.Cwd, &ev.Written, &ev.BuildID, &ev.GoBuildID, &ev.SHA256, &ev.Problem} {
+	for _, s := range []*string{&ev.Exe, &ev.ExecPath, &ev.Cwd, &ev.Written, &ev.BuildID, &ev.GoBuildID, &ev.SHA256, &ev.Problem, &ev.ExecTarget, &ev.StdinFile} {
 		*s = d.string()
 	}
 	ev.Argv, ev.Env, ev.EnvUnset = d.strings("argv"), d.strings("env"), d.strings("env_unset")

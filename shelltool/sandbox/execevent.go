@@ -75,6 +75,13 @@ type ExecEvent struct {
 	StdinPipe  uint64   `json:"stdin_pipe,omitempty"`
 	StdoutPipe uint64   `json:"stdout_pipe,omitempty"`
 	ArgPipes   []uint64 `json:"arg_pipes,omitempty"`
+	// ExecTarget is where the path the program was exec'd by (ExecPath)
+	// leads when it is a symlink (resolved as the command sees it), and
+	// StdinFile the file its descriptor 0 reads when that is a regular
+	// file (bash < deploy.sh): the gate decides a script by those names
+	// too (review rev20e M2). Empty otherwise.
+	ExecTarget string `json:"exec_target,omitempty"`
+	StdinFile  string `json:"stdin_file,omitempty"`
 	// GitChanged lists the git directories of Spec.GitDirs in which the
 	// command has made, while it runs, an entry git reads as the
 	// repository's configuration that was not there when it started

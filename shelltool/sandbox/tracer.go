@@ -260,7 +260,7 @@ func readExecEvent(pid int, facts *execFacts, buf *readBuf) ExecEvent {
 	ev := readExec(pid, facts, buf)
 	// Every text as valid UTF-8 (invalid bytes as \xNN), a Problem's too:
 	// the gate channel carries only that.
-	for _, p := range []*string{&ev.Exe, &ev.Cwd, &ev.ExecPath, &ev.Written, &ev.Problem} {
+	for _, p := range []*string{&ev.Exe, &ev.Cwd, &ev.ExecPath, &ev.Written, &ev.Problem, &ev.ExecTarget, &ev.StdinFile} {
 		*p = validText(*p)
 	}
 	for _, list := range [][]string{ev.Argv, ev.Env, ev.EnvUnset} {
@@ -303,7 +303,8 @@ func readExec(pid int, facts *execFacts, buf *readBuf) ExecEvent {
 	if ev.Cwd, err = buf.readlink(proc.path("cwd")); err != nil {
 		return fail("working folder unreadable: %v", err)
 	}
-	readPipes(proc, &ev)
+	readPipes(proc, buf, &ev)
+	ev.ExecTarget = execTarget(ev.ExecPath, ev.Cwd)
 	ev.GitChanged = facts.gitChanged()
 	var running unix.Stat_t
 	if err := statPath(proc.path("exe"), &running); err != nil {
@@ -340,14 +341,22 @@ func readExec(pid int, facts *execFacts, buf *readBuf) ExecEvent {
 	return ev
 }
 
-// readPipes sets ev's StdinPipe, StdoutPipe and ArgPipes: the pipes (or
+// readPipes sets ev's StdinPipe, StdoutPipe and ArgPipes (and StdinFile,
+// the path of a regular file on descriptor 0): the pipes (or
 // FIFOs) of descriptors 0 and 1, and of those its argv names by
 // /dev/fd/N or /proc/self/fd/N anywhere in a word (bash <(curl …), sh -c
 // '. /dev/fd/3'), by stat through /proc/PID/fd (the process's own table
 // at its exec stop). A descriptor that is closed or no pipe gives none. Each is (device, inode) folded into one number
 // (pipeID).
-func readPipes(proc *procEntry, ev *ExecEvent) {
-	ev.StdinPipe, ev.StdoutPipe = fdPipe(proc, "0"), fdPipe(proc, "1")
+func readPipes(proc *procEntry, buf *readBuf, ev *ExecEvent) {
+	var st unix.Stat_t
+	if statPath(proc.path("fd/0"), &st) == nil {
+		ev.StdinPipe = pipeID(&st)
+		if st.Mode&unix.S_IFMT == unix.S_IFREG {
+			ev.StdinFile, _ = buf.readlink(proc.path("fd/0"))
+		}
+	}
+	ev.StdoutPipe = fdPipe(proc, "1")
 	add := func(p uint64) {
 		if p != 0 && !slices.Contains(ev.ArgPipes, p) && len(ev.ArgPipes) < maxArgPipes {
 			ev.ArgPipes = append(ev.ArgPipes, p)
@@ -362,6 +371,27 @@ func readPipes(proc *procEntry, ev *ExecEvent) {
 
 // maxArgPipes bounds the descriptors an event names.
 const maxArgPipes = 16
+
+// execTarget is where the path p (from the folder cwd) a program was
+// exec'd by leads when it is a symlink ("" otherwise, or when it cannot
+// be resolved).
+func execTarget(p, cwd string) string {
+	if p == "" {
+		return ""
+	}
+	if !filepath.IsAbs(p) {
+		p = cwd + "/" + p
+	}
+	var st unix.Stat_t
+	if unix.Lstat(p, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFLNK {
+		return ""
+	}
+	real, err := filepath.EvalSymlinks(p)
+	if err != nil {
+		return ""
+	}
+	return real
+}
 
 // fdsNamed are the descriptor numbers the word w names by /dev/fd/N or
 // /proc/self/fd/N.
