@@ -116,6 +116,13 @@ var classCases = []analyzeCase{
 	{"env -u GIT_CONFIG_GLOBAL git push origin main", []string{"medium env: env -u GIT_CONFIG_GLOBAL git push origin main", "critical git: git push origin main [git push with configuration from the environment] ^0 +net"}, nil, ""},
 	{"unset GIT_CONFIG_GLOBAL; git push origin main", []string{"high unset: unset GIT_CONFIG_GLOBAL [unset GIT_CONFIG_GLOBAL]", "critical git: git push origin main [git push with configuration from the environment] +net"}, nil, ""},
 	{"GIT_COMMON_DIR=/tmp/e git push origin main", []string{"critical git: git push origin main [git push with configuration from the environment] +net"}, nil, ""},
+	// Putting files back over uncommitted work loses it (rev20e L1).
+	{"git restore .", []string{"high git: git restore . [git restore]"}, nil, ""},
+	{"git restore --staged x", []string{"medium git: git restore --staged x"}, nil, ""},
+	{"git checkout -- .", []string{"high git: git checkout -- . [git checkout -- paths]"}, nil, ""},
+	{"git checkout main", []string{"medium git: git checkout main"}, nil, ""},
+	{"git rm -rf .", []string{"high git: git rm -rf . [git rm -r]"}, nil, ""},
+	{"git rm x", []string{"medium git: git rm x"}, nil, ""},
 	// ... or connects through a program the command chose.
 	{"GIT_SSH_COMMAND='ssh -o ProxyCommand=x' git push origin main", []string{"critical git: git push origin main [git push with configuration from the environment] +net"}, nil, ""},
 	{"GIT_SSH=./s git push origin", []string{"critical git: git push origin [git push with configuration from the environment] +net"}, nil, ""},

@@ -337,10 +337,39 @@ func gitClean(k *call, _ string, rest []arg) {
 	k.removeOperands("git clean -fd", paths, false)
 }
 
+// gitCheckout: a forced checkout or switch, and what puts files back as
+// committed over uncommitted work (git restore of the worktree, git
+// checkout -- paths or git checkout .: review rev20e L1), lose the edits:
+// high.
 func gitCheckout(k *call, sub string, rest []arg) {
-	for _, a := range rest {
-		if longIs(a.text, "--force") || a.text == "-f" || longIs(a.text, "--discard-changes") {
+	staged, worktree := false, false
+	for i, a := range rest {
+		switch t := a.text; {
+		case longIs(t, "--force") || t == "-f" || longIs(t, "--discard-changes"):
 			k.raise(high, "git "+sub+" --force")
+		case sub == "checkout" && (t == "--" && i+1 < len(rest) || t == "."):
+			k.raise(high, "git checkout -- paths")
+		case longIs(t, "--staged") || t == "-S":
+			staged = true
+		case longIs(t, "--worktree") || t == "-W":
+			worktree = true
+		}
+	}
+	if sub == "restore" && (!staged || worktree) {
+		k.raise(high, "git restore")
+	}
+}
+
+// gitRm: removing tracked files recursively or over uncommitted changes
+// (-r, -f) is a removal of their work: high.
+func gitRm(k *call, _ string, rest []arg) {
+	for _, a := range rest {
+		if a.text == "--" {
+			return
+		}
+		if longIs(a.text, "--force") || shortHas(a.text, "r") || shortHas(a.text, "f") {
+			k.raise(high, "git rm -r")
+			return
 		}
 	}
 }

@@ -245,7 +245,7 @@ var gitSubcommands = map[string]func(k *call, sub string, rest []arg){
 	"config": gitConfig, "submodule": gitSubmodule, "push": gitPush, "reset": gitReset, "clean": gitClean,
 	"checkout": gitCheckout, "restore": gitCheckout, "switch": gitCheckout, "rebase": gitRebase,
 	"bisect": gitBisect, "clone": gitClone, "grep": gitGrep, "difftool": gitDifftool, "mergetool": gitDifftool,
-	"branch": gitBranch, "stash": gitStash,
+	"branch": gitBranch, "stash": gitStash, "rm": gitRm,
 	"filter-branch": gitRiskySub, "filter-repo": gitRiskySub,
 	"credential": gitRiskySub, "credential-store": gitRiskySub, "credential-cache": gitRiskySub,
 }
