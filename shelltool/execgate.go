@@ -71,6 +71,9 @@ type execAnalysis struct {
 	// rootMoves are the entries of the root its mv moves within the
 	// workspace, by the root entry each lands in.
 	rootMoves []rootMove
+	// childRemoved are the entries of root entries it removes (rm -rf
+	// a/*), which empty a root entry one program at a time too.
+	childRemoved []rootMove
 	// installs holds the packages the program installs by any of its
 	// names (Analysis.Packages, with the Commands they index), whose
 	// package.install requests execGate builds with the project's
@@ -188,6 +191,7 @@ func execAnalyzeIn(ev sandbox.ExecEvent, id identity, ws string, aliases cmdline
 					for name := range gone {
 						an.rootRemoved = append(an.rootRemoved, name)
 					}
+					an.childRemoved = append(an.childRemoved, childRemovals(c.Removes, dir, ws)...)
 				}
 				if ws != "" && programName(c.Name) == "mv" {
 					moved := rootMoves(c.Words, dir, ws)
@@ -930,7 +934,7 @@ func execGate(ctx context.Context, env *toolkit.Env, refused *lineLog, secrets [
 		hit, ok := cache[string(key)]
 		reqs, role := hit.reqs, hit.role
 		var removed []string // never cached: an event with removals is listed
-		var moves []rootMove // nor one with moves (its folders are read)
+		var moves, children []rootMove // nor one with moves (its folders are read)
 		if !ok {
 			red := redactEvent(ev, secrets)
 			// An alias is read from the files as they are when the program
@@ -943,7 +947,7 @@ func execGate(ctx context.Context, env *toolkit.Env, refused *lineLog, secrets [
 			})
 			an.listed = an.listed || aliased
 			raiseTwins(env.Policy, &an)
-			reqs, removed, role, moves = an.reqs, an.rootRemoved, an.role, an.rootMoves
+			reqs, removed, role, moves, children = an.reqs, an.rootRemoved, an.role, an.rootMoves, an.childRemoved
 			// A corepack shim fetches the package manager it runs.
 			shim, shimErr := shimInstalls(env.Policy, red)
 			addInstalls(&an.installs, shim)
@@ -987,11 +991,11 @@ func execGate(ctx context.Context, env *toolkit.Env, refused *lineLog, secrets [
 			r.Risk, r.Target.Option = grants.RiskCritical, optionPipedCode
 			reqs = append(slices.Clip(reqs), r)
 		}
-		if len(removed)+len(moves) > 0 {
+		if len(removed)+len(moves)+len(children) > 0 {
 			tally.list()
 		}
-		if len(removed) > 0 {
-			if why := tally.empties(removed); why != "" {
+		if len(removed)+len(children) > 0 {
+			if why := tally.empties(removed, children); why != "" {
 				r := reqs[0]
 				r.Risk, r.Target.Option = grants.RiskCritical, why
 				reqs = append(slices.Clip(reqs), r)
@@ -1014,7 +1018,7 @@ func execGate(ctx context.Context, env *toolkit.Env, refused *lineLog, secrets [
 		if push != nil {
 			pushes.pushed(ev, *push)
 		}
-		tally.add(removed, moves)
+		tally.add(removed, moves, children)
 		flow.add(role, in, out)
 		return true
 	}

@@ -240,6 +240,9 @@ func TestExecGateEmptyingOneAtATime(t *testing.T) {
 		{line: `rm -rf a; rm -rf b; rm -rf .h`, entries: []string{"a", "b", ".h"}, survivors: []string{"b"}, gone: []string{"a", ".h"}, refused: true},
 		{line: `rm -rf a; rm -rf b`, entries: []string{"a", "b", "c"}, survivors: []string{"c"}, gone: []string{"a", "b"}},
 		{line: `rm -rf a && mkdir a && rm -rf a`, entries: []string{"a", "b"}, survivors: []string{"b"}, gone: []string{"a"}},
+		// Emptied one root entry at a time (review rev20e L3).
+		{line: `for d in */; do rm -rf "$d"*; done`, entries: []string{"a", "b", "c"}, survivors: []string{"c/sub"}, gone: []string{"a/sub", "b/sub"}, refused: true},
+		{line: `rm -rf a/*`, entries: []string{"a", "b"}, survivors: []string{"a", "b/sub"}, gone: []string{"a/sub"}},
 		// Moved within the workspace, then removed (review rev20e M1).
 		{line: `mkdir .t && mv * .t/ && rm -rf .t`, entries: []string{"a", "b", "c", "d"}, survivors: []string{".t"}, refused: true},
 		{line: `for f in *; do mv "$f" "$f.x" && rm -rf "$f.x"; done`, entries: []string{"a", "b", "c"}, survivors: []string{"c.x"}, gone: []string{"a.x", "b.x"}, refused: true},

@@ -19,10 +19,11 @@ import (
 // of another removal is: the option names the tally). An entry moved
 // within the workspace is followed into the root entry it lands in (mv a
 // a.x, mv * .t/: review rev20e M1), so removing that one removes it.
-// Entries made later in the call are not counted. A listing that fails
-// is critical (fail closed). What it does not follow: a program that
-// renames inside itself (python's os.rename), removals below the root
-// entries (each keeps its name at the root).
+// A root entry whose own entries the call's programs removed (rm -rf
+// a/*, one folder at a time) counts as removed too. Entries made later in
+// the call are not counted. A root listing that fails is critical (fail
+// closed). What it does not follow: a program that renames inside itself
+// (python's os.rename), removals deeper down.
 type emptyingTally struct {
 	ws      string
 	entries []string // the root's entries at the first removal or move
@@ -34,6 +35,73 @@ type emptyingTally struct {
 	holds   map[string][]string
 	away    map[string]bool
 	removed map[string]bool
+	// inner tallies, per root entry, what the call removed of its own
+	// entries (rm -rf a/*: review rev20e L3); an entry emptied so counts
+	// as removed.
+	inner map[string]*folderTally
+}
+
+// folderTally is the listing of one root entry, taken at the first
+// removal in it, and what was removed of it since.
+type folderTally struct {
+	entries []string
+	err     error
+	removed map[string]bool
+}
+
+// childRemovals are the entries of root entries (a/x: {x, a}, as a move
+// from x to a) that a removal's operands (from cwd) name.
+func childRemovals(ops []string, cwd, ws string) []rootMove {
+	var out []rootMove
+	for _, op := range ops {
+		p := resolveIn(cwd, op)
+		if parent := filepath.Dir(p); filepath.Dir(parent) == ws && parent != ws {
+			out = append(out, rootMove{from: filepath.Base(p), to: filepath.Base(parent)})
+		}
+	}
+	return out
+}
+
+// emptied are the root entries that removing children (with what the
+// tally holds) leaves with nothing of their listing.
+func (t *emptyingTally) emptied(children []rootMove) []string {
+	var out []string
+	for _, c := range children {
+		if slices.Contains(out, c.to) {
+			continue
+		}
+		ft := t.folder(c.to)
+		if ft.err != nil || len(ft.entries) == 0 {
+			continue // (unlisted: what is there is not known to be removed)
+		}
+		all := map[string]bool{}
+		for n := range ft.removed {
+			all[n] = true
+		}
+		for _, o := range children {
+			if o.to == c.to {
+				all[o.from] = true
+			}
+		}
+		if emptiesAll(ft.entries, all) {
+			out = append(out, c.to)
+		}
+	}
+	return out
+}
+
+// folder is the tally of the root entry name, listed the first time.
+func (t *emptyingTally) folder(name string) *folderTally {
+	if t.inner == nil {
+		t.inner = map[string]*folderTally{}
+	}
+	ft, ok := t.inner[name]
+	if !ok {
+		ft = &folderTally{removed: map[string]bool{}}
+		ft.entries, ft.err = fstools.EntryNames(filepath.Join(t.ws, name))
+		t.inner[name] = ft
+	}
+	return ft
 }
 
 // rootMove is an entry of the workspace root (from) an mv moves to, or
@@ -62,7 +130,7 @@ func (t *emptyingTally) held(name string) []string {
 // empties is why removing names (root entries), after what the tally
 // holds, empties the workspace root ("" when it does not, or when names
 // do so by themselves: raiseEmptying decided that removal as such).
-func (t *emptyingTally) empties(names []string) string {
+func (t *emptyingTally) empties(names []string, children []rootMove) string {
 	if t.err != nil {
 		return "rm -r in the workspace root (unlisted: " + t.err.Error() + ")"
 	}
@@ -71,7 +139,7 @@ func (t *emptyingTally) empties(names []string) string {
 		all[n] = true
 	}
 	earlier := len(all) > 0 || len(t.away) > 0
-	for _, n := range names {
+	for _, n := range slices.Concat(names, t.emptied(children)) {
 		for _, e := range t.held(n) {
 			all[e] = true
 		}
@@ -83,9 +151,13 @@ func (t *emptyingTally) empties(names []string) string {
 }
 
 // add counts what a program let run removed and moved.
-func (t *emptyingTally) add(names []string, moves []rootMove) {
+func (t *emptyingTally) add(names []string, moves, children []rootMove) {
 	if t.removed == nil {
 		t.removed, t.holds, t.away = map[string]bool{}, map[string][]string{}, map[string]bool{}
+	}
+	names = slices.Concat(names, t.emptied(children))
+	for _, c := range children {
+		t.folder(c.to).removed[c.from] = true
 	}
 	for _, n := range names {
 		for _, e := range t.held(n) {
