@@ -928,6 +928,7 @@ func execGate(ctx context.Context, env *toolkit.Env, refused *lineLog, secrets [
 	tally := &emptyingTally{ws: env.Policy.Workspace}
 	flow := &pipeFlow{}
 	var pushes pushLineage // pushes and their transport (pushplumbing.go)
+	pushedAny := false     // a push was let run in this call
 	var key []byte
 	return func(ev sandbox.ExecEvent) bool {
 		key = sandbox.AppendEventKey(key[:0], &ev)
@@ -1001,10 +1002,19 @@ func execGate(ctx context.Context, env *toolkit.Env, refused *lineLog, secrets [
 				reqs = append(slices.Clip(reqs), r)
 			}
 		}
+		if pushedAny && len(ev.GitChanged) > 0 {
+			// git read the repository's configuration after its exec
+			// stop: what it reaches its remote through starts now, and
+			// is refused when the command changed the repository in
+			// between (review rev20f H2).
+			r := reqs[0]
+			r.Risk, r.Target.Option = grants.RiskCritical, optionRepoChanged
+			reqs = append(slices.Clip(reqs), r)
+		}
 		under, plumbing := pushes.under(ev)
 		var push *grants.Request
 		for _, r := range reqs {
-			if plumbing && pushForm(r) {
+			if plumbing && pushForm(r) && !raisedByRepo(r) {
 				r.Under = &under // a copy: the cached requests stay as they are
 			}
 			if d := decideExec(ctx, env, r); d.Effect != grants.Allow {
@@ -1017,6 +1027,7 @@ func execGate(ctx context.Context, env *toolkit.Env, refused *lineLog, secrets [
 		}
 		if push != nil {
 			pushes.pushed(ev, *push)
+			pushedAny = true
 		}
 		tally.add(removed, moves, children)
 		flow.add(role, in, out)

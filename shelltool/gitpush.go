@@ -37,8 +37,21 @@ type pushRepos struct {
 // cannot look into.
 func privatePlaces() []string { return []string{"/tmp", "/dev/shm"} }
 
-// optionOwnRepo is the option of the critical request pushFromOwnRepo adds.
-const optionOwnRepo = "git push from a repository the command made (its configuration is the command's)"
+// optionOwnRepo is the option of the critical request ownRepoPush adds;
+// optionRepoChanged that of a program started, after a push was let run
+// in the call, while a repository holds configuration the command added
+// (the push's transport: git reads its configuration after its own exec).
+const (
+	optionOwnRepo     = "git push from a repository the command made (its configuration is the command's)"
+	optionRepoChanged = "a repository's configuration changed by the command while a push runs"
+)
+
+// raisedByRepo reports whether r is a request the gate made critical for
+// the repository a push reads: the push's approval never settles it (a
+// transport's push-form requests carry the push's otherwise).
+func raisedByRepo(r grants.Request) bool {
+	return r.Target.Option == optionOwnRepo || r.Target.Option == optionRepoChanged
+}
 
 // ownRepoPush returns the critical request to add for a git push form
 // among reqs (the event's, from folder cwd with argv, its words) when the

@@ -305,7 +305,6 @@ func readExec(pid int, facts *execFacts, buf *readBuf) ExecEvent {
 	}
 	readPipes(proc, buf, &ev)
 	ev.ExecTarget = execTarget(ev.ExecPath, ev.Cwd)
-	ev.GitChanged = facts.gitChanged()
 	var running unix.Stat_t
 	if err := statPath(proc.path("exe"), &running); err != nil {
 		return fail("executable unreadable: %v", err)
@@ -337,6 +336,9 @@ func readExec(pid int, facts *execFacts, buf *readBuf) ExecEvent {
 	}
 	if p := facts.identify(dir, buf, &ev); p != "" {
 		return fail("%s", p)
+	}
+	if mayPush(&ev) {
+		ev.GitChanged = facts.gitChanged()
 	}
 	return ev
 }
@@ -371,6 +373,23 @@ func readPipes(proc *procEntry, buf *readBuf, ev *ExecEvent) {
 
 // maxArgPipes bounds the descriptors an event names.
 const maxArgPipes = 16
+
+// mayPush reports whether ev may be a git push or what one runs to
+// reach its remote (the exec gate checks its repository then): git by
+// its executable or a dashed program, ssh, a shell (git's use_shell), or
+// a program the command may have written (a copy of any of them). Only
+// those pay for the look at the git directories (ExecEvent.GitChanged).
+func mayPush(ev *ExecEvent) bool {
+	if ev.Written != "" {
+		return true
+	}
+	base := filepath.Base(ev.Exe)
+	switch base {
+	case "git", "ssh", "sh", "dash", "bash":
+		return true
+	}
+	return strings.HasPrefix(base, "git-")
+}
 
 // execTarget is where the path p (from the folder cwd) a program was
 // exec'd by leads when it is a symlink ("" otherwise, or when it cannot

@@ -93,27 +93,57 @@ func watchGitDirs(dirs []string) []gitAbsent {
 				w.names = append(w.names, n)
 			}
 		}
-		if len(w.names) > 0 {
-			out = append(out, w)
-		}
+		out = append(out, w) // (each: its HEAD is looked at too)
 	}
 	return out
 }
 
 // gitChanged are the git directories in which one of the entries they
-// lacked exists now (a failed look counts as there: fail closed).
+// lacked exists now, or whose HEAD is no longer a valid one (a regular
+// file naming a ref or an object: git passes over a git directory whose
+// HEAD is not, to one above or a bare repository at the work tree's
+// level, both the command's: review rev20f H1). A failed look counts as
+// changed (fail closed).
 func (f *execFacts) gitChanged() []string {
 	var out []string
 	for _, w := range f.git {
+		changed := !validHead(w.dir + "/HEAD")
 		for _, n := range w.names {
 			var st unix.Stat_t
-			if err := unix.Lstat(w.dir+"/"+n, &st); err != unix.ENOENT {
-				out = append(out, w.dir)
+			if changed {
 				break
 			}
+			changed = unix.Lstat(w.dir+"/"+n, &st) != unix.ENOENT
+		}
+		if changed {
+			out = append(out, w.dir)
 		}
 	}
 	return out
+}
+
+// validHead reports whether the file at p is a HEAD git takes: a regular
+// file (not a FIFO or a link) of "ref: refs/…" or an object name.
+func validHead(p string) bool {
+	fd, err := unix.Open(p, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return false
+	}
+	defer unix.Close(fd)
+	var st unix.Stat_t
+	if unix.Fstat(fd, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFREG {
+		return false
+	}
+	var b [256]byte
+	n, err := unix.Read(fd, b[:])
+	if err != nil || n <= 0 {
+		return false
+	}
+	head := strings.TrimRight(string(b[:n]), "\n")
+	if ref, ok := strings.CutPrefix(head, "ref: "); ok {
+		return strings.HasPrefix(ref, "refs/") && !strings.ContainsAny(ref, " \n\x00")
+	}
+	return (len(head) == 40 || len(head) == 64) && strings.Trim(head, "0123456789abcdef") == ""
 }
 
 // identify sets ev's Written, BuildID and SHA256 (ev.Exe, Dev, Ino, Size,
