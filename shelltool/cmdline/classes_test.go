@@ -116,6 +116,7 @@ var classCases = []analyzeCase{
 	{"env -u GIT_CONFIG_GLOBAL git push origin main", []string{"medium env: env -u GIT_CONFIG_GLOBAL git push origin main", "critical git: git push origin main [git push with configuration from the environment] ^0 +net"}, nil, ""},
 	{"unset GIT_CONFIG_GLOBAL; git push origin main", []string{"high unset: unset GIT_CONFIG_GLOBAL [unset GIT_CONFIG_GLOBAL]", "critical git: git push origin main [git push with configuration from the environment] +net"}, nil, ""},
 	{"GIT_COMMON_DIR=/tmp/e git push origin main", []string{"critical git: git push origin main [git push with configuration from the environment] +net"}, nil, ""},
+	{"sh /proc/$$/fd/3", []string{"high <dynamic>: sh /proc/$$/fd/3 [sh /proc/$$/fd/3]"}, nil, ""},
 	// Putting files back over uncommitted work loses it (rev20e L1).
 	{"git restore .", []string{"high git: git restore . [git restore]"}, nil, ""},
 	{"git restore --staged x", []string{"medium git: git restore --staged x"}, nil, ""},

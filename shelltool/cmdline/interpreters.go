@@ -123,6 +123,10 @@ func (k *call) scriptOperand(op arg) {
 	case op.lit && (strings.HasPrefix(t, "/dev/fd/") || strings.HasPrefix(t, "/proc/")):
 		k.dynamic = true
 		k.raise(grants.RiskHigh, k.norm+" "+t)
+	case !op.lit && (strings.HasPrefix(strings.TrimLeft(t, "\""), "/proc/") || strings.HasPrefix(strings.TrimLeft(t, "\""), "/dev/")):
+		// /proc/$$/fd/3: a descriptor, known only when run (rev20f H3)
+		k.dynamic = true
+		k.raise(grants.RiskHigh, k.norm+" "+t)
 	case !op.lit && (strings.HasPrefix(t, "<(") || strings.HasPrefix(t, "\"<(")):
 		k.dynamic = true
 		k.raise(grants.RiskHigh, k.norm+" <(...)")

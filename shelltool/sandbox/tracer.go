@@ -412,15 +412,26 @@ func execTarget(p, cwd string) string {
 	return real
 }
 
-// fdsNamed are the descriptor numbers the word w names by /dev/fd/N or
-// /proc/self/fd/N.
+// fdsNamed are the descriptor numbers the word w names: /dev/stdin,
+// /dev/stdout, /dev/stderr, /dev/fd/N and /proc/X/fd/N (X self,
+// thread-self or a process: a child holds what it was given at the same
+// number), anywhere in the word.
 func fdsNamed(w string) []string {
 	var out []string
-	for _, prefix := range []string{"/dev/fd/", "/proc/self/fd/"} {
+	for i, std := range []string{"/dev/stdin", "/dev/stdout", "/dev/stderr"} {
+		if strings.Contains(w, std) {
+			out = append(out, strconv.Itoa(i))
+		}
+	}
+	for _, marker := range []string{"/dev/fd/", "/fd/"} {
 		for rest := w; ; {
-			_, after, ok := strings.Cut(rest, prefix)
+			before, after, ok := strings.Cut(rest, marker)
 			if !ok {
 				break
+			}
+			rest = after
+			if marker == "/fd/" && !strings.Contains(before, "/proc/") {
+				continue
 			}
 			n := 0
 			for n < len(after) && n < 7 && after[n] >= '0' && after[n] <= '9' {
@@ -429,7 +440,6 @@ func fdsNamed(w string) []string {
 			if n > 0 && n < 7 {
 				out = append(out, after[:n])
 			}
-			rest = after
 		}
 	}
 	return out
