@@ -194,9 +194,10 @@ func execAnalyzeIn(ev sandbox.ExecEvent, id identity, ws string, aliases cmdline
 					an.childRemoved = append(an.childRemoved, childRemovals(c.Removes, dir, ws)...)
 				}
 				if ws != "" && programName(c.Name) == "mv" {
-					moved := rootMoves(c.Words, dir, ws)
+					moved, lost := rootMoves(c.Words, dir, ws)
 					an.rootMoves = append(an.rootMoves, moved...)
-					an.listed = an.listed || len(moved) > 0
+					an.rootRemoved = append(an.rootRemoved, lost...)
+					an.listed = an.listed || len(moved)+len(lost) > 0
 				}
 			}
 			toDecide, twin := []cmdline.Command{c}, -1

@@ -245,6 +245,8 @@ func TestExecGateEmptyingOneAtATime(t *testing.T) {
 		{line: `rm -rf a/*`, entries: []string{"a", "b"}, survivors: []string{"a", "b/sub"}, gone: []string{"a/sub"}},
 		// Moved within the workspace, then removed (review rev20e M1).
 		{line: `mkdir .t && mv * .t/ && rm -rf .t`, entries: []string{"a", "b", "c", "d"}, survivors: []string{".t"}, refused: true},
+		{line: `mkdir .t && mv -vt.t * >/dev/null && rm -rf .t`, entries: []string{"a", "b", "c", "d"}, survivors: []string{".t"}, refused: true},
+		{line: `mkdir .t && mv --targ .t * && rm -rf .t`, entries: []string{"a", "b", "c", "d"}, survivors: []string{".t"}, refused: true},
 		{line: `for f in *; do mv "$f" "$f.x" && rm -rf "$f.x"; done`, entries: []string{"a", "b", "c"}, survivors: []string{"c.x"}, gone: []string{"a.x", "b.x"}, refused: true},
 		{line: `mkdir new && mv a b new/ && rm -rf c`, entries: []string{"a", "b", "c", "d"}, survivors: []string{"new/a", "new/b", "d"}, gone: []string{"c"}},
 		{line: `mkdir new && mv a b new/ && rm -rf new/a && touch x && rm -rf x`, entries: []string{"a", "b"}, survivors: []string{"new/b"}, gone: []string{"new/a", "x"}},

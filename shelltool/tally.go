@@ -175,53 +175,126 @@ func (t *emptyingTally) add(names []string, moves, children []rootMove) {
 // rootMoves are the entries of the workspace root ws that mv's words
 // (run from cwd) move within the workspace, each with the root entry it
 // lands in: its destination (mv a b), or the folder it goes into (mv a
-// dir/, mv -t dir a). An operand or destination it cannot follow (an
-// option it does not know, a destination outside: the analyzer's
-// removal) adds nothing.
-func rootMoves(words []string, cwd, ws string) []rootMove {
-	var ops []string
-	target, noTarget, opts := "", false, true
-	for i := 1; i < len(words); i++ {
-		w := words[i]
-		switch {
-		case opts && w == "--":
-			opts = false
-		case opts && (w == "-t" || w == "--target-directory") && i+1 < len(words):
-			i++
-			target = words[i]
-		case opts && strings.HasPrefix(w, "--target-directory="):
-			target = strings.TrimPrefix(w, "--target-directory=")
-		case opts && (w == "-T" || w == "--no-target-directory"):
-			noTarget = true
-		case opts && len(w) > 1 && w[0] == '-':
-		default:
-			ops = append(ops, w)
+// dir/, mv -t dir a, -tdir, --target=dir: GNU's clustered short options
+// and unique prefixes of long ones). lost are the root entries among its
+// operands when its options cannot be read (one mv does not have, an
+// ambiguous prefix): they are taken as removed (fail closed). A
+// destination outside the workspace adds nothing (the analyzer's
+// removal).
+func rootMoves(words []string, cwd, ws string) (moves []rootMove, lost []string) {
+	o, ok := parseMv(words)
+	var srcs []string
+	if ok && o.target == "" {
+		if len(o.ops) < 2 {
+			return nil, nil
+		}
+		o.target, srcs = o.ops[len(o.ops)-1], o.ops[:len(o.ops)-1]
+		o.into = !o.noTarget && (len(srcs) > 1 || strings.HasSuffix(o.target, "/") || isFolder(resolveIn(cwd, o.target)))
+	} else if ok {
+		srcs = o.ops
+	} else {
+		for _, w := range words[1:] { // any word may be an operand
+			if !strings.HasPrefix(w, "-") {
+				srcs = append(srcs, w)
+			}
 		}
 	}
-	into := target != ""
-	if !into {
-		if len(ops) < 2 {
-			return nil
-		}
-		target, ops = ops[len(ops)-1], ops[:len(ops)-1]
-		into = !noTarget && (len(ops) > 1 || strings.HasSuffix(target, "/") || isFolder(resolveIn(cwd, target)))
-	}
-	dest := resolveIn(cwd, target)
-	var out []rootMove
-	for _, op := range ops {
+	dest := resolveIn(cwd, o.target)
+	for _, op := range srcs {
 		src := resolveIn(cwd, op)
 		if filepath.Dir(src) != ws {
 			continue
 		}
+		if !ok {
+			lost = append(lost, filepath.Base(src))
+			continue
+		}
 		landed := dest
-		if into {
+		if o.into {
 			landed = filepath.Join(dest, filepath.Base(src))
 		}
-		if to, ok := rootEntryOf(landed, ws); ok {
-			out = append(out, rootMove{from: filepath.Base(src), to: to})
+		if to, in := rootEntryOf(landed, ws); in {
+			moves = append(moves, rootMove{from: filepath.Base(src), to: to})
 		}
 	}
-	return out
+	return moves, lost
+}
+
+// mvOptions is what mv's options say.
+type mvOptions struct {
+	ops            []string
+	target         string
+	into, noTarget bool
+}
+
+// mvLong are GNU mv's long options; those taking a value end in "=" (a
+// value of its own word when no "=" is given), those with an optional
+// one in "=?".
+var mvLong = []string{"backup=?", "context", "debug", "exchange", "force", "interactive", "no-clobber", "no-copy",
+	"no-target-directory", "strip-trailing-slashes", "suffix=", "target-directory=", "update=?", "verbose", "help", "version"}
+
+// parseMv reads mv's argv as GNU mv does; ok is false for an option it
+// does not have (or an ambiguous prefix, or a value missing).
+func parseMv(words []string) (o mvOptions, ok bool) {
+	opts := true
+	for i := 1; i < len(words); i++ {
+		w := words[i]
+		switch {
+		case !opts || w == "-" || len(w) < 2 || w[0] != '-':
+			o.ops = append(o.ops, w)
+		case w == "--":
+			opts = false
+		case strings.HasPrefix(w, "--"):
+			name, val, hasVal := strings.Cut(w[2:], "=")
+			var match []string
+			for _, l := range mvLong {
+				if strings.HasPrefix(strings.TrimRight(l, "=?"), name) {
+					match = append(match, l)
+				}
+			}
+			if len(match) != 1 {
+				return o, false
+			}
+			long := match[0]
+			if strings.HasSuffix(long, "=") && !hasVal {
+				if i+1 >= len(words) {
+					return o, false
+				}
+				i++
+				val = words[i]
+			}
+			switch strings.TrimRight(long, "=?") {
+			case "target-directory":
+				o.target, o.into = val, true
+			case "no-target-directory":
+				o.noTarget = true
+			}
+		default:
+			for j := 1; j < len(w); j++ {
+				switch c := w[j]; {
+				case c == 't' || c == 'S':
+					val := w[j+1:]
+					if val == "" {
+						if i+1 >= len(words) {
+							return o, false
+						}
+						i++
+						val = words[i]
+					}
+					if c == 't' {
+						o.target, o.into = val, true
+					}
+					j = len(w)
+				case c == 'T':
+					o.noTarget = true
+				case strings.IndexByte("bfinuvZ", c) >= 0:
+				default:
+					return o, false
+				}
+			}
+		}
+	}
+	return o, true
 }
 
 // rootEntryOf is the entry of the root ws the path p lies in (or is).

@@ -28,10 +28,29 @@ func TestRootMoves(t *testing.T) {
 		{[]string{"mv", "a", "/elsewhere/b"}, ws, nil},                       // out: the analyzer's
 		{[]string{"mv", "../a", "x"}, ws + "/dir", []rootMove{{"a", "dir"}}}, // a root entry, into dir
 		{[]string{"mv", "a"}, ws, nil},
+		// GNU's option forms (review rev20f M2).
+		{[]string{"mv", "-t.t", "a", "b"}, ws, []rootMove{{"a", ".t"}, {"b", ".t"}}},
+		{[]string{"mv", "--target=.t", "a"}, ws, []rootMove{{"a", ".t"}}},
+		{[]string{"mv", "--targ", ".t", "a"}, ws, []rootMove{{"a", ".t"}}},
+		{[]string{"mv", "-ft", ".t", "a"}, ws, []rootMove{{"a", ".t"}}},
+		{[]string{"mv", "-vt", ".t", "a"}, ws, []rootMove{{"a", ".t"}}},
+		{[]string{"mv", "-S", "~", "a", "b"}, ws, []rootMove{{"a", "b"}}},
+		{[]string{"mv", "--backup=numbered", "a", "b"}, ws, []rootMove{{"a", "b"}}},
 	}
 	for _, tt := range tests {
-		if got := rootMoves(tt.words, tt.cwd, ws); !slices.Equal(got, tt.want) {
+		if got, _ := rootMoves(tt.words, tt.cwd, ws); !slices.Equal(got, tt.want) {
 			t.Errorf("rootMoves(%q) = %v, want %v", tt.words, got, tt.want)
+		}
+	}
+}
+
+// TestRootMovesUnreadable: an mv whose options cannot be read loses its
+// root operands (taken as removed: fail closed).
+func TestRootMovesUnreadable(t *testing.T) {
+	ws := t.TempDir()
+	for _, words := range [][]string{{"mv", "-X", "a", "b"}, {"mv", "--no", "a", "b"}, {"mv", "--bogus", "a", "b"}, {"mv", "a", "b", "-t"}} {
+		if moves, lost := rootMoves(words, ws, ws); len(moves) != 0 || !slices.Contains(lost, "a") {
+			t.Errorf("rootMoves(%q) = %v, lost %v; want a lost", words, moves, lost)
 		}
 	}
 }
