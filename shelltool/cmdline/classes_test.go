@@ -124,6 +124,13 @@ var classCases = []analyzeCase{
 	{"git checkout main", []string{"medium git: git checkout main"}, nil, ""},
 	{"git rm -rf .", []string{"high git: git rm -rf . [git rm -r]"}, nil, ""},
 	{"git rm x", []string{"medium git: git rm x"}, nil, ""},
+	{"git read-tree -u --reset HEAD", []string{"high git: git read-tree -u --reset HEAD [git read-tree (discards uncommitted work)]"}, nil, ""},
+	{"git checkout-index -f -a", []string{"high git: git checkout-index -f -a [git checkout-index (discards uncommitted work)]"}, nil, ""},
+	{"git worktree remove -f ../x", []string{"high git: git worktree remove -f ../x [git worktree (discards uncommitted work)]"}, nil, ""},
+	{"git merge --abort", []string{"high git: git merge --abort [git merge (discards uncommitted work)]"}, nil, ""},
+	{"git rebase --abort", []string{"high git: git rebase --abort [git rebase (discards uncommitted work)]"}, nil, ""},
+	{"git checkout --pathspec-from-file=l HEAD", []string{"high git: git checkout --pathspec-from-file=l HEAD [git checkout -- paths]"}, nil, ""},
+	{"git merge main", []string{"medium git: git merge main"}, nil, ""},
 	// ... or connects through a program the command chose.
 	{"GIT_SSH_COMMAND='ssh -o ProxyCommand=x' git push origin main", []string{"critical git: git push origin main [git push with configuration from the environment] +net"}, nil, ""},
 	{"GIT_SSH=./s git push origin", []string{"critical git: git push origin [git push with configuration from the environment] +net"}, nil, ""},

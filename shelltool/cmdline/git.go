@@ -349,6 +349,8 @@ func gitCheckout(k *call, sub string, rest []arg) {
 			k.raise(high, "git "+sub+" --force")
 		case sub == "checkout" && (t == "--" && i+1 < len(rest) || t == "."):
 			k.raise(high, "git checkout -- paths")
+		case sub == "checkout" && strings.HasPrefix(t, "--pathspec-from-file"):
+			k.raise(high, "git checkout -- paths")
 		case longIs(t, "--staged") || t == "-S":
 			staged = true
 		case longIs(t, "--worktree") || t == "-W":
@@ -357,6 +359,23 @@ func gitCheckout(k *call, sub string, rest []arg) {
 	}
 	if sub == "restore" && (!staged || worktree) {
 		k.raise(high, "git restore")
+	}
+}
+
+// gitDiscards: subcommands that put files back as committed, over
+// uncommitted work, with these words (review rev20f L4): high.
+func gitDiscards(k *call, sub string, rest []arg) {
+	has := func(words ...string) bool {
+		return slices.ContainsFunc(rest, func(a arg) bool {
+			return slices.ContainsFunc(words, func(w string) bool { return a.text == w || len(w) > 2 && longIs(a.text, w) })
+		})
+	}
+	switch {
+	case sub == "read-tree" && has("-u") && has("--reset", "-m"),
+		sub == "checkout-index" && (has("-f", "--force", "-a", "--all") || slices.ContainsFunc(rest, func(a arg) bool { return shortHas(a.text, "f") || shortHas(a.text, "a") })),
+		sub == "worktree" && len(rest) > 0 && rest[0].text == "remove" && has("-f", "--force"),
+		(sub == "merge" || sub == "rebase" || sub == "cherry-pick" || sub == "revert" || sub == "am") && has("--abort"):
+		k.raise(high, "git "+sub+" (discards uncommitted work)")
 	}
 }
 
@@ -374,7 +393,8 @@ func gitRm(k *call, _ string, rest []arg) {
 	}
 }
 
-func gitRebase(k *call, _ string, rest []arg) {
+func gitRebase(k *call, sub string, rest []arg) {
+	gitDiscards(k, sub, rest)
 	for _, a := range rest {
 		if a.text == "-x" || longIs(a.text, "--exec") || shortHas(a.text, "x") {
 			k.raise(high, "git rebase --exec")

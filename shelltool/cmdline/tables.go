@@ -246,6 +246,8 @@ var gitSubcommands = map[string]func(k *call, sub string, rest []arg){
 	"checkout": gitCheckout, "restore": gitCheckout, "switch": gitCheckout, "rebase": gitRebase,
 	"bisect": gitBisect, "clone": gitClone, "grep": gitGrep, "difftool": gitDifftool, "mergetool": gitDifftool,
 	"branch": gitBranch, "stash": gitStash, "rm": gitRm,
+	"read-tree": gitDiscards, "checkout-index": gitDiscards, "worktree": gitDiscards, "merge": gitDiscards,
+	"cherry-pick": gitDiscards, "revert": gitDiscards, "am": gitDiscards,
 	"filter-branch": gitRiskySub, "filter-repo": gitRiskySub,
 	"credential": gitRiskySub, "credential-store": gitRiskySub, "credential-cache": gitRiskySub,
 }
