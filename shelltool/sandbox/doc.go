@@ -156,6 +156,20 @@
 // (what the dynamic loader is, under any name and from any folder; a
 // static-pie program looks the same and is refused too, while gcc's
 // default PIE and go build's output name an interpreter or are ET_EXEC).
+// Besides what the program is, each event says what it is attached to,
+// for decisions that span programs (also read at the exec stop, from the
+// process's own /proc entries, and left out of the event's cache key):
+// its lineage (ExecEvent.Exec, PrevExec, PPID, ParentExec: numbers never
+// reused in a command, from the fork events; a new process is held at
+// its first stop until its parent's fork event is seen, so none execs
+// with its maker unknown: lineage.go), the pipes on its descriptors 0 and
+// 1 and those its argv names (/dev/fd/N, /proc/X/fd/N, /dev/stdout, …:
+// ExecEvent.StdinPipe, StdoutPipe, ArgPipes), where a symlinked exec path
+// leads and the regular file on its descriptor 0 (ExecTarget, StdinFile),
+// and, for git, git-*, ssh, shells and written programs, the protected
+// git directories where the command has added an entry git reads as
+// configuration or whose HEAD is no longer valid (GitChanged: the overlay
+// keeps such writes until the command ends, and git reads them).
 // What these facts are compared with is the
 // ExecGate's business (shelltool's table of the host programs that matter
 // by name); what cannot be read is a Problem. Seccomp denies clone with CLONE_UNTRACED (clone3 is ENOSYS),
