@@ -935,7 +935,7 @@ func execGate(ctx context.Context, env *toolkit.Env, refused *lineLog, secrets [
 		key = sandbox.AppendEventKey(key[:0], &ev)
 		hit, ok := cache[string(key)]
 		reqs, role := hit.reqs, hit.role
-		var removed []string // never cached: an event with removals is listed
+		var removed []string           // never cached: an event with removals is listed
 		var moves, children []rootMove // nor one with moves (its folders are read)
 		if !ok {
 			red := redactEvent(ev, secrets)

@@ -4,6 +4,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -57,5 +58,31 @@ wait %1; kill $w; rm .git/HEAD; echo 'ref: refs/heads/main' >.git/HEAD`},
 				t.Errorf("the command's push reached its remote: %s %+v", b, out)
 			}
 		})
+	}
+}
+
+// TestExecGatePushIncludedConfig (review rev20f M1): the person's config
+// includes a worktree file (include.path = ../.gitconfig-shared): the
+// command writes a forcing refspec there; its push is critical.
+func TestExecGatePushIncludedConfig(t *testing.T) {
+	ws := gitWorkspace(t, "git init -q --bare -b main origin.git && git remote add origin ./origin.git && git push -q origin main && git config include.path ../.gitconfig-shared && touch .gitconfig-shared && git -c user.email=a@b -c user.name=a commit -q --amend --allow-empty -m rewritten")
+	if err := os.WriteFile(filepath.Join(ws, "s.sh"), []byte("printf '[remote \"origin\"]\\n\\tpush = +refs/heads/main:refs/heads/main\\n' >.gitconfig-shared\ngit push -q origin main\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	p := policyFor(t, ws, `profile = "interactive-dev"`)
+	out := runTool(t, &Tool{}, (&gateCall{}).env(p), "sh ./s.sh")
+	log, err := exec.Command("git", "-C", filepath.Join(ws, "origin.git"), "log", "--format=%s", "main").CombinedOutput()
+	if err != nil {
+		t.Fatalf("origin unreadable: %v %s", err, log)
+	}
+	if strings.Contains(string(log), "rewritten") || !strings.Contains(string(log), "init") {
+		t.Errorf("a forced push through an included config file the command wrote landed (%s): %+v", log, out)
+	}
+}
+
+func TestConfigIncludes(t *testing.T) {
+	text := "[core]\n\tpath = not-this\n[include]\n\tpath = ../a ; c\n[includeIf \"gitdir:~/x/\"]\n\tPath = \"/b c\"\n[Include] path = d\n[user]\n\tpath = no\n"
+	if got, want := configIncludes(text), []string{"../a", "/b c", "d"}; !slices.Equal(got, want) {
+		t.Errorf("configIncludes = %q, want %q", got, want)
 	}
 }

@@ -1,6 +1,8 @@
 package shelltool
 
 import (
+	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -136,9 +138,81 @@ func (r pushRepos) personal(dir string, changed []string) bool {
 }
 
 // known reports whether the git directory real (its real path) is
-// protected or lies outside the places the command writes.
+// protected or lies outside the places the command writes, and its
+// configuration includes no file the command can write (review rev20f
+// M1: include.path = ../.gitconfig-shared, a project pattern, hands the
+// push's refspecs to the worktree).
 func (r pushRepos) known(real string) bool {
-	return slices.Contains(r.protected, real) || !inRoots(real, r.writable)
+	if !slices.Contains(r.protected, real) && inRoots(real, r.writable) {
+		return false
+	}
+	return !r.includesWritable(filepath.Join(real, "config"), 0)
+}
+
+// maxIncludeDepth bounds the includes followed (git's own bound is 10).
+const maxIncludeDepth = 10
+
+// includesWritable reports whether the git config file at path includes
+// (include.path, includeIf.*.path, through the files it includes) one
+// that lies where the command writes: relative paths from the file's
+// folder, "~/" from the command's HOME (the sandbox's private one: its
+// own). A file that cannot be read, or includes past the bound, counts
+// (fail closed); a missing one includes nothing.
+func (r pushRepos) includesWritable(path string, depth int) bool {
+	b, err := fstools.ReadRegular(path, 1<<20)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return false
+	case err != nil || depth >= maxIncludeDepth:
+		return true
+	}
+	for _, inc := range configIncludes(string(b)) {
+		switch {
+		case strings.HasPrefix(inc, "~"):
+			return true
+		case !filepath.IsAbs(inc):
+			inc = filepath.Join(filepath.Dir(path), inc)
+		}
+		if inRoots(filepath.Clean(inc), r.writable) || r.includesWritable(inc, depth+1) {
+			return true
+		}
+	}
+	return false
+}
+
+// configIncludes are the path values of a git config text's [include]
+// and [includeIf "…"] sections (names without regard to case, values
+// unquoted), as git reads them closely enough to name every file it may
+// include: a line it cannot read adds its text as a path (fail closed).
+func configIncludes(text string) []string {
+	var out []string
+	in := false
+	for _, line := range strings.Split(text, "\n") {
+		line = strings.TrimSpace(line)
+		if strings.HasPrefix(line, "[") {
+			name, _, _ := strings.Cut(strings.TrimPrefix(line, "["), "]")
+			name = strings.ToLower(strings.TrimSpace(name))
+			in = name == "include" || strings.HasPrefix(name, "includeif")
+			if _, rest, ok := strings.Cut(line, "]"); ok && strings.TrimSpace(rest) != "" {
+				line = strings.TrimSpace(rest) // a key on the header's line
+			} else {
+				continue
+			}
+		}
+		if !in || line == "" || line[0] == '#' || line[0] == ';' {
+			continue
+		}
+		key, val, ok := strings.Cut(line, "=")
+		if !ok || !strings.EqualFold(strings.TrimSpace(key), "path") {
+			continue
+		}
+		val = strings.TrimSpace(val)
+		if c := strings.IndexAny(val, "#;"); c >= 0 && !strings.HasPrefix(val, "\"") {
+			val = strings.TrimSpace(val[:c])
+		}
+		out = append(out, strings.Trim(val, "\""))
+	}
+	return out
 }
 
 // dotGit is the git directory d's .git entry names: the folder itself, or
