@@ -78,6 +78,11 @@ func TestExecGatePushIncludedConfig(t *testing.T) {
 	if strings.Contains(string(log), "rewritten") || !strings.Contains(string(log), "init") {
 		t.Errorf("a forced push through an included config file the command wrote landed (%s): %+v", log, out)
 	}
+	// The included file is the person's configuration: read-only in the
+	// sandbox, so nothing is left there for their later git runs.
+	if b, err := os.ReadFile(filepath.Join(ws, ".gitconfig-shared")); err != nil || len(b) != 0 {
+		t.Errorf("the command wrote the included config (%q, %v): %+v", b, err, out)
+	}
 }
 
 func TestConfigIncludes(t *testing.T) {

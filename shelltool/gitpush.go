@@ -29,6 +29,9 @@ type pushRepos struct {
 	// writable are where the command can write: the sandbox's writable
 	// roots, /tmp and /dev/shm.
 	writable []string
+	// readOnly are the files the sandbox binds read-only (Spec.ReadOnly:
+	// includedConfigs among them), which the command cannot write.
+	readOnly []string
 	// roots are the folders the sandbox shows as they are on the host
 	// (its writable and readable roots): elsewhere in its private /tmp
 	// and /dev/shm the server sees nothing of what the command sees.
@@ -149,6 +152,46 @@ func (r pushRepos) known(real string) bool {
 	return !r.includesWritable(filepath.Join(real, "config"), 0)
 }
 
+// includedConfigs are the files the configs of the git directories dirs
+// include (through their includes) that lie in the roots writable (real
+// paths, existing ones): the sandbox binds them read-only, as it does a
+// repository's config, so a command cannot leave configuration there for
+// the person's later git runs on the host (a worktree's
+// .gitconfig-shared with core.fsmonitor: review rev20f M1). "~/" names
+// the person's home here (the host's git reads it): a file there lies in
+// no writable root.
+func includedConfigs(dirs, writable []string) []string {
+	home, _ := os.UserHomeDir()
+	var out []string
+	var walk func(path string, depth int)
+	walk = func(path string, depth int) {
+		b, err := fstools.ReadRegular(path, 1<<20)
+		if err != nil || depth >= maxIncludeDepth {
+			return
+		}
+		for _, inc := range configIncludes(string(b)) {
+			switch {
+			case strings.HasPrefix(inc, "~/") && home != "":
+				inc = filepath.Join(home, inc[2:])
+			case !filepath.IsAbs(inc):
+				inc = filepath.Join(filepath.Dir(path), inc)
+			}
+			real, err := filepath.EvalSymlinks(inc)
+			if err != nil {
+				continue
+			}
+			if inRoots(real, writable) && !slices.Contains(out, real) {
+				out = append(out, real)
+			}
+			walk(real, depth+1)
+		}
+	}
+	for _, d := range dirs {
+		walk(filepath.Join(d, "config"), 0)
+	}
+	return out
+}
+
 // maxIncludeDepth bounds the includes followed (git's own bound is 10).
 const maxIncludeDepth = 10
 
@@ -173,7 +216,11 @@ func (r pushRepos) includesWritable(path string, depth int) bool {
 		case !filepath.IsAbs(inc):
 			inc = filepath.Join(filepath.Dir(path), inc)
 		}
-		if inRoots(filepath.Clean(inc), r.writable) || r.includesWritable(inc, depth+1) {
+		real, err := filepath.EvalSymlinks(inc)
+		if err != nil {
+			real = filepath.Clean(inc) // not there yet: the command may make it
+		}
+		if inRoots(real, r.writable) && !slices.Contains(r.readOnly, real) || r.includesWritable(inc, depth+1) {
 			return true
 		}
 	}

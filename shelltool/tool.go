@@ -292,7 +292,7 @@ func (t *Tool) Plan(_ context.Context, env *toolkit.Env, raw json.RawMessage) (*
 		git := sandbox.FindGitDirs(spec.Writable, gitScanSkipped)
 		gitRoots := slices.Clone(spec.Writable)
 		spec.GitDirs = git.Dirs
-		spec.ReadOnly = slices.Concat(spec.ReadOnly, git.Links)
+		spec.ReadOnly = slices.Concat(spec.ReadOnly, git.Links, includedConfigs(git.Dirs, spec.Writable))
 		if toolchainsApply(p, surface) {
 			done, err := t.withToolchains(ctx, env.MidAction, p, &spec)
 			if err != nil {
@@ -746,7 +746,7 @@ func run(ctx context.Context, env *toolkit.Env, spec sandbox.Spec, surface grant
 	defer stop()
 	egress, refused := &lineLog{}, &lineLog{}
 	if surface == grants.SurfaceSandbox {
-		repos := pushRepos{protected: spec.GitDirs, writable: slices.Concat(spec.Writable, privatePlaces()), roots: slices.Concat(spec.Writable, spec.Readable)}
+		repos := pushRepos{protected: spec.GitDirs, writable: slices.Concat(spec.Writable, privatePlaces()), readOnly: spec.ReadOnly, roots: slices.Concat(spec.Writable, spec.Readable)}
 		spec.ExecGate = execGate(ctx, env, refused, brokered, programs, spec.Hidden, callFacts{repos: repos, pipedCode: pipedCode})
 		spec.IdentitySizes = programs.sizes()
 		spec.ExecEnv.Names = cmdline.ExecEnvNames()
