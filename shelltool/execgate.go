@@ -932,6 +932,12 @@ func execGate(ctx context.Context, env *toolkit.Env, refused *lineLog, secrets [
 	pushedAny := false     // a push was let run in this call
 	var key []byte
 	return func(ev sandbox.ExecEvent) bool {
+		if tally.ws != "" {
+			// The root as it was before the command's first program
+			// ran: what that makes later (a link to move entries out
+			// through) spares nothing (review rev20g F5).
+			tally.list()
+		}
 		key = sandbox.AppendEventKey(key[:0], &ev)
 		hit, ok := cache[string(key)]
 		reqs, role := hit.reqs, hit.role
@@ -994,7 +1000,7 @@ func execGate(ctx context.Context, env *toolkit.Env, refused *lineLog, secrets [
 			reqs = append(slices.Clip(reqs), r)
 		}
 		if len(removed)+len(moves)+len(children) > 0 {
-			tally.list()
+			tally.list() // (taken at the call's first program already)
 		}
 		if len(removed)+len(children) > 0 {
 			if why := tally.empties(removed, children); why != "" {

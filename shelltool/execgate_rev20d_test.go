@@ -247,6 +247,8 @@ func TestExecGateEmptyingOneAtATime(t *testing.T) {
 		{line: `mkdir .t && mv * .t/ && rm -rf .t`, entries: []string{"a", "b", "c", "d"}, survivors: []string{".t"}, refused: true},
 		{line: `mkdir .t && mv -vt.t * >/dev/null && rm -rf .t`, entries: []string{"a", "b", "c", "d"}, survivors: []string{".t"}, refused: true},
 		{line: `mkdir .t && mv --targ .t * && rm -rf .t`, entries: []string{"a", "b", "c", "d"}, survivors: []string{".t"}, refused: true},
+		// Out through a link to the sandbox's private /tmp (review rev20g F5).
+		{line: `mkdir -p /tmp/x && ln -s /tmp/x l && for f in a b c; do mv "$f" l/; done`, entries: []string{"a", "b", "c"}, survivors: []string{"c"}, gone: []string{"a", "b"}, refused: true},
 		{line: `for f in *; do mv "$f" "$f.x" && rm -rf "$f.x"; done`, entries: []string{"a", "b", "c"}, survivors: []string{"c.x"}, gone: []string{"a.x", "b.x"}, refused: true},
 		{line: `mkdir new && mv a b new/ && rm -rf c`, entries: []string{"a", "b", "c", "d"}, survivors: []string{"new/a", "new/b", "d"}, gone: []string{"c"}},
 		{line: `mkdir new && mv a b new/ && rm -rf new/a && touch x && rm -rf x`, entries: []string{"a", "b"}, survivors: []string{"new/b"}, gone: []string{"new/a", "x"}},

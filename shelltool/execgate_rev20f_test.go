@@ -61,27 +61,37 @@ wait %1; kill $w; rm .git/HEAD; echo 'ref: refs/heads/main' >.git/HEAD`},
 	}
 }
 
-// TestExecGatePushIncludedConfig (review rev20f M1): the person's config
-// includes a worktree file (include.path = ../.gitconfig-shared): the
-// command writes a forcing refspec there; its push is critical.
+// TestExecGatePushIncludedConfig (review rev20f M1, rev20g F2, F3): the
+// person's config includes a worktree file (include.path =
+// ../.gitconfig-shared): one there is bound read-only; one the command
+// makes (with a forcing refspec) makes the push critical, from the main
+// work tree, a linked worktree, or through config.worktree.
 func TestExecGatePushIncludedConfig(t *testing.T) {
-	ws := gitWorkspace(t, "git init -q --bare -b main origin.git && git remote add origin ./origin.git && git push -q origin main && git config include.path ../.gitconfig-shared && touch .gitconfig-shared && git -c user.email=a@b -c user.name=a commit -q --amend --allow-empty -m rewritten")
-	if err := os.WriteFile(filepath.Join(ws, "s.sh"), []byte("printf '[remote \"origin\"]\\n\\tpush = +refs/heads/main:refs/heads/main\\n' >.gitconfig-shared\ngit push -q origin main\n"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	p := policyFor(t, ws, `profile = "interactive-dev"`)
-	out := runTool(t, &Tool{}, (&gateCall{}).env(p), "sh ./s.sh")
-	log, err := exec.Command("git", "-C", filepath.Join(ws, "origin.git"), "log", "--format=%s", "main").CombinedOutput()
-	if err != nil {
-		t.Fatalf("origin unreadable: %v %s", err, log)
-	}
-	if strings.Contains(string(log), "rewritten") || !strings.Contains(string(log), "init") {
-		t.Errorf("a forced push through an included config file the command wrote landed (%s): %+v", log, out)
-	}
-	// The included file is the person's configuration: read-only in the
-	// sandbox, so nothing is left there for their later git runs.
-	if b, err := os.ReadFile(filepath.Join(ws, ".gitconfig-shared")); err != nil || len(b) != 0 {
-		t.Errorf("the command wrote the included config (%q, %v): %+v", b, err, out)
+	force := "printf '[remote \"origin\"]\\n\\tpush = +refs/heads/main:refs/heads/main\\n' >.gitconfig-shared"
+	for _, tt := range []struct{ name, setup, script string }{
+		{"an existing included file", "git config include.path ../.gitconfig-shared && touch .gitconfig-shared", force + "; git push -q origin main"},
+		{"an included file the command makes", "git config include.path ../.gitconfig-shared", force + "; git push -q origin main"},
+		{"from a linked worktree", "git worktree add -q wt2 -b other && git config include.path ../.gitconfig-shared", force + "; cd wt2 && git push -q origin main"},
+		{"through config.worktree", "git config extensions.worktreeConfig true && git config --worktree include.path ../.gitconfig-shared", force + "; git push -q origin main"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			ws := gitWorkspace(t, "git init -q --bare -b main origin.git && git remote add origin \"$PWD/origin.git\" && git push -q origin main && "+tt.setup+" && git -c user.email=a@b -c user.name=a commit -q --amend --allow-empty -m rewritten")
+			if err := os.WriteFile(filepath.Join(ws, "s.sh"), []byte(tt.script+"\n"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			p := policyFor(t, ws, `profile = "interactive-dev"`)
+			out := runTool(t, &Tool{}, (&gateCall{}).env(p), "sh ./s.sh")
+			log, err := exec.Command("git", "-C", filepath.Join(ws, "origin.git"), "log", "--format=%s", "main").CombinedOutput()
+			if err != nil {
+				t.Fatalf("origin unreadable: %v %s", err, log)
+			}
+			if strings.Contains(string(log), "rewritten") || !strings.Contains(string(log), "init") {
+				t.Errorf("a forced push through an included config file the command wrote landed (%s): %+v", log, out)
+			}
+			if b, err := os.ReadFile(filepath.Join(ws, ".gitconfig-shared")); tt.name == "an existing included file" && (err != nil || len(b) != 0) {
+				t.Errorf("the command wrote the included config, read-only in the sandbox (%q, %v)", b, err)
+			}
+		})
 	}
 }
 

@@ -149,7 +149,30 @@ func (r pushRepos) known(real string) bool {
 	if !slices.Contains(r.protected, real) && inRoots(real, r.writable) {
 		return false
 	}
-	return !r.includesWritable(filepath.Join(real, "config"), 0)
+	for _, f := range configFiles(real) {
+		if r.includesWritable(f, 0) {
+			return false
+		}
+	}
+	return true
+}
+
+// configFiles are the files of the git directory gd git reads its
+// repository configuration from: its config and config.worktree, and
+// those of the common directory its commondir names (a linked
+// worktree's: review rev20g F2, F3). A commondir that cannot be read
+// names gd itself (the protected check comes first: the tracer reports
+// a commondir the command made).
+func configFiles(gd string) []string {
+	files := []string{filepath.Join(gd, "config"), filepath.Join(gd, "config.worktree")}
+	if b, err := fstools.ReadRegular(filepath.Join(gd, "commondir"), 4096); err == nil {
+		common := strings.TrimSpace(string(b))
+		if !filepath.IsAbs(common) {
+			common = filepath.Join(gd, common)
+		}
+		files = append(files, filepath.Join(common, "config"), filepath.Join(common, "config.worktree"))
+	}
+	return files
 }
 
 // includedConfigs are the files the configs of the git directories dirs
@@ -187,7 +210,9 @@ func includedConfigs(dirs, writable []string) []string {
 		}
 	}
 	for _, d := range dirs {
-		walk(filepath.Join(d, "config"), 0)
+		for _, f := range configFiles(d) {
+			walk(f, 0)
+		}
 	}
 	return out
 }

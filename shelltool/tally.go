@@ -12,8 +12,8 @@ import (
 // emptyingTally adds up what the programs of one call have removed of the
 // workspace root (review rev20d M2): `for f in *; do rm -rf "$f"; done`
 // removes every entry one high-risk program at a time, which together is
-// rm -r of the workspace. The root is listed once, at the first program
-// that removes or moves an entry of it; a program whose removals, with
+// rm -r of the workspace. The root is listed once, at the call's first
+// program (before anything of the command ran); a program whose removals, with
 // those the call's earlier programs made, empty that listing (emptiesAll)
 // is critical: killed unless approved in the call (which no line's request
 // of another removal is: the option names the tally). An entry moved
@@ -26,7 +26,7 @@ import (
 // (python's os.rename), removals deeper down.
 type emptyingTally struct {
 	ws      string
-	entries []string // the root's entries at the first removal or move
+	entries []string // the root's entries at the call's first program
 	err     error
 	listed  bool
 	// holds maps a root entry's name now to the entries of the listing
@@ -209,12 +209,18 @@ func rootMoves(words []string, cwd, ws string) (moves []rootMove, lost []string)
 			lost = append(lost, filepath.Base(src))
 			continue
 		}
-		landed := dest
+		landed := landing(dest, o.into)
+		if landed == "" {
+			lost = append(lost, filepath.Base(src)) // where it goes is not known: removed
+			continue
+		}
 		if o.into {
-			landed = filepath.Join(dest, filepath.Base(src))
+			landed = filepath.Join(landed, filepath.Base(src))
 		}
 		if to, in := rootEntryOf(landed, ws); in {
 			moves = append(moves, rootMove{from: filepath.Base(src), to: to})
+		} else {
+			lost = append(lost, filepath.Base(src)) // out of the workspace, through a link (review rev20g F5)
 		}
 	}
 	return moves, lost
@@ -295,6 +301,26 @@ func parseMv(words []string) (o mvOptions, ok bool) {
 		}
 	}
 	return o, true
+}
+
+// landing is the real path mv's destination dest names (a folder to move
+// into, when into; else the new name, in its real folder), with the
+// symlinks on its way resolved as the kernel resolves them now: a link
+// in the workspace may lead out of it (ln -s /tmp/x l; mv a l/). "" when
+// it cannot be resolved (a link into the sandbox's private /tmp, which
+// the server cannot see).
+func landing(dest string, into bool) string {
+	if into {
+		return realDir(dest)
+	}
+	dir := realDir(filepath.Dir(dest))
+	if dir == "" {
+		return ""
+	}
+	if fi, err := os.Lstat(dest); err == nil && fi.Mode()&os.ModeSymlink != 0 {
+		return realDir(dest) // mv a l: into where the link leads, when a folder
+	}
+	return filepath.Join(dir, filepath.Base(dest))
 }
 
 // rootEntryOf is the entry of the root ws the path p lies in (or is).

@@ -9,7 +9,14 @@ import (
 
 func TestRootMoves(t *testing.T) {
 	ws := t.TempDir()
-	if err := os.Mkdir(filepath.Join(ws, "dir"), 0o755); err != nil {
+	for _, d := range []string{"dir", "new", ".t", "x/y"} {
+		if err := os.MkdirAll(filepath.Join(ws, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// A link in the workspace that leads out of it (review rev20g F5).
+	out := t.TempDir()
+	if err := os.Symlink(out, filepath.Join(ws, "l")); err != nil {
 		t.Fatal(err)
 	}
 	tests := []struct {
@@ -28,6 +35,8 @@ func TestRootMoves(t *testing.T) {
 		{[]string{"mv", "a", "/elsewhere/b"}, ws, nil},                       // out: the analyzer's
 		{[]string{"mv", "../a", "x"}, ws + "/dir", []rootMove{{"a", "dir"}}}, // a root entry, into dir
 		{[]string{"mv", "a"}, ws, nil},
+		{[]string{"mv", "a", "l/"}, ws, nil}, // out through the link: lost
+		{[]string{"mv", "a", "l"}, ws, nil},
 		// GNU's option forms (review rev20f M2).
 		{[]string{"mv", "-t.t", "a", "b"}, ws, []rootMove{{"a", ".t"}, {"b", ".t"}}},
 		{[]string{"mv", "--target=.t", "a"}, ws, []rootMove{{"a", ".t"}}},
@@ -49,6 +58,20 @@ func TestRootMoves(t *testing.T) {
 func TestRootMovesUnreadable(t *testing.T) {
 	ws := t.TempDir()
 	for _, words := range [][]string{{"mv", "-X", "a", "b"}, {"mv", "--no", "a", "b"}, {"mv", "--bogus", "a", "b"}, {"mv", "a", "b", "-t"}} {
+		if moves, lost := rootMoves(words, ws, ws); len(moves) != 0 || !slices.Contains(lost, "a") {
+			t.Errorf("rootMoves(%q) = %v, lost %v; want a lost", words, moves, lost)
+		}
+	}
+}
+
+// TestRootMovesOutThroughALink: a move through a link that leads out of
+// the workspace, or into a folder that cannot be resolved, loses the entry.
+func TestRootMovesOutThroughALink(t *testing.T) {
+	ws, out := t.TempDir(), t.TempDir()
+	if err := os.Symlink(out, filepath.Join(ws, "l")); err != nil {
+		t.Fatal(err)
+	}
+	for _, words := range [][]string{{"mv", "a", "l/"}, {"mv", "a", "l"}, {"mv", "a", "nowhere/"}, {"mv", "-t", "l", "a"}} {
 		if moves, lost := rootMoves(words, ws, ws); len(moves) != 0 || !slices.Contains(lost, "a") {
 			t.Errorf("rootMoves(%q) = %v, lost %v; want a lost", words, moves, lost)
 		}
