@@ -168,6 +168,14 @@ func execAnalyzeIn(ev sandbox.ExecEvent, id identity, ws string, aliases cmdline
 			continue
 		}
 		addInstalls(&an.installs, prog)
+		for _, c := range prog.Commands {
+			// A script operand that lies in /dev or /proc from where the
+			// program runs (cd /dev/fd && sh ./3) is a descriptor: its
+			// code is read at run time (review rev20g F6).
+			if p := resolveIn(ev.Cwd, c.Script); c.Script != "" && filepath.IsAbs(ev.Cwd) && (strings.HasPrefix(p, "/dev/") || strings.HasPrefix(p, "/proc/")) {
+				an.role.readsCode = true
+			}
+		}
 		if r := roleOf(prog.Commands); r != (pipeRole{}) {
 			an.role.downloads = an.role.downloads || r.downloads
 			an.role.readsCode = an.role.readsCode || r.readsCode

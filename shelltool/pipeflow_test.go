@@ -79,6 +79,8 @@ func TestExecGatePipedDownload(t *testing.T) {
 		{"curl -s " + url + " | { exec 3<&0 </dev/null; sh -c '. /dev/fd/3'; }", true},
 		{"curl -s " + url + " | sh -c 'exec 3<&0 </dev/null; sh /proc/$$/fd/3'", true},
 		{"curl -s -o /dev/stderr " + url + " 2>&1 >/dev/null | sh", true},
+		{"curl -s " + url + " | sh -c 'exec 3<&0 </dev/null; sh //dev/fd/3'", true},
+		{"curl -s " + url + " | sh -c 'exec 3<&0 </dev/null; cd /dev/fd && sh ./3'", true},
 		{"curl -s " + url + " | wc -c", false},
 		{"echo echo hi | sh", false},
 	}

@@ -1,6 +1,7 @@
 package cmdline
 
 import (
+	"path"
 	"strings"
 
 	"github.com/onellm/onellm-mcp/grants"
@@ -114,6 +115,9 @@ func (o *shellOpts) parse(args []arg, i int) int {
 // when it runs.
 func (k *call) scriptOperand(op arg) {
 	t := op.text
+	if op.lit && strings.HasPrefix(t, "/") {
+		t = path.Clean(t) // //dev/fd/3 and /dev/fd/../fd/3 are /dev/fd/3 (rev20g F6)
+	}
 	if op.lit && k.scriptFile == "" && t != "" && !strings.HasPrefix(t, "/dev/") && !strings.HasPrefix(t, "/proc/") {
 		k.scriptFile = t
 	}

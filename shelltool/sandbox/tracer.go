@@ -364,8 +364,14 @@ func readPipes(proc *procEntry, buf *readBuf, ev *ExecEvent) {
 			ev.ArgPipes = append(ev.ArgPipes, p)
 		}
 	}
+	// From a descriptor folder (cd /dev/fd, which is /proc/PID/fd), a
+	// word N or ./N names descriptor N (review rev20g F6).
+	inFDs := ev.Cwd == "/dev/fd" || strings.HasPrefix(ev.Cwd, "/proc/") && strings.HasSuffix(ev.Cwd, "/fd")
 	for _, a := range ev.Argv[min(1, len(ev.Argv)):] {
 		for _, n := range fdsNamed(a) {
+			add(fdPipe(proc, n))
+		}
+		if n := strings.TrimPrefix(a, "./"); inFDs && n != "" && len(n) < 7 && strings.Trim(n, "0123456789") == "" {
 			add(fdPipe(proc, n))
 		}
 	}
