@@ -112,26 +112,14 @@ func TestCorepackShimInstalls(t *testing.T) {
 func TestLineCorepackShims(t *testing.T) {
 	ws, _ := filepath.EvalSymlinks(t.TempDir())
 	dist := filepath.Join(ws, "lib", "node_modules", "corepack", "dist")
-	for name, body := range map[string]string{
-		filepath.Join(dist, "pnpm.js"):             "#!/usr/bin/env node\n",
-		filepath.Join(ws, "plain", "yarn"):         "#!/bin/sh\n",
-		filepath.Join(ws, "p", "package.json"):     `{"packageManager": "pnpm@9.1.0"}`,
-		filepath.Join(ws, "p", "sub", "x"):         "",
-		filepath.Join(ws, "other", "package.json"): `{}`,
-	} {
-		if err := os.MkdirAll(filepath.Dir(name), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(name, []byte(body), 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := os.MkdirAll(filepath.Join(ws, "bin"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Symlink(filepath.Join(dist, "pnpm.js"), filepath.Join(ws, "bin", "pnpm")); err != nil {
-		t.Fatal(err)
-	}
+	writeTree(t, ws, map[string]string{
+		"lib/node_modules/corepack/dist/pnpm.js": "#!/usr/bin/env node\n",
+		"plain/yarn":                             "#!/bin/sh\n",
+		"p/package.json":                         `{"packageManager": "pnpm@9.1.0"}`,
+		"p/sub/x":                                "",
+		"other/package.json":                     `{}`,
+		"bin/pnpm":                               "->" + filepath.Join(dist, "pnpm.js"),
+	})
 	t.Setenv("PATH", filepath.Join(ws, "bin")+":"+filepath.Join(ws, "plain")+":"+os.Getenv("PATH"))
 	p := policyFor(t, ws, `profile = "interactive-dev"`)
 	for _, tc := range []struct {

@@ -172,7 +172,10 @@ func execAnalyzeIn(ev sandbox.ExecEvent, id identity, ws string, aliases cmdline
 			// A script operand that lies in /dev or /proc from where the
 			// program runs (cd /dev/fd && sh ./3) is a descriptor: its
 			// code is read at run time (review rev20g F6).
-			if p := resolveIn(ev.Cwd, c.Script); c.Script != "" && filepath.IsAbs(ev.Cwd) && (strings.HasPrefix(p, "/dev/") || strings.HasPrefix(p, "/proc/")) {
+			if c.Script == "" || !filepath.IsAbs(ev.Cwd) {
+				continue
+			}
+			if p := resolveIn(ev.Cwd, c.Script); strings.HasPrefix(p, "/dev/") || strings.HasPrefix(p, "/proc/") {
 				an.role.readsCode = true
 			}
 		}
@@ -996,25 +999,26 @@ func execGate(ctx context.Context, env *toolkit.Env, refused *lineLog, secrets [
 		if len(reqs) == 0 {
 			return false
 		}
-		// Where a push reads its configuration is the file system's,
-		// looked at on every push (pushRepos), never kept.
+		// What the gate adds (below) is decided on the file system and
+		// the call's earlier programs, never kept, and always critical as
+		// it stands: a push's approval never settles it (only the
+		// analyzed requests of a push's transport carry the push's).
+		analyzed := len(reqs)
+		raise := func(base grants.Request, why string) {
+			base.Risk, base.Target.Option = grants.RiskCritical, why
+			reqs = append(slices.Clip(reqs), base)
+		}
+		// Where a push reads its configuration (pushRepos).
 		if r, own := call.repos.ownRepoPush(reqs, ev.Cwd, ev.Argv, ev.GitChanged); own {
-			reqs = append(slices.Clip(reqs), r)
+			raise(r, optionOwnRepo)
 		}
 		in, out := pipesOf(&ev)
 		if !call.pipedCode && flow.joins(role, in, out) {
-			r := reqs[0]
-			r.Risk, r.Target.Option = grants.RiskCritical, optionPipedCode
-			reqs = append(slices.Clip(reqs), r)
-		}
-		if len(removed)+len(moves)+len(children) > 0 {
-			tally.list() // (taken at the call's first program already)
+			raise(reqs[0], optionPipedCode)
 		}
 		if len(removed)+len(children) > 0 {
 			if why := tally.empties(removed, children); why != "" {
-				r := reqs[0]
-				r.Risk, r.Target.Option = grants.RiskCritical, why
-				reqs = append(slices.Clip(reqs), r)
+				raise(reqs[0], why)
 			}
 		}
 		if pushedAny && len(ev.GitChanged) > 0 {
@@ -1022,21 +1026,19 @@ func execGate(ctx context.Context, env *toolkit.Env, refused *lineLog, secrets [
 			// stop: what it reaches its remote through starts now, and
 			// is refused when the command changed the repository in
 			// between (review rev20f H2).
-			r := reqs[0]
-			r.Risk, r.Target.Option = grants.RiskCritical, optionRepoChanged
-			reqs = append(slices.Clip(reqs), r)
+			raise(reqs[0], optionRepoChanged)
 		}
 		under, plumbing := pushes.under(ev)
 		var push *grants.Request
-		for _, r := range reqs {
-			if plumbing && pushForm(r) && !raisedByRepo(r) {
+		for i, r := range reqs {
+			if plumbing && pushForm(r) && i < analyzed {
 				r.Under = &under // a copy: the cached requests stay as they are
 			}
 			if d := decideExec(ctx, env, r); d.Effect != grants.Allow {
 				refused.add(d.Explain())
 				return false
 			}
-			if !plumbing && push == nil && pushForm(r) {
+			if !plumbing && push == nil && pushForm(r) && i < analyzed {
 				push = &r
 			}
 		}

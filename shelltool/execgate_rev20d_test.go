@@ -388,6 +388,14 @@ func TestExecGateDenyScriptByOperand(t *testing.T) {
 			t.Errorf("%s: the denied script ran: %+v", line, out)
 		}
 	}
+	// Without the rule each spelling runs it (the rows above prove
+	// something).
+	open := policyFor(t, ws, `profile = "interactive-dev"`)
+	for _, line := range []string{"sh deploy.sh", "bash < deploy.sh", "ln -sf deploy.sh go2.sh; printf './go2.sh\\n' >s; sh s"} {
+		if out := runTool(t, &Tool{}, (&gateCall{}).env(open), line); !strings.Contains(out.Stdout, "ran deploy.sh") {
+			t.Errorf("%s: the script did not run without the rule: %+v", line, out)
+		}
+	}
 	reqs, err := LineRequests(p, "sh deploy.sh", ws, grants.SurfaceSandbox)
 	if err != nil {
 		t.Fatal(err)

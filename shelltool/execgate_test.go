@@ -1691,25 +1691,12 @@ func TestExecGateCorepackShim(t *testing.T) {
 	ws, _ := filepath.EvalSymlinks(t.TempDir())
 	marker := filepath.Join(ws, "ran")
 	dist := filepath.Join(ws, "lib", "node_modules", "corepack", "dist")
-	files := map[string]string{
-		filepath.Join(dist, "pnpm.js"):           "#!/usr/bin/env sh\necho \"$@\" > " + marker + "\n",
-		filepath.Join(ws, "new", "package.json"): `{"packageManager": "pnpm@9.1.0"}`,
-		filepath.Join(ws, "old", "package.json"): `{"packageManager": "pnpm@8.15.0"}`,
-	}
-	for name, body := range files {
-		if err := os.MkdirAll(filepath.Dir(name), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(name, []byte(body), 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := os.MkdirAll(filepath.Join(ws, "bin"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Symlink(filepath.Join(dist, "pnpm.js"), filepath.Join(ws, "bin", "pnpm")); err != nil {
-		t.Fatal(err)
-	}
+	writeTree(t, ws, map[string]string{
+		"lib/node_modules/corepack/dist/pnpm.js": "#!/usr/bin/env sh\necho \"$@\" > " + marker + "\n",
+		"new/package.json":                       `{"packageManager": "pnpm@9.1.0"}`,
+		"old/package.json":                       `{"packageManager": "pnpm@8.15.0"}`,
+		"bin/pnpm":                               "->" + filepath.Join(dist, "pnpm.js"),
+	})
 	const deny = "\n[[rules.deny]]\nrule_id = \"no-pnpm9\"\ncapability = \"package.install\"\ntarget = { resource = \"pnpm@9.1.0\" }\n"
 	p := policyFor(t, ws, `profile = "interactive-dev"`+deny)
 	for _, tc := range []struct {

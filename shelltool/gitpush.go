@@ -42,7 +42,7 @@ type pushRepos struct {
 // cannot look into.
 func privatePlaces() []string { return []string{"/tmp", "/dev/shm"} }
 
-// optionOwnRepo is the option of the critical request ownRepoPush adds;
+// optionOwnRepo is the option of the critical request ownRepoPush leads to;
 // optionRepoChanged that of a program started, after a push was let run
 // in the call, while a repository holds configuration the command added
 // (the push's transport: git reads its configuration after its own exec).
@@ -51,18 +51,12 @@ const (
 	optionRepoChanged = "a repository's configuration changed by the command while a push runs"
 )
 
-// raisedByRepo reports whether r is a request the gate made critical for
-// the repository a push reads: the push's approval never settles it (a
-// transport's push-form requests carry the push's otherwise).
-func raisedByRepo(r grants.Request) bool {
-	return r.Target.Option == optionOwnRepo || r.Target.Option == optionRepoChanged
-}
-
-// ownRepoPush returns the critical request to add for a git push form
-// among reqs (the event's, from folder cwd with argv, its words) when the
-// repository it pushes from is not the person's, or false. changed are
-// the protected git directories the command has added configuration to
-// while it runs (sandbox.ExecEvent.GitChanged): not the person's now.
+// ownRepoPush returns the git push form request among reqs (the event's,
+// from folder cwd with argv, its words) when the repository it pushes
+// from is not the person's (the gate adds it again at critical risk:
+// optionOwnRepo), or false. changed are the protected git directories
+// the command has added configuration to while it runs
+// (sandbox.ExecEvent.GitChanged): not the person's now.
 func (r pushRepos) ownRepoPush(reqs []grants.Request, cwd string, argv, changed []string) (grants.Request, bool) {
 	i := slices.IndexFunc(reqs, func(q grants.Request) bool { return q.Target.Resource == "git" && isPushForm(q.Target.Command) })
 	if i < 0 || cwd == "" {
@@ -71,9 +65,7 @@ func (r pushRepos) ownRepoPush(reqs []grants.Request, cwd string, argv, changed 
 	if r.personal(gitStartDir(cwd, argv), changed) {
 		return grants.Request{}, false
 	}
-	q := reqs[i]
-	q.Risk, q.Target.Option = grants.RiskCritical, optionOwnRepo
-	return q, true
+	return reqs[i], true
 }
 
 // isPushForm reports whether command (a git form's request command, "git

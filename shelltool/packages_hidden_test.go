@@ -12,7 +12,8 @@ import (
 	"github.com/onellm/onellm-mcp/shelltool/cmdline"
 )
 
-// writeTree writes each file (relative to dir, "->target" for a symlink).
+// writeTree writes each file (relative to dir, "->target" for a symlink;
+// one starting "#!" is executable).
 func writeTree(t *testing.T, dir string, files map[string]string) {
 	t.Helper()
 	for rel, body := range files {
@@ -24,7 +25,11 @@ func writeTree(t *testing.T, dir string, files map[string]string) {
 		if target, ok := strings.CutPrefix(body, "->"); ok {
 			err = os.Symlink(target, p)
 		} else {
-			err = os.WriteFile(p, []byte(body), 0o644)
+			mode := os.FileMode(0o644)
+			if strings.HasPrefix(body, "#!") {
+				mode = 0o755
+			}
+			err = os.WriteFile(p, []byte(body), mode)
 		}
 		if err != nil {
 			t.Fatal(err)
